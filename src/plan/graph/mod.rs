@@ -1,0 +1,1 @@
+//! Graph partitioning (seed 001). Placeholder: filled in by its issue.

@@ -1,0 +1,1 @@
+//! AMR processor allocation (seed 004). Placeholder: filled in by its issue.
