@@ -12,9 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+pub mod columns;
 pub mod cost;
 pub mod rb;
 
+pub use columns::ColumnLayout;
 pub use rb::RecursiveBisection2;
 
 /// A rectangle of cells: top-left `(row, col)`, extent `rows × cols`.
