@@ -30,6 +30,9 @@ pub struct LevelPacking {
     pub step: f64,
     /// Upper bound on the widths tried.
     pub max_iters: usize,
+    /// Let grids drop down onto the level below (the seed's modification).
+    /// `false` keeps them on their level's shelf (plain alternating levels).
+    pub drop_down: bool,
 }
 
 impl Default for LevelPacking {
@@ -37,13 +40,15 @@ impl Default for LevelPacking {
         LevelPacking {
             step: 0.01,
             max_iters: 10_000,
+            drop_down: true,
         }
     }
 }
 
 /// One fixed-width LP packing: placements (input order), used width, height.
-/// `bin` must be at least the longest side of every grid. `O(m²)`.
-pub fn pack_fixed_width(grids: &[Grid], bin: u64) -> (Vec<Placement>, u64, u64) {
+/// `bin` must be at least the longest side of every grid; with `drop_down`
+/// grids fall onto the grids below, else they stay on their shelf. `O(m²)`.
+pub fn pack_fixed_width(grids: &[Grid], bin: u64, drop_down: bool) -> (Vec<Placement>, u64, u64) {
     // Orientation: long side along x; `rotated` when that turns the grid.
     let dims: Vec<(u64, u64)> = grids.iter().map(|g| (g.long(), g.short())).collect();
     let mut order: Vec<usize> = (0..grids.len()).collect();
@@ -63,19 +68,23 @@ pub fn pack_fixed_width(grids: &[Grid], bin: u64) -> (Vec<Placement>, u64, u64) 
     let mut placements = vec![Placement::default(); grids.len()];
     // Boxes already dropped: (x0, x1, top).
     let mut dropped: Vec<(u64, u64, u64)> = Vec::with_capacity(grids.len());
-    let (mut width, mut height) = (0, 0);
+    let (mut width, mut height, mut shelf) = (0, 0, 0);
     for (k, (_, members)) in levels.iter().enumerate() {
         let mut cursor = 0;
         for &i in members {
             let (w, h) = dims[i];
             let x = if k % 2 == 0 { cursor } else { bin - cursor - w };
             cursor += w;
-            let y = dropped
-                .iter()
-                .filter(|&&(a, b, _)| a < x + w && x < b)
-                .map(|&(_, _, top)| top)
-                .max()
-                .unwrap_or(0);
+            let y = if drop_down {
+                dropped
+                    .iter()
+                    .filter(|&&(a, b, _)| a < x + w && x < b)
+                    .map(|&(_, _, top)| top)
+                    .max()
+                    .unwrap_or(0)
+            } else {
+                shelf
+            };
             dropped.push((x, x + w, y + h));
             width = width.max(x + w);
             height = height.max(y + h);
@@ -85,6 +94,8 @@ pub fn pack_fixed_width(grids: &[Grid], bin: u64) -> (Vec<Placement>, u64, u64) 
                 rotated: grids[i].w < grids[i].h,
             };
         }
+        // The level's height is that of its first (tallest) grid.
+        shelf += members.first().map_or(0, |&i| dims[i].1);
     }
     (placements, width, height)
 }
@@ -105,14 +116,14 @@ impl Packer for LevelPacking {
         } else {
             0.01
         };
-        let mut best = pack_fixed_width(grids, bin);
+        let mut best = pack_fixed_width(grids, bin, self.drop_down);
         for _ in 0..self.max_iters {
             let (_, w, h) = best;
             if w as f64 >= ratio * h as f64 || bin >= all_in_a_row {
                 break;
             }
             bin = (bin + 1).max((bin as f64 * (1.0 + step)).ceil() as u64);
-            best = pack_fixed_width(grids, bin);
+            best = pack_fixed_width(grids, bin, self.drop_down);
         }
         let (placements, width, height) = best;
         Ok(Packing {
@@ -139,12 +150,14 @@ mod tests {
             Grid::new(4, 2),
             Grid::new(5, 1),
         ];
-        let (pl, w, h) = pack_fixed_width(&g, 10);
+        let (pl, w, h) = pack_fixed_width(&g, 10, true);
         assert_eq!((pl[0].x, pl[0].y), (0, 0));
         assert_eq!((pl[1].x, pl[1].y), (6, 0));
         assert_eq!((pl[2].x, pl[2].y), (6, 3));
         assert_eq!((pl[3].x, pl[3].y), (1, 4));
         assert_eq!((w, h), (10, 5));
+        let (pl, _, h) = pack_fixed_width(&g, 10, false);
+        assert_eq!((pl[2].y, pl[3].y, h), (4, 4, 6));
     }
 
     #[test]

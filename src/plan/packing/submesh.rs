@@ -283,6 +283,15 @@ impl<P: Packer> SubmeshAllocator<P> {
     }
 }
 
+impl<T: Packer + ?Sized> Packer for &T {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn pack(&self, grids: &[Grid], ratio: f64) -> Result<Packing> {
+        (**self).pack(grids, ratio)
+    }
+}
+
 impl<T: Packer + ?Sized> Packer for Box<T> {
     fn name(&self) -> &'static str {
         (**self).name()
