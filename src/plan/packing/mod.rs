@@ -202,21 +202,26 @@ impl PackingOrder {
             .ok_or_else(|| Error::InvalidInput(format!("unknown packing order {s:?}")))
     }
 
+    /// Compares two grids in this order: `Less` when `a` is packed first
+    /// (strictly larger key); `Equal` on ties.
+    pub fn compare(&self, a: &Grid, b: &Grid) -> std::cmp::Ordering {
+        match self {
+            Self::Area => b.area().cmp(&a.area()),
+            Self::Max => b.long().cmp(&a.long()),
+            Self::Min => b.short().cmp(&a.short()),
+            // long_a/short_a > long_b/short_b  <=>  long_a·short_b > long_b·short_a
+            Self::Ratio => {
+                let ka = a.long() as u128 * b.short() as u128;
+                let kb = b.long() as u128 * a.short() as u128;
+                kb.cmp(&ka)
+            }
+        }
+    }
+
     /// Indices of `grids` in packing order (stable sort, `O(m log m)`).
     pub fn sort(&self, grids: &[Grid]) -> Vec<usize> {
         let mut idx: Vec<usize> = (0..grids.len()).collect();
-        match self {
-            Self::Area => idx.sort_by_key(|&i| std::cmp::Reverse(grids[i].area())),
-            Self::Max => idx.sort_by_key(|&i| std::cmp::Reverse(grids[i].long())),
-            Self::Min => idx.sort_by_key(|&i| std::cmp::Reverse(grids[i].short())),
-            // long_a/short_a > long_b/short_b  <=>  long_a·short_b > long_b·short_a
-            Self::Ratio => idx.sort_by(|&a, &b| {
-                let (ga, gb) = (grids[a], grids[b]);
-                let ka = ga.long() as u128 * gb.short() as u128;
-                let kb = gb.long() as u128 * ga.short() as u128;
-                kb.cmp(&ka)
-            }),
-        }
+        idx.sort_by(|&a, &b| self.compare(&grids[a], &grids[b]));
         idx
     }
 }

@@ -68,30 +68,50 @@ fn factors(width: u64, height: u64, mesh: Mesh, scaling: Scaling) -> ((u128, u12
     }
 }
 
-/// Scales a packing of `grids` onto `mesh` (§4.3): one submesh per grid, in
-/// input order; `row`/`rows` along y, `col`/`cols` along x. Submeshes may be
-/// empty when a grid is below the minimum size (see [`min_side`]). `O(m)`.
-pub fn scale(packing: &Packing, grids: &[Grid], mesh: Mesh, scaling: Scaling) -> Result<Vec<Rect>> {
-    if packing.width == 0 || packing.height == 0 {
+/// Scales one packed box `[x0, x1) × [y0, y1)` of a `width × height` packing
+/// onto `mesh` (§4.3); `row`/`rows` along y, `col`/`cols` along x. `O(1)`.
+/// The packing must be non-empty.
+pub fn scale_rect(
+    (x0, y0, x1, y1): (u64, u64, u64, u64),
+    width: u64,
+    height: u64,
+    mesh: Mesh,
+    scaling: Scaling,
+) -> Result<Rect> {
+    if width == 0 || height == 0 {
         return Err(Error::InvalidPlan("empty packing".into()));
     }
-    let ((nx, dx), (ny, dy)) = factors(packing.width, packing.height, mesh, scaling);
+    let ((nx, dx), (ny, dy)) = factors(width, height, mesh, scaling);
     let f = |v: u64, n: u128, d: u128| (v as u128 * n / d) as usize;
+    let (c0, c1) = (f(x0, nx, dx), f(x1, nx, dx));
+    let (r0, r1) = (f(y0, ny, dy), f(y1, ny, dy));
+    Ok(Rect::new(
+        r0,
+        c0,
+        r1.saturating_sub(r0),
+        c1.saturating_sub(c0),
+    ))
+}
+
+/// Scales a packing of `grids` onto `mesh` (§4.3): one submesh per grid, in
+/// input order ([`scale_rect`] for each). Submeshes may be empty when a grid
+/// is below the minimum size (see [`min_side`]). `O(m)`.
+pub fn scale(packing: &Packing, grids: &[Grid], mesh: Mesh, scaling: Scaling) -> Result<Vec<Rect>> {
     (0..grids.len())
         .map(|i| {
-            let (x0, y0, x1, y1) = packing
+            let b = packing
                 .rect_of(grids, i)
                 .ok_or_else(|| Error::InvalidPlan(format!("no placement for grid {i}")))?;
-            let (c0, c1) = (f(x0, nx, dx), f(x1, nx, dx));
-            let (r0, r1) = (f(y0, ny, dy), f(y1, ny, dy));
-            Ok(Rect::new(
-                r0,
-                c0,
-                r1.saturating_sub(r0),
-                c1.saturating_sub(c0),
-            ))
+            scale_rect(b, packing.width, packing.height, mesh, scaling)
         })
         .collect()
+}
+
+/// The side every grid needs so that no submesh is empty for this packing
+/// size: `w' ≥ W/P` and `h' ≥ H/Q` (uniform: `≥ 1/scale`).
+pub fn side_needed(width: u64, height: u64, mesh: Mesh, scaling: Scaling) -> u64 {
+    let ((nx, dx), (ny, dy)) = factors(width, height, mesh, scaling);
+    (dx.div_ceil(nx)).max(dy.div_ceil(ny)) as u64
 }
 
 /// The seed's quick `O(m)` packing for the bound `D`: each grid goes, in the
@@ -271,9 +291,7 @@ impl<P: Packer> SubmeshAllocator<P> {
                     submeshes,
                 });
             }
-            // Every grid needs w' ≥ W/P and h' ≥ H/Q (uniform: ≥ 1/scale).
-            let ((nx, dx), (ny, dy)) = factors(packing.width, packing.height, mesh, self.scaling);
-            let need = (dx.div_ceil(nx)).max(dy.div_ceil(ny)) as u64;
+            let need = side_needed(packing.width, packing.height, mesh, self.scaling);
             side = need.max(side + 1);
         }
         Err(Error::TooManyParts {
