@@ -43,6 +43,22 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// One curve: the workload `make(x)` at every `x`.
+    fn curve(
+        &self,
+        name: String,
+        xs: &[f64],
+        make: &dyn Fn(f64) -> AmrWorkload,
+        packer: &dyn Packer,
+        scaling: Scaling,
+    ) -> Res<Curve> {
+        let mut points = Vec::new();
+        for &x in xs {
+            points.push((x, self.measure(make(x), packer, scaling)?));
+        }
+        Ok(Curve { name, points })
+    }
+
     /// Totals averaged over the seeds for one workload and allocator.
     fn measure(
         &self,
@@ -233,26 +249,14 @@ fn main() -> Res<()> {
     let mut tables = Vec::new();
 
     // Figure 7: the two scalings; Figure 8: the four orders (TP, vs MAXRATIO).
+    let by_ratio = |x: f64| AmrWorkload {
+        max_ratio: x,
+        ..base
+    };
     let mut fig7 = Vec::new();
     for scaling in [Scaling::NonUniform, Scaling::Uniform] {
-        let mut pts = Vec::new();
-        for &x in &ratio_xs {
-            pts.push((
-                x,
-                ctx.measure(
-                    AmrWorkload {
-                        max_ratio: x,
-                        ..base
-                    },
-                    &tp,
-                    scaling,
-                )?,
-            ));
-        }
-        fig7.push(Curve {
-            name: format!("TP {}", scaling.name()),
-            points: pts,
-        });
+        let name = format!("TP {}", scaling.name());
+        fig7.push(ctx.curve(name, &ratio_xs, &by_ratio, &tp, scaling)?);
     }
     plot(
         &format!("{out}/img/packing_scaling.svg"),
@@ -264,24 +268,8 @@ fn main() -> Res<()> {
     let mut fig8 = Vec::new();
     for order in PackingOrder::ALL {
         let packer = TightPacking { order, ..tp };
-        let mut pts = Vec::new();
-        for &x in &ratio_xs {
-            pts.push((
-                x,
-                ctx.measure(
-                    AmrWorkload {
-                        max_ratio: x,
-                        ..base
-                    },
-                    &packer,
-                    Scaling::NonUniform,
-                )?,
-            ));
-        }
-        fig8.push(Curve {
-            name: format!("TP {}", order.name()),
-            points: pts,
-        });
+        let name = format!("TP {}", order.name());
+        fig8.push(ctx.curve(name, &ratio_xs, &by_ratio, &packer, Scaling::NonUniform)?);
     }
     plot(
         &format!("{out}/img/packing_orders.svg"),
@@ -303,14 +291,7 @@ fn main() -> Res<()> {
             ("LP", &lp as &dyn Packer),
             ("LP-nodrop", &lp_shelf as &dyn Packer),
         ] {
-            let mut pts = Vec::new();
-            for &x in &s.xs {
-                pts.push((x, ctx.measure((s.make)(x), packer, Scaling::NonUniform)?));
-            }
-            curves.push(Curve {
-                name: name.into(),
-                points: pts,
-            });
+            curves.push(ctx.curve(name.into(), &s.xs, &*s.make, packer, Scaling::NonUniform)?);
         }
         plot(
             &format!("{out}/img/packing_{}.svg", s.file),
