@@ -56,3 +56,21 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
         }
     }
 }
+
+#[test]
+fn amr_example_moves_every_grid_to_its_submesh() {
+    let run = common::mpirun_prog(4, &common::example("amr"), &["3", "5", "2"], LIMIT);
+    run.assert_ok();
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{}", run.stdout);
+    assert!(rows.iter().all(|l| l.ends_with("ok")), "{}", run.stdout);
+}
