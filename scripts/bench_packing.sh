@@ -11,3 +11,14 @@ cargo build --release --example amr_experiment
 mkdir -p benchmarks/img
 ./target/release/examples/amr_experiment --levels "$LEVELS" --seeds "$SEEDS" --out benchmarks \
     | tee benchmarks/packing_tables.txt
+
+# The collective packing (§4.2): time per round against the latency of one
+# all-reduce (each round is 2 broadcasts + 3 all-reduces), on 1..8 ranks
+# (oversubscribed on a 2-core machine).
+. scripts/env.sh
+cargo build --release --bin nuce-mpi-check
+for m in 16 64 256 1000; do
+    for np in 1 2 4 8; do
+        mpirun -np "$np" --oversubscribe ./target/release/nuce-mpi-check packing-bench "$m" 5 | grep '^RESULT'
+    done
+done | tee benchmarks/packing_collective.txt

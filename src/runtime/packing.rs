@@ -62,6 +62,8 @@ pub struct PackStats {
     pub sort_s: f64,
     /// Seconds spent in the `m` rounds.
     pub rounds_s: f64,
+    /// Of which in the rounds' collective calls (the rest is local work).
+    pub rounds_comm_s: f64,
     /// Seconds spent sending results back.
     pub return_s: f64,
 }
@@ -287,6 +289,7 @@ pub fn collective_tp<C: Communicator>(
     let mut my_boxes: Vec<Placed> = Vec::with_capacity(held.len());
     let mut my_places: Vec<Placement> = Vec::with_capacity(held.len());
     let (mut width, mut height) = (0u64, 0u64);
+    let mut comm_s = 0.0;
     for i in 0..m {
         let hi = holder(m, p, i);
         // 1. Broadcast the packet's size.
@@ -295,8 +298,10 @@ pub fn collective_tp<C: Communicator>(
             let g = held[i - my_start].grid;
             size = [g.w, g.h];
         }
+        let tc = Instant::now();
         comm.process_at_rank(hi as i32)
             .broadcast_into(&mut size[..]);
+        comm_s += tc.elapsed().as_secs_f64();
         let g = Grid::new(size[0], size[1]);
         // 2. FindBestCorner: local best, then FindMin on score, then on key.
         let local = corners
@@ -311,14 +316,18 @@ pub fn collective_tp<C: Communicator>(
             );
         let my_score = local.map_or(f64::INFINITY, |c| c.score);
         let mut best = 0.0f64;
+        let tc = Instant::now();
         comm.all_reduce_into(&my_score, &mut best, SystemOperation::min());
+        comm_s += tc.elapsed().as_secs_f64();
         if !best.is_finite() {
             return Err(Error::Solver("TP: no free corner fits the grid".into()));
         }
         let my_key = local
             .filter(|c| c.score == best)
             .map_or(u64::MAX, |c| c.key);
+        let tc = Instant::now();
         let key = all_min_u64(comm, &[my_key])[0];
+        comm_s += tc.elapsed().as_secs_f64();
         // 3. The keeper of the corner broadcasts where the grid goes.
         let kr = key_holder(key);
         let mut at = [0u64; 3];
@@ -331,7 +340,9 @@ pub fn collective_tp<C: Communicator>(
             let rotated = local.is_some_and(|ch| ch.rotated);
             at = [c.x, c.y, rotated as u64];
         }
+        let tc = Instant::now();
         comm.process_at_rank(kr as i32).broadcast_into(&mut at[..]);
+        comm_s += tc.elapsed().as_secs_f64();
         let rotated = at[2] == 1;
         let (w, h) = g.oriented(rotated);
         let r = Placed {
@@ -347,7 +358,9 @@ pub fn collective_tp<C: Communicator>(
         // 5. FindNewCornerSize: FindMin over the walls each rank knows.
         let (p1, q1) = corner_room(&my_boxes, r.x1, r.y0);
         let (p2, q2) = corner_room(&my_boxes, r.x0, r.y1);
+        let tc = Instant::now();
         let room = all_min_u64(comm, &[p1, q1, p2, q2]);
+        comm_s += tc.elapsed().as_secs_f64();
         if hi == rank {
             for (slot, (cx, cy, cp, cq)) in [
                 (r.x1, r.y0, room[0], room[1]),
@@ -376,6 +389,7 @@ pub fn collective_tp<C: Communicator>(
     stats.rounds = m;
     stats.round_collectives = 5 * m;
     stats.rounds_s = t.elapsed().as_secs_f64();
+    stats.rounds_comm_s = comm_s;
 
     // (d) SendPacketToSource.
     let t = Instant::now();

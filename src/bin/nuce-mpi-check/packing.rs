@@ -165,6 +165,7 @@ fn bench(ctx: &Ctx) {
     );
     let tp = TightPacking::default();
     let mut per_round = Vec::new();
+    let mut comm_round = Vec::new();
     let mut total = Vec::new();
     let mut last = None;
     for _ in 0..reps {
@@ -173,18 +174,30 @@ fn bench(ctx: &Ctx) {
         let r = collective_tp(comm, &all[lo..hi], &tp, 1.0).expect("collective TP");
         total.push(t.elapsed().as_secs_f64());
         per_round.push(r.stats.rounds_s / r.stats.rounds as f64);
+        comm_round.push(r.stats.rounds_comm_s / r.stats.rounds as f64);
         last = Some(r.stats);
     }
     per_round.sort_by(f64::total_cmp);
+    comm_round.sort_by(f64::total_cmp);
     total.sort_by(f64::total_cmp);
+    // Reference: latency of one small all-reduce on this many ranks.
+    let n_ref = 2000;
+    comm.barrier();
+    let t0 = std::time::Instant::now();
+    let mut x = 0u64;
+    for i in 0..n_ref {
+        comm.all_reduce_into(&(i as u64), &mut x, mpi::collective::SystemOperation::min());
+    }
+    let allreduce_us = t0.elapsed().as_secs_f64() * 1e6 / n_ref as f64;
     let t0 = std::time::Instant::now();
     let seq = tp.pack(&all, 1.0).expect("sequential");
     let seq_s = t0.elapsed().as_secs_f64();
     if ctx.rank() == 0 {
         if let Some(s) = last {
             println!(
-                "RESULT bench np={p} m={m} per_round_us={:.1} total_ms={:.3} sort_ms={:.3} route_ms={:.3} return_ms={:.3} sort_phases={} seq_ms={:.3} box={}x{}",
+                "RESULT bench np={p} m={m} per_round_us={:.1} in_collectives_us={:.1} allreduce_us={allreduce_us:.2} total_ms={:.3} sort_ms={:.3} route_ms={:.3} return_ms={:.3} sort_phases={} seq_ms={:.3} box={}x{}",
                 per_round[reps / 2] * 1e6,
+                comm_round[reps / 2] * 1e6,
                 total[reps / 2] * 1e3,
                 s.sort_s * 1e3,
                 s.route_s * 1e3,
