@@ -22,3 +22,19 @@ for m in 16 64 256 1000; do
         mpirun -np "$np" --oversubscribe ./target/release/nuce-mpi-check packing-bench "$m" 5 | grep '^RESULT'
     done
 done | tee benchmarks/packing_collective.txt
+
+# Sample packings of one 40-grid level (workload sizes, MAXRATIO 3) for the doc.
+GRIDS=$(python3 -c "
+import random, math
+random.seed(4)
+k = 300 * 1024 / 40
+g = []
+for i in range(40):
+    s = random.uniform(0.7 * k, 1.3 * k); r = random.uniform(1, 3)
+    g.append('%dx%d' % (round(math.sqrt(s * r)), round(math.sqrt(s / r))))
+print(','.join(g))")
+cargo build --release --bin nuce
+for a in tp lp; do
+    ./target/release/nuce plan pack --grids "$GRIDS" --mesh 32x32 --algo $a \
+        --svg benchmarks/img/packing_example_$a.svg | head -1
+done
