@@ -208,6 +208,16 @@ pub fn collective_tp<C: Communicator>(
         });
     }
     let mut held: Vec<Packet> = exchange(comm, &outgoing)?.concat();
+    let routed = if held.len() == block(m, p, rank).1 {
+        Ok(())
+    } else {
+        Err(Error::Solver(format!(
+            "TokenPacking: {} packets routed here, expected {}",
+            held.len(),
+            block(m, p, rank).1
+        )))
+    };
+    agree(comm, 0, routed)?;
     stats.route_s = t.elapsed().as_secs_f64();
 
     // (b) Parallel sort: odd-even merge-split transposition between ranks.

@@ -15,9 +15,9 @@ use crate::error::{Error, Result};
 
 /// The `d`-bit reflected Gray code by the seed's recursive construction:
 /// `{0b₁ … 0b_p, 1b_p … 1b₁}` from the `(d−1)`-bit code `{b₁ … b_p}`.
-/// `O(2^d)`; `d ≤ 30`.
+/// `O(2^d)`; `d ≤ 24`.
 pub fn reflected_gray_code(d: u32) -> Result<Vec<u64>> {
-    if d > 30 {
+    if d > 24 {
         return Err(Error::InvalidInput(format!(
             "{d}-bit Gray code is too large"
         )));
@@ -68,7 +68,7 @@ impl<P: Packer> HypercubeAllocator<P> {
     /// Tries every admissible shape; keeps the packing with `W/H` closest
     /// (in log scale) to the shape's ratio, ties to the lower total cost.
     pub fn allocate(&self, grids: &[Grid], d: u32) -> Result<HypercubeAllocation> {
-        if d > 30 {
+        if d > 24 {
             return Err(Error::InvalidInput(format!("{d}-cube is too large")));
         }
         let mut best: Option<(f64, f64, HypercubeAllocation)> = None;
