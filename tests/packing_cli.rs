@@ -100,3 +100,45 @@ fn bad_input_is_reported_not_panicked() {
         assert!(err.contains("nuce: error"), "{err}");
     }
 }
+
+#[test]
+fn cube_output_lists_gray_code_nodes_of_each_submesh() {
+    let (ok, out, err) = pack(&["--grids", "30x20,15x40,10x10,25x5", "--cube", "6", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (da, db) = (
+        v["cube"]["da"].as_u64().unwrap(),
+        v["cube"]["db"].as_u64().unwrap(),
+    );
+    assert_eq!(da + db, 6);
+    assert_eq!(v["mesh"]["p"].as_u64().unwrap(), 1 << da);
+    let mut seen = std::collections::HashSet::new();
+    for (s, nodes) in v["submeshes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(v["cube"]["nodes"].as_array().unwrap())
+    {
+        let (rows, cols) = (s["rows"].as_u64().unwrap(), s["cols"].as_u64().unwrap());
+        let nodes: Vec<u64> = nodes
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        assert_eq!(nodes.len() as u64, rows * cols);
+        for &n in &nodes {
+            assert!(
+                n < 64 && seen.insert(n),
+                "node {n} repeated or outside the cube"
+            );
+        }
+        // Listed column by column (x index outer): consecutive nodes in a
+        // column are mesh neighbours, hence cube neighbours.
+        for col in nodes.chunks(rows as usize) {
+            for w in col.windows(2) {
+                assert_eq!((w[0] ^ w[1]).count_ones(), 1, "{w:?}");
+            }
+        }
+    }
+}

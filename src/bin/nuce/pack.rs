@@ -2,6 +2,7 @@
 //! `004_64c626e209e0545b.txt` §4). JSON keys are documented in
 //! `docs/cli-pack.md`.
 
+use nuce::plan::packing::gray::HypercubeAllocator;
 use nuce::plan::packing::{
     Grid, LevelPacking, Mesh, Packer, PackingOrder, Scaling, SubmeshAllocator, TightPacking,
 };
@@ -16,8 +17,12 @@ pub struct Args {
     #[arg(long)]
     grids: String,
     /// Processor mesh `PxQ` (P processors along x, Q along y).
+    #[arg(long, conflicts_with = "cube", required_unless_present = "cube")]
+    mesh: Option<String>,
+    /// Instead of a mesh: a hypercube of dimension D (2^D processors); every
+    /// mesh shape it embeds by Gray codes is tried (§4.4).
     #[arg(long)]
-    mesh: String,
+    cube: Option<u32>,
     /// Packing heuristic: `tp` (tight packing) or `lp` (level packing).
     #[arg(long, default_value = "tp")]
     algo: String,
@@ -68,6 +73,29 @@ struct Out<'a> {
     submeshes: Vec<SubmeshOut>,
     utilization: f64,
     cost: nuce::plan::packing::AmrCost,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cube: Option<CubeOut>,
+}
+
+#[derive(Serialize)]
+struct CubeOut {
+    dim: u32,
+    da: u32,
+    db: u32,
+    nodes: Vec<Vec<u64>>,
+}
+
+fn parse_mesh(s: &str) -> Result<Mesh> {
+    let (p, q) = parse_pair(s, "--mesh")?;
+    let too_large = || Error::InvalidInput("mesh too large (over 2^24 processors)".into());
+    let mesh = Mesh::new(
+        usize::try_from(p).map_err(|_| too_large())?,
+        usize::try_from(q).map_err(|_| too_large())?,
+    )?;
+    if mesh.p.checked_mul(mesh.q).map_or(true, |n| n > 1 << 24) {
+        return Err(too_large());
+    }
+    Ok(mesh)
 }
 
 /// Runs the subcommand.
@@ -77,16 +105,6 @@ pub fn run(args: Args) -> Result<()> {
         .split(',')
         .map(|t| parse_pair(t, "a grid").map(|(w, h)| Grid::new(w, h)))
         .collect::<Result<_>>()?;
-    let (p, q) = parse_pair(&args.mesh, "--mesh")?;
-    let mesh = Mesh::new(
-        usize::try_from(p).map_err(|_| Error::InvalidInput("mesh too large".into()))?,
-        usize::try_from(q).map_err(|_| Error::InvalidInput("mesh too large".into()))?,
-    )?;
-    if mesh.p.checked_mul(mesh.q).map_or(true, |n| n > 1 << 24) {
-        return Err(Error::InvalidInput(
-            "mesh too large (over 2^24 processors)".into(),
-        ));
-    }
     let order = PackingOrder::parse(&args.order)?;
     let scaling = Scaling::parse(&args.scaling)?;
     let packer: Box<dyn Packer> = match args.algo.as_str() {
@@ -102,7 +120,22 @@ pub fn run(args: Args) -> Result<()> {
             )))
         }
     };
-    let alloc = SubmeshAllocator::new(packer, scaling).allocate(&grids, mesh)?;
+    let allocator = SubmeshAllocator::new(packer, scaling);
+    let (alloc, cube) = match (&args.mesh, args.cube) {
+        (Some(m), _) => (allocator.allocate(&grids, parse_mesh(m)?)?, None),
+        (None, Some(dim)) => {
+            let h = HypercubeAllocator { mesh: allocator }.allocate(&grids, dim)?;
+            let cube = CubeOut {
+                dim,
+                da: h.da,
+                db: h.db,
+                nodes: h.nodes,
+            };
+            (h.allocation, Some(cube))
+        }
+        (None, None) => return Err(Error::InvalidInput("give --mesh or --cube".into())),
+    };
+    let mesh = alloc.mesh;
     if let Some(path) = &args.svg {
         draw_svg(path, &grids, &alloc)?;
     }
@@ -127,6 +160,7 @@ pub fn run(args: Args) -> Result<()> {
             .collect(),
         utilization: alloc.utilization,
         cost: alloc.cost,
+        cube,
     };
     if args.json {
         return crate::print_json(&out);

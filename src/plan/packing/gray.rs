@@ -44,7 +44,7 @@ pub fn admissible_shapes(d: u32) -> Vec<(u32, u32)> {
 }
 
 /// A hypercube allocation: the mesh shape chosen, the mesh allocation, and for
-/// every grid the cube nodes of its submesh (row-major over the submesh).
+/// every grid the cube nodes of its submesh, column by column (x outer, y inner).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HypercubeAllocation {
     /// Bits along x (`P = 2^da`).
