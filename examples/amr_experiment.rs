@@ -227,7 +227,7 @@ fn main() -> Res<()> {
         },
     ];
     let ratio_xs = [1.0, 2.0, 3.0, 4.0, 5.0];
-    let runs = (3 * sweeps.iter().map(|s| s.xs.len()).sum::<usize>() + 6 * ratio_xs.len()) as u64;
+    let runs = (4 * sweeps.iter().map(|s| s.xs.len()).sum::<usize>() + 6 * ratio_xs.len()) as u64;
     let bar = ProgressBar::new(runs * seeds * levels as u64);
     bar.set_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} levels {elapsed_precise} eta {eta}",
@@ -236,6 +236,10 @@ fn main() -> Res<()> {
 
     let tp = TightPacking::default();
     let lp = LevelPacking::default();
+    let tp_mod = TightPacking {
+        modified: true,
+        ..tp
+    };
     let lp_shelf = LevelPacking {
         drop_down: false,
         ..lp
@@ -288,6 +292,7 @@ fn main() -> Res<()> {
         let mut curves = Vec::new();
         for (name, packer) in [
             ("TP", &tp as &dyn Packer),
+            ("TP-mod", &tp_mod as &dyn Packer),
             ("LP", &lp as &dyn Packer),
             ("LP-nodrop", &lp_shelf as &dyn Packer),
         ] {
