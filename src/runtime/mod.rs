@@ -4,4 +4,5 @@
 //! communicator.
 
 pub mod array;
+pub mod balancer;
 pub mod comm;
