@@ -24,7 +24,6 @@
 //! candidates in the worst case (§6.2), each O(p) to build (plus
 //! O(p log p) for the internal edges with a latency).
 
-use super::cost::internal_edges;
 use super::guillotine::{check_latency, cut_at, piece, slice, sorted_desc, Axis};
 use super::{check_args, ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;
@@ -43,6 +42,14 @@ impl ArrayDecomposer for Tile {
     }
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+        Ok(self.search(rows, cols, speeds)?.1)
+    }
+}
+
+impl Tile {
+    /// The chosen plan and its cost (Acost, or `Acost + latency × internal
+    /// edges`), as [`super::guillotine::objective`] computes it.
+    pub fn search(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(f64, ArrayPlan)> {
         check_args(rows, cols, speeds)?;
         check_latency(self.latency)?;
         let order = sorted_desc(speeds);
@@ -56,23 +63,29 @@ impl ArrayDecomposer for Tile {
             sorted_w: &sorted_w,
             prefix,
             latency: self.latency,
-            base: 2 * (rows + cols),
-            scratch: ArrayPlan {
-                algorithm: self.name().into(),
-                rows,
-                cols,
-                parts: vec![Rect::default(); speeds.len()],
-            },
+            rows,
+            cols,
+            parts: vec![Rect::default(); speeds.len()],
+            corners: Vec::new(),
+            log: Vec::new(),
+            nonempty: 0,
             best_cost: f64::INFINITY,
             best: Vec::new(),
         };
         let whole = Rect::new(0, 0, rows, cols);
         s.dfs(whole, 0, Axis::longer(&whole), 1, 0);
-        ArrayPlan::new(self.name(), rows, cols, s.best)
+        let cost = s.best_cost;
+        Ok((cost, ArrayPlan::new(self.name(), rows, cols, s.best)?))
     }
 }
 
-/// State of the depth-first enumeration of Figure 14.
+/// State of the depth-first enumeration of Figure 14. Besides the parts of
+/// the current path it keeps, incrementally and with undo on backtracking,
+/// the multiset of interior corner points and the number of non-empty parts,
+/// so a leaf's internal edges `V_i + p − 1` (000 §5) cost O(1) and a branch's
+/// lower bound `Acost bound + latency × (V_i so far + parts so far − 1)` can
+/// prune it (corners and parts are only ever added along a path). Corners
+/// are kept only with a nonzero latency.
 struct Search<'a> {
     /// Part indices by nonincreasing weight.
     order: &'a [usize],
@@ -81,47 +94,104 @@ struct Search<'a> {
     /// Prefix sums of `sorted_w`.
     prefix: Vec<f64>,
     latency: f64,
-    /// `2(m + n)`: the outer perimeter.
-    base: usize,
+    rows: usize,
+    cols: usize,
     /// Parts of the current path (input order).
-    scratch: ArrayPlan,
+    parts: Vec<Rect>,
+    /// Interior corner points of the placed parts, with multiplicities.
+    corners: Vec<((usize, usize), u32)>,
+    /// Corner insertions of the current path, for undo.
+    log: Vec<(usize, usize)>,
+    /// Non-empty parts placed on the current path.
+    nonempty: usize,
     best_cost: f64,
     best: Vec<Rect>,
 }
 
+/// Undo point of a [`Search`]: lengths to roll back to.
+#[derive(Clone, Copy)]
+struct Mark {
+    log: usize,
+    nonempty: usize,
+}
+
 impl Search<'_> {
+    fn mark(&self) -> Mark {
+        Mark {
+            log: self.log.len(),
+            nonempty: self.nonempty,
+        }
+    }
+
+    fn undo(&mut self, m: Mark) {
+        while self.log.len() > m.log {
+            let Some(pt) = self.log.pop() else { break };
+            if let Some(k) = self.corners.iter().position(|(q, _)| *q == pt) {
+                self.corners[k].1 -= 1;
+                if self.corners[k].1 == 0 {
+                    self.corners.swap_remove(k);
+                }
+            }
+        }
+        self.nonempty = m.nonempty;
+    }
+
+    /// Places part `idx` (input index) at `rect`, recording its corners.
+    fn place(&mut self, idx: usize, rect: Rect) {
+        self.parts[idx] = rect;
+        if rect.is_empty() {
+            return;
+        }
+        self.nonempty += 1;
+        if self.latency == 0.0 {
+            return; // Acost alone: no corner bookkeeping.
+        }
+        for pt in [
+            (rect.row, rect.col),
+            (rect.row, rect.col_end()),
+            (rect.row_end(), rect.col),
+            (rect.row_end(), rect.col_end()),
+        ] {
+            if pt.0 > 0 && pt.0 < self.rows && pt.1 > 0 && pt.1 < self.cols {
+                match self.corners.iter_mut().find(|(q, _)| *q == pt) {
+                    Some(entry) => entry.1 += 1,
+                    None => self.corners.push((pt, 1)),
+                }
+                self.log.push(pt);
+            }
+        }
+    }
+
     /// Places sorted parts `start..start + count` stacked across `rect` along
     /// `axis`; returns the sum of their perimeters.
     fn stack(&mut self, rect: &Rect, axis: Axis, start: usize, count: usize) -> usize {
-        let (order, parts) = (self.order, &mut self.scratch.parts);
+        let (order, w) = (self.order, self.sorted_w);
         let mut perim = 0;
-        slice(
-            rect,
-            axis,
-            &self.sorted_w[start..start + count],
-            |k, piece| {
-                perim += piece.perimeter();
-                parts[order[start + k]] = piece;
-            },
-        );
+        slice(rect, axis, &w[start..start + count], |k, piece| {
+            perim += piece.perimeter();
+            self.place(order[start + k], piece);
+        });
         perim
     }
 
-    fn acost_bound(&self, perim: usize) -> f64 {
-        (perim.saturating_sub(self.base) / 2) as f64
+    /// Lower bound of the cost of any completion: `perim` bounds the final
+    /// sum of perimeters, `more` parts are still to be placed non-empty.
+    fn bound(&self, perim: usize, more: usize) -> f64 {
+        let acost = perim.saturating_sub(2 * (self.rows + self.cols)) / 2;
+        if self.latency == 0.0 {
+            return acost as f64;
+        }
+        let parts = self.nonempty + more;
+        let edges = (self.corners.len() + parts).saturating_sub(1);
+        acost as f64 + self.latency * edges as f64
     }
 
+    /// A complete decomposition: its cost is exactly [`Self::bound`].
     fn leaf(&mut self, perim: usize) {
-        let mut cost = self.acost_bound(perim);
-        if cost >= self.best_cost {
-            return;
-        }
-        if self.latency != 0.0 {
-            cost += self.latency * internal_edges(&self.scratch) as f64;
-        }
+        let cost = self.bound(perim, 0);
         if cost < self.best_cost {
             self.best_cost = cost;
-            self.best.clone_from(&self.scratch.parts);
+            self.best.clone_from(&self.parts);
         }
     }
 
@@ -131,9 +201,11 @@ impl Search<'_> {
     fn dfs(&mut self, rect: Rect, start: usize, x: Axis, min: usize, perim: usize) {
         let p = self.order.len();
         let r = p - start;
+        let m0 = self.mark();
         if r == 1 {
-            self.scratch.parts[self.order[start]] = rect;
+            self.place(self.order[start], rect);
             self.leaf(perim + rect.perimeter());
+            self.undo(m0);
             return;
         }
         let y = x.other();
@@ -144,6 +216,7 @@ impl Search<'_> {
                 // Last column: all remaining parts stacked along Y.
                 let per = perim + self.stack(&rect, y, start, r);
                 self.leaf(per);
+                self.undo(m0);
                 break;
             }
             let wl = self.prefix[start + c] - self.prefix[start];
@@ -154,17 +227,18 @@ impl Search<'_> {
                 continue;
             }
             let per = perim + self.stack(&sl, y, start, c);
-            if self.acost_bound(per + sr.perimeter()) >= self.best_cost {
-                continue;
+            let rest = usize::from(!sr.is_empty());
+            if self.bound(per + sr.perimeter(), rest) < self.best_cost {
+                if r - c == 1 {
+                    self.place(self.order[start + c], sr);
+                    self.leaf(per + sr.perimeter());
+                } else if rotate {
+                    self.dfs(sr, start + c, y, 1, per);
+                } else {
+                    self.dfs(sr, start + c, x, c, per);
+                }
             }
-            if r - c == 1 {
-                self.scratch.parts[self.order[start + c]] = sr;
-                self.leaf(per + sr.perimeter());
-            } else if rotate {
-                self.dfs(sr, start + c, y, 1, per);
-            } else {
-                self.dfs(sr, start + c, x, c, per);
-            }
+            self.undo(m0);
         }
     }
 }
@@ -185,6 +259,18 @@ mod tests {
             .unwrap();
         assert_eq!(acost(&plan), 327);
         assert_eq!(plan.parts[1], Rect::new(0, 0, 200, 130));
+    }
+
+    #[test]
+    fn incremental_cost_is_the_objective() {
+        use crate::plan::array2d::guillotine::objective;
+        let speeds = [3.0, 1.0, 2.5, 1.2, 0.7, 2.0, 1.1];
+        for latency in [0.0, 10.0, 1000.0] {
+            for (m, n) in [(100, 100), (50, 300), (300, 40), (3, 4)] {
+                let (cost, plan) = Tile { latency }.search(m, n, &speeds).unwrap();
+                assert_eq!(cost, objective(&plan, latency), "{m}x{n} L={latency}");
+            }
+        }
     }
 
     #[test]

@@ -57,49 +57,36 @@ pub fn xy_coefficients(counts: &[usize], weights: &[f64]) -> (f64, f64) {
     (counts.len().saturating_sub(1) as f64, k)
 }
 
-impl Xy {
-    /// The chosen layout and its plan (see [`Xy`]).
-    pub fn best_layout(
-        &self,
-        rows: usize,
-        cols: usize,
-        speeds: &[f64],
-    ) -> Result<(ColumnLayout, ArrayPlan)> {
-        search("xy", rows, cols, speeds, self.latency, false)
-    }
+/// The inherent `best_layout` and the [`ArrayDecomposer`] impl of one XY
+/// variant (`rotate`: apply Lemma 3).
+macro_rules! xy_variant {
+    ($ty:ident, $name:literal, $rotate:literal) => {
+        impl $ty {
+            /// The chosen layout and its plan.
+            pub fn best_layout(
+                &self,
+                rows: usize,
+                cols: usize,
+                speeds: &[f64],
+            ) -> Result<(ColumnLayout, ArrayPlan)> {
+                search($name, rows, cols, speeds, self.latency, $rotate)
+            }
+        }
+
+        impl ArrayDecomposer for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+                Ok(self.best_layout(rows, cols, speeds)?.1)
+            }
+        }
+    };
 }
 
-impl Xy2 {
-    /// The chosen layout and its plan (see [`Xy2`]).
-    pub fn best_layout(
-        &self,
-        rows: usize,
-        cols: usize,
-        speeds: &[f64],
-    ) -> Result<(ColumnLayout, ArrayPlan)> {
-        search("xy2", rows, cols, speeds, self.latency, true)
-    }
-}
-
-impl ArrayDecomposer for Xy {
-    fn name(&self) -> &'static str {
-        "xy"
-    }
-
-    fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-        Ok(self.best_layout(rows, cols, speeds)?.1)
-    }
-}
-
-impl ArrayDecomposer for Xy2 {
-    fn name(&self) -> &'static str {
-        "xy2"
-    }
-
-    fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-        Ok(self.best_layout(rows, cols, speeds)?.1)
-    }
-}
+xy_variant!(Xy, "xy", false);
+xy_variant!(Xy2, "xy2", true);
 
 /// Enumerates the sorted XY decompositions in the order of Figure 13, keeping
 /// the first cheapest.
