@@ -43,6 +43,10 @@ struct Args {
 }
 
 const ALGOS: [&str; 6] = ["rb", "rb2", "rb3", "xy", "xy2", "tile"];
+/// Position of XY2 in [`ALGOS`]: the reference of the per-sample comparison.
+const XY2: usize = 4;
+/// Position of TILE in [`ALGOS`].
+const TILE: usize = 5;
 
 fn algorithm(name: &str, latency: f64) -> Box<dyn ArrayDecomposer> {
     match name {
@@ -67,6 +71,10 @@ struct Grid {
     latencies: Vec<f64>,
     cost: Vec<f64>,
     secs: Vec<f64>,
+    /// Per algorithm: samples (speed vector × latency) where its cost exceeds
+    /// XY2's, and the largest relative excess.
+    worse_than_xy2: Vec<(usize, f64)>,
+    runs: usize,
 }
 
 impl Grid {
@@ -152,6 +160,8 @@ fn main() {
         latencies,
         cost: vec![0.0; n],
         secs: vec![0.0; n],
+        worse_than_xy2: vec![(0, 0.0); ALGOS.len()],
+        runs: 0,
     };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed);
     let total = (g.sizes.len() * g.ratios.len() * g.procs.len() * samples) as u64;
@@ -177,6 +187,7 @@ fn main() {
                     speeds.shuffle(&mut rng);
                     for li in 0..g.latencies.len() {
                         let latency = g.latencies[li];
+                        let mut costs = [0.0; ALGOS.len()];
                         for (a, name) in ALGOS.iter().enumerate() {
                             let algo = algorithm(name, latency);
                             let t = Instant::now();
@@ -185,8 +196,18 @@ fn main() {
                                 .expect("valid grid input");
                             let dt = t.elapsed().as_secs_f64();
                             let k = g.index(li, si, ri, pi, a);
-                            g.cost[k] += cost(&plan, latency) / samples as f64;
+                            costs[a] = cost(&plan, latency);
+                            g.cost[k] += costs[a] / samples as f64;
                             g.secs[k] += dt;
+                        }
+                        g.runs += 1;
+                        let reference = costs[XY2];
+                        for (a, &c) in costs.iter().enumerate() {
+                            if c > reference {
+                                let w = &mut g.worse_than_xy2[a];
+                                w.0 += 1;
+                                w.1 = w.1.max((c - reference) / reference);
+                            }
                         }
                     }
                     bar.inc(1);
@@ -200,13 +221,11 @@ fn main() {
         args.seed,
         wall.elapsed().as_secs_f64()
     );
-    let tile = ALGOS.iter().position(|&a| a == "tile").unwrap_or(5);
-    let xy2 = ALGOS.iter().position(|&a| a == "xy2").unwrap_or(4);
     for (li, _) in g.latencies.iter().enumerate() {
-        print_table(&g, 2 + li, tile, li);
+        print_table(&g, 2 + li, TILE, li);
     }
     for (li, _) in g.latencies.iter().enumerate() {
-        print_table(&g, 5 + li, xy2, li);
+        print_table(&g, 5 + li, XY2, li);
     }
     print_times(&g, samples);
     print_side_remarks(&g);
@@ -306,4 +325,15 @@ fn print_side_remarks(g: &Grid) {
         }
     }
     println!("XY2 vs XY average cost per cell: XY2 cheaper in {xy2_better}, XY cheaper in {xy_better}, of {cells} cells.");
+    println!();
+    println!(
+        "Per sample (speed vector x latency, {} runs): cost above XY2's (count, worst excess):",
+        g.runs
+    );
+    let mut line = String::new();
+    for (a, name) in ALGOS.iter().enumerate() {
+        let (count, worst) = g.worse_than_xy2[a];
+        line += &format!("  {name}: {count} ({:.2}%)", 100.0 * worst);
+    }
+    println!("{line}");
 }

@@ -3,7 +3,7 @@
 //! the weight order all of them work in, integer slicing of a rectangle, and
 //! the cost a search minimises.
 //!
-//! **Rounding.** [`slice`] cuts a rectangle into consecutive pieces by
+//! **Rounding.** [`slice()`] cuts a rectangle into consecutive pieces by
 //! *cumulative rounding*: the `k`-th cut lies at `round(extent · W_k / W)` with
 //! `W_k` the prefix weight. Extents sum exactly, each piece differs from its
 //! real share by at most one cell, and cuts that coincide in the continuous
