@@ -40,6 +40,10 @@ struct Args {
     /// Seed of the random speed vectors.
     #[arg(long, default_value_t = 2026)]
     seed: u64,
+    /// The seed paper's text (000_3b7f5c9969a269e5.txt): when given, its
+    /// Tables 2–7 are parsed and the differences (nuce − seed) printed.
+    #[arg(long)]
+    compare_seed: Option<std::path::PathBuf>,
 }
 
 const ALGOS: [&str; 6] = ["rb", "rb2", "rb3", "xy", "xy2", "tile"];
@@ -229,6 +233,93 @@ fn main() {
     }
     print_times(&g, samples);
     print_side_remarks(&g);
+    if let Some(path) = &args.compare_seed {
+        match std::fs::read_to_string(path) {
+            Ok(text) => compare_with_seed(&g, &text),
+            Err(e) => eprintln!("cannot read {}: {e}", path.display()),
+        }
+    }
+}
+
+/// The seed's grid, in the order its tables list it.
+const SEED_PROCS: [usize; 6] = [4, 5, 7, 10, 15, 20];
+const SEED_SIZES: [usize; 6] = [1000, 2000, 3000, 5000, 10000, 20000];
+const SEED_RATIOS: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 8.0];
+
+/// Parses Tables 2–7 of the seed text: each is two blocks of five rows
+/// `ratio` + 18 integers (three array sizes × six processor counts).
+/// Returns `tables[t][size][ratio][procs]`, `t = 0` for Table 2.
+fn parse_seed_tables(text: &str) -> Vec<Vec<Vec<Vec<f64>>>> {
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let ok = f.len() == 19 && f.iter().all(|x| x.parse::<i64>().is_ok());
+            ok.then(|| f.iter().filter_map(|x| x.parse::<f64>().ok()).collect())
+        })
+        .collect();
+    rows.chunks_exact(10)
+        .map(|table| {
+            let mut out = vec![vec![vec![0.0; 6]; 5]; 6];
+            for (k, row) in table.iter().enumerate() {
+                let (block, ratio) = (k / 5, k % 5);
+                for (j, v) in row[1..].iter().enumerate() {
+                    out[block * 3 + j / 6][ratio][j % 6] = *v;
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// Prints, for each of Tables 2–7, the mean and largest |nuce − seed| over the
+/// cells both grids share, and the cells that differ in sign by > 2 points.
+fn compare_with_seed(g: &Grid, text: &str) {
+    let tables = parse_seed_tables(text);
+    if tables.len() < 6 {
+        eprintln!("found {} seed tables, expected 6", tables.len());
+        return;
+    }
+    println!();
+    println!("Differences nuce - seed (percentage points) over the shared cells:");
+    for (t, table) in tables.iter().take(6).enumerate() {
+        let a = if t < 3 { TILE } else { XY2 };
+        let li = t % 3;
+        let (mut sum, mut worst, mut n, mut flips) = (0.0, 0.0f64, 0, 0);
+        for (ssi, &size) in SEED_SIZES.iter().enumerate() {
+            let Some(si) = g.sizes.iter().position(|&x| x == size) else {
+                continue;
+            };
+            for (sri, &ratio) in SEED_RATIOS.iter().enumerate() {
+                let Some(ri) = g.ratios.iter().position(|&x| x == ratio) else {
+                    continue;
+                };
+                for (spi, &p) in SEED_PROCS.iter().enumerate() {
+                    let Some(pi) = g.procs.iter().position(|&x| x == p) else {
+                        continue;
+                    };
+                    let ours = g.improvement(li, si, ri, pi, a).round();
+                    let theirs = table[ssi][sri][spi];
+                    let d = ours - theirs;
+                    sum += d.abs();
+                    worst = worst.max(d.abs());
+                    n += 1;
+                    if d.abs() > 2.0
+                        && ours.signum() != theirs.signum()
+                        && ours != 0.0
+                        && theirs != 0.0
+                    {
+                        flips += 1;
+                    }
+                }
+            }
+        }
+        println!(
+            "Table {}: mean |diff| {:.2}, max |diff| {worst:.0}, {flips} sign flips, {n} cells",
+            t + 2,
+            sum / n.max(1) as f64
+        );
+    }
 }
 
 /// Table 8: average planning time per decomposition, zero vs nonzero latency.
