@@ -142,8 +142,33 @@ fn print_table(g: &Grid, number: usize, a: usize, l: usize) {
     println!();
 }
 
+/// 000 Figure 16: 1000 × 3000, seven parts; the seed's costs.
+fn print_figure16() {
+    let speeds = [0.5, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05];
+    let seed = [
+        ("rb", 5750),
+        ("xy2", 4500),
+        ("tile", 4500),
+        ("rb2", 4666),
+        ("rb3", 4700),
+    ];
+    println!("Figure 16 (1000 x 3000, a = .5 .1 .1 .1 .1 .05 .05): Acost seed / nuce");
+    for (name, want) in seed {
+        match algorithm(name, 0.0).decompose(1000, 3000, &speeds) {
+            Ok(plan) => println!(
+                "  {name:<5} {want:>5} / {:>5}  (internal edges {})",
+                acost(&plan),
+                internal_edges(&plan)
+            ),
+            Err(e) => println!("  {name:<5} error: {e}"),
+        }
+    }
+    println!();
+}
+
 fn main() {
     let args = Args::parse();
+    print_figure16();
     let (procs, sizes, default_samples): (Vec<usize>, Vec<usize>, usize) = if args.quick {
         (vec![4, 5, 7, 10], vec![1000, 3000], 5)
     } else {
