@@ -12,12 +12,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+pub mod best;
+pub mod column;
 pub mod columns;
 pub mod cost;
+pub mod hier;
+pub mod kl;
 pub mod rb;
+pub mod registry;
+pub mod slices;
 
+pub use best::Best;
+pub use column::{acost_lower_bound, ColumnDp};
 pub use columns::ColumnLayout;
+pub use hier::Hierarchical;
+pub use kl::KalinovLastovetsky;
 pub use rb::RecursiveBisection2;
+pub use registry::{all_decomposers, decomposer_by_name};
+pub use slices::Slices;
 
 /// A rectangle of cells: top-left `(row, col)`, extent `rows × cols`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
