@@ -109,8 +109,8 @@ impl ArrayDecomposer for ColumnDp {
     }
 }
 
-/// Rejects a negative or non-finite latency.
-pub(crate) fn check_latency(latency: f64) -> Result<()> {
+/// Rejects a negative or non-finite latency with [`Error::InvalidInput`].
+pub fn check_latency(latency: f64) -> Result<()> {
     if latency.is_finite() && latency >= 0.0 {
         Ok(())
     } else {
