@@ -64,6 +64,19 @@ pub trait ChunkDistributor {
     fn distribute(&self, chunks: usize, cycle_times: &[f64]) -> Result<ChunkPlan>;
 }
 
+/// Largest number of chunks for which a per-chunk owner list is built
+/// (8 bytes each); [`optimal_counts`] alone has no limit.
+pub const MAX_CHUNKS: usize = 100_000_000;
+
+fn check_chunks(chunks: usize) -> Result<()> {
+    if chunks > MAX_CHUNKS {
+        return Err(Error::InvalidInput(format!(
+            "{chunks} chunks: at most {MAX_CHUNKS} when listing owners"
+        )));
+    }
+    Ok(())
+}
+
 /// `max_i c_i t_i`, the execution time of an allocation (002 §2.2).
 pub fn makespan(counts: &[usize], cycle_times: &[f64]) -> f64 {
     counts
@@ -136,6 +149,7 @@ pub fn optimal_counts(chunks: usize, cycle_times: &[f64]) -> Result<Vec<usize>> 
 /// `O((p + B) log p)`.
 pub fn incremental_sequence(chunks: usize, cycle_times: &[f64]) -> Result<Vec<usize>> {
     check_speeds(cycle_times)?;
+    check_chunks(chunks)?;
     let mut counts = vec![0; cycle_times.len()];
     Ok(increment(&mut counts, cycle_times, chunks))
 }
@@ -150,6 +164,7 @@ impl ChunkDistributor for Static {
         "static"
     }
     fn distribute(&self, chunks: usize, cycle_times: &[f64]) -> Result<ChunkPlan> {
+        check_chunks(chunks)?;
         let counts = optimal_counts(chunks, cycle_times)?;
         let owners = counts
             .iter()
@@ -192,6 +207,7 @@ impl ChunkDistributor for LuSlices {
         "lu"
     }
     fn distribute(&self, chunks: usize, cycle_times: &[f64]) -> Result<ChunkPlan> {
+        check_chunks(chunks)?;
         let b = if self.slice == 0 {
             chunks
         } else {
@@ -274,6 +290,7 @@ impl ChunkDistributor for Panels {
         "panel"
     }
     fn distribute(&self, chunks: usize, cycle_times: &[f64]) -> Result<ChunkPlan> {
+        check_chunks(chunks)?;
         let (order, counts) = self.pattern(chunks, cycle_times)?;
         let panel: Vec<usize> = order
             .iter()
@@ -311,6 +328,10 @@ mod tests {
         assert!(incremental_sequence(3, &[]).is_err());
         assert!(lu_update_costs(&[0, 5], &[1.0]).is_err());
         assert!(distributor_by_name("x", 0).is_err());
+        for name in ["static", "incremental", "lu", "panel"] {
+            let d = distributor_by_name(name, 0).unwrap();
+            assert!(d.distribute(MAX_CHUNKS + 1, &[1.0]).is_err());
+        }
         let p = Panels { period: 4 }.distribute(0, &[1.0]).unwrap();
         assert!(p.owners.is_empty());
     }
