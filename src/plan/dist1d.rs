@@ -127,6 +127,13 @@ fn increment(counts: &mut [usize], t: &[f64], more: usize) -> Vec<usize> {
 /// chunks, minimising `max_i c_i t_i`. Initialise `c_i = ⌊(1/t_i)/Σ(1/t) · B⌋`,
 /// then increment `argmin_j t_j (c_j + 1)` until `Σ c = B` (lowest index on
 /// ties, which reproduces Table 1). `O(p log p)`.
+///
+/// ```
+/// // 002 Table 1: B = 78 chunks, cycle times 3, 5, 8.
+/// let c = nuce::plan::dist1d::optimal_counts(78, &[3.0, 5.0, 8.0])?;
+/// assert_eq!(c, vec![40, 24, 14]);
+/// # Ok::<(), nuce::Error>(())
+/// ```
 pub fn optimal_counts(chunks: usize, cycle_times: &[f64]) -> Result<Vec<usize>> {
     check_speeds(cycle_times)?;
     let inv: f64 = cycle_times.iter().map(|t| 1.0 / t).sum();

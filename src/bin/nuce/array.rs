@@ -172,6 +172,7 @@ pub fn run(args: Args) -> Result<()> {
 /// Draws the tiling: one labelled rectangle per part, costs in the caption.
 fn draw_svg(path: &PathBuf, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> Result<()> {
     use plotters::prelude::*;
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
     let err = |e: String| Error::Io(format!("{}: {e}", path.display()));
     let (max_w, max_h) = (900.0, 700.0);
     let scale = (max_w / plan.cols as f64).min(max_h / plan.rows as f64);
@@ -180,13 +181,15 @@ fn draw_svg(path: &PathBuf, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> R
         (plan.rows as f64 * scale).ceil().max(50.0) as u32,
     );
     let caption = format!(
-        "{} {}x{}  Acost {}  Bcost {}  edges {}  imbalance {:.3}",
+        "{} {}x{}  Acost {} (bound {:.0})  Bcost {}  edges {}  latency cost {:.0}  imbalance {:.3}",
         out.algorithm,
         plan.rows,
         plan.cols,
         out.acost,
+        out.lower_bound,
         out.bcost,
         out.internal_edges,
+        out.latency_cost,
         out.imbalance
     );
     let root = SVGBackend::new(path, (w + 20, h + 60)).into_drawing_area();
@@ -204,14 +207,20 @@ fn draw_svg(path: &PathBuf, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> R
         let color = Palette99::pick(i).mix(0.45);
         body.draw(&Rectangle::new([(x0, y0), (x1, y1)], color.filled()))
             .and_then(|_| body.draw(&Rectangle::new([(x0, y0), (x1, y1)], BLACK.stroke_width(1))))
-            .and_then(|_| {
-                body.draw(&Text::new(
-                    format!("{i}: {s}"),
-                    ((x0 + x1) / 2 - 12, (y0 + y1) / 2 - 6),
-                    ("sans-serif", 12).into_font(),
-                ))
-            })
             .map_err(|e| err(e.to_string()))?;
+        // Label only rectangles large enough to hold it.
+        if x1 - x0 >= 40 && y1 - y0 >= 14 {
+            let style = ("sans-serif", 12)
+                .into_font()
+                .into_text_style(&body)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            body.draw(&Text::new(
+                format!("{i}: {s}"),
+                ((x0 + x1) / 2, (y0 + y1) / 2),
+                style,
+            ))
+            .map_err(|e| err(e.to_string()))?;
+        }
     }
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(())

@@ -61,6 +61,16 @@ use crate::error::{Error, Result};
 /// Optimal column-based decomposition (002 §3.2.4, Algorithms 3–4), both
 /// orientations, minimising `Acost + latency × internal edges` of the
 /// continuous model (see the module docs). `O(p log p)`.
+///
+/// ```
+/// use nuce::plan::array2d::{cost::acost, ArrayDecomposer, ColumnDp};
+/// // The example of 002 §3.2.4 (Figure 16): three columns, Ĉ = 5.5 on the
+/// // unit square, i.e. Acost ≈ (5.5 − 2)·1000 on a 1000 × 1000 array.
+/// let s = [0.05, 0.05, 0.08, 0.1, 0.1, 0.12, 0.2, 0.3];
+/// let plan = ColumnDp::default().decompose(1000, 1000, &s)?;
+/// assert!((acost(&plan) as i64 - 3500).abs() <= 8);
+/// # Ok::<(), nuce::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ColumnDp {
     /// Cost of one message start-up, in cell-edge units (000 §5); 0 minimises Acost.
