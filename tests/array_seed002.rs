@@ -194,6 +194,92 @@ fn dp_equals_brute_force_small_p() {
     }
 }
 
+/// Brute force over the `2^(p−1)` segmentations of the sorted weights whose
+/// columns keep every part at least one cell wide and high (`W_j·La ≥ 1`,
+/// `W_j ≤ Lc·min_i w_i`); same latency model as [`brute_force`]. `None` if none.
+fn brute_force_sorted_whole(w: &[f64], along: f64, across: f64, lat: f64) -> Option<f64> {
+    let total: f64 = w.iter().sum();
+    let mut s: Vec<f64> = w.iter().map(|x| x / total).collect();
+    s.sort_by(f64::total_cmp);
+    let p = s.len();
+    let mut best: Option<f64> = None;
+    for mask in 0u32..(1 << (p - 1)) {
+        // Bit i set: a cut after sorted part i.
+        let mut groups: Vec<(usize, f64, f64)> = vec![(0, 0.0, f64::INFINITY)];
+        for (i, &x) in s.iter().enumerate() {
+            let g = groups.last_mut().unwrap();
+            g.0 += 1;
+            g.1 += x;
+            g.2 = g.2.min(x);
+            if i + 1 < p && mask & (1 << i) != 0 {
+                groups.push((0, 0.0, f64::INFINITY));
+            }
+        }
+        let ok = groups
+            .iter()
+            .all(|&(_, wj, mn)| wj * along >= 1.0 - 1e-12 && wj <= across * mn * (1.0 + 1e-12));
+        if !ok {
+            continue;
+        }
+        let hp: f64 = groups
+            .iter()
+            .map(|&(k, wj, _)| across + along * k as f64 * wj)
+            .sum();
+        let c = groups.len();
+        let mut ks: Vec<usize> = groups.iter().map(|g| g.0).collect();
+        ks.sort_unstable_by(|a, b| b.cmp(a));
+        let v: usize = if c == 1 {
+            0
+        } else {
+            ks.iter().map(|k| 2 * (k - 1)).sum::<usize>() - (ks[0] - 1) - (ks[1] - 1)
+        };
+        let cost = hp + lat * (v + p - 1) as f64;
+        best = Some(best.map_or(cost, |b: f64| b.min(cost)));
+    }
+    best
+}
+
+#[test]
+fn whole_cell_dp_equals_brute_force() {
+    use nuce::plan::array2d::column::column_optimum_whole_cells;
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let (mut feasible, mut binding) = (0, 0);
+    for trial in 0..400 {
+        let p = rng.gen_range(1..=8);
+        let w: Vec<f64> = (0..p).map(|_| rng.gen_range(0.05..5.0)).collect();
+        // Small extents so that the constraints bind.
+        let along = rng.gen_range(1.0..12.0);
+        let across = rng.gen_range(1.0..12.0);
+        let lat = if trial % 2 == 0 {
+            0.0
+        } else {
+            rng.gen_range(0.0..5.0)
+        };
+        let dp = column_optimum_whole_cells(&w, along, across, lat).unwrap();
+        let bf = brute_force_sorted_whole(&w, along, across, lat);
+        match (&dp, bf) {
+            (Some(d), Some(b)) => {
+                feasible += 1;
+                let free = brute_force(&w, along, across, lat);
+                if b > free + 1e-9 {
+                    binding += 1;
+                }
+                assert!(
+                    (d.half_perimeter - b).abs() <= 1e-9 * b.max(1.0),
+                    "trial {trial} p={p}: dp {} brute {b}",
+                    d.half_perimeter
+                );
+            }
+            (None, None) => {}
+            _ => panic!("trial {trial}: feasibility differs: dp {dp:?} brute {bf:?}"),
+        }
+    }
+    assert!(
+        feasible > 100 && binding > 10,
+        "{feasible} feasible, {binding} binding"
+    );
+}
+
 #[test]
 fn fast_dp_equals_algorithm3() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -293,6 +379,20 @@ proptest! {
     }
 
     #[test]
+    fn rounded_acost_tracks_the_model(
+        rows in 60usize..400,
+        cols in 60usize..400,
+        speeds in prop::collection::vec(0.5f64..4.0, 1..20),
+    ) {
+        // Vertical cuts are exact; each of the ≤ p − 1 horizontal cuts is off
+        // by less than one cell, so |Acost − model| < p.
+        let (layout, model) = ColumnDp::default().layout(rows, cols, &speeds).unwrap();
+        let plan = layout.realize("column", rows, cols, &speeds).unwrap();
+        prop_assert!((acost(&plan) as f64 - model).abs() < speeds.len() as f64);
+        prop_assert!(model >= acost_lower_bound(rows, cols, &speeds).unwrap() - 1e-6);
+    }
+
+    #[test]
     fn column_dp_never_worse_than_kl_or_slices_in_model(
         speeds in prop::collection::vec(0.1f64..10.0, 1..40),
         along in 1.0f64..100.0,
@@ -336,4 +436,29 @@ proptest! {
             prop_assert_eq!(area, (r1 - r0) * (c1 - c0));
         }
     }
+}
+
+#[test]
+fn whole_cells_avoid_an_empty_part() {
+    use nuce::plan::array2d::ColumnLayout;
+    let s = [4.42, 2.28, 4.03, 2.32, 0.61, 3.08];
+    let (rows, cols) = (6, 7);
+    // The unrestricted optimum (best orientation) leaves a part empty...
+    let m = |a: f64, b: f64| column_optimum(&s, a, b, 0.0).unwrap();
+    let (v, h) = (m(cols as f64, rows as f64), m(rows as f64, cols as f64));
+    let (o, t) = if h.half_perimeter < v.half_perimeter {
+        (h, true)
+    } else {
+        (v, false)
+    };
+    let free = ColumnLayout {
+        columns: o.columns,
+        transposed: t,
+    }
+    .realize("free", rows, cols, &s)
+    .unwrap();
+    assert!(free.parts.iter().any(|r| r.is_empty()));
+    // ...ColumnDp does not.
+    let dp = ColumnDp::default().decompose(rows, cols, &s).unwrap();
+    assert!(dp.parts.iter().all(|r| !r.is_empty()));
 }

@@ -53,6 +53,13 @@
 //! three chained Monge layers, still `O(p log p)`. Rounding may align cuts
 //! and remove a few more corners; reported costs are always measured on the
 //! integer plan.
+//!
+//! # Whole cells
+//!
+//! On small arrays the continuous optimum may give a part less than one row
+//! or column, which rounding turns into an empty part. [`ColumnDp`] first
+//! restricts the DP to layouts where every part is at least one cell in each
+//! extent ([`column_optimum_whole_cells`]; still Monge, still `O(p log p)`).
 
 use super::cost::{acost, latency_cost};
 use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
@@ -61,6 +68,14 @@ use crate::error::{Error, Result};
 /// Optimal column-based decomposition (002 §3.2.4, Algorithms 3–4), both
 /// orientations, minimising `Acost + latency × internal edges` of the
 /// continuous model (see the module docs). `O(p log p)`.
+///
+/// Integer-aware: in each orientation it first solves the DP restricted to
+/// layouts whose parts are at least one cell in each extent
+/// ([`column_optimum_whole_cells`]), so that rounding leaves no part empty,
+/// and falls back to the unrestricted optimum ([`column_optimum`]) when no
+/// such sorted layout exists; an orientation without empty parts wins over
+/// a cheaper one with empty parts. On arrays large enough for the
+/// unrestricted optimum the two coincide.
 ///
 /// ```
 /// use nuce::plan::array2d::{cost::acost, ArrayDecomposer, ColumnDp};
@@ -90,13 +105,23 @@ impl ColumnDp {
         check_latency(self.latency)?;
         let (m, n) = (rows as f64, cols as f64);
         // Vertical slabs: along = cols, across = rows; transposed: the reverse.
-        let vertical = column_optimum(speeds, n, m, self.latency)?;
-        let horizontal = column_optimum(speeds, m, n, self.latency)?;
-        let (best, transposed) = if horizontal.half_perimeter < vertical.half_perimeter {
-            (horizontal, true)
-        } else {
-            (vertical, false)
+        // Layouts that leave no part empty come first, then the cheaper one.
+        let orient = |along: f64, across: f64| -> Result<(bool, ColumnOptimum)> {
+            Ok(
+                match column_optimum_whole_cells(speeds, along, across, self.latency)? {
+                    Some(o) => (true, o),
+                    None => (false, column_optimum(speeds, along, across, self.latency)?),
+                },
+            )
         };
+        let (v_ok, vertical) = orient(n, m)?;
+        let (h_ok, horizontal) = orient(m, n)?;
+        let (best, transposed) =
+            if (h_ok, -horizontal.half_perimeter) > (v_ok, -vertical.half_perimeter) {
+                (horizontal, true)
+            } else {
+                (vertical, false)
+            };
         let cost = best.half_perimeter - (m + n);
         Ok((
             ColumnLayout {
@@ -150,7 +175,54 @@ pub struct ColumnOptimum {
 /// with most parts at the ends). `O(p log p)`; see the module docs for the
 /// formulation and its optimality argument.
 pub fn column_optimum(w: &[f64], along: f64, across: f64, latency: f64) -> Result<ColumnOptimum> {
+    Ok(solve(w, along, across, latency, false)?.0)
+}
+
+/// Like [`column_optimum`], restricted to layouts whose parts are at least
+/// one cell in both extents before rounding (slab width `La·W_j ≥ 1`,
+/// every part's height `Lc·w_i/W_j ≥ 1`), so that rounding leaves no part
+/// empty; `None` when no *sorted* layout (slabs = contiguous runs of the
+/// sorted weights) satisfies them.
+///
+/// The result is optimal among sorted layouts only: 000 Theorem 1's exchange
+/// argument does not survive these constraints, and a mixed slab (say the
+/// smallest part with the third smallest) can be feasible when no sorted one
+/// is (the test `whole_cell_dp_equals_brute_force` checks optimality against
+/// enumeration of the sorted layouts).
+///
+/// Both constraints keep the DP Monge: for sorted weights the infeasible
+/// region of each is monotone, and they enter as convex penalties
+/// `M·max(0, 1/La − X)` and `M·max(0, X − Lc·s_(a+1))` of the interval
+/// weight `X = S_q − S_a` (a convex function of a difference of nondecreasing
+/// sequences satisfies the quadrangle inequality). The penalised optimum is
+/// the constrained optimum whenever it is itself feasible, which is checked.
+/// `O(p log p)`.
+pub fn column_optimum_whole_cells(
+    w: &[f64],
+    along: f64,
+    across: f64,
+    latency: f64,
+) -> Result<Option<ColumnOptimum>> {
+    let (opt, feasible) = solve(w, along, across, latency, true)?;
+    Ok(feasible.then_some(opt))
+}
+
+/// The DP of [`column_optimum`]; with `whole`, the whole-cell constraints
+/// of [`column_optimum_whole_cells`] as penalties. Returns the optimum and
+/// whether it satisfies those constraints.
+fn solve(
+    w: &[f64],
+    along: f64,
+    across: f64,
+    latency: f64,
+    whole: bool,
+) -> Result<(ColumnOptimum, bool)> {
     crate::plan::check_speeds(w)?;
+    if !(along.is_finite() && along > 0.0 && across.is_finite() && across > 0.0) {
+        return Err(Error::InvalidInput(format!(
+            "array extents must be finite and > 0, got {along} x {across}"
+        )));
+    }
     check_latency(latency)?;
     let p = w.len();
     let total: f64 = w.iter().sum();
@@ -164,11 +236,25 @@ pub fn column_optimum(w: &[f64], along: f64, across: f64, latency: f64) -> Resul
         prefix.push(acc);
     }
     let lat = latency;
+    // Whole-cell constraints as convex penalties (0 when satisfied).
+    let big = 1e9 * (along + across) * p as f64;
+    let smallest = |a: usize| w[order[a]] / total;
+    let violation = |a: usize, q: usize| -> f64 {
+        let x = prefix[q] - prefix[a];
+        (1.0 / along - x).max(0.0) + (x - across * smallest(a)).max(0.0)
+    };
+    let penalty = |a: usize, q: usize| -> f64 {
+        if whole {
+            big * violation(a, q)
+        } else {
+            0.0
+        }
+    };
     // Slab holding sorted parts (a, q]: its half-perimeters and its generic
     // internal corners counted on both sides (2(k−1)).
     let base = |a: usize, q: usize| -> f64 {
         let k = (q - a) as f64;
-        across + along * k * (prefix[q] - prefix[a]) + 2.0 * lat * (k - 1.0)
+        across + along * k * (prefix[q] - prefix[a]) + 2.0 * lat * (k - 1.0) + penalty(a, q)
     };
     // End slabs share only one side: bonus −L(k−1).
     let end = |a: usize, q: usize| -> f64 { base(a, q) - lat * ((q - a) as f64 - 1.0) };
@@ -209,6 +295,13 @@ pub fn column_optimum(w: &[f64], along: f64, across: f64, latency: f64) -> Resul
     cuts.push(0);
     cuts.dedup();
     cuts.reverse();
+    let tol = 1e-9;
+    let feasible = cuts.windows(2).all(|c| {
+        let x = prefix[c[1]] - prefix[c[0]];
+        x * along >= 1.0 - tol && x <= across * smallest(c[0]) * (1.0 + tol)
+    });
+    let paid: f64 = cuts.windows(2).map(|c| penalty(c[0], c[1])).sum();
+    let best = best - paid;
     let segs: Vec<Vec<usize>> = cuts
         .windows(2)
         .map(|c| order[c[0]..c[1]].iter().rev().copied().collect())
@@ -223,10 +316,13 @@ pub fn column_optimum(w: &[f64], along: f64, across: f64, latency: f64) -> Resul
     columns.extend(second);
     // Model objective in latency-cost units: add the `p − 1` of E_i = V_i + p − 1.
     let half_perimeter = best + lat * (p as f64 - 1.0);
-    Ok(ColumnOptimum {
-        columns,
-        half_perimeter,
-    })
+    Ok((
+        ColumnOptimum {
+            columns,
+            half_perimeter,
+        },
+        feasible,
+    ))
 }
 
 /// One layer of the concave (Monge) 1D/1D dynamic program
