@@ -238,7 +238,8 @@ fn solve(
     let lat = latency;
     // Whole-cell constraints as convex penalties (0 when satisfied).
     let big = 1e9 * (along + across) * p as f64;
-    let smallest = |a: usize| w[order[a]] / total;
+    let sorted: Vec<f64> = order.iter().map(|&i| w[i] / total).collect();
+    let smallest = |a: usize| sorted[a];
     let violation = |a: usize, q: usize| -> f64 {
         let x = prefix[q] - prefix[a];
         (1.0 / along - x).max(0.0) + (x - across * smallest(a)).max(0.0)
