@@ -462,3 +462,28 @@ fn whole_cells_avoid_an_empty_part() {
     let dp = ColumnDp::default().decompose(rows, cols, &s).unwrap();
     assert!(dp.parts.iter().all(|r| !r.is_empty()));
 }
+
+#[test]
+fn extreme_speeds_do_not_break_plans() {
+    // Valid speeds whose sum overflows, or whose ratio underflows.
+    for speeds in [
+        vec![1e308, 1e308, 1.0],
+        vec![1.7e308, 1e-300],
+        vec![5e-324, 1.0],
+    ] {
+        for (rows, cols) in [(1, 1), (3, 2), (1000, 3)] {
+            let mut algos = all_decomposers();
+            algos.push(Box::new(Hierarchical::new(vec![0; speeds.len()])));
+            algos.push(Box::new(nuce::plan::array2d::Best::default()));
+            for d in algos {
+                let plan = d.decompose(rows, cols, &speeds);
+                assert!(
+                    plan.is_ok(),
+                    "{} {speeds:?} {rows}x{cols}: {plan:?}",
+                    d.name()
+                );
+            }
+            assert!(acost_lower_bound(rows, cols, &speeds).unwrap().is_finite());
+        }
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use nuce::plan::array2d::column::{acost_lower_bound, check_latency};
+use nuce::plan::array2d::column::{acost_lower_bound, check_latency, rescaled};
 use nuce::plan::array2d::cost::{acost, bcost, internal_edges, latency_cost};
 use nuce::plan::array2d::registry::{decomposer_with_latency, names};
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, Hierarchical};
@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<()> {
         internal_edges: internal_edges(&plan),
         latency: args.latency,
         latency_cost: latency_cost(&plan, args.latency),
-        imbalance: plan.imbalance(&speeds)?,
+        imbalance: plan.imbalance(&rescaled(&speeds))?,
         lower_bound: acost_lower_bound(plan.rows, plan.cols, &speeds)?,
         parts: plan
             .parts

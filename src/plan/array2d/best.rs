@@ -31,6 +31,7 @@ impl ArrayDecomposer for Best {
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
         check_args(rows, cols, speeds)?;
+        let speeds = &super::column::rescaled(speeds);
         check_latency(self.latency)?;
         let mut best: Option<(f64, ArrayPlan)> = None;
         for d in all_decomposers_with_latency(self.latency) {

@@ -139,8 +139,27 @@ impl ArrayDecomposer for ColumnDp {
     }
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+        check_args(rows, cols, speeds)?;
+        let speeds = &rescaled(speeds);
         let (layout, _) = self.layout(rows, cols, speeds)?;
         layout.realize(self.name(), rows, cols, speeds)
+    }
+}
+
+/// Speeds divided by their maximum, so that sums cannot overflow (speeds
+/// near `f64::MAX` are valid input); decompositions are scale-invariant.
+/// Ratios that would underflow to 0 become `f64::MIN_POSITIVE`.
+/// Call after validation. `O(p)`.
+pub fn rescaled(speeds: &[f64]) -> Vec<f64> {
+    let max = speeds.iter().copied().fold(0.0, f64::max);
+    if max > 0.0 && max.is_finite() {
+        // A ratio below the smallest positive f64 is clamped, not zeroed.
+        speeds
+            .iter()
+            .map(|s| (s / max).max(f64::MIN_POSITIVE))
+            .collect()
+    } else {
+        speeds.to_vec()
     }
 }
 
@@ -218,6 +237,7 @@ fn solve(
     whole: bool,
 ) -> Result<(ColumnOptimum, bool)> {
     crate::plan::check_speeds(w)?;
+    let w = &rescaled(w);
     if !(along.is_finite() && along > 0.0 && across.is_finite() && across > 0.0) {
         return Err(Error::InvalidInput(format!(
             "array extents must be finite and > 0, got {along} x {across}"
@@ -393,6 +413,7 @@ fn monge_layer(
 /// Model half-perimeter sum `C·Lc + La·Σ_j k_j·W_j` of a column layout
 /// (weights normalised to sum 1), 002 §3.2.4. `O(p)`.
 pub fn model_half_perimeter(columns: &[Vec<usize>], w: &[f64], along: f64, across: f64) -> f64 {
+    let w = &rescaled(w);
     let total: f64 = w.iter().sum();
     columns
         .iter()
@@ -495,6 +516,7 @@ impl PartitionTable {
 /// since it must fit in the array. `Acost ≥ Σ_i that − (m + n)`. `O(p)`.
 pub fn acost_lower_bound(rows: usize, cols: usize, speeds: &[f64]) -> Result<f64> {
     check_args(rows, cols, speeds)?;
+    let speeds = &rescaled(speeds);
     let (m, n) = (rows as f64, cols as f64);
     let total: f64 = speeds.iter().sum();
     let hp: f64 = speeds
@@ -513,6 +535,7 @@ pub fn acost_lower_bound(rows: usize, cols: usize, speeds: &[f64]) -> Result<f64
 /// normalised to sum 1 (002 §3.2.3).
 pub fn lemma1_bound(speeds: &[f64]) -> Result<f64> {
     crate::plan::check_speeds(speeds)?;
+    let speeds = &rescaled(speeds);
     let total: f64 = speeds.iter().sum();
     Ok(2.0 * speeds.iter().map(|s| (s / total).sqrt()).sum::<f64>())
 }

@@ -61,6 +61,7 @@ impl ArrayDecomposer for Hierarchical {
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
         check_args(rows, cols, speeds)?;
+        let speeds = &super::column::rescaled(speeds);
         if self.hosts.is_empty() {
             let mut plan = self.across.decompose(rows, cols, speeds)?;
             plan.algorithm = self.name().into();

@@ -47,6 +47,7 @@ impl ArrayDecomposer for KalinovLastovetsky {
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
         check_args(rows, cols, speeds)?;
+        let speeds = &super::column::rescaled(speeds);
         let p = speeds.len();
         let transposed = rows > cols;
         let (along, across) = if transposed {

@@ -18,6 +18,7 @@ impl ArrayDecomposer for Slices {
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
         check_args(rows, cols, speeds)?;
+        let speeds = &super::column::rescaled(speeds);
         // One vertical slab spanning all columns, parts stacked top to bottom.
         ColumnLayout {
             columns: vec![(0..speeds.len()).collect()],
