@@ -119,3 +119,36 @@ proptest! {
         prop_assert_eq!(pan.owners.len(), b);
     }
 }
+
+#[test]
+fn panel_sweep_matches_flow_shop_and_beats_cyclic() {
+    use nuce::plan::dist1d::sweep_makespan;
+    for t in [T.to_vec(), vec![1.0, 4.0, 9.0], vec![2.0, 3.0, 7.0, 1.5]] {
+        for rows in [1, 7, 30] {
+            // One panel: a flow shop of `rows` identical jobs whose stages take
+            // c_i·t_i, in any stage order: Σ c_i t_i + (rows − 1)·max c_i t_i.
+            let b = 10;
+            let plan = Panels { period: b }.distribute(b, &t).unwrap();
+            let stages: Vec<f64> = plan
+                .counts
+                .iter()
+                .zip(&t)
+                .map(|(&c, &ti)| c as f64 * ti)
+                .collect();
+            let flow = stages.iter().sum::<f64>()
+                + (rows - 1) as f64 * stages.iter().cloned().fold(0.0, f64::max);
+            assert_eq!(sweep_makespan(&plan.owners, rows, &t).unwrap(), flow);
+            // Several panels: better than cyclic, never better than the work bound.
+            let cols = 4 * b;
+            let plan = Panels { period: b }.distribute(cols, &t).unwrap();
+            let ours = sweep_makespan(&plan.owners, rows, &t).unwrap();
+            let cyclic = sweep_makespan(&cyclic_owners(cols, t.len()), rows, &t).unwrap();
+            let ideal = (rows * cols) as f64 / t.iter().map(|x| 1.0 / x).sum::<f64>();
+            assert!(ours >= ideal - 1e-9);
+            assert!(
+                ours < cyclic,
+                "{t:?} rows {rows}: {ours} vs cyclic {cyclic}"
+            );
+        }
+    }
+}

@@ -40,6 +40,18 @@ pub struct ChunkPlan {
 }
 
 impl ChunkPlan {
+    /// Owner of chunk `k`, `None` past the end.
+    pub fn owner_of(&self, k: usize) -> Option<usize> {
+        self.owners.get(k).copied()
+    }
+
+    /// The chunks of processor `i`, in increasing order.
+    pub fn chunks_of(&self, i: usize) -> Vec<usize> {
+        (0..self.owners.len())
+            .filter(|&k| self.owners[k] == i)
+            .collect()
+    }
+
     /// Builds a plan from the owner of each chunk.
     pub fn from_owners(algorithm: &str, owners: Vec<usize>, cycle_times: &[f64]) -> Self {
         let mut counts = vec![0; cycle_times.len()];
@@ -269,6 +281,12 @@ fn check_owners(owners: &[usize], p: usize) -> Result<()> {
 /// ordered by increasing `c_i t_i` (stable) so that each processor's next
 /// one is never the bottleneck; the last, partial panel follows the same
 /// pattern truncated. `O(p log p + B)`.
+///
+/// Under the horizontal schedule of [`sweep_makespan`] one panel is a flow
+/// shop of identical jobs (the rows) with stage times `c_i t_i`, whose
+/// makespan `Σ c_i t_i + (rows − 1)·max c_i t_i` does not depend on the
+/// stage order; the `c_i t_i` order of the seed decides where the start-up
+/// idle time falls, not the makespan (tested).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Panels {
     /// Columns per panel (the paper's `B`); 0 means a single panel.
@@ -306,6 +324,44 @@ impl ChunkDistributor for Panels {
         let owners = panel.iter().copied().cycle().take(chunks).collect();
         Ok(ChunkPlan::from_owners(self.name(), owners, cycle_times))
     }
+}
+
+/// Simulated execution time of a finite-difference sweep over `rows × B`
+/// tiles whose tile columns are owned as in `owners` (002 §2.3, Figure 5):
+/// tile `(r, c)` needs tiles `(r − 1, c)` and `(r, c − 1)`, `t_i` per tile.
+/// Each processor walks its blocks of consecutive columns left to right and,
+/// inside a block, processes tiles *horizontally* — row by row across the
+/// block's columns ("rather than computing its tile columns one after the
+/// other, each processor processes tiles horizontally") — so it never delays
+/// the next processor. Ordering tiles by (block, row, column) is a
+/// topological order of all dependencies, which gives the simulation in one
+/// pass. `O(rows · B)`.
+pub fn sweep_makespan(owners: &[usize], rows: usize, cycle_times: &[f64]) -> Result<f64> {
+    check_speeds(cycle_times)?;
+    check_owners(owners, cycle_times.len())?;
+    let mut free = vec![0.0f64; cycle_times.len()];
+    // Finish time, per row, of the column left of the current block.
+    let mut boundary = vec![0.0f64; rows];
+    let mut end = 0.0f64;
+    let mut c0 = 0;
+    while c0 < owners.len() {
+        let o = owners[c0];
+        let c1 = c0 + owners[c0..].iter().take_while(|&&x| x == o).count();
+        let mut above = vec![0.0f64; c1 - c0];
+        for left_of_row in boundary.iter_mut() {
+            let mut left = *left_of_row;
+            for a in above.iter_mut() {
+                let finish = free[o].max(*a).max(left) + cycle_times[o];
+                free[o] = finish;
+                *a = finish;
+                left = finish;
+            }
+            *left_of_row = left;
+            end = end.max(left);
+        }
+        c0 = c1;
+    }
+    Ok(end)
 }
 
 /// The distributor called `name` (`static`, `incremental`, `lu`, `panel`);

@@ -1,7 +1,9 @@
 //! `nuce plan distribute`: distribute `B` equal chunks over processors of
 //! given cycle times (seed 002 §2); JSON keys in `docs/cli.md`.
 
-use nuce::plan::dist1d::{distributor_by_name, incremental_sequence, Panels};
+use nuce::plan::dist1d::{
+    distributor_by_name, incremental_sequence, lu_update_costs, sweep_makespan, Panels,
+};
 use nuce::Result;
 use serde::Serialize;
 
@@ -21,6 +23,9 @@ pub struct Args {
     /// Slice length (lu) or panel period (panel); 0 = all chunks.
     #[arg(long, default_value_t = 0)]
     period: usize,
+    /// panel mode: number of tile rows of the sweep, to report its simulated time.
+    #[arg(long)]
+    rows: Option<usize>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -40,6 +45,10 @@ struct Output {
     order: Option<Vec<usize>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     panel_counts: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep_time: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    update_costs: Option<Vec<f64>>,
 }
 
 /// Runs the subcommand.
@@ -61,6 +70,14 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => (None, None),
     };
+    let sweep_time = match (args.mode.as_str(), args.rows) {
+        ("panel", Some(rows)) => Some(sweep_makespan(&plan.owners, rows, &t)?),
+        _ => None,
+    };
+    let update_costs = match args.mode.as_str() {
+        "lu" => Some(lu_update_costs(&plan.owners, &t)?),
+        _ => None,
+    };
     let out = Output {
         mode: plan.algorithm,
         chunks: args.chunks,
@@ -70,6 +87,8 @@ pub fn run(args: Args) -> Result<()> {
         sequence,
         order,
         panel_counts,
+        sweep_time,
+        update_costs,
     };
     if args.json {
         return crate::print_json(&out);
@@ -82,6 +101,12 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let (Some(o), Some(c)) = (&out.order, &out.panel_counts) {
         println!("panel order: {o:?}  per-panel counts: {c:?}");
+    }
+    if let Some(x) = out.sweep_time {
+        println!("simulated sweep time: {x}");
+    }
+    if let Some(u) = &out.update_costs {
+        println!("LU update cost per step: {u:?}");
     }
     if out.owners.len() <= 200 {
         println!("owners:   {:?}", out.owners);

@@ -6,10 +6,11 @@
 
 use super::column::{check_latency, plan_cost};
 use super::registry::all_decomposers_with_latency;
-use super::{check_args, ArrayDecomposer, ArrayPlan};
+use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnDp};
 use crate::error::{Error, Result};
 
-/// The cheapest plan of all concrete decomposers (ties: registry order).
+/// The cheapest plan of all concrete decomposers (ties: registry order);
+/// with a latency, the plain Acost column DP is tried as well.
 /// The plan's `algorithm` reads `best:<winner>`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Best {
@@ -34,7 +35,13 @@ impl ArrayDecomposer for Best {
         let speeds = &super::column::rescaled(speeds);
         check_latency(self.latency)?;
         let mut best: Option<(f64, ArrayPlan)> = None;
-        for d in all_decomposers_with_latency(self.latency) {
+        let mut candidates = all_decomposers_with_latency(self.latency);
+        if self.latency > 0.0 {
+            // The latency-aware DP optimises a model of the edges; the plain
+            // one can still win on the measured integer plan.
+            candidates.push(Box::new(ColumnDp::default()));
+        }
+        for d in candidates {
             let plan = d.decompose(rows, cols, speeds)?;
             let cost = plan_cost(&plan, self.latency);
             if best.as_ref().map_or(true, |(c, _)| cost < *c) {
