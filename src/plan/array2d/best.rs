@@ -4,9 +4,10 @@
 //! on the integer plans. Cost: the sum of the candidates' costs plus
 //! `O(p log p)` per candidate for the cost evaluation.
 
+use super::column::checked_speeds;
 use super::column::{check_latency, plan_cost};
 use super::registry::all_decomposers_with_latency;
-use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnDp};
+use super::{ArrayDecomposer, ArrayPlan, ColumnDp};
 use crate::error::{Error, Result};
 
 /// The cheapest plan of all concrete decomposers (ties: registry order);
@@ -31,8 +32,7 @@ impl ArrayDecomposer for Best {
     }
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-        check_args(rows, cols, speeds)?;
-        let speeds = &super::column::rescaled(speeds);
+        let speeds = &checked_speeds(rows, cols, speeds)?;
         check_latency(self.latency)?;
         let mut best: Option<(f64, ArrayPlan)> = None;
         let mut candidates = all_decomposers_with_latency(self.latency);

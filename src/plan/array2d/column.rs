@@ -139,8 +139,7 @@ impl ArrayDecomposer for ColumnDp {
     }
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-        check_args(rows, cols, speeds)?;
-        let speeds = &rescaled(speeds);
+        let speeds = &checked_speeds(rows, cols, speeds)?;
         let (layout, _) = self.layout(rows, cols, speeds)?;
         layout.realize(self.name(), rows, cols, speeds)
     }
@@ -161,6 +160,12 @@ pub fn rescaled(speeds: &[f64]) -> Vec<f64> {
     } else {
         speeds.to_vec()
     }
+}
+
+/// [`check_args`] then [`rescaled`]: the common prologue of the decomposers.
+pub fn checked_speeds(rows: usize, cols: usize, speeds: &[f64]) -> Result<Vec<f64>> {
+    check_args(rows, cols, speeds)?;
+    Ok(rescaled(speeds))
 }
 
 /// Rejects a negative or non-finite latency with [`Error::InvalidInput`].

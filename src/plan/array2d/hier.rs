@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
+use super::column::checked_speeds;
+use super::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 use crate::error::{Error, Result};
 
 /// Hierarchical decomposition: across hosts, then within each host (002 Figure 14).
@@ -60,8 +61,7 @@ impl ArrayDecomposer for Hierarchical {
     }
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-        check_args(rows, cols, speeds)?;
-        let speeds = &super::column::rescaled(speeds);
+        let speeds = &checked_speeds(rows, cols, speeds)?;
         if self.hosts.is_empty() {
             let mut plan = self.across.decompose(rows, cols, speeds)?;
             plan.algorithm = self.name().into();

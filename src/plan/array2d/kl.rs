@@ -10,8 +10,9 @@
 //! [`ColumnDp`](super::ColumnDp), neither the grouping nor the order of the
 //! processors is optimised. `O(p log p)`.
 
+use super::column::checked_speeds;
 use super::column::model_half_perimeter;
-use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
+use super::{ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::{Error, Result};
 
 /// Kalinov–Lastovetsky heterogeneous block distribution (002 §3.2.6).
@@ -46,8 +47,7 @@ impl ArrayDecomposer for KalinovLastovetsky {
     }
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-        check_args(rows, cols, speeds)?;
-        let speeds = &super::column::rescaled(speeds);
+        let speeds = &checked_speeds(rows, cols, speeds)?;
         let p = speeds.len();
         let transposed = rows > cols;
         let (along, across) = if transposed {

@@ -4,7 +4,8 @@
 //! horizontal slices of height s_i") and §3.2.6 (Figure 17's comparison).
 //! Part `i` gets full-width rows, in input order, top to bottom. `O(p log p)`.
 
-use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
+use super::column::checked_speeds;
+use super::{ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::Result;
 
 /// Horizontal slices in input order, heights proportional to speeds (002 §3.2.1).
@@ -17,8 +18,7 @@ impl ArrayDecomposer for Slices {
     }
 
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-        check_args(rows, cols, speeds)?;
-        let speeds = &super::column::rescaled(speeds);
+        let speeds = &checked_speeds(rows, cols, speeds)?;
         // One vertical slab spanning all columns, parts stacked top to bottom.
         ColumnLayout {
             columns: vec![(0..speeds.len()).collect()],
