@@ -36,8 +36,9 @@
 //! satisfies the quadrangle inequality `w(a,c) + w(b,d) ≤ w(a,d) + w(b,c)` for
 //! `a ≤ b ≤ c ≤ d` (the difference is `x_ab·y_cd + x_cd·y_ab ≥ 0`). Hence a
 //! later candidate split, once better, stays better, and the DP is solved
-//! with the monotone candidate queue of the "1D/1D" concave DP (Galil–Park)
-//! in `O(p log p)` ([`column_optimum`]).
+//! with the monotone candidate queue of the concave least-weight-subsequence
+//! problem (Hirschberg–Larmore 1987; Galil–Giancarlo 1989) in `O(p log p)`
+//! ([`column_optimum`]).
 //!
 //! # Latency term
 //!
@@ -59,7 +60,9 @@
 //! On small arrays the continuous optimum may give a part less than one row
 //! or column, which rounding turns into an empty part. [`ColumnDp`] first
 //! restricts the DP to layouts where every part is at least one cell in each
-//! extent ([`column_optimum_whole_cells`]; still Monge, still `O(p log p)`).
+//! extent ([`column_optimum_whole_cells`]; still Monge, still `O(p log p)`,
+//! optimal among sorted layouts — the exchange argument of Theorem 1 does
+//! not survive these constraints).
 
 use super::cost::{acost, latency_cost};
 use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
@@ -353,7 +356,8 @@ fn solve(
 
 /// One layer of the concave (Monge) 1D/1D dynamic program
 /// `F(q) = min_{1 ≤ a < q} h(a, F) + w(a, q)` for `q = 1..=n`, where `h(a, F)`
-/// may read `F[..=a]` (Galil–Park monotone candidate queue, `O(n log n)`).
+/// may read `F[..=a]` (Hirschberg–Larmore monotone candidate queue with
+/// binary search, `O(n log n)`).
 ///
 /// Requires `w` to satisfy the quadrangle inequality, so that a later
 /// candidate `b > a` that beats `a` at some `q` beats it at every `q' > q`.
