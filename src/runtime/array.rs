@@ -135,27 +135,28 @@ impl<T: Element> DistArray2<T> {
     }
 
     /// Copies the cells of `region` (global coordinates, inside this rank's
-    /// padded block) into `out`, row-major.
+    /// padded block) into `out`, row-major, one `memcpy` per row.
     fn pack(&self, region: &Rect, out: &mut Vec<T>) {
         let (g, me) = (self.ghost, self.rect());
-        let r0 = region.row + g - me.row;
-        let c0 = region.col + g - me.col;
-        let v = self
-            .data
-            .slice(s![r0..r0 + region.rows, c0..c0 + region.cols]);
-        out.extend(v.iter().copied());
+        copy_rows(&self.data, region.row + g - me.row, region.col + g - me.col, region, out);
     }
 
-    /// Writes `src` (row-major) into the cells of `region`.
+    /// Writes `src` (row-major) into the cells of `region`, one `memcpy` per row.
     fn unpack(&mut self, region: &Rect, src: &[T]) {
         let (g, me) = (self.ghost, self.rect());
-        let r0 = region.row + g - me.row;
-        let c0 = region.col + g - me.col;
-        let mut v = self
-            .data
-            .slice_mut(s![r0..r0 + region.rows, c0..c0 + region.cols]);
-        for (d, s) in v.iter_mut().zip(src) {
-            *d = *s;
+        let (r0, c0) = (region.row + g - me.row, region.col + g - me.col);
+        if region.is_empty() {
+            return;
+        }
+        let n = self.data.ncols();
+        if let Some(data) = self.data.as_slice_mut() {
+            for (i, chunk) in src.chunks_exact(region.cols).take(region.rows).enumerate() {
+                let at = (r0 + i) * n + c0;
+                data[at..at + region.cols].copy_from_slice(chunk);
+            }
+        } else {
+            let mut v = self.data.slice_mut(s![r0..r0 + region.rows, c0..c0 + region.cols]);
+            v.iter_mut().zip(src).for_each(|(d, x)| *d = *x);
         }
     }
 
@@ -405,6 +406,24 @@ impl<T: Element> DistArray2<T> {
             max_rank_bytes: max_f64(comm, mine) as u64,
             seconds: max_f64(comm, start.elapsed().as_secs_f64()),
         })
+    }
+}
+
+/// Appends the `region.rows × region.cols` cells of `a` starting at local
+/// `(r0, c0)` to `out`, row by row (contiguous copies when `a` is standard layout).
+fn copy_rows<T: Copy>(a: &Array2<T>, r0: usize, c0: usize, region: &Rect, out: &mut Vec<T>) {
+    if region.is_empty() {
+        return;
+    }
+    match a.as_slice() {
+        Some(data) => {
+            let n = a.ncols();
+            for i in 0..region.rows {
+                let at = (r0 + i) * n + c0;
+                out.extend_from_slice(&data[at..at + region.cols]);
+            }
+        }
+        None => out.extend(a.slice(s![r0..r0 + region.rows, c0..c0 + region.cols]).iter().copied()),
     }
 }
 
