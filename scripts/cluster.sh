@@ -126,10 +126,10 @@ cmd_up() {
   for ((i = 1; i <= n; i++)); do hdelay[$i]="$delay"; hrate[$i]="$rate"; done
   for s in "${specs[@]}"; do
     [[ "$s" =~ ^([0-9]+):([^:]*):([^:]*)$ ]] || die "bad --host '$s' (want I:DELAY:RATE)"
-    i="${BASH_REMATCH[1]}"
-    [ "$i" -ge 1 ] && [ "$i" -le "$n" ] || die "--host index $i out of 1..$n"
-    [[ "${BASH_REMATCH[2]}" =~ $tc_re ]] && [[ "${BASH_REMATCH[3]}" =~ $tc_re ]] || die "bad --host '$s'"
-    hdelay[$i]="${BASH_REMATCH[2]}"; hrate[$i]="${BASH_REMATCH[3]}"
+    local hi="${BASH_REMATCH[1]}" hd="${BASH_REMATCH[2]}" hr="${BASH_REMATCH[3]}"
+    [ "$hi" -ge 1 ] && [ "$hi" -le "$n" ] || die "--host index $hi out of 1..$n"
+    [[ "$hd" =~ $tc_re ]] && [[ "$hr" =~ $tc_re ]] || die "bad --host '$s'"
+    hdelay[$hi]="$hd"; hrate[$hi]="$hr"
   done
   command -v ip >/dev/null && command -v tc >/dev/null || die "needs iproute2: scripts/setup.sh iproute2"
 
@@ -148,6 +148,7 @@ cmd_up() {
   local br="$P-br" ns hosts_file q
   $SUDO ip netns add "$br"
   echo "$br" | $SUDO tee "$STATE" >/dev/null
+  $SUDO ip netns exec "$br" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
   $SUDO ip -n "$br" link add br0 type bridge
   $SUDO ip -n "$br" link set br0 up
   hosts_file="127.0.0.1 localhost"$'\n'
@@ -161,6 +162,7 @@ cmd_up() {
     $SUDO ip -n "$br" link add "v$i" type veth peer name eth0 netns "$ns"
     $SUDO ip -n "$br" link set "v$i" master br0
     $SUDO ip -n "$br" link set "v$i" up
+    $SUDO ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
     $SUDO ip -n "$ns" link set lo up
     $SUDO ip -n "$ns" addr add "$SUBNET.$i/24" dev eth0
     $SUDO ip -n "$ns" link set eth0 up

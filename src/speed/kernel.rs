@@ -401,27 +401,17 @@ mod tests {
 
     #[test]
     fn invalid_configs_are_errors_and_sanitized() {
+        let with = |f: fn(&mut KernelConfig)| {
+            let mut c = KernelConfig::default();
+            f(&mut c);
+            c
+        };
         for bad in [
-            KernelConfig {
-                repeats: 0,
-                ..Default::default()
-            },
-            KernelConfig {
-                work_multiplier: 0.0,
-                ..Default::default()
-            },
-            KernelConfig {
-                work_multiplier: f64::NAN,
-                ..Default::default()
-            },
-            KernelConfig {
-                work_multiplier: -2.0,
-                ..Default::default()
-            },
-            KernelConfig {
-                min_time: Duration::from_secs(3600),
-                ..Default::default()
-            },
+            with(|c| c.repeats = 0),
+            with(|c| c.work_multiplier = 0.0),
+            with(|c| c.work_multiplier = f64::NAN),
+            with(|c| c.work_multiplier = -2.0),
+            with(|c| c.min_time = Duration::from_secs(3600)),
         ] {
             assert!(matches!(
                 try_measure_kernel(&bad),

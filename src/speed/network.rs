@@ -179,14 +179,9 @@ mod tests {
             ..Default::default()
         };
         // Medians 1 ms and 2 ms (outliers 50 ms ignored): β = 1000 B / 1 ms.
-        let r = LinkRecord::from_one_way_times(
-            2,
-            0,
-            &cfg,
-            &[1e-3, 50e-3, 1e-3],
-            &[2e-3, 2e-3, 50e-3],
-        )
-        .unwrap();
+        let r =
+            LinkRecord::from_one_way_times(2, 0, &cfg, &[1e-3, 50e-3, 1e-3], &[2e-3, 2e-3, 50e-3])
+                .unwrap();
         assert_eq!(r.latency_s, 1e-3);
         assert!((r.bandwidth_bytes_per_s - 1e6).abs() < 1e-3);
         assert!((r.transfer_time(1100) - (1e-3 + 1.1e-3)).abs() < 1e-12);
@@ -201,27 +196,21 @@ mod tests {
         assert!(hockney_fit(10, 1.0, 10, 2.0).is_err());
         assert!(hockney_fit(1, 0.0, 10, 2.0).is_err());
         assert!(hockney_fit(1, 1.0, 10, f64::NAN).is_err());
+        let with = |f: fn(&mut ProbeConfig)| {
+            let mut c = ProbeConfig::default();
+            f(&mut c);
+            c
+        };
         for bad in [
-            ProbeConfig {
-                small_bytes: 0,
-                ..Default::default()
-            },
-            ProbeConfig {
-                small_bytes: 16,
-                large_bytes: 16,
-                ..Default::default()
-            },
-            ProbeConfig {
-                repeats: 0,
-                ..Default::default()
-            },
-            ProbeConfig {
-                large_bytes: MAX_PROBE_BYTES + 1,
-                ..Default::default()
-            },
+            with(|c| c.small_bytes = 0),
+            with(|c| (c.small_bytes, c.large_bytes) = (16, 16)),
+            with(|c| c.repeats = 0),
+            with(|c| c.large_bytes = MAX_PROBE_BYTES + 1),
         ] {
             assert!(bad.validate().is_err());
         }
-        assert!(LinkRecord::from_one_way_times(1, 0, &ProbeConfig::default(), &[], &[1.0]).is_err());
+        assert!(
+            LinkRecord::from_one_way_times(1, 0, &ProbeConfig::default(), &[], &[1.0]).is_err()
+        );
     }
 }
