@@ -26,7 +26,7 @@
 # 10.77.0.0/24. `down` kills what runs in the namespaces, deletes them and the
 # files `up` wrote; `up` first tears down a leftover cluster of the same prefix
 # and tears down on any failure.
-set -euo pipefail
+set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SELF="$ROOT/scripts/cluster.sh"
@@ -103,8 +103,23 @@ qdisc_for() {
   if [ "$netem" = yes ] && [ -n "$delay$rate" ]; then
     echo "netem ${delay:+delay $delay} ${rate:+rate $rate} limit 10000"
   elif [ -n "$rate" ]; then
-    echo "tbf rate $rate burst 64kb latency 200ms"
+    echo "tbf rate $rate burst $(tbf_burst "$rate") latency 200ms"
   fi
+}
+
+# tbf bucket: 4 ms worth of the rate, at least 64 KiB (a smaller bucket caps
+# fast links below their rate: the qdisc's timer cannot refill it in time).
+tbf_burst() {
+  local r="$1" num unit bits
+  num="${r%%[a-z]*}"; unit="${r#"$num"}"; num="${num%%.*}"
+  case "$unit" in
+    bit) bits=$num ;; kbit) bits=$((num * 1000)) ;; mbit) bits=$((num * 1000000)) ;;
+    gbit) bits=$((num * 1000000000)) ;; bps) bits=$((num * 8)) ;; kbps) bits=$((num * 8000)) ;;
+    mbps) bits=$((num * 8000000)) ;; gbps) bits=$((num * 8000000000)) ;; *) bits=0 ;;
+  esac
+  local bytes=$((bits / 8 / 250))
+  [ "$bytes" -lt 65536 ] && bytes=65536
+  echo "${bytes}b"
 }
 
 cmd_up() {

@@ -101,8 +101,11 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// Runs `cluster.sh ARGS` (killed after 5 minutes: a hung mpirun must
+    /// not hang the test).
     fn run(&self, args: &[&str]) -> std::process::Output {
-        std::process::Command::new(&self.script)
+        std::process::Command::new("timeout")
+            .args(["-k", "5", "300", &self.script])
             .args(args)
             .env("NUCE_CLUSTER", self.prefix)
             .output()
