@@ -38,8 +38,10 @@ HOSTFILE="$ROOT/hostfiles/cluster-$P"
 [[ "$P" =~ ^[a-z][a-z0-9]{0,7}$ ]] || { echo "cluster.sh: NUCE_CLUSTER must be 1-8 lower-case letters/digits" >&2; exit 2; }
 
 die() { echo "cluster.sh: $*" >&2; exit 2; }
+# Not root: namespaces through sudo, keeping the environment (Open MPI's
+# OMPI_* settings) and PATH (mpirun, cargo-built programs).
 SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+[ "$(id -u)" -eq 0 ] || SUDO="sudo -E env PATH=$PATH"
 
 # Namespaces of this prefix that exist now (only names this script makes).
 our_namespaces() {

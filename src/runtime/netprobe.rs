@@ -45,6 +45,7 @@ pub fn link_to_root<C: Communicator>(
     cfg: &ProbeConfig,
 ) -> Result<Option<LinkRecord>> {
     agree(comm, root, check(comm, root, cfg))?;
+    let _span = tracing::debug_span!("netprobe", rank = comm.rank(), root).entered();
     let rounds = cfg.warmup + cfg.repeats;
     let sizes = [cfg.small_bytes, cfg.large_bytes];
     let mut buf: Vec<u8> = (0..cfg.large_bytes).map(|i| (i % 251) as u8).collect();

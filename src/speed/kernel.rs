@@ -288,6 +288,7 @@ fn sample(grid: &mut Grid, rows: u64, multiplier: f64) -> (f64, Duration) {
 /// two grids of the kernel's size.
 pub fn try_measure_kernel(cfg: &KernelConfig) -> Result<KernelMeasurement> {
     cfg.validate()?;
+    let _span = tracing::debug_span!("measure_kernel", kernel = cfg.kernel.name()).entered();
     let (iw, ih) = cfg.kernel.interior();
     let mut grid = Grid::new(iw, ih);
     let m = cfg.work_multiplier;
@@ -321,7 +322,14 @@ pub fn try_measure_kernel(cfg: &KernelConfig) -> Result<KernelMeasurement> {
             cells / dt.as_secs_f64().max(1e-9)
         })
         .collect();
-    KernelMeasurement::from_samples(cfg.kernel, samples)
+    let m = KernelMeasurement::from_samples(cfg.kernel, samples)?;
+    tracing::debug!(
+        median = m.median,
+        spread = m.relative_spread(),
+        rows_per_sample = rows,
+        "kernel measured"
+    );
+    Ok(m)
 }
 
 /// Runs the configured kernel and returns its speed (cell updates per second).
