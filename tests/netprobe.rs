@@ -200,3 +200,28 @@ fn shaped_namespace_cluster_links_are_measured() {
         eprintln!("kernel without sch_netem: latency shaping not checked");
     }
 }
+
+/// `cluster.sh` refuses malformed arguments before touching any namespace
+/// (no root needed).
+#[test]
+fn cluster_script_rejects_bad_arguments() {
+    let script = format!("{}/scripts/cluster.sh", env!("CARGO_MANIFEST_DIR"));
+    for (prefix, args) in [
+        ("nucex", &["up", "-n", "0"][..]),
+        ("nucex", &["up", "-n", "201"]),
+        ("nucex", &["up", "--rate", "10xyz"]),
+        ("nucex", &["up", "--delay", "5 ms"]),
+        ("nucex", &["up", "-n", "2", "--host", "5:1ms:"]),
+        ("nucex", &["up", "--host", "1:1ms"]),
+        ("nucex", &["up", "--bogus"]),
+        ("nucex", &["frobnicate"]),
+        ("BAD!", &["down"]),
+    ] {
+        let out = std::process::Command::new(&script)
+            .args(args)
+            .env("NUCE_CLUSTER", prefix)
+            .output()
+            .expect("cluster.sh runs");
+        assert_eq!(out.status.code(), Some(2), "{prefix} {args:?}");
+    }
+}
