@@ -8,7 +8,9 @@
 //! * [`Kernel::Stencil`]: 64 × 32 interior cells, two arrays of ~18 KiB, so the
 //!   sweep runs from L1/L2 cache and measures the core's arithmetic speed;
 //! * [`Kernel::Memory`]: 2048 × 1024 interior cells, two arrays of ~16 MiB,
-//!   far beyond a core's L2 share, so the sweep is bound by memory bandwidth.
+//!   far beyond a core's L2 share, so the sweep is bound by memory bandwidth
+//!   (or, on a machine whose L3 share holds 32 MiB, by L3 bandwidth; the size
+//!   is fixed so that every rank measures the same work).
 //!
 //! The work unit is one *cell update*; speeds are cell updates per second.
 //!
