@@ -249,18 +249,16 @@ impl Grid {
         let w = self.w;
         while rows > 0 {
             let r = self.row;
-            let up = &self.a[(r - 1) * w..r * w];
-            let mid = &self.a[r * w..(r + 1) * w];
-            let dn = &self.a[(r + 1) * w..(r + 2) * w];
-            let out = &mut self.b[r * w + 1..(r + 1) * w - 1];
-            // Iterators instead of indices: no bounds checks, so it vectorises.
-            for (((o, m), u), d) in out
-                .iter_mut()
-                .zip(mid.windows(3))
-                .zip(&up[1..])
-                .zip(&dn[1..])
-            {
-                *o = 0.2 * (m[1] + m[0] + m[2] + u + d);
+            let n = w - 2;
+            // Equal-length slices: no bounds checks in the loop, so it vectorises.
+            let up = &self.a[(r - 1) * w + 1..(r - 1) * w + 1 + n];
+            let dn = &self.a[(r + 1) * w + 1..(r + 1) * w + 1 + n];
+            let left = &self.a[r * w..r * w + n];
+            let centre = &self.a[r * w + 1..r * w + 1 + n];
+            let right = &self.a[r * w + 2..r * w + 2 + n];
+            let out = &mut self.b[r * w + 1..r * w + 1 + n];
+            for j in 0..n {
+                out[j] = 0.2 * (centre[j] + left[j] + right[j] + up[j] + dn[j]);
             }
             rows -= 1;
             self.row += 1;
