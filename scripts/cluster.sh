@@ -180,6 +180,9 @@ cmd_up() {
     $SUDO ip -n "$br" link set "v$i" master br0
     $SUDO ip -n "$br" link set "v$i" up
     $SUDO ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
+    # Keep TCP's congestion window across the idle gaps of a ping-pong, so a
+    # delayed link's bandwidth is not measured in slow start.
+    $SUDO ip netns exec "$ns" sysctl -qw net.ipv4.tcp_slow_start_after_idle=0 || true
     $SUDO ip -n "$ns" link set lo up
     $SUDO ip -n "$ns" addr add "$SUBNET.$i/24" dev eth0
     $SUDO ip -n "$ns" link set eth0 up
