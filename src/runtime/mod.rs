@@ -4,5 +4,6 @@
 //! communicator.
 
 pub mod array;
+pub mod balancer;
 pub mod comm;
 pub mod netprobe;

@@ -14,10 +14,16 @@ use crate::error::{Error, Result};
 
 pub mod columns;
 pub mod cost;
+pub mod guillotine;
+pub mod pt;
 pub mod rb;
+pub mod tile;
+pub mod xy;
 
 pub use columns::ColumnLayout;
-pub use rb::RecursiveBisection2;
+pub use rb::{RecursiveBisection, RecursiveBisection2, RecursiveBisection3};
+pub use tile::Tile;
+pub use xy::{Xy, Xy2};
 
 /// A rectangle of cells: top-left `(row, col)`, extent `rows × cols`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
