@@ -6,3 +6,4 @@
 pub mod array;
 pub mod balancer;
 pub mod comm;
+pub mod netprobe;
