@@ -152,7 +152,13 @@ mod tests {
     #[test]
     fn remaps_only_when_it_pays() {
         let halves = |c: usize| {
-            ArrayPlan::new("t", 100, 100, vec![Rect::new(0, 0, 100, c), Rect::new(0, c, 100, 100 - c)]).unwrap()
+            ArrayPlan::new(
+                "t",
+                100,
+                100,
+                vec![Rect::new(0, 0, 100, c), Rect::new(0, c, 100, 100 - c)],
+            )
+            .unwrap()
         };
         let uniform = halves(50);
         let speeds = [1.0e4, 3.0e4];

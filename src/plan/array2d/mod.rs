@@ -164,8 +164,12 @@ impl ArrayPlan {
         }
         let mut total = 0usize;
         for (i, p) in self.parts.iter().enumerate() {
-            let outside = |start: usize, len: usize, max: usize| start.checked_add(len).is_none_or(|e| e > max);
-            if !p.is_empty() && (outside(p.row, p.rows, self.rows) || outside(p.col, p.cols, self.cols)) {
+            let outside = |start: usize, len: usize, max: usize| {
+                start.checked_add(len).is_none_or(|e| e > max)
+            };
+            if !p.is_empty()
+                && (outside(p.row, p.rows, self.rows) || outside(p.col, p.cols, self.cols))
+            {
                 return Err(Error::InvalidPlan(format!(
                     "part {i} {p:?} lies outside the {}x{} array",
                     self.rows, self.cols
@@ -266,7 +270,10 @@ pub fn apportion(total: usize, weights: &[f64]) -> Vec<usize> {
     };
     let sum: f64 = scaled.iter().sum();
     let shares: Vec<f64> = scaled.iter().map(|w| total as f64 * w / sum).collect();
-    let mut out: Vec<usize> = shares.iter().map(|s| (s.floor() as usize).min(total)).collect();
+    let mut out: Vec<usize> = shares
+        .iter()
+        .map(|s| (s.floor() as usize).min(total))
+        .collect();
     // Floating-point error could make the floors overshoot: take back from the largest.
     while out.iter().sum::<usize>() > total {
         if let Some(i) = (0..out.len()).max_by_key(|&i| out[i]) {
