@@ -298,12 +298,14 @@ impl<T: Element> DistArray2<T> {
         (send, recv)
     }
 
-    /// Fills the ghost border with the neighbours' cells (collective). Ghost
-    /// cells outside the global array are left untouched (boundary conditions
-    /// are the application's).
+    /// Fills the ghost border with the neighbours' cells. Collective in the
+    /// sense that every rank must call it, but it synchronises only with the
+    /// neighbours (nonblocking point-to-point, tag [`HALO_TAG`]); the returned
+    /// statistics are this rank's. Ghost cells outside the global array are
+    /// left untouched (boundary conditions are the application's).
     pub fn halo_exchange<C: Communicator>(&mut self, comm: &C) -> Result<MoveStats> {
         let (send, recv) = self.halo_regions();
-        self.exchange(comm, &send, &recv, None)
+        self.exchange(comm, &send, &recv, None, false)
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes travel
@@ -321,6 +323,9 @@ impl<T: Element> DistArray2<T> {
             Self::check_plan(comm, new_plan)
         };
         agree(comm, 0, shape)?;
+        // Start together, so the time (and the bandwidth derived from it)
+        // measures the movement, not the ranks' arrival skew.
+        comm.barrier();
         let old = self.rect();
         let new = new_plan.parts[self.rank];
         let send: Vec<Option<Rect>> = new_plan
@@ -359,19 +364,23 @@ impl<T: Element> DistArray2<T> {
             self.pack(&keep, &mut buf);
             next.unpack(&keep, &buf);
         }
-        let stats = self.exchange(comm, &send, &recv, Some(&mut next))?;
+        let stats = self.exchange(comm, &send, &recv, Some(&mut next), true)?;
         *self = next;
         Ok(stats)
     }
 
-    /// One all-to-all-v: packs `send[r]` from `self` for every rank `r`, and
-    /// unpacks what rank `r` sent into `recv[r]` of `target` (default `self`).
+    /// Moves rectangles between ranks: packs `send[r]` from `self` for every
+    /// rank `r`, and unpacks what rank `r` sent into `recv[r]` of `target`
+    /// (default `self`). With `collective`, one all-to-all-v and global
+    /// statistics; otherwise nonblocking point-to-point messages with the
+    /// neighbours only (tag [`HALO_TAG`]) and this rank's statistics.
     fn exchange<C: Communicator>(
         &mut self,
         comm: &C,
         send: &[Option<Rect>],
         recv: &[Option<Rect>],
         target: Option<&mut DistArray2<T>>,
+        collective: bool,
     ) -> Result<MoveStats> {
         let start = Instant::now();
         let area = |r: &Option<Rect>| r.map_or(0, |r| r.area());
@@ -390,10 +399,12 @@ impl<T: Element> DistArray2<T> {
         let sdispls = displacements(&scounts);
         let rdispls = displacements(&rcounts);
         let mut recvbuf = vec![T::default(); recv.iter().map(area).sum()];
-        {
+        if collective {
             let sp = Partition::new(&sendbuf[..], &scounts[..], &sdispls[..]);
             let mut rp = PartitionMut::new(&mut recvbuf[..], &rcounts[..], &rdispls[..]);
             comm.all_to_all_varcount_into(&sp, &mut rp);
+        } else {
+            point_to_point(comm, &sendbuf, &scounts, &mut recvbuf, &rcounts);
         }
         let dst = match target {
             Some(t) => t,
@@ -408,13 +419,65 @@ impl<T: Element> DistArray2<T> {
         let sent = sendbuf.len() as f64 * elem;
         let mine = (sendbuf.len() + recvbuf.len()) as f64 * elem;
         let msgs = scounts.iter().filter(|&&c| c > 0).count() as f64;
-        Ok(MoveStats {
-            bytes: sum_f64(comm, sent) as u64,
-            messages: sum_f64(comm, msgs) as u64,
-            max_rank_bytes: max_f64(comm, mine) as u64,
-            seconds: max_f64(comm, start.elapsed().as_secs_f64()),
+        let secs = start.elapsed().as_secs_f64();
+        Ok(if collective {
+            MoveStats {
+                bytes: sum_f64(comm, sent) as u64,
+                messages: sum_f64(comm, msgs) as u64,
+                max_rank_bytes: max_f64(comm, mine) as u64,
+                seconds: max_f64(comm, secs),
+            }
+        } else {
+            MoveStats {
+                bytes: sent as u64,
+                messages: msgs as u64,
+                max_rank_bytes: mine as u64,
+                seconds: secs,
+            }
         })
     }
+}
+
+/// Tag of the halo exchange's point-to-point messages.
+pub const HALO_TAG: mpi::Tag = 0x6e75;
+
+/// Nonblocking sends and receives of the non-empty slices of `sendbuf` /
+/// `recvbuf` (consecutive, sized by the counts), one message per neighbour.
+fn point_to_point<C: Communicator, T: Element>(
+    comm: &C,
+    sendbuf: &[T],
+    scounts: &[Count],
+    recvbuf: &mut [T],
+    rcounts: &[Count],
+) {
+    mpi::request::scope(|scope| {
+        let mut reqs = Vec::new();
+        let mut rest = recvbuf;
+        for (q, &c) in rcounts.iter().enumerate() {
+            let (head, tail) = rest.split_at_mut(c as usize);
+            rest = tail;
+            if c > 0 {
+                reqs.push(
+                    comm.process_at_rank(q as i32)
+                        .immediate_receive_into_with_tag(scope, head, HALO_TAG),
+                );
+            }
+        }
+        let mut at = 0;
+        for (q, &c) in scounts.iter().enumerate() {
+            let part = &sendbuf[at..at + c as usize];
+            at += c as usize;
+            if c > 0 {
+                reqs.push(
+                    comm.process_at_rank(q as i32)
+                        .immediate_send_with_tag(scope, part, HALO_TAG),
+                );
+            }
+        }
+        for r in reqs {
+            r.wait();
+        }
+    });
 }
 
 /// Appends the `region.rows × region.cols` cells of `a` starting at local

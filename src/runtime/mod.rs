@@ -4,5 +4,7 @@
 //! communicator.
 
 pub mod array;
+pub mod balancer;
 pub mod comm;
+pub mod netprobe;
 pub mod packing;
