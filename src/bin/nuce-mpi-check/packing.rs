@@ -95,7 +95,7 @@ fn equal(ctx: &Ctx) {
             match (seq, col) {
                 (Ok(s), Ok(c)) => {
                     let gathered = gather_values(comm, 0, &c.submeshes).expect("gather");
-                    let same = gathered.map_or(true, |g| g.concat() == s.submeshes);
+                    let same = gathered.is_none_or(|g| g.concat() == s.submeshes);
                     let util = (c.utilization - s.utilization).abs() < 1e-12 && c.cost == s.cost;
                     ctx.check(
                         &name,

@@ -92,7 +92,7 @@ fn parse_mesh(s: &str) -> Result<Mesh> {
         usize::try_from(p).map_err(|_| too_large())?,
         usize::try_from(q).map_err(|_| too_large())?,
     )?;
-    if mesh.p.checked_mul(mesh.q).map_or(true, |n| n > 1 << 24) {
+    if mesh.p.checked_mul(mesh.q).is_none_or(|n| n > 1 << 24) {
         return Err(too_large());
     }
     Ok(mesh)

@@ -231,7 +231,7 @@ impl TpState {
         let mut best: Option<Choice> = None;
         for c in &self.corners {
             if let Some(ch) = c.evaluate(g, self.width, self.height, self.ratio, self.modified) {
-                if best.map_or(true, |b| ch.better_than(&b)) {
+                if best.is_none_or(|b| ch.better_than(&b)) {
                     best = Some(ch);
                 }
             }
