@@ -392,8 +392,6 @@ pub fn collective_tp<C: Communicator>(
             my_boxes.push(r);
             my_places.push(Placement::new(r.x0, r.y0, rotated));
         }
-        // Keep CornerList order (keys ascending) for the tie-break.
-        corners.sort_by_key(|c| c.key);
     }
     stats.grids = m;
     stats.rounds = m;
