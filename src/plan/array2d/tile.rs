@@ -50,6 +50,18 @@ impl Tile {
     /// The chosen plan and its cost (Acost, or `Acost + latency × internal
     /// edges`), as [`super::guillotine::objective`] computes it.
     pub fn search(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(f64, ArrayPlan)> {
+        self.run(rows, cols, speeds, true)
+    }
+
+    /// The search, with or without branch-and-bound pruning (the plan is the
+    /// same; `prune = false` is the seed's exhaustive enumeration).
+    fn run(
+        &self,
+        rows: usize,
+        cols: usize,
+        speeds: &[f64],
+        prune: bool,
+    ) -> Result<(f64, ArrayPlan)> {
         check_args(rows, cols, speeds)?;
         check_latency(self.latency)?;
         let order = sorted_desc(speeds);
@@ -69,6 +81,7 @@ impl Tile {
             corners: Vec::new(),
             log: Vec::new(),
             nonempty: 0,
+            prune,
             best_cost: f64::INFINITY,
             best: Vec::new(),
         };
@@ -104,6 +117,8 @@ struct Search<'a> {
     log: Vec<(usize, usize)>,
     /// Non-empty parts placed on the current path.
     nonempty: usize,
+    /// Skip branches whose lower bound cannot beat the best found.
+    prune: bool,
     best_cost: f64,
     best: Vec<Rect>,
 }
@@ -228,7 +243,7 @@ impl Search<'_> {
             }
             let per = perim + self.stack(&sl, y, start, c);
             let rest = usize::from(!sr.is_empty());
-            if self.bound(per + sr.perimeter(), rest) < self.best_cost {
+            if !self.prune || self.bound(per + sr.perimeter(), rest) < self.best_cost {
                 if r - c == 1 {
                     self.place(self.order[start + c], sr);
                     self.leaf(per + sr.perimeter());
@@ -270,6 +285,22 @@ mod tests {
                 let (cost, plan) = Tile { latency }.search(m, n, &speeds).unwrap();
                 assert_eq!(cost, objective(&plan, latency), "{m}x{n} L={latency}");
             }
+        }
+    }
+
+    #[test]
+    fn pruning_keeps_the_exhaustive_choice() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for _ in 0..60 {
+            let p = rng.gen_range(1..10);
+            let speeds: Vec<f64> = (0..p).map(|_| rng.gen_range(1.0..8.0)).collect();
+            let (m, n) = (rng.gen_range(1..400), rng.gen_range(1..400));
+            let latency = [0.0, 7.0, 1000.0][rng.gen_range(0..3)];
+            let t = Tile { latency };
+            let fast = t.run(m, n, &speeds, true).unwrap();
+            let full = t.run(m, n, &speeds, false).unwrap();
+            assert_eq!(fast, full, "{m}x{n} {speeds:?} L={latency}");
         }
     }
 
