@@ -12,16 +12,28 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+pub mod best;
+pub mod column;
 pub mod columns;
 pub mod cost;
 pub mod guillotine;
+pub mod hier;
+pub mod kl;
 pub mod pt;
 pub mod rb;
+pub mod registry;
+pub mod slices;
 pub mod tile;
 pub mod xy;
 
+pub use best::Best;
+pub use column::{acost_lower_bound, ColumnDp};
 pub use columns::ColumnLayout;
+pub use hier::Hierarchical;
+pub use kl::KalinovLastovetsky;
 pub use rb::{RecursiveBisection, RecursiveBisection2, RecursiveBisection3};
+pub use registry::{all_decomposers, decomposer_by_name};
+pub use slices::Slices;
 pub use tile::Tile;
 pub use xy::{Xy, Xy2};
 
