@@ -6,14 +6,16 @@
 //! known ones.
 
 use super::{
-    ArrayDecomposer, Best, ColumnDp, KalinovLastovetsky, RecursiveBisection, RecursiveBisection2, RecursiveBisection3,
-    Slices, Tile, Xy, Xy2,
+    ArrayDecomposer, Best, ColumnDp, KalinovLastovetsky, RecursiveBisection, RecursiveBisection2,
+    RecursiveBisection3, Slices, Tile, Xy, Xy2,
 };
 use crate::error::{Error, Result};
 
 /// Names of the concrete algorithms, in the order [`Best`] tries them (ties
 /// go to the earlier one).
-pub const CONCRETE: &[&str] = &["column", "xy2", "xy", "tile", "kl", "rb", "rb2", "rb3", "slices"];
+pub const CONCRETE: &[&str] = &[
+    "column", "xy2", "xy", "tile", "kl", "rb", "rb2", "rb3", "slices",
+];
 
 /// The algorithms whose running time grows exponentially with p (they
 /// enumerate the pt(p) sorted XY decompositions, 000 §4, §6.1–6.2).
