@@ -83,7 +83,7 @@ struct Grid {
     /// XY2's, and the largest relative excess.
     worse_than_xy2: Vec<(usize, f64)>,
     /// Runs where ColumnDp costs more than XY2: (excess, description).
-    column_losses: Vec<(f64, String)>,
+    column_losses: Vec<(f64, usize, String)>,
     runs: usize,
 }
 
@@ -241,6 +241,7 @@ fn main() {
                         if costs[COLUMN] > reference {
                             g.column_losses.push((
                                 (costs[COLUMN] - reference) / reference,
+                                li,
                                 format!(
                                     "1000x{} p={p} ratio={ratio} latency={latency}: column {} xy2 {} speeds {speeds:.3?}",
                                     g.sizes[si], costs[COLUMN], reference
@@ -477,7 +478,28 @@ fn print_side_remarks(g: &Grid) {
     );
     let mut losses = g.column_losses.clone();
     losses.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for (excess, what) in losses.iter().take(5) {
+    for (li, lat) in g.latencies.iter().enumerate() {
+        let at: Vec<f64> = losses.iter().filter(|l| l.1 == li).map(|l| l.0).collect();
+        let worst = at.iter().copied().fold(0.0, f64::max);
+        let equal = losses
+            .iter()
+            .filter(|l| l.1 == li && l.2.contains("ratio=1 "))
+            .count();
+        println!(
+            "  latency {lat}: {} runs (worst +{:.3}%), {equal} of them with equal speeds",
+            at.len(),
+            100.0 * worst
+        );
+    }
+    for (excess, _, what) in losses.iter().take(3) {
+        println!("  +{:.3}% {what}", 100.0 * excess);
+    }
+    let unequal: Vec<&(f64, usize, String)> = losses
+        .iter()
+        .filter(|l| !l.2.contains("ratio=1 "))
+        .take(3)
+        .collect();
+    for (excess, _, what) in unequal {
         println!("  +{:.3}% {what}", 100.0 * excess);
     }
 }
