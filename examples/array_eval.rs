@@ -84,6 +84,8 @@ struct Grid {
     worse_than_xy2: Vec<(usize, f64)>,
     /// Runs where ColumnDp costs more than XY2: (excess, description).
     column_losses: Vec<(f64, usize, String)>,
+    /// Per algorithm: largest load imbalance after rounding over all runs.
+    imbalance: Vec<f64>,
     runs: usize,
 }
 
@@ -197,6 +199,7 @@ fn main() {
         secs: vec![0.0; n],
         worse_than_xy2: vec![(0, 0.0); ALGOS.len()],
         column_losses: Vec::new(),
+        imbalance: vec![0.0; ALGOS.len()],
         runs: 0,
     };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed);
@@ -233,6 +236,8 @@ fn main() {
                             let dt = t.elapsed().as_secs_f64();
                             let k = g.index(li, si, ri, pi, a);
                             costs[a] = cost(&plan, latency);
+                            let imb = plan.imbalance(&speeds).unwrap_or(f64::INFINITY);
+                            g.imbalance[a] = g.imbalance[a].max(imb);
                             g.cost[k] += costs[a] / samples as f64;
                             g.secs[k] += dt;
                         }
@@ -467,6 +472,12 @@ fn print_side_remarks(g: &Grid) {
     for (a, name) in ALGOS.iter().enumerate() {
         let (count, worst) = g.worse_than_xy2[a];
         line += &format!("  {name}: {count} ({:.2}%)", 100.0 * worst);
+    }
+    println!("{line}");
+    let mut line =
+        String::from("Largest load imbalance after rounding (max_i (area_i/speed_i) / ideal - 1):");
+    for (a, name) in ALGOS.iter().enumerate() {
+        line += &format!("  {name}: {:.2e}", g.imbalance[a]);
     }
     println!("{line}");
     let (count, worst) = g.worse_than_xy2[COLUMN];
