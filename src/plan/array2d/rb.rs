@@ -18,8 +18,9 @@
 //! at most `⌈log₂ p⌉` cuts per side. Plans list parts in input order.
 //! Complexity: O(p log p) for p parts.
 
+use super::column::checked_speeds;
 use super::guillotine::{cut_at, piece, sorted_desc, Axis};
-use super::{check_args, ArrayDecomposer, ArrayPlan, Rect};
+use super::{ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;
 
 /// RecursiveBisection of Crandall and Quinn (000 §6.3, Figure 15): split the
@@ -90,7 +91,8 @@ impl ArrayDecomposer for RecursiveBisection3 {
 }
 
 fn run(name: &str, rule: Rule, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-    check_args(rows, cols, speeds)?;
+    // Speeds divided by their maximum: sums cannot overflow.
+    let speeds = &checked_speeds(rows, cols, speeds)?;
     let mut parts = vec![Rect::default(); speeds.len()];
     let whole = Rect::new(0, 0, rows, cols);
     let order = sorted_desc(speeds);
