@@ -188,7 +188,7 @@ impl ChunkDistributor for Static {
         let owners = counts
             .iter()
             .enumerate()
-            .flat_map(|(i, &c)| std::iter::repeat(i).take(c))
+            .flat_map(|(i, &c)| std::iter::repeat_n(i, c))
             .collect();
         Ok(ChunkPlan::from_owners(self.name(), owners, cycle_times))
     }
@@ -319,7 +319,7 @@ impl ChunkDistributor for Panels {
         let (order, counts) = self.pattern(chunks, cycle_times)?;
         let panel: Vec<usize> = order
             .iter()
-            .flat_map(|&i| std::iter::repeat(i).take(counts[i]))
+            .flat_map(|&i| std::iter::repeat_n(i, counts[i]))
             .collect();
         let owners = panel.iter().copied().cycle().take(chunks).collect();
         Ok(ChunkPlan::from_owners(self.name(), owners, cycle_times))

@@ -6,3 +6,5 @@
 pub mod array;
 pub mod balancer;
 pub mod comm;
+pub mod netprobe;
+pub mod packing;

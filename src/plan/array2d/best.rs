@@ -46,7 +46,7 @@ impl ArrayDecomposer for Best {
         for d in candidates {
             let plan = d.decompose(rows, cols, speeds)?;
             let cost = plan_cost(&plan, self.latency);
-            if best.as_ref().map_or(true, |(c, _)| cost < *c) {
+            if best.as_ref().is_none_or(|(c, _)| cost < *c) {
                 best = Some((cost, plan));
             }
         }

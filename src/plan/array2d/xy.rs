@@ -129,7 +129,7 @@ fn search(
         match layout.realize(name, rows, cols, speeds) {
             Ok(plan) => {
                 let cost = plan_cost(&plan, latency);
-                if best.as_ref().map_or(true, |(b, _, _)| cost < *b) {
+                if best.as_ref().is_none_or(|(b, _, _)| cost < *b) {
                     best = Some((cost, layout, plan));
                 }
             }
