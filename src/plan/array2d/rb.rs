@@ -16,7 +16,9 @@
 //! Cuts are rounded to whole cells ([`super::guillotine::cut_at`]), so every
 //! part is a rectangle and its area differs from its share by the rounding of
 //! at most `⌈log₂ p⌉` cuts per side. Plans list parts in input order.
-//! Complexity: O(p log p) for p parts.
+//! Complexity: O(p log p) for p parts when the splits are balanced, O(p²) in
+//! the worst case (a list split 1 : r − 1 at every level, e.g. one dominant
+//! speed per level for RB2/RB3).
 
 use super::column::checked_speeds;
 use super::guillotine::{cut_at, piece, sorted_desc, Axis};

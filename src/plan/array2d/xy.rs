@@ -15,7 +15,8 @@
 //! Σ_{j∈i} aⱼ` horizontal cuts per unit of `n`, Proof 1), the candidate is
 //! rotated (columns become bands along the shorter axis) when `k > d`.
 //!
-//! Complexity: O(pt(p) · p) with zero latency, O(pt(p) · p log p) otherwise
+//! Complexity: O(pt(p) · p log p) (each candidate is realised by
+//! [`ColumnLayout::realize`], whose largest-remainder rounding sorts)
 //! (Table 8 of the seed: XY2 is the cheaper of the exhaustive searches).
 
 use super::column::{check_latency, checked_speeds, plan_cost};
