@@ -47,7 +47,7 @@ pub struct RecursiveBisection2;
 /// the list is divided into two groups of near-equal weight by bin packing
 /// (largest-first into the lighter of two bins, the classic LPT rule; the
 /// seed does not name its bin-packing heuristic). The group holding the
-/// heaviest part goes first (left/top). O(p log p).
+/// heaviest part goes first (left/top). O(p log p), O(p²) worst case.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecursiveBisection3;
 
