@@ -39,7 +39,7 @@ pub struct RecursiveBisection;
 /// RecursiveBisection2 (000 §6.3, variation 1): cut across the longer side of
 /// the current rectangle, splitting the sorted list at the prefix whose weight
 /// is nearest half of the total (on a tie, the heavier prefix: this reproduces
-/// the seed's Figure 16 cost, 4666). O(p log p).
+/// the seed's Figure 16 cost, 4666). O(p log p), O(p²) worst case.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecursiveBisection2;
 
