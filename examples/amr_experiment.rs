@@ -11,7 +11,9 @@
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use nuce::plan::packing::experiment::{run, AmrWorkload, ExperimentTotals};
+use nuce::plan::packing::experiment::{run, AmrWorkload, CountLaw, ExperimentTotals};
+use nuce::plan::packing::level::{LevelFit, LpOrientation, LpWidth};
+use nuce::plan::packing::submesh::SizeBound;
 use nuce::plan::packing::{
     Grid, LevelPacking, Mesh, Packer, PackingOrder, Scaling, SubmeshAllocator, TightPacking,
 };
@@ -66,6 +68,30 @@ impl Ctx {
         packer: &dyn Packer,
         scaling: Scaling,
     ) -> Res<ExperimentTotals> {
+        let alloc = SubmeshAllocator::new(packer, scaling);
+        self.measure_alloc(w, &alloc)
+    }
+
+    /// [`Ctx::measure`] with non-uniform scaling and a given size bound.
+    fn measure_with(
+        &self,
+        w: AmrWorkload,
+        packer: &dyn Packer,
+        bound: SizeBound,
+    ) -> Res<ExperimentTotals> {
+        let alloc = SubmeshAllocator {
+            bound,
+            ..SubmeshAllocator::new(packer, Scaling::NonUniform)
+        };
+        self.measure_alloc(w, &alloc)
+    }
+
+    /// Totals averaged over the seeds for one workload and allocation.
+    fn measure_alloc(
+        &self,
+        w: AmrWorkload,
+        alloc: &SubmeshAllocator<&dyn Packer>,
+    ) -> Res<ExperimentTotals> {
         let mut acc = ExperimentTotals::default();
         for s in 0..self.seeds {
             let w = AmrWorkload {
@@ -74,8 +100,7 @@ impl Ctx {
                 ..w
             };
             let levels = w.generate()?;
-            let alloc = SubmeshAllocator::new(packer, scaling);
-            let t = run(&levels, &alloc, w.mesh, || self.bar.inc(1))?;
+            let t = run(&levels, alloc, w.mesh, || self.bar.inc(1))?;
             acc.comp += t.comp / self.seeds as f64;
             acc.comm += t.comm / self.seeds as f64;
             acc.total += t.total / self.seeds as f64;
@@ -179,10 +204,208 @@ fn arg(args: &[String], name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_string())
 }
 
+/// One reading of the seed tried by `--investigate`: a name, the workload
+/// change, the LP variant, and the minimum-size bound (for both TP and LP).
+struct Variant {
+    name: &'static str,
+    count: CountLaw,
+    lp: LevelPacking,
+    bound: SizeBound,
+}
+
+/// The points of the seed's TP-vs-LP figures where it states a winner:
+/// (label, workload, seed's winner).
+fn investigation_points() -> Vec<(&'static str, AmrWorkload, &'static str)> {
+    let b = AmrWorkload::default();
+    let mesh = |mr: f64| Mesh {
+        p: (32.0 * mr) as usize,
+        q: 32,
+    };
+    vec![
+        ("VAR 0.1", AmrWorkload { var: 0.1, ..b }, "LP≈TP"),
+        ("VAR 0.9", AmrWorkload { var: 0.9, ..b }, "TP"),
+        ("MAXR 1", AmrWorkload { max_ratio: 1.0, ..b }, "LP"),
+        ("MAXR 5", AmrWorkload { max_ratio: 5.0, ..b }, "TP"),
+        ("MESH 1", b, "TP"),
+        ("MESH 3", AmrWorkload { mesh: mesh(3.0), ..b }, "LP"),
+        ("GRIDS 40", b, "TP"),
+        ("GRIDS 55", AmrWorkload { coarse_grids: 55, ..b }, "TP"),
+    ]
+}
+
+/// `--investigate`: TP against LP under each candidate reading of the seed
+/// (benchmarks/packing.md, "Investigation: TP vs LP"). Prints, per variant and
+/// point, LP total / TP total (< 1: LP wins) and the utilisations.
+fn investigate(levels: usize, seeds: u64) -> Res<()> {
+    let lp = LevelPacking::default();
+    let base = Variant {
+        name: "as implemented (LP long x, first fit, drop, 1 %, used W; D quick; geometric)",
+        count: CountLaw::Geometric,
+        lp,
+        bound: SizeBound::QuickPacking,
+    };
+    let nodrop = LevelPacking {
+        drop_down: false,
+        ..lp
+    };
+    let long_y = LevelPacking {
+        orientation: LpOrientation::LongY,
+        ..lp
+    };
+    let weakest = LevelPacking {
+        orientation: LpOrientation::LongY,
+        fit: LevelFit::NextFit,
+        drop_down: false,
+        step: 0.1,
+        width: LpWidth::Bin,
+        ..lp
+    };
+    let variants = vec![
+        Variant { ..base },
+        Variant {
+            name: "LP no drop-down",
+            lp: nodrop,
+            ..base
+        },
+        Variant {
+            name: "LP long side along y",
+            lp: long_y,
+            ..base
+        },
+        Variant {
+            name: "LP long y, no drop",
+            lp: LevelPacking {
+                drop_down: false,
+                ..long_y
+            },
+            ..base
+        },
+        Variant {
+            name: "LP next fit",
+            lp: LevelPacking {
+                fit: LevelFit::NextFit,
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP next fit, no drop",
+            lp: LevelPacking {
+                fit: LevelFit::NextFit,
+                ..nodrop
+            },
+            ..base
+        },
+        Variant {
+            name: "LP in decreasing size order (TP's order)",
+            lp: LevelPacking {
+                order: Some(PackingOrder::Area),
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP size order, no drop",
+            lp: LevelPacking {
+                order: Some(PackingOrder::Area),
+                ..nodrop
+            },
+            ..base
+        },
+        Variant {
+            name: "LP size order, long y",
+            lp: LevelPacking {
+                order: Some(PackingOrder::Area),
+                ..long_y
+            },
+            ..base
+        },
+        Variant {
+            name: "LP width step 10 %",
+            lp: LevelPacking { step: 0.1, ..lp },
+            ..base
+        },
+        Variant {
+            name: "LP W = bin width",
+            lp: LevelPacking {
+                width: LpWidth::Bin,
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP all weakest (long y, next fit, no drop, 10 %, bin W)",
+            lp: weakest,
+            ..base
+        },
+        Variant {
+            name: "bound D = Σ long sides (both)",
+            bound: SizeBound::SumOfLongSides,
+            ..base
+        },
+        Variant {
+            name: "no size bound before packing (both)",
+            bound: SizeBound::None,
+            ..base
+        },
+        Variant {
+            name: "Poisson grid counts (both)",
+            count: CountLaw::Poisson,
+            ..base
+        },
+    ];
+    let points = investigation_points();
+    let tp = TightPacking::default();
+    let bar = ProgressBar::new((variants.len() * points.len() * 2) as u64 * seeds * levels as u64);
+    let ctx = Ctx { levels, seeds, bar };
+    let mut rows = Vec::new();
+    for v in &variants {
+        let mut cells = Vec::new();
+        for (_, w, _) in &points {
+            let w = AmrWorkload { count: v.count, ..*w };
+            let t = ctx.measure_with(w, &tp, v.bound)?;
+            let l = ctx.measure_with(w, &v.lp, v.bound)?;
+            cells.push((t, l));
+        }
+        rows.push((v.name, cells));
+    }
+    ctx.bar.finish_and_clear();
+    let head: Vec<String> = points.iter().map(|p| format!("{} ({})", p.0, p.2)).collect();
+    println!("### LP total / TP total (< 1: LP wins; seed's winner in parentheses)\n");
+    println!("| variant | {} |", head.join(" | "));
+    println!("|---{}|", "|---".repeat(points.len()));
+    for (name, cells) in &rows {
+        let c: Vec<String> = cells
+            .iter()
+            .map(|(t, l)| format!("{:.3}", l.total / t.total))
+            .collect();
+        println!("| {name} | {} |", c.join(" | "));
+    }
+    println!("\n### TP total / LP total (util % TP / LP)\n");
+    println!("| variant | {} |", head.join(" | "));
+    println!("|---{}|", "|---".repeat(points.len()));
+    for (name, cells) in &rows {
+        let c: Vec<String> = cells
+            .iter()
+            .map(|(t, l)| {
+                format!(
+                    "{:.0} / {:.0} ({:.1} / {:.1})",
+                    t.total, l.total, t.utilization, l.utilization
+                )
+            })
+            .collect();
+        println!("| {name} | {} |", c.join(" | "));
+    }
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let levels: usize = arg(&args, "--levels", "200").parse()?;
     let seeds: u64 = arg(&args, "--seeds", "3").parse()?;
+    if args.iter().any(|a| a == "--investigate") {
+        return investigate(levels, seeds);
+    }
     let out = arg(&args, "--out", "benchmarks");
     std::fs::create_dir_all(format!("{out}/img"))?;
 

@@ -20,8 +20,47 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{check_grids, Grid, Packer, Packing, Placement};
+use super::{check_grids, Grid, Packer, Packing, PackingOrder, Placement};
 use crate::error::Result;
+
+/// How LP orients a grid (LP itself never rotates while packing).
+///
+/// The seed (§4.5) says only that LP considers the rectangles "in decreasing
+/// order of height"; with its convention `wᵢ > hᵢ` (§4.1, Theorem 1; §4.5
+/// "aspect ratios … w/h (w > h)") the height is the short side, i.e. long
+/// sides along x ([`LpOrientation::LongX`], the default). `LongY` stands the
+/// grids on their short side (height = long side), the other reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LpOrientation {
+    /// Long side along x; levels sorted by the short side (default).
+    #[default]
+    LongX,
+    /// Long side along y; levels sorted by the long side.
+    LongY,
+}
+
+/// How a grid chooses its level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LevelFit {
+    /// The lowest level with room left (first fit, the seed's "as in the
+    /// first-fit heuristic"; default).
+    #[default]
+    FirstFit,
+    /// Only the current (last) level; else a new level (next fit, a weaker
+    /// cousin kept for the investigation in `benchmarks/packing.md`).
+    NextFit,
+}
+
+/// Which width LP reports as the packing's `W` (used to scale onto the mesh
+/// and to stop the width search).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LpWidth {
+    /// The width actually covered by grids (default).
+    #[default]
+    Used,
+    /// The fixed bin width of the last iteration (may exceed the used width).
+    Bin,
+}
 
 /// LP with the width search, as a [`Packer`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -33,6 +72,17 @@ pub struct LevelPacking {
     /// Let grids drop down onto the level below (the seed's modification).
     /// `false` keeps them on their level's shelf (plain alternating levels).
     pub drop_down: bool,
+    /// Orientation of the grids (default long side along x).
+    pub orientation: LpOrientation,
+    /// Level choice (default first fit).
+    pub fit: LevelFit,
+    /// Width reported as `W` (default the used width).
+    pub width: LpWidth,
+    /// Order in which grids enter the levels: `None` (default) is the seed's
+    /// "decreasing order of height" (§4.5); `Some(order)` feeds LP one of
+    /// TP's orders instead (e.g. decreasing size, the order §4.5 says it uses
+    /// "in our remaining experiments"). A level is as tall as its tallest grid.
+    pub order: Option<PackingOrder>,
 }
 
 impl Default for LevelPacking {
@@ -41,6 +91,10 @@ impl Default for LevelPacking {
             step: 0.01,
             max_iters: 10_000,
             drop_down: true,
+            orientation: LpOrientation::LongX,
+            fit: LevelFit::FirstFit,
+            width: LpWidth::Used,
+            order: None,
         }
     }
 }
@@ -48,56 +102,96 @@ impl Default for LevelPacking {
 /// One fixed-width LP packing: placements (input order), used width, height.
 /// `bin` must be at least the longest side of every grid; with `drop_down`
 /// grids fall onto the grids below, else they stay on their shelf. `O(m²)`.
+/// The default variant of [`LevelPacking`] (long sides along x, first fit).
 pub fn pack_fixed_width(grids: &[Grid], bin: u64, drop_down: bool) -> (Vec<Placement>, u64, u64) {
-    // Orientation: long side along x; `rotated` when that turns the grid.
-    let dims: Vec<(u64, u64)> = grids.iter().map(|g| (g.long(), g.short())).collect();
-    let mut order: Vec<usize> = (0..grids.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(dims[i].1));
-    // First fit into levels: (used width, members in arrival order).
-    let mut levels: Vec<(u64, Vec<usize>)> = Vec::new();
-    for &i in &order {
-        let w = dims[i].0;
-        match levels.iter_mut().find(|(used, _)| used + w <= bin) {
-            Some((used, members)) => {
-                *used += w;
-                members.push(i);
+    let lp = LevelPacking {
+        drop_down,
+        ..LevelPacking::default()
+    };
+    lp.pack_fixed_width(grids, bin)
+}
+
+impl LevelPacking {
+    /// One fixed-width packing with this variant's orientation, level fit and
+    /// drop-down: placements (input order), used width, height. `bin` must be
+    /// at least the x-extent of every grid in this orientation. `O(m²)`.
+    pub fn pack_fixed_width(&self, grids: &[Grid], bin: u64) -> (Vec<Placement>, u64, u64) {
+        let drop_down = self.drop_down;
+        let long_x = self.orientation == LpOrientation::LongX;
+        // (extent along x, extent along y) in this variant's orientation.
+        let dims: Vec<(u64, u64)> = grids
+            .iter()
+            .map(|g| {
+                if long_x {
+                    (g.long(), g.short())
+                } else {
+                    (g.short(), g.long())
+                }
+            })
+            .collect();
+        let order = match self.order {
+            Some(o) => o.sort(grids),
+            None => {
+                let mut order: Vec<usize> = (0..grids.len()).collect();
+                order.sort_by_key(|&i| std::cmp::Reverse(dims[i].1));
+                order
             }
-            None => levels.push((w, vec![i])),
-        }
-    }
-    let mut placements = vec![Placement::default(); grids.len()];
-    // Boxes already dropped: (x0, x1, top).
-    let mut dropped: Vec<(u64, u64, u64)> = Vec::with_capacity(grids.len());
-    let (mut width, mut height, mut shelf) = (0, 0, 0);
-    for (k, (_, members)) in levels.iter().enumerate() {
-        let mut cursor = 0;
-        for &i in members {
-            let (w, h) = dims[i];
-            let x = if k % 2 == 0 { cursor } else { bin - cursor - w };
-            cursor += w;
-            let y = if drop_down {
-                dropped
-                    .iter()
-                    .filter(|&&(a, b, _)| a < x + w && x < b)
-                    .map(|&(_, _, top)| top)
-                    .max()
-                    .unwrap_or(0)
-            } else {
-                shelf
+        };
+        // Fit into levels: (used width, members in arrival order).
+        let mut levels: Vec<(u64, Vec<usize>)> = Vec::new();
+        for &i in &order {
+            let w = dims[i].0;
+            let slot = match self.fit {
+                LevelFit::FirstFit => levels.iter_mut().find(|(used, _)| used + w <= bin),
+                LevelFit::NextFit => levels.last_mut().filter(|(used, _)| used + w <= bin),
             };
-            dropped.push((x, x + w, y + h));
-            width = width.max(x + w);
-            height = height.max(y + h);
-            placements[i] = Placement {
-                x,
-                y,
-                rotated: grids[i].w < grids[i].h,
-            };
+            match slot {
+                Some((used, members)) => {
+                    *used += w;
+                    members.push(i);
+                }
+                None => levels.push((w, vec![i])),
+            }
         }
-        // The level's height is that of its first (tallest) grid.
-        shelf += members.first().map_or(0, |&i| dims[i].1);
+        let mut placements = vec![Placement::default(); grids.len()];
+        // Boxes already dropped: (x0, x1, top).
+        let mut dropped: Vec<(u64, u64, u64)> = Vec::with_capacity(grids.len());
+        let (mut width, mut height, mut shelf) = (0, 0, 0);
+        for (k, (_, members)) in levels.iter().enumerate() {
+            let mut cursor = 0;
+            for &i in members {
+                let (w, h) = dims[i];
+                let x = if k % 2 == 0 {
+                    cursor
+                } else {
+                    bin.saturating_sub(cursor + w)
+                };
+                cursor += w;
+                let y = if drop_down {
+                    dropped
+                        .iter()
+                        .filter(|&&(a, b, _)| a < x + w && x < b)
+                        .map(|&(_, _, top)| top)
+                        .max()
+                        .unwrap_or(0)
+                } else {
+                    shelf
+                };
+                dropped.push((x, x + w, y + h));
+                width = width.max(x + w);
+                height = height.max(y + h);
+                placements[i] = Placement {
+                    x,
+                    y,
+                    rotated: (grids[i].w < grids[i].h) == long_x && grids[i].w != grids[i].h,
+                };
+            }
+            // The level's height is that of its tallest grid (the first one
+            // in decreasing order of height).
+            shelf += members.iter().map(|&i| dims[i].1).max().unwrap_or(0);
+        }
+        (placements, width, height)
     }
-    (placements, width, height)
 }
 
 impl Packer for LevelPacking {
@@ -116,14 +210,23 @@ impl Packer for LevelPacking {
         } else {
             0.01
         };
-        let mut best = pack_fixed_width(grids, bin, self.drop_down);
+        // One packing at width `bin`, with `W` as this variant reports it.
+        let at = |bin: u64| {
+            let (pl, used, h) = self.pack_fixed_width(grids, bin);
+            let w = match self.width {
+                LpWidth::Used => used,
+                LpWidth::Bin => used.max(bin),
+            };
+            (pl, w, h)
+        };
+        let mut best = at(bin);
         for _ in 0..self.max_iters {
             let (_, w, h) = best;
             if w as f64 >= ratio * h as f64 || bin >= all_in_a_row {
                 break;
             }
             bin = (bin + 1).max((bin as f64 * (1.0 + step)).ceil() as u64);
-            best = pack_fixed_width(grids, bin, self.drop_down);
+            best = at(bin);
         }
         let (placements, width, height) = best;
         Ok(Packing {
