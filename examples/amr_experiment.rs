@@ -196,6 +196,50 @@ fn table(axis: &str, curves: &[Curve]) {
     println!();
 }
 
+/// The four axes of Figures 9–24, each around the default workload.
+fn sweeps() -> Vec<Sweep> {
+    let base = AmrWorkload::default();
+    vec![
+        Sweep {
+            file: "var",
+            axis: "VAR",
+            xs: vec![0.1, 0.3, 0.5, 0.7, 0.9],
+            make: Box::new(move |v| AmrWorkload { var: v, ..base }),
+        },
+        Sweep {
+            file: "ratio",
+            axis: "MAXRATIO",
+            xs: vec![1.0, 2.0, 3.0, 4.0, 5.0],
+            make: Box::new(move |v| AmrWorkload {
+                max_ratio: v,
+                ..base
+            }),
+        },
+        Sweep {
+            file: "mesh",
+            axis: "MESHRATIO",
+            xs: vec![1.0, 1.5, 2.0, 2.5, 3.0],
+            // 32·MESHRATIO x 32 processors, 300 points per processor.
+            make: Box::new(move |v| AmrWorkload {
+                mesh: Mesh {
+                    p: (32.0 * v) as usize,
+                    q: 32,
+                },
+                ..base
+            }),
+        },
+        Sweep {
+            file: "grids",
+            axis: "No. of Grids",
+            xs: vec![40.0, 45.0, 50.0, 55.0],
+            make: Box::new(move |v| AmrWorkload {
+                coarse_grids: v as usize,
+                ..base
+            }),
+        },
+    ]
+}
+
 fn arg(args: &[String], name: &str, default: &str) -> String {
     args.iter()
         .position(|a| a == name)
@@ -239,7 +283,7 @@ fn investigation_points() -> Vec<(&'static str, AmrWorkload, &'static str)> {
 fn investigate(levels: usize, seeds: u64) -> Res<()> {
     let lp = LevelPacking::default();
     let base = Variant {
-        name: "as implemented (LP long x, first fit, drop, 1 %, used W; D quick; geometric)",
+        name: BASE_NAME,
         count: CountLaw::Geometric,
         lp,
         bound: SizeBound::QuickPacking,
@@ -309,6 +353,23 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
             lp: LevelPacking {
                 order: Some(PackingOrder::Area),
                 ..nodrop
+            },
+            ..base
+        },
+        Variant {
+            name: "LP levels drop as rigid blocks",
+            lp: LevelPacking {
+                rigid_drop: true,
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP size order, rigid level drop",
+            lp: LevelPacking {
+                order: Some(PackingOrder::Area),
+                rigid_drop: true,
+                ..lp
             },
             ..base
         },
@@ -396,8 +457,67 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
             .collect();
         println!("| {name} | {} |", c.join(" | "));
     }
+    // Whole axes for the readings closest to the seed.
+    let sweeps = sweeps();
+    let chosen: Vec<&Variant> = variants
+        .iter()
+        .filter(|v| SWEPT.contains(&v.name))
+        .collect();
+    let bar = ProgressBar::new(
+        (chosen.len() * sweeps.iter().map(|s| s.xs.len()).sum::<usize>()) as u64
+            * 2
+            * seeds
+            * levels as u64,
+    );
+    let ctx = Ctx { levels, seeds, bar };
+    let mut out = Vec::new();
+    for s in &sweeps {
+        let mut lines = Vec::new();
+        for v in &chosen {
+            let mut cells = Vec::new();
+            for &x in &s.xs {
+                let w = AmrWorkload {
+                    count: v.count,
+                    ..(s.make)(x)
+                };
+                let t = ctx.measure_with(w, &tp, v.bound)?;
+                let l = ctx.measure_with(w, &v.lp, v.bound)?;
+                cells.push(format!(
+                    "{:.3} ({:.0}/{:.0}; {:.1}/{:.1} %)",
+                    l.total / t.total,
+                    t.total,
+                    l.total,
+                    t.utilization,
+                    l.utilization
+                ));
+            }
+            lines.push(format!("| {} | {} |", v.name, cells.join(" | ")));
+        }
+        out.push((s.axis, s.xs.clone(), lines));
+    }
+    ctx.bar.finish_and_clear();
+    for (axis, xs, lines) in out {
+        println!("\n### {axis}: LP total / TP total (TP total/LP total; TP/LP util %)\n");
+        let head: Vec<String> = xs.iter().map(|x| format!("{axis} {x}")).collect();
+        println!("| variant | {} |", head.join(" | "));
+        println!("|---{}|", "|---".repeat(xs.len()));
+        for l in lines {
+            println!("{l}");
+        }
+    }
     Ok(())
 }
+
+/// The variants of `--investigate` swept along every axis.
+const SWEPT: [&str; 4] = [
+    BASE_NAME,
+    "LP long y, no drop",
+    "LP size order, no drop",
+    "LP size order, rigid level drop",
+];
+
+/// Name of the reading as implemented by default.
+const BASE_NAME: &str = "as implemented (LP long x, first fit, drop, 1 %, used W; D quick; geometric)";
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -410,45 +530,7 @@ fn main() -> Res<()> {
     std::fs::create_dir_all(format!("{out}/img"))?;
 
     let base = AmrWorkload::default();
-    let sweeps = vec![
-        Sweep {
-            file: "var",
-            axis: "VAR",
-            xs: vec![0.1, 0.3, 0.5, 0.7, 0.9],
-            make: Box::new(move |v| AmrWorkload { var: v, ..base }),
-        },
-        Sweep {
-            file: "ratio",
-            axis: "MAXRATIO",
-            xs: vec![1.0, 2.0, 3.0, 4.0, 5.0],
-            make: Box::new(move |v| AmrWorkload {
-                max_ratio: v,
-                ..base
-            }),
-        },
-        Sweep {
-            file: "mesh",
-            axis: "MESHRATIO",
-            xs: vec![1.0, 1.5, 2.0, 2.5, 3.0],
-            // 32·MESHRATIO x 32 processors, 300 points per processor.
-            make: Box::new(move |v| AmrWorkload {
-                mesh: Mesh {
-                    p: (32.0 * v) as usize,
-                    q: 32,
-                },
-                ..base
-            }),
-        },
-        Sweep {
-            file: "grids",
-            axis: "No. of Grids",
-            xs: vec![40.0, 45.0, 50.0, 55.0],
-            make: Box::new(move |v| AmrWorkload {
-                coarse_grids: v as usize,
-                ..base
-            }),
-        },
-    ];
+    let sweeps = sweeps();
     let ratio_xs = [1.0, 2.0, 3.0, 4.0, 5.0];
     let runs = (4 * sweeps.iter().map(|s| s.xs.len()).sum::<usize>() + 6 * ratio_xs.len()) as u64;
     let bar = ProgressBar::new(runs * seeds * levels as u64);

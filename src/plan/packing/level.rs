@@ -72,6 +72,10 @@ pub struct LevelPacking {
     /// Let grids drop down onto the level below (the seed's modification).
     /// `false` keeps them on their level's shelf (plain alternating levels).
     pub drop_down: bool,
+    /// With `drop_down`, drop each level as one rigid block (its grids keep
+    /// a common base, which sinks until one of them touches a grid below)
+    /// instead of every grid on its own (default `false`: grid by grid).
+    pub rigid_drop: bool,
     /// Orientation of the grids (default long side along x).
     pub orientation: LpOrientation,
     /// Level choice (default first fit).
@@ -91,6 +95,7 @@ impl Default for LevelPacking {
             step: 0.01,
             max_iters: 10_000,
             drop_down: true,
+            rigid_drop: false,
             orientation: LpOrientation::LongX,
             fit: LevelFit::FirstFit,
             width: LpWidth::Used,
@@ -157,25 +162,51 @@ impl LevelPacking {
         // Boxes already dropped: (x0, x1, top).
         let mut dropped: Vec<(u64, u64, u64)> = Vec::with_capacity(grids.len());
         let (mut width, mut height, mut shelf) = (0, 0, 0);
+        // Resting height of a box [x, x + w) on the boxes dropped so far.
+        let rest = |dropped: &[(u64, u64, u64)], x: u64, w: u64| {
+            dropped
+                .iter()
+                .filter(|&&(a, b, _)| a < x + w && x < b)
+                .map(|&(_, _, top)| top)
+                .max()
+                .unwrap_or(0)
+        };
         for (k, (_, members)) in levels.iter().enumerate() {
+            // x of every member: left to right on even levels, else right to left.
             let mut cursor = 0;
-            for &i in members {
+            let xs: Vec<u64> = members
+                .iter()
+                .map(|&i| {
+                    let w = dims[i].0;
+                    let x = if k % 2 == 0 {
+                        cursor
+                    } else {
+                        bin.saturating_sub(cursor + w)
+                    };
+                    cursor += w;
+                    x
+                })
+                .collect();
+            // The common base of a rigid level: where its first grid to touch rests.
+            let base = if !drop_down {
+                shelf
+            } else if self.rigid_drop {
+                let d = &dropped;
+                members
+                    .iter()
+                    .zip(&xs)
+                    .map(|(&i, &x)| rest(d, x, dims[i].0))
+                    .max()
+                    .unwrap_or(0)
+            } else {
+                0
+            };
+            for (&i, &x) in members.iter().zip(&xs) {
                 let (w, h) = dims[i];
-                let x = if k % 2 == 0 {
-                    cursor
+                let y = if drop_down && !self.rigid_drop {
+                    rest(&dropped, x, w)
                 } else {
-                    bin.saturating_sub(cursor + w)
-                };
-                cursor += w;
-                let y = if drop_down {
-                    dropped
-                        .iter()
-                        .filter(|&&(a, b, _)| a < x + w && x < b)
-                        .map(|&(_, _, top)| top)
-                        .max()
-                        .unwrap_or(0)
-                } else {
-                    shelf
+                    base
                 };
                 dropped.push((x, x + w, y + h));
                 width = width.max(x + w);
