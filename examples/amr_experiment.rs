@@ -5,7 +5,10 @@
 //!
 //! ```text
 //! cargo run --release --example amr_experiment -- [--levels 200] [--seeds 3] [--out benchmarks]
+//! cargo run --release --example amr_experiment -- --investigate [--levels 200] [--seeds 3]
 //! ```
+//! `--investigate` compares TP with LP under every candidate reading of the
+//! seed (LP variants, size bounds, grid-count law) instead.
 //! Writes `OUT/img/packing_*.svg` and prints Markdown tables on stdout.
 
 use std::time::Instant;
@@ -268,12 +271,40 @@ fn investigation_points() -> Vec<(&'static str, AmrWorkload, &'static str)> {
     vec![
         ("VAR 0.1", AmrWorkload { var: 0.1, ..b }, "LP≈TP"),
         ("VAR 0.9", AmrWorkload { var: 0.9, ..b }, "TP"),
-        ("MAXR 1", AmrWorkload { max_ratio: 1.0, ..b }, "LP"),
-        ("MAXR 5", AmrWorkload { max_ratio: 5.0, ..b }, "TP"),
+        (
+            "MAXR 1",
+            AmrWorkload {
+                max_ratio: 1.0,
+                ..b
+            },
+            "LP",
+        ),
+        (
+            "MAXR 5",
+            AmrWorkload {
+                max_ratio: 5.0,
+                ..b
+            },
+            "TP",
+        ),
         ("MESH 1", b, "TP"),
-        ("MESH 3", AmrWorkload { mesh: mesh(3.0), ..b }, "LP"),
+        (
+            "MESH 3",
+            AmrWorkload {
+                mesh: mesh(3.0),
+                ..b
+            },
+            "LP",
+        ),
         ("GRIDS 40", b, "TP"),
-        ("GRIDS 55", AmrWorkload { coarse_grids: 55, ..b }, "TP"),
+        (
+            "GRIDS 55",
+            AmrWorkload {
+                coarse_grids: 55,
+                ..b
+            },
+            "TP",
+        ),
     ]
 }
 
@@ -366,11 +397,7 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
         },
         Variant {
             name: "LP size order, rigid level drop",
-            lp: LevelPacking {
-                order: Some(PackingOrder::Area),
-                rigid_drop: true,
-                ..lp
-            },
+            lp: LevelPacking::seed_figures(),
             ..base
         },
         Variant {
@@ -423,7 +450,10 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
     for v in &variants {
         let mut cells = Vec::new();
         for (_, w, _) in &points {
-            let w = AmrWorkload { count: v.count, ..*w };
+            let w = AmrWorkload {
+                count: v.count,
+                ..*w
+            };
             let t = ctx.measure_with(w, &tp, v.bound)?;
             let l = ctx.measure_with(w, &v.lp, v.bound)?;
             cells.push((t, l));
@@ -431,7 +461,10 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
         rows.push((v.name, cells));
     }
     ctx.bar.finish_and_clear();
-    let head: Vec<String> = points.iter().map(|p| format!("{} ({})", p.0, p.2)).collect();
+    let head: Vec<String> = points
+        .iter()
+        .map(|p| format!("{} ({})", p.0, p.2))
+        .collect();
     println!("### LP total / TP total (< 1: LP wins; seed's winner in parentheses)\n");
     println!("| variant | {} |", head.join(" | "));
     println!("|---{}|", "|---".repeat(points.len()));
@@ -517,7 +550,8 @@ const SWEPT: [&str; 4] = [
 ];
 
 /// Name of the reading as implemented by default.
-const BASE_NAME: &str = "as implemented (LP long x, first fit, drop, 1 %, used W; D quick; geometric)";
+const BASE_NAME: &str =
+    "as implemented (LP long x, first fit, drop, 1 %, used W; D quick; geometric)";
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -532,7 +566,7 @@ fn main() -> Res<()> {
     let base = AmrWorkload::default();
     let sweeps = sweeps();
     let ratio_xs = [1.0, 2.0, 3.0, 4.0, 5.0];
-    let runs = (4 * sweeps.iter().map(|s| s.xs.len()).sum::<usize>() + 6 * ratio_xs.len()) as u64;
+    let runs = (5 * sweeps.iter().map(|s| s.xs.len()).sum::<usize>() + 6 * ratio_xs.len()) as u64;
     let bar = ProgressBar::new(runs * seeds * levels as u64);
     bar.set_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} levels {elapsed_precise} eta {eta}",
@@ -549,6 +583,7 @@ fn main() -> Res<()> {
         drop_down: false,
         ..lp
     };
+    let lp_fig = LevelPacking::seed_figures();
     let metrics: [Metric; 4] = [
         ("Computation cost", |t| t.comp),
         ("Communication cost", |t| t.comm),
@@ -600,6 +635,7 @@ fn main() -> Res<()> {
             ("TP-mod", &tp_mod as &dyn Packer),
             ("LP", &lp as &dyn Packer),
             ("LP-nodrop", &lp_shelf as &dyn Packer),
+            ("LP-fig", &lp_fig as &dyn Packer),
         ] {
             curves.push(ctx.curve(name.into(), &s.xs, &*s.make, packer, Scaling::NonUniform)?);
         }
