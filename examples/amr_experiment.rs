@@ -441,6 +441,12 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
             count: CountLaw::Poisson,
             ..base
         },
+        Variant {
+            name: "LP size order, rigid drop; Poisson counts",
+            count: CountLaw::Poisson,
+            lp: LevelPacking::seed_figures(),
+            ..base
+        },
     ];
     let points = investigation_points();
     let tp = TightPacking::default();
@@ -542,11 +548,12 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
 }
 
 /// The variants of `--investigate` swept along every axis.
-const SWEPT: [&str; 4] = [
+const SWEPT: [&str; 5] = [
     BASE_NAME,
     "LP long y, no drop",
     "LP size order, no drop",
     "LP size order, rigid level drop",
+    "LP size order, rigid drop; Poisson counts",
 ];
 
 /// Name of the reading as implemented by default.
