@@ -261,3 +261,10 @@ fn seed_figures_reading_loses_to_tp_on_elongated_grids() {
     assert!(fig.total > 1.05 * tp.total, "{fig:?} {tp:?}");
     assert!(fig.utilization + 10.0 < lp.utilization);
 }
+
+#[test]
+fn old_lp_json_still_reads_as_the_default() {
+    let lp: LevelPacking =
+        serde_json::from_str(r#"{"step":0.01,"max_iters":10000,"drop_down":true}"#).unwrap();
+    assert_eq!(lp, LevelPacking::default());
+}

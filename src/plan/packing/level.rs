@@ -81,17 +81,22 @@ pub struct LevelPacking {
     /// With `drop_down`, drop each level as one rigid block (its grids keep
     /// a common base, which sinks until one of them touches a grid below)
     /// instead of every grid on its own (default `false`: grid by grid).
+    #[serde(default)]
     pub rigid_drop: bool,
     /// Orientation of the grids (default long side along x).
+    #[serde(default)]
     pub orientation: LpOrientation,
     /// Level choice (default first fit).
+    #[serde(default)]
     pub fit: LevelFit,
     /// Width reported as `W` (default the used width).
+    #[serde(default)]
     pub width: LpWidth,
     /// Order in which grids enter the levels: `None` (default) is the seed's
     /// "decreasing order of height" (§4.5); `Some(order)` feeds LP one of
     /// TP's orders instead (e.g. decreasing size, the order §4.5 says it uses
     /// "in our remaining experiments"). A level is as tall as its tallest grid.
+    #[serde(default)]
     pub order: Option<PackingOrder>,
 }
 
