@@ -30,6 +30,10 @@ fn main() -> nuce::Result<()> {
     let pf = platform(&mut rng, 1000, 0.05, 0.0);
     for deadline in [60.0, 200.0, 1000.0] {
         for (name, solver) in [
+            (
+                "staircase min-cost flow (default)",
+                AssignmentSolver::Staircase,
+            ),
             ("Hungarian, Monge warm start", AssignmentSolver::Hungarian),
             ("pathfinding kuhn_munkres", AssignmentSolver::KuhnMunkres),
         ] {

@@ -243,3 +243,56 @@ fn large_platform_solvers_agree() {
     assert_eq!(a.total(), b.total());
     assert!(a.total() >= SortedOrder.max_tasks(&pf, 40.0).unwrap().total());
 }
+
+#[test]
+fn staircase_flow_equals_kuhn_munkres_on_random_staircases() {
+    use nuce::plan::tasks::matching::Assignment;
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    for _ in 0..200 {
+        let p = rng.gen_range(1..25);
+        // Random non-increasing rows with plateaus and negative values.
+        let w: Vec<Vec<i64>> = (0..p)
+            .map(|_| {
+                let mut v = rng.gen_range(-5..30);
+                (0..p)
+                    .map(|_| {
+                        if rng.gen_bool(0.3) {
+                            v -= rng.gen_range(1..4);
+                        }
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        let a = Assignment::new(p, |i, j| w[i][j]);
+        let (fast, cols) = a.solve(AssignmentSolver::Staircase).unwrap();
+        let (reference, _) = a.solve(AssignmentSolver::KuhnMunkres).unwrap();
+        assert_eq!(fast, reference, "{w:?}");
+        let mut seen = cols.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..p).collect::<Vec<_>>());
+    }
+    // Rows that are not staircases are refused.
+    let bad = Assignment::new(2, |_, j| j as i64);
+    assert!(bad.solve(AssignmentSolver::Staircase).is_err());
+}
+
+#[test]
+fn real_valued_platforms_agree_with_kuhn_munkres() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    for _ in 0..20 {
+        let p = rng.gen_range(2..60);
+        let t: Vec<f64> = (0..p).map(|_| rng.gen_range(0.05..3.0)).collect();
+        let c = rng.gen_range(0.001..0.5);
+        let pf = TaskPlatform::new(t, c, 0.0).unwrap();
+        let deadline = rng.gen_range(0.5..30.0);
+        let a = Matching::default().max_tasks(&pf, deadline).unwrap();
+        let b = Matching {
+            solver: AssignmentSolver::KuhnMunkres,
+        }
+        .max_tasks(&pf, deadline)
+        .unwrap();
+        assert_eq!(a.total(), b.total());
+        a.check(&pf, Some(deadline)).unwrap();
+    }
+}

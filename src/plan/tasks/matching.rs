@@ -11,7 +11,7 @@
 //! * [`AssignmentSolver::Staircase`] (default): the weights of Figure 22 are
 //!   non-increasing staircases in the slot; [`super::staircase`] turns the
 //!   matching into a sparse min-cost flow over deadlines, far below `O(p³)`
-//!   (about 0.4 s at `p = 1000` against 2.5 s for the dense solver, see
+//!   (about 0.1 s at `p = 1000` against 2 s for the dense solver, see
 //!   `benchmarks/tasks.md`).
 //! * [`AssignmentSolver::Hungarian`]: shortest augmenting paths
 //!   (Kuhn–Munkres in the Jonker–Volgenant/e-maxx form, `O(p³)` worst case)
@@ -255,7 +255,7 @@ pub fn slot_matching(
     let p = cycle_times.len();
     if solver == AssignmentSolver::Staircase {
         // Every weight of 002 §4 is non-increasing in the slot.
-        // Slowest first: measured about 1.8x faster than fastest first.
+        // Slowest first: measured faster than fastest first.
         let mut order = fastest_first(cycle_times);
         order.reverse();
         let cols = super::staircase::staircase_assignment(p, |i, j| weight(i, j + 1), &order)?;
