@@ -164,7 +164,7 @@ impl MaxTasksSolver for ExactSearch {
                 |i, k| tasks_within(platform.budget(deadline, s1[i], k), t[i]) as i64,
             )?;
             let total = exact_counts(platform, deadline, &s1, &s2).iter().sum();
-            if best.as_ref().map_or(true, |b| total > b.0) {
+            if best.as_ref().is_none_or(|b| total > b.0) {
                 best = Some((total, s1, s2));
             }
             Ok(())
