@@ -46,3 +46,31 @@ fn a_bad_row_is_the_same_error_on_every_rank() {
     run.assert_ok();
     assert_eq!(run.lines_with("CHECK").len(), 3);
 }
+
+#[test]
+fn master_worker_example_runs_and_checks_its_product() {
+    let exe = common::example("master_worker");
+    let run = common::mpirun_prog(
+        3,
+        &exe,
+        &[
+            "--rows",
+            "120",
+            "--cols",
+            "40",
+            "--repeats",
+            "1",
+            "--mult",
+            "1,3",
+        ],
+        LIMIT,
+    );
+    run.assert_ok();
+    let results = run.lines_with("RESULT");
+    assert_eq!(results.len(), 3, "{}", run.stdout);
+    for variant in ["naive", "semi-naive", "optimal"] {
+        assert!(results
+            .iter()
+            .any(|l| l.starts_with(&format!("{variant} "))));
+    }
+}

@@ -17,10 +17,13 @@
 //! (the ping-pong of [`crate::runtime::netprobe`], Hockney fit) and its
 //! compute time per unit (timing the application's own kernel on a sample).
 //!
-//! Every function here is collective over the communicator.
+//! Every function here is collective over the communicator. Waiting ranks
+//! probe and sleep instead of spinning, so that ranks sharing a core (the
+//! emulated heterogeneity of `DESIGN.md`) leave it to the ones computing.
 
 use std::time::{Duration, Instant};
 
+use mpi::point_to_point::MatchedReceiveVec;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +33,6 @@ use crate::plan::tasks::TaskSchedule;
 use crate::runtime::comm::{agree, all_gather_values, bcast_value};
 use crate::runtime::netprobe::link_to_root;
 use crate::speed::network::ProbeConfig;
-use crate::speed::Summary;
 
 /// Tag of input messages.
 const TAG_INPUT: i32 = 0x4d57;
@@ -178,6 +180,21 @@ impl ExecPlan {
     }
 }
 
+/// Waits for a message with `tag` from `src` without spinning: probes, and
+/// sleeps 50 µs between probes, so that a waiting rank leaves its core to
+/// ranks that compute (ranks may share cores). Returns the message and its
+/// source rank.
+fn receive_politely<S: Source>(src: &S, tag: i32) -> (Vec<f64>, i32) {
+    loop {
+        if let Some(ms) = src.immediate_matched_probe_with_tag(tag) {
+            let status = ms.1;
+            let (data, _) = ms.matched_receive_vec::<f64>();
+            return (data, status.source_rank());
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}
+
 /// Timings of one run, known on every rank.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecReport {
@@ -238,9 +255,7 @@ where
                 }
                 for &r in &plan.return_order {
                     if plan.units[r as usize] > 0 {
-                        let (msg, _) = comm
-                            .process_at_rank(r)
-                            .receive_vec_with_tag::<f64>(TAG_RESULT);
+                        let (msg, _) = receive_politely(&comm.process_at_rank(r), TAG_RESULT);
                         result_received[r as usize] = t0.elapsed().as_secs_f64();
                         on_result(r, offsets[r as usize], msg);
                     }
@@ -267,8 +282,7 @@ where
                     }
                     let mut results = Vec::new();
                     for _ in 0..busy.len() {
-                        let (msg, st) = comm.any_process().receive_vec_with_tag::<f64>(TAG_RESULT);
-                        let r = st.source_rank();
+                        let (msg, r) = receive_politely(&comm.any_process(), TAG_RESULT);
                         result_received[r as usize] = t0.elapsed().as_secs_f64();
                         results.push((r, msg));
                     }
@@ -281,9 +295,7 @@ where
         }
     } else if plan.units[me as usize] > 0 {
         let u = plan.units[me as usize];
-        let (msg, _) = comm
-            .process_at_rank(master)
-            .receive_vec_with_tag::<f64>(TAG_INPUT);
+        let (msg, _) = receive_politely(&comm.process_at_rank(master), TAG_INPUT);
         let tc = Instant::now();
         let out = compute(&msg, u);
         my_compute = tc.elapsed().as_secs_f64();
@@ -320,18 +332,20 @@ pub struct MessageSizes {
 
 /// Measures every worker's costs for a divisible job of `total_units`:
 /// its link to `master` by ping-pong (Hockney's `τ + B/β`, large message =
-/// the input of an equal share) and its compute time per unit by timing
-/// `sample(units)` on `sample_units` units (median of `repeats`). Returns on
-/// every rank the [`WorkerCosts`] of each non-master rank in rank order,
-/// with sizes as fractions of the whole job (`s = units / total_units`), as
-/// the LP of 003 eq. (7) expects. Collective.
+/// the input of an equal share) and its compute time per unit by running
+/// `sample(sample_units)` back to back for `window` (all workers at once,
+/// after a barrier, so that ranks sharing cores are measured sharing them,
+/// as they will run). Returns on every rank the [`WorkerCosts`] of each
+/// non-master rank in rank order, with sizes as fractions of the whole job
+/// (`s = units / total_units`), as the LP of 003 eq. (7) expects.
+/// Collective.
 pub fn measure_worker_costs<C, F>(
     comm: &C,
     master: i32,
     total_units: u64,
     sizes: MessageSizes,
     sample_units: u64,
-    repeats: usize,
+    window: Duration,
     mut sample: F,
 ) -> Result<Vec<WorkerCosts>>
 where
@@ -345,18 +359,23 @@ where
         small_bytes: 8,
         large_bytes: large,
         warmup: 2,
-        repeats: repeats.max(1),
+        repeats: 7,
     };
     let link = link_to_root(comm, master, &cfg)?;
+    comm.barrier();
     let local = if comm.rank() == master {
         Ok(None)
     } else if sample_units == 0 {
         Err(Error::InvalidInput("sample_units must be >= 1".into()))
     } else {
-        let times: Vec<f64> = (0..repeats.max(1))
-            .map(|_| sample(sample_units).as_secs_f64())
-            .collect();
-        Summary::of(&times).map(|s| Some(s.median / sample_units as f64))
+        let t0 = Instant::now();
+        let mut busy = Duration::ZERO;
+        let mut done = 0u64;
+        while done == 0 || t0.elapsed() < window {
+            busy += sample(sample_units);
+            done += sample_units;
+        }
+        Ok(Some(busy.as_secs_f64() / done as f64))
     };
     let per_unit = agree(comm, master, local)?;
     // Per rank: (compute seconds per unit, (latency, bandwidth)).
