@@ -3,8 +3,8 @@
 //! heterogeneous workers.
 
 use nuce::plan::divisible::{
-    evaluate, round_pieces, solve_ordered, AffineCost, AgrawalJagadish, HeteroDivisible,
-    WorkerCosts, WorkerCount,
+    evaluate, round_pieces, solve_ordered, AffineCost, AgrawalJagadish, DivisiblePartitioner,
+    HeteroDivisible, WorkerCosts, WorkerCount,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -188,4 +188,23 @@ fn bad_input_is_an_error() {
     .is_err());
     let c = costs((0.0, 0.0), (0.0, 1.0), (0.0, 0.0));
     assert!(c.optimal_partition(0).is_err());
+}
+
+#[test]
+fn partitioners_are_interchangeable_on_identical_workers() {
+    let c = costs((0.5, 1.0), (0.0, 30.0), (0.1, 0.5));
+    let w = vec![c; 4];
+    let algos: [Box<dyn DivisiblePartitioner>; 2] = [
+        Box::new(AgrawalJagadish::default()),
+        Box::new(HeteroDivisible::default()),
+    ];
+    let spans: Vec<f64> = algos
+        .iter()
+        .map(|a| a.partition(&w).unwrap().makespan)
+        .collect();
+    // Exhaustive search over ordered subsets of identical workers = best n.
+    assert!((spans[0] - spans[1]).abs() < 1e-7, "{spans:?}");
+    let mut w2 = w.clone();
+    w2[1].compute.slope = 10.0;
+    assert!(AgrawalJagadish::default().partition(&w2).is_err());
 }

@@ -296,3 +296,22 @@ fn real_valued_platforms_agree_with_kuhn_munkres() {
         a.check(&pf, Some(deadline)).unwrap();
     }
 }
+
+#[test]
+fn min_time_is_exact_on_real_valued_platforms() {
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    for _ in 0..15 {
+        let p = rng.gen_range(1..=6);
+        let t: Vec<f64> = (0..p).map(|_| rng.gen_range(0.3..4.0)).collect();
+        let c = rng.gen_range(0.01..1.0);
+        let pf = TaskPlatform::new(t.clone(), c, 0.0).unwrap();
+        let tasks = rng.gen_range(1..60u64);
+        let s = min_time(&Matching::default(), &pf, tasks).unwrap();
+        assert_eq!(s.total(), tasks);
+        assert!(brute1(&t, c, s.makespan) >= tasks);
+        assert!(
+            brute1(&t, c, s.makespan * (1.0 - 1e-7)) < tasks,
+            "t={t:?} c={c} C={tasks}"
+        );
+    }
+}

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{solve_ordered, DivisiblePlan, WorkerCosts};
+use super::{solve_ordered, DivisiblePartitioner, DivisiblePlan, WorkerCosts};
 use crate::error::{Error, Result};
 
 /// Chooses workers and their feeding order, then sizes by the LP.
@@ -172,5 +172,11 @@ impl HeteroDivisible {
             }
         }
         Ok(())
+    }
+}
+
+impl DivisiblePartitioner for HeteroDivisible {
+    fn partition(&self, workers: &[WorkerCosts]) -> Result<DivisiblePlan> {
+        self.plan(workers)
     }
 }

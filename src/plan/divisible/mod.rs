@@ -184,6 +184,14 @@ pub fn solve_ordered(workers: &[WorkerCosts]) -> Result<(Vec<f64>, f64)> {
     Ok((fractions, sol.value(t)))
 }
 
+/// A divisible-work partitioner: chooses the workers used, their feeding
+/// order and their piece sizes.
+pub trait DivisiblePartitioner {
+    /// Plans the pieces for `workers` (indices of `DivisiblePlan::order`
+    /// refer to this slice).
+    fn partition(&self, workers: &[WorkerCosts]) -> Result<DivisiblePlan>;
+}
+
 /// How many workers the [`AgrawalJagadish`] partitioner uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WorkerCount {
@@ -223,6 +231,34 @@ impl AgrawalJagadish {
             WorkerCount::Fixed(n) => costs.optimal_partition(n),
             WorkerCount::Auto { max } => costs.optimal_workers(max),
         }
+    }
+}
+
+impl DivisiblePartitioner for AgrawalJagadish {
+    /// The seed's setting needs identical workers: errors otherwise. Uses at
+    /// most `workers.len()` of them.
+    fn partition(&self, workers: &[WorkerCosts]) -> Result<DivisiblePlan> {
+        let first = *workers
+            .first()
+            .ok_or_else(|| Error::Empty("no workers".into()))?;
+        if workers.iter().any(|w| *w != first) {
+            return Err(Error::InvalidInput(
+                "AgrawalJagadish assumes identical workers; use HeteroDivisible".into(),
+            ));
+        }
+        let workers = match self.workers {
+            WorkerCount::Fixed(n) if n > workers.len() => {
+                return Err(Error::TooManyParts {
+                    parts: n,
+                    units: workers.len(),
+                })
+            }
+            WorkerCount::Auto { max } => WorkerCount::Auto {
+                max: max.min(workers.len()),
+            },
+            fixed => fixed,
+        };
+        AgrawalJagadish { workers }.plan(&first)
     }
 }
 
