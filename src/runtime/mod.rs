@@ -9,3 +9,4 @@ pub mod balancer;
 pub mod comm;
 pub mod master_worker;
 pub mod netprobe;
+pub mod packing;

@@ -8,6 +8,7 @@
 use mpi::traits::*;
 
 mod array;
+mod packing;
 mod tasks;
 
 /// Context handed to every scenario.
@@ -53,6 +54,7 @@ fn main() {
     };
     let known = match scenario.as_str() {
         s if s.starts_with("array-") => array::run(s, &ctx),
+        s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),
         _ => false,
     };
