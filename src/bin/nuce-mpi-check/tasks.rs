@@ -8,8 +8,9 @@
 //! * `tasks-maxtasks1 <deadline>` — workers measure their cycle time (a
 //!   Monte Carlo task, rank r repeating it r times) and their link to the
 //!   master; the collective MaxTasks1 schedule must equal the sequential
-//!   matching on the gathered measurements; the executor then runs it and
-//!   every task must be computed exactly once.
+//!   matching on the gathered measurements; the executor then runs it, and
+//!   a MaxTasks2 (2-factor) schedule of the same platform, and every task
+//!   must be computed exactly once, results received in the return order.
 //! * `tasks-bad` — a rank with a wrong row length: the same error everywhere.
 
 use std::time::Instant;
@@ -17,7 +18,9 @@ use std::time::Instant;
 use mpi::traits::*;
 use nuce::plan::tasks::auction::auction;
 use nuce::plan::tasks::matching::Assignment;
-use nuce::plan::tasks::{AssignmentSolver, Matching, MaxTasksSolver, TaskPlatform};
+use nuce::plan::tasks::{
+    AssignmentSolver, Matching, MaxTasksSolver, TaskPlatform, TaskSchedule, TwoFactor,
+};
 use nuce::runtime::auction::{collective_assignment, collective_max_tasks1, WorkerSelf};
 use nuce::runtime::comm::all_gather_values;
 use nuce::runtime::master_worker::{run_master_worker, ExecPlan};
@@ -167,8 +170,29 @@ fn maxtasks1_scenario(ctx: &Ctx) {
         ),
         Err(e) => ctx.check("maxtasks1-equals-sequential", false, e),
     }
-    // Execute: input = [first task, count]; result = hits per task.
-    let plan = ExecPlan::from_task_schedule(&sched, comm.size(), master).expect("exec plan");
+    execute(ctx, &sched, "maxtasks1", repeat);
+    // MaxTasks2 on the same measurements (results cost as much as inputs):
+    // the executor must receive the results in the second order σ2.
+    let pf2 = TaskPlatform::new(platform.cycle_times.clone(), platform.tcom, platform.tcom)
+        .expect("platform");
+    match (TwoFactor {
+        refine: true,
+        ..TwoFactor::default()
+    })
+    .max_tasks(&pf2, deadline)
+    {
+        Ok(s2) => execute(ctx, &s2, "maxtasks2", repeat),
+        Err(e) => ctx.check("maxtasks2-plan", false, e),
+    }
+}
+
+/// Runs a task schedule with the executor: input = [first task, count],
+/// result = hits per task. Checks that every task ran exactly once with the
+/// right value and that results arrived in the schedule's return order.
+fn execute(ctx: &Ctx, sched: &TaskSchedule, name: &str, repeat: u64) {
+    let comm = &ctx.world;
+    let master = 0;
+    let plan = ExecPlan::from_task_schedule(sched, comm.size(), master).expect("exec plan");
     let mut results: Vec<(u64, Vec<f64>)> = Vec::new();
     let report = run_master_worker(
         comm,
@@ -181,6 +205,13 @@ fn maxtasks1_scenario(ctx: &Ctx) {
         },
         |_, first, result| results.push((first, result)),
     );
+    let r = match report {
+        Ok(r) => r,
+        Err(e) => return ctx.check(&format!("{name}-exec"), false, e),
+    };
+    if ctx.rank() != master {
+        return;
+    }
     // Verify outside the timed run: every task exactly once, right values.
     let mut done = vec![0u32; sched.total() as usize];
     let mut ok_values = true;
@@ -193,24 +224,31 @@ fn maxtasks1_scenario(ctx: &Ctx) {
             ok_values &= hits == mc_task(t as u64, 1);
         }
     }
-    match report {
-        Ok(r) => {
-            if ctx.rank() == master {
-                ctx.check(
-                    "maxtasks1-executed-once",
-                    done.iter().all(|&d| d == 1) && ok_values,
-                    format!("{done:?}"),
-                );
-                println!(
-                    "RESULT maxtasks1 tasks {} predicted {:.4} measured {:.4}",
-                    sched.total(),
-                    sched.makespan,
-                    r.makespan
-                );
-            }
-        }
-        Err(e) => ctx.check("maxtasks1-exec", false, e),
-    }
+    ctx.check(
+        &format!("{name}-executed-once"),
+        done.iter().all(|&d| d == 1) && ok_values,
+        format!("{done:?}"),
+    );
+    let busy: Vec<i32> = plan
+        .return_order
+        .iter()
+        .copied()
+        .filter(|&q| plan.units[q as usize] > 0)
+        .collect();
+    let in_order = busy
+        .windows(2)
+        .all(|w| r.result_received[w[0] as usize] <= r.result_received[w[1] as usize]);
+    ctx.check(
+        &format!("{name}-return-order"),
+        in_order,
+        format!("{:?}", r.result_received),
+    );
+    println!(
+        "RESULT {name} tasks {} predicted {:.4} measured {:.4}",
+        sched.total(),
+        sched.makespan,
+        r.makespan
+    );
 }
 
 fn bad_scenario(ctx: &Ctx) {
