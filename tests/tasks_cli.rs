@@ -108,3 +108,22 @@ fn bad_input_exits_with_an_error() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+#[test]
+fn zero_return_cost_still_reports_a_return_order() {
+    let v = nuce(&[
+        "plan",
+        "tasks",
+        "--cycle-times",
+        "4,5,9",
+        "--tcom",
+        "1",
+        "--tcom-return",
+        "0",
+        "--deadline",
+        "118",
+        "--json",
+    ]);
+    assert_eq!(v["total"], 65);
+    assert_eq!(v["return_order"], v["order"]);
+}

@@ -71,7 +71,13 @@ pub fn run(args: Args) -> nuce::Result<()> {
     let out = Out {
         total: schedule.total(),
         order: schedule.send_slot.clone(),
-        return_order: args.tcom_return.and(schedule.return_order()),
+        // With --tcom-return 0 results cost nothing: they come back in the
+        // send order.
+        return_order: args.tcom_return.map(|_| {
+            schedule
+                .return_order()
+                .unwrap_or_else(|| schedule.send_slot.clone())
+        }),
         makespan: schedule.makespan,
         deadline: args.deadline,
         counts: schedule.counts,
