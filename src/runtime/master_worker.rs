@@ -146,15 +146,21 @@ impl ExecPlan {
         let mut off = vec![0; self.units.len()];
         let mut next = 0;
         for &r in &self.send_order {
-            off[r as usize] = next;
-            next += self.units[r as usize];
+            if let (Some(o), Some(&u)) = (off.get_mut(r as usize), self.units.get(r as usize)) {
+                *o = next;
+                next += u;
+            }
         }
         off
     }
 
     /// Checks the plan for a communicator of `size` ranks.
     pub fn check(&self, size: i32, master: i32) -> Result<()> {
-        if self.units.len() != size as usize || self.units[master as usize] != 0 {
+        if master < 0
+            || master >= size
+            || self.units.len() != size as usize
+            || self.units[master as usize] != 0
+        {
             return Err(Error::InvalidPlan(
                 "one unit count per rank, 0 for the master".into(),
             ));

@@ -167,9 +167,13 @@ impl TaskSchedule {
     }
 
     /// Model finish time of worker `i` (including its final message).
+    /// (An index outside the schedule or the platform counts as 0.)
     pub fn finish_time(&self, platform: &TaskPlatform, i: usize) -> f64 {
-        self.send_slot[i] as f64 * platform.tcom
-            + self.counts[i] as f64 * platform.cycle_times[i]
+        let send = self.send_slot.get(i).copied().unwrap_or(0);
+        let count = self.counts.get(i).copied().unwrap_or(0);
+        let t = platform.cycle_times.get(i).copied().unwrap_or(0.0);
+        send as f64 * platform.tcom
+            + count as f64 * t
             + self.return_slot_of(i) as f64 * platform.tcom_return
     }
 
@@ -192,7 +196,7 @@ impl TaskSchedule {
         let p = self.counts.len();
         self.return_slot
             .as_ref()
-            .map(|r| r.iter().map(|&k| p + 1 - k).collect())
+            .map(|r| r.iter().map(|&k| (p + 1).saturating_sub(k)).collect())
     }
 
     /// Workers in the order the master receives their results (send order
