@@ -4,7 +4,9 @@
 //! communicator.
 
 pub mod array;
+pub mod auction;
 pub mod balancer;
 pub mod comm;
+pub mod master_worker;
 pub mod netprobe;
 pub mod packing;
