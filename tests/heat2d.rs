@@ -83,3 +83,32 @@ fn heat2d_remaps_when_a_rank_slows_down() {
     );
     assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
 }
+
+#[test]
+fn heat2d_with_empty_blocks_is_legal() {
+    // 6 ranks on a 4-row grid, one of them 50x slower: some blocks are empty,
+    // the solve is still exact.
+    let v = run_heat(
+        6,
+        &[
+            "--rows",
+            "4",
+            "--cols",
+            "30",
+            "--iters",
+            "5",
+            "--slowdown",
+            "2:50@0",
+        ],
+    );
+    let phases = v["phases"].as_array().unwrap();
+    let empty = phases.iter().any(|p| {
+        p["areas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_u64() == Some(0))
+    });
+    assert!(empty, "expected an empty block: {v}");
+    assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
+}
