@@ -87,7 +87,7 @@ fn roundtrip(ctx: &Ctx) {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = (w.rank() == 0).then(|| global(rows, cols, t as u64));
         let (a, stats) =
-            DistArray2::scatter_from_root(w, 0, plan.clone(), 1, g.as_ref()).expect("scatter");
+            DistArray2::scatter_from_root(w, 0, plan.clone(), t % 2, g.as_ref()).expect("scatter");
         ctx.check(
             "scatter-values",
             holds_global(&a, t as u64),
