@@ -14,6 +14,7 @@ pub mod dist1d;
 pub mod divisible;
 pub mod graph;
 pub mod packing;
+pub mod policy;
 pub mod tasks;
 
 /// Checks that `speeds` is non-empty and every value is finite and `> 0`.

@@ -1,1 +1,7 @@
-//! The collective runtime over rsmpi. Placeholder, filled in by the runtime issue.
+//! The collective runtime: a thin layer over rsmpi that measures, gathers,
+//! plans (by calling [`crate::plan`] on the root), broadcasts, scatters and
+//! remaps. A library never owns the MPI `Universe`: every entry point takes a
+//! communicator.
+
+pub mod array;
+pub mod comm;

@@ -1,0 +1,285 @@
+//! Scenarios for `DistArray2`: scatter/gather round trip, random successive
+//! remaps, halo exchange against the serial stencil, and bad inputs.
+
+use mpi::traits::*;
+use ndarray::Array2;
+use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, Rect, RecursiveBisection2};
+use nuce::runtime::array::{cells_changing_owner, DistArray2};
+use nuce::runtime::comm::{bcast_value, root_compute};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::Ctx;
+
+/// Value stored in cell `(r, c)`: unique, exactly representable.
+fn cell(r: usize, c: usize, salt: u64) -> f64 {
+    ((r as u64) << 32 | c as u64 ^ salt) as f64
+}
+
+fn global(rows: usize, cols: usize, salt: u64) -> Array2<f64> {
+    Array2::from_shape_fn((rows, cols), |(r, c)| cell(r, c, salt))
+}
+
+/// A random guillotine tiling of `rows × cols` into `p` parts (some possibly empty).
+pub fn random_tiling(rows: usize, cols: usize, p: usize, rng: &mut ChaCha8Rng) -> ArrayPlan {
+    fn split(rect: Rect, ids: &[usize], rng: &mut ChaCha8Rng, out: &mut [Rect]) {
+        if ids.len() == 1 {
+            out[ids[0]] = if rect.is_empty() {
+                Rect::default()
+            } else {
+                rect
+            };
+            return;
+        }
+        let k = rng.gen_range(1..ids.len());
+        let (a, b) = if rng.gen_bool(0.5) {
+            let cut = rng.gen_range(0..=rect.rows);
+            (
+                Rect::new(rect.row, rect.col, cut, rect.cols),
+                Rect::new(rect.row + cut, rect.col, rect.rows - cut, rect.cols),
+            )
+        } else {
+            let cut = rng.gen_range(0..=rect.cols);
+            (
+                Rect::new(rect.row, rect.col, rect.rows, cut),
+                Rect::new(rect.row, rect.col + cut, rect.rows, rect.cols - cut),
+            )
+        };
+        split(a, &ids[..k], rng, out);
+        split(b, &ids[k..], rng, out);
+    }
+    let mut ids: Vec<usize> = (0..p).collect();
+    // Shuffle so that part numbers are not spatially ordered.
+    for i in (1..p).rev() {
+        ids.swap(i, rng.gen_range(0..=i));
+    }
+    let mut parts = vec![Rect::default(); p];
+    split(Rect::new(0, 0, rows, cols), &ids, rng, &mut parts);
+    ArrayPlan::new("random", rows, cols, parts).expect("guillotine tilings are valid")
+}
+
+/// Checks that every local cell holds its global value.
+fn holds_global(a: &DistArray2<f64>, salt: u64) -> bool {
+    let r = a.rect();
+    a.local()
+        .indexed_iter()
+        .all(|((i, j), &v)| v == cell(r.row + i, r.col + j, salt))
+}
+
+pub fn run(name: &str, ctx: &Ctx) -> bool {
+    match name {
+        "array-roundtrip" => roundtrip(ctx),
+        "array-remap" => remap(ctx),
+        "array-halo" => halo(ctx),
+        "array-errors" => errors(ctx),
+        _ => return false,
+    }
+    true
+}
+
+fn roundtrip(ctx: &Ctx) {
+    let w = &ctx.world;
+    let p = w.size() as usize;
+    let (rows, cols, trials): (usize, usize, usize) =
+        (ctx.arg(0, 37), ctx.arg(1, 23), ctx.arg(2, 10));
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for t in 0..trials {
+        let plan = random_tiling(rows, cols, p, &mut rng);
+        let g = (w.rank() == 0).then(|| global(rows, cols, t as u64));
+        let (a, stats) =
+            DistArray2::scatter_from_root(w, 0, plan.clone(), 1, g.as_ref()).expect("scatter");
+        ctx.check(
+            "scatter-values",
+            holds_global(&a, t as u64),
+            format!("trial {t}"),
+        );
+        let back = a.gather_to_root(w, 0).expect("gather");
+        if let Some(back) = back {
+            ctx.check(
+                "gather-bit-exact",
+                back == global(rows, cols, t as u64),
+                format!("trial {t}"),
+            );
+            let expect = (rows * cols - plan.parts[0].area()) * 8;
+            ctx.check("scatter-bytes", stats.bytes as usize == expect, stats.bytes);
+        }
+    }
+}
+
+fn remap(ctx: &Ctx) {
+    let w = &ctx.world;
+    let p = w.size() as usize;
+    let (rows, cols, steps): (usize, usize, usize) =
+        (ctx.arg(0, 41), ctx.arg(1, 29), ctx.arg(2, 200));
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let first = random_tiling(rows, cols, p, &mut rng);
+    let g = (w.rank() == 0).then(|| global(rows, cols, 5));
+    let (mut a, _) = DistArray2::scatter_from_root(w, 0, first, 1, g.as_ref()).expect("scatter");
+    let (mut total, mut minimum) = (0u64, 0u64);
+    for step in 0..steps {
+        // Alternate random tilings and speed-proportional plans (the root plans, all receive).
+        let next = if step % 2 == 0 {
+            random_tiling(rows, cols, p, &mut rng)
+        } else {
+            let speeds: Vec<f64> = (0..p).map(|_| rng.gen_range(0.1..10.0)).collect();
+            root_compute(w, 0, || RecursiveBisection2.decompose(rows, cols, &speeds)).expect("plan")
+        };
+        let need = cells_changing_owner(a.plan(), &next) as u64 * 8;
+        let stats = a.remap(w, &next).expect("remap");
+        ctx.check(
+            "remap-minimal-bytes",
+            stats.bytes == need,
+            format!("step {step}: {} vs {need}", stats.bytes),
+        );
+        ctx.check("remap-values", holds_global(&a, 5), format!("step {step}"));
+        total += stats.bytes;
+        minimum += need;
+    }
+    let back = a.gather_to_root(w, 0).expect("gather");
+    if let Some(back) = back {
+        ctx.check(
+            "remap-preserves-all",
+            back == global(rows, cols, 5),
+            "after all remaps",
+        );
+        println!("RESULT remap steps={steps} bytes={total} minimum={minimum}");
+    }
+}
+
+/// 9-point averaging stencil on the interior; boundary cells copied.
+fn stencil_serial(g: &Array2<f64>) -> Array2<f64> {
+    let (m, n) = g.dim();
+    Array2::from_shape_fn((m, n), |(r, c)| {
+        if r == 0 || c == 0 || r + 1 == m || c + 1 == n {
+            return g[[r, c]];
+        }
+        let mut s = 0.0;
+        for dr in 0..3 {
+            for dc in 0..3 {
+                s += g[[r + dr - 1, c + dc - 1]] * (1 + dr * 3 + dc) as f64;
+            }
+        }
+        s
+    })
+}
+
+fn halo(ctx: &Ctx) {
+    let w = &ctx.world;
+    let p = w.size() as usize;
+    let (rows, cols, trials): (usize, usize, usize) =
+        (ctx.arg(0, 31), ctx.arg(1, 26), ctx.arg(2, 10));
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for t in 0..trials {
+        let ghost = 1 + t % 3;
+        let plan = random_tiling(rows, cols, p, &mut rng);
+        let g = global(rows, cols, t as u64);
+        let (mut a, _) =
+            DistArray2::scatter_from_root(w, 0, plan, ghost, (w.rank() == 0).then_some(&g))
+                .expect("scatter");
+        a.halo_exchange(w).expect("halo");
+        // Every ghost cell inside the global array holds the neighbour's value (corners included).
+        let me = a.rect();
+        let mut ok = true;
+        if !me.is_empty() {
+            for ((i, j), &v) in a.padded().indexed_iter() {
+                let (gr, gc) = (
+                    me.row as isize + i as isize - ghost as isize,
+                    me.col as isize + j as isize - ghost as isize,
+                );
+                if gr >= 0 && gc >= 0 && (gr as usize) < rows && (gc as usize) < cols {
+                    ok &= v == g[[gr as usize, gc as usize]];
+                }
+            }
+        }
+        ctx.check("halo-ghosts", ok, format!("trial {t} ghost {ghost}"));
+        // One stencil step computed locally from the ghosts equals the serial step.
+        let pad = a.padded().clone();
+        let mut out = a.clone();
+        for ((i, j), v) in out.local_mut().indexed_iter_mut() {
+            let (gr, gc) = (me.row + i, me.col + j);
+            if gr == 0 || gc == 0 || gr + 1 == rows || gc + 1 == cols {
+                continue;
+            }
+            let mut s = 0.0;
+            for dr in 0..3 {
+                for dc in 0..3 {
+                    s += pad[[i + ghost + dr - 1, j + ghost + dc - 1]] * (1 + dr * 3 + dc) as f64;
+                }
+            }
+            *v = s;
+        }
+        if let Some(res) = out.gather_to_root(w, 0).expect("gather") {
+            ctx.check(
+                "halo-stencil-equals-serial",
+                res == stencil_serial(&g),
+                format!("trial {t}"),
+            );
+        }
+    }
+}
+
+/// Each bad input must give the same error on every rank; prints `ERR <case> <error>`.
+fn errors(ctx: &Ctx) {
+    let w = &ctx.world;
+    let p = w.size() as usize;
+    let case = ctx.args.first().cloned().unwrap_or_default();
+    let rank = w.rank();
+    let good = RecursiveBisection2
+        .decompose(10, 10, &vec![1.0; p])
+        .expect("plan");
+    let res: nuce::Result<()> = match case.as_str() {
+        "shape" => {
+            // The root's global array does not match the plan.
+            let g = (rank == 0).then(|| Array2::<f64>::zeros((9, 10)));
+            DistArray2::scatter_from_root(w, 0, good, 0, g.as_ref()).map(|_| ())
+        }
+        "missing" => DistArray2::<f64>::scatter_from_root(w, 0, good, 0, None).map(|_| ()),
+        "parts" => {
+            let bad = RecursiveBisection2
+                .decompose(10, 10, &vec![1.0; p + 1])
+                .expect("plan");
+            DistArray2::<f64>::new(w, bad, 1).map(|_| ())
+        }
+        "not-tiling" => {
+            let mut bad = good.clone();
+            bad.parts[0] = Rect::new(0, 0, 1, 1);
+            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(w, &bad).map(|_| ()))
+        }
+        "remap-shape" => {
+            let other = RecursiveBisection2
+                .decompose(11, 10, &vec![1.0; p])
+                .expect("plan");
+            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(w, &other).map(|_| ()))
+        }
+        "speeds-nan" | "speeds-zero" | "speeds-inf" | "empty-array" => {
+            let bad = match case.as_str() {
+                "speeds-nan" => f64::NAN,
+                "speeds-zero" => 0.0,
+                _ => f64::INFINITY,
+            };
+            let (m, n) = if case == "empty-array" {
+                (0, 10)
+            } else {
+                (10, 10)
+            };
+            let speeds: Vec<f64> = (0..p)
+                .map(|r| {
+                    if r == p - 1 && case != "empty-array" {
+                        bad
+                    } else {
+                        1.0
+                    }
+                })
+                .collect();
+            root_compute(w, 0, || RecursiveBisection2.decompose(m, n, &speeds)).map(|_| ())
+        }
+        "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),
+        other => Err(nuce::Error::InvalidInput(format!(
+            "unknown error case {other}"
+        ))),
+    };
+    match res {
+        Ok(()) => println!("ERR {rank} {case} none"),
+        Err(e) => println!("ERR {rank} {case} {e}"),
+    }
+}

@@ -1,0 +1,66 @@
+//! `nuce-mpi-check`: MPI test scenarios, launched by the integration tests in
+//! `tests/mpi_*.rs` as `mpirun -np N nuce-mpi-check <scenario> [args…]`.
+//!
+//! Each scenario checks its own results on every rank and prints
+//! `CHECK <rank> <name> ok|FAIL …` lines plus scenario-specific `RESULT` lines
+//! that the tests parse. The process exits non-zero when any check failed.
+
+use mpi::traits::*;
+
+mod array;
+
+/// Context handed to every scenario.
+pub struct Ctx {
+    /// The world communicator.
+    pub world: mpi::topology::SimpleCommunicator,
+    /// Scenario arguments (after the scenario name).
+    pub args: Vec<String>,
+    failed: std::cell::Cell<bool>,
+}
+
+impl Ctx {
+    /// This rank.
+    pub fn rank(&self) -> i32 {
+        self.world.rank()
+    }
+    /// Records a check on this rank.
+    pub fn check(&self, name: &str, ok: bool, detail: impl std::fmt::Display) {
+        if ok {
+            println!("CHECK {} {name} ok", self.rank());
+        } else {
+            println!("CHECK {} {name} FAIL {detail}", self.rank());
+            self.failed.set(true);
+        }
+    }
+    /// Numeric argument `i` or a default.
+    pub fn arg<T: std::str::FromStr>(&self, i: usize, default: T) -> T {
+        self.args
+            .get(i)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    }
+}
+
+fn main() {
+    let universe = mpi::initialize().expect("MPI init");
+    let mut argv = std::env::args().skip(1);
+    let scenario = argv.next().unwrap_or_default();
+    let ctx = Ctx {
+        world: universe.world(),
+        args: argv.collect(),
+        failed: std::cell::Cell::new(false),
+    };
+    let known = match scenario.as_str() {
+        s if s.starts_with("array-") => array::run(s, &ctx),
+        _ => false,
+    };
+    if !known {
+        eprintln!("nuce-mpi-check: unknown scenario {scenario:?}");
+        std::process::exit(3);
+    }
+    use std::io::Write;
+    std::io::stdout().flush().ok();
+    if ctx.failed.get() {
+        std::process::exit(1);
+    }
+}

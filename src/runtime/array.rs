@@ -1,0 +1,447 @@
+//! Distributed 2D arrays over an arbitrary rectangle tiling ([`ArrayPlan`]).
+//!
+//! A [`DistArray2`] holds this rank's block as an `ndarray::Array2<T>` padded
+//! with a ghost border of configurable width, plus the global extents and the
+//! plan. Decompositions are arbitrary tilings, not Cartesian grids: the cells a
+//! rank exchanges with another are always the intersection of two rectangles,
+//!
+//! * halo: `mine ∩ expand(theirs, g)` is sent, `expand(mine, g) ∩ theirs` is
+//!   received — partial edges and corners (9-point stencils) included;
+//! * remap: `old_mine ∩ new_theirs` is sent, `old_theirs ∩ new_mine` received,
+//!   so only cells whose owner changes travel (the theoretical minimum).
+//!
+//! Every operation is collective and moves data with one all-to-all-v of `T`
+//! (MPI datatype, no serialization).
+
+use std::time::Instant;
+
+use mpi::datatype::{Equivalence, Partition, PartitionMut};
+use mpi::traits::*;
+use mpi::Count;
+use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
+use serde::{Deserialize, Serialize};
+
+use super::comm::{agree, bcast_value, displacements, max_f64, sum_f64};
+use crate::error::{Error, Result};
+use crate::plan::array2d::{ArrayPlan, Rect};
+
+/// Element types a [`DistArray2`] can hold: plain MPI-transferable values.
+pub trait Element: Equivalence + Copy + Default + Send + Sync + 'static {}
+impl<T: Equivalence + Copy + Default + Send + Sync + 'static> Element for T {}
+
+/// What a data movement (scatter, gather, remap, halo exchange) moved, summed
+/// over all ranks (identical on every rank).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct MoveStats {
+    /// Bytes sent between different ranks (data kept in place is not counted).
+    pub bytes: u64,
+    /// Number of non-empty (sender, receiver) messages between different ranks.
+    pub messages: u64,
+    /// Largest number of bytes sent plus received by one rank.
+    pub max_rank_bytes: u64,
+    /// Wall time of the operation, maximum over ranks, in seconds.
+    pub seconds: f64,
+}
+
+/// A 2D array distributed over the ranks of a communicator by an [`ArrayPlan`]:
+/// part `r` of the plan lives on rank `r`.
+#[derive(Debug, Clone)]
+pub struct DistArray2<T> {
+    plan: ArrayPlan,
+    rank: usize,
+    ghost: usize,
+    data: Array2<T>,
+}
+
+/// Expands a rectangle by `g` cells on every side, clipped to `rows × cols`.
+fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
+    if r.is_empty() {
+        return *r;
+    }
+    let r0 = r.row.saturating_sub(g);
+    let c0 = r.col.saturating_sub(g);
+    Rect::new(
+        r0,
+        c0,
+        (r.row_end() + g).min(rows) - r0,
+        (r.col_end() + g).min(cols) - c0,
+    )
+}
+
+fn count(n: usize) -> Result<Count> {
+    Count::try_from(n)
+        .map_err(|_| Error::InvalidInput(format!("{n} elements exceed MPI's count range")))
+}
+
+impl<T: Element> DistArray2<T> {
+    fn check_plan<C: Communicator>(comm: &C, plan: &ArrayPlan) -> Result<()> {
+        if plan.len() != comm.size() as usize {
+            return Err(Error::ShapeMismatch(format!(
+                "plan has {} parts for {} ranks",
+                plan.len(),
+                comm.size()
+            )));
+        }
+        plan.validate()
+    }
+
+    /// An array of default values laid out by `plan` (collective only in its checks).
+    pub fn new<C: Communicator>(comm: &C, plan: ArrayPlan, ghost: usize) -> Result<Self> {
+        agree(comm, 0, Self::check_plan(comm, &plan))?;
+        let rank = comm.rank() as usize;
+        let me = plan.parts[rank];
+        let data = Array2::default((me.rows + 2 * ghost, me.cols + 2 * ghost));
+        Ok(DistArray2 {
+            plan,
+            rank,
+            ghost,
+            data,
+        })
+    }
+
+    /// The plan the array is laid out by.
+    pub fn plan(&self) -> &ArrayPlan {
+        &self.plan
+    }
+    /// This rank's rectangle in global coordinates.
+    pub fn rect(&self) -> Rect {
+        self.plan.parts[self.rank]
+    }
+    /// Ghost width.
+    pub fn ghost(&self) -> usize {
+        self.ghost
+    }
+    /// Global shape `(rows, cols)`.
+    pub fn global_shape(&self) -> (usize, usize) {
+        (self.plan.rows, self.plan.cols)
+    }
+    /// This rank's cells (without ghosts).
+    pub fn local(&self) -> ArrayView2<'_, T> {
+        let (g, r) = (self.ghost, self.rect());
+        self.data.slice(s![g..g + r.rows, g..g + r.cols])
+    }
+    /// This rank's cells (without ghosts), mutable.
+    pub fn local_mut(&mut self) -> ArrayViewMut2<'_, T> {
+        let (g, r) = (self.ghost, self.rect());
+        self.data.slice_mut(s![g..g + r.rows, g..g + r.cols])
+    }
+    /// This rank's block with its ghost border: local cell `(i, j)` is at `(i + g, j + g)`.
+    pub fn padded(&self) -> &Array2<T> {
+        &self.data
+    }
+    /// Mutable padded block.
+    pub fn padded_mut(&mut self) -> &mut Array2<T> {
+        &mut self.data
+    }
+
+    /// Copies the cells of `region` (global coordinates, inside this rank's
+    /// padded block) into `out`, row-major, one `memcpy` per row.
+    fn pack(&self, region: &Rect, out: &mut Vec<T>) {
+        let (g, me) = (self.ghost, self.rect());
+        copy_rows(&self.data, region.row + g - me.row, region.col + g - me.col, region, out);
+    }
+
+    /// Writes `src` (row-major) into the cells of `region`, one `memcpy` per row.
+    fn unpack(&mut self, region: &Rect, src: &[T]) {
+        let (g, me) = (self.ghost, self.rect());
+        let (r0, c0) = (region.row + g - me.row, region.col + g - me.col);
+        if region.is_empty() {
+            return;
+        }
+        let n = self.data.ncols();
+        if let Some(data) = self.data.as_slice_mut() {
+            for (i, chunk) in src.chunks_exact(region.cols).take(region.rows).enumerate() {
+                let at = (r0 + i) * n + c0;
+                data[at..at + region.cols].copy_from_slice(chunk);
+            }
+        } else {
+            let mut v = self.data.slice_mut(s![r0..r0 + region.rows, c0..c0 + region.cols]);
+            v.iter_mut().zip(src).for_each(|(d, x)| *d = *x);
+        }
+    }
+
+    /// Scatters a global array held by `root` into blocks laid out by `plan`.
+    /// Errors (plan not tiling, wrong part count, a global array of the wrong
+    /// shape or missing at the root) are returned on every rank.
+    pub fn scatter_from_root<C: Communicator>(
+        comm: &C,
+        root: i32,
+        plan: ArrayPlan,
+        ghost: usize,
+        global: Option<&Array2<T>>,
+    ) -> Result<(Self, MoveStats)> {
+        let start = Instant::now();
+        let shape_ok = if comm.rank() == root {
+            match global {
+                None => Err(Error::InvalidInput(
+                    "scatter_from_root: the root has no array".into(),
+                )),
+                Some(a) if a.dim() != (plan.rows, plan.cols) => Err(Error::ShapeMismatch(format!(
+                    "global array is {}x{}, the plan is for {}x{}",
+                    a.nrows(),
+                    a.ncols(),
+                    plan.rows,
+                    plan.cols
+                ))),
+                Some(_) => Ok(()),
+            }
+        } else {
+            Ok(())
+        };
+        agree(comm, root, shape_ok)?;
+        let mut arr = Self::new(comm, plan, ghost)?;
+        let rootp = comm.process_at_rank(root);
+        let me = arr.rect();
+        let mut recv = vec![T::default(); me.area()];
+        if comm.rank() == root {
+            let g = global.ok_or_else(|| Error::InvalidInput("no global array".into()))?;
+            let mut send = Vec::with_capacity(g.len());
+            let mut counts = Vec::with_capacity(arr.plan.len());
+            for p in &arr.plan.parts {
+                if !p.is_empty() {
+                    send.extend(
+                        g.slice(s![p.row..p.row_end(), p.col..p.col_end()])
+                            .iter()
+                            .copied(),
+                    );
+                }
+                counts.push(count(p.area())?);
+            }
+            let displs = displacements(&counts);
+            let part = Partition::new(&send[..], &counts[..], &displs[..]);
+            rootp.scatter_varcount_into_root(&part, &mut recv[..]);
+        } else {
+            rootp.scatter_varcount_into(&mut recv[..]);
+        }
+        arr.unpack(&me, &recv);
+        let moved = (arr.plan.rows * arr.plan.cols - arr.plan.parts[root as usize].area()) as u64;
+        let nonempty = arr
+            .plan
+            .parts
+            .iter()
+            .enumerate()
+            .filter(|(r, p)| *r != root as usize && !p.is_empty());
+        let stats = MoveStats {
+            bytes: moved * std::mem::size_of::<T>() as u64,
+            messages: nonempty.count() as u64,
+            max_rank_bytes: moved * std::mem::size_of::<T>() as u64,
+            seconds: max_f64(comm, start.elapsed().as_secs_f64()),
+        };
+        Ok((arr, stats))
+    }
+
+    /// Gathers the distributed array at `root`: `Some(global)` there, `None` elsewhere.
+    pub fn gather_to_root<C: Communicator>(
+        &self,
+        comm: &C,
+        root: i32,
+    ) -> Result<Option<Array2<T>>> {
+        agree(comm, root, Self::check_plan(comm, &self.plan))?;
+        let mut send = Vec::with_capacity(self.rect().area());
+        self.pack(&self.rect(), &mut send);
+        let rootp = comm.process_at_rank(root);
+        if comm.rank() != root {
+            rootp.gather_varcount_into(&send[..]);
+            return Ok(None);
+        }
+        let counts = self
+            .plan
+            .parts
+            .iter()
+            .map(|p| count(p.area()))
+            .collect::<Result<Vec<_>>>()?;
+        let displs = displacements(&counts);
+        let mut recv = vec![T::default(); self.plan.rows * self.plan.cols];
+        {
+            let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
+            rootp.gather_varcount_into_root(&send[..], &mut part);
+        }
+        let mut global = Array2::default((self.plan.rows, self.plan.cols));
+        for (p, &d) in self.plan.parts.iter().zip(&displs) {
+            if p.is_empty() {
+                continue;
+            }
+            let src = &recv[d as usize..d as usize + p.area()];
+            let mut v = global.slice_mut(s![p.row..p.row_end(), p.col..p.col_end()]);
+            for (dst, x) in v.iter_mut().zip(src) {
+                *dst = *x;
+            }
+        }
+        Ok(Some(global))
+    }
+
+    /// The rectangles this rank sends to and receives from every rank in a
+    /// halo exchange of width `ghost`: `(send[r], recv[r])`, empty for itself.
+    pub fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>) {
+        let (m, n, g) = (self.plan.rows, self.plan.cols, self.ghost);
+        let me = self.rect();
+        let mine_x = expand(&me, g, m, n);
+        let mut send = Vec::with_capacity(self.plan.len());
+        let mut recv = Vec::with_capacity(self.plan.len());
+        for (q, other) in self.plan.parts.iter().enumerate() {
+            if q == self.rank || g == 0 || me.is_empty() || other.is_empty() {
+                send.push(None);
+                recv.push(None);
+                continue;
+            }
+            send.push(me.intersect(&expand(other, g, m, n)));
+            recv.push(mine_x.intersect(other));
+        }
+        (send, recv)
+    }
+
+    /// Fills the ghost border with the neighbours' cells (collective). Ghost
+    /// cells outside the global array are left untouched (boundary conditions
+    /// are the application's).
+    pub fn halo_exchange<C: Communicator>(&mut self, comm: &C) -> Result<MoveStats> {
+        let (send, recv) = self.halo_regions();
+        self.exchange(comm, &send, &recv, None)
+    }
+
+    /// Moves the data to `new_plan`: only the cells whose owner changes travel
+    /// (one all-to-all-v). Transactional: the old block stays in place until
+    /// the new one is complete; on error (on any rank) every rank returns the
+    /// same `Err` and keeps its old data. Ghost cells of the new block are
+    /// default-initialised: call [`DistArray2::halo_exchange`] afterwards.
+    pub fn remap<C: Communicator>(&mut self, comm: &C, new_plan: &ArrayPlan) -> Result<MoveStats> {
+        let shape = if (new_plan.rows, new_plan.cols) != (self.plan.rows, self.plan.cols) {
+            Err(Error::ShapeMismatch(format!(
+                "new plan is for {}x{}, the array is {}x{}",
+                new_plan.rows, new_plan.cols, self.plan.rows, self.plan.cols
+            )))
+        } else {
+            Self::check_plan(comm, new_plan)
+        };
+        agree(comm, 0, shape)?;
+        let old = self.rect();
+        let new = new_plan.parts[self.rank];
+        let send: Vec<Option<Rect>> = new_plan
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(q, np)| {
+                if q == self.rank {
+                    None
+                } else {
+                    old.intersect(np)
+                }
+            })
+            .collect();
+        let recv: Vec<Option<Rect>> = self
+            .plan
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(q, op)| {
+                if q == self.rank {
+                    None
+                } else {
+                    op.intersect(&new)
+                }
+            })
+            .collect();
+        let mut next = DistArray2 {
+            plan: new_plan.clone(),
+            rank: self.rank,
+            ghost: self.ghost,
+            data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
+        };
+        if let Some(keep) = old.intersect(&new) {
+            let mut buf = Vec::with_capacity(keep.area());
+            self.pack(&keep, &mut buf);
+            next.unpack(&keep, &buf);
+        }
+        let stats = self.exchange(comm, &send, &recv, Some(&mut next))?;
+        *self = next;
+        Ok(stats)
+    }
+
+    /// One all-to-all-v: packs `send[r]` from `self` for every rank `r`, and
+    /// unpacks what rank `r` sent into `recv[r]` of `target` (default `self`).
+    fn exchange<C: Communicator>(
+        &mut self,
+        comm: &C,
+        send: &[Option<Rect>],
+        recv: &[Option<Rect>],
+        target: Option<&mut DistArray2<T>>,
+    ) -> Result<MoveStats> {
+        let start = Instant::now();
+        let area = |r: &Option<Rect>| r.map_or(0, |r| r.area());
+        let mut sendbuf = Vec::with_capacity(send.iter().map(area).sum());
+        let mut scounts = Vec::with_capacity(send.len());
+        for r in send {
+            if let Some(r) = r {
+                self.pack(r, &mut sendbuf);
+            }
+            scounts.push(count(area(r))?);
+        }
+        let rcounts = recv
+            .iter()
+            .map(|r| count(area(r)))
+            .collect::<Result<Vec<_>>>()?;
+        let sdispls = displacements(&scounts);
+        let rdispls = displacements(&rcounts);
+        let mut recvbuf = vec![T::default(); recv.iter().map(area).sum()];
+        {
+            let sp = Partition::new(&sendbuf[..], &scounts[..], &sdispls[..]);
+            let mut rp = PartitionMut::new(&mut recvbuf[..], &rcounts[..], &rdispls[..]);
+            comm.all_to_all_varcount_into(&sp, &mut rp);
+        }
+        let dst = match target {
+            Some(t) => t,
+            None => self,
+        };
+        for (r, &d) in recv.iter().zip(&rdispls) {
+            if let Some(r) = r {
+                dst.unpack(r, &recvbuf[d as usize..d as usize + r.area()]);
+            }
+        }
+        let elem = std::mem::size_of::<T>() as f64;
+        let sent = sendbuf.len() as f64 * elem;
+        let mine = (sendbuf.len() + recvbuf.len()) as f64 * elem;
+        let msgs = scounts.iter().filter(|&&c| c > 0).count() as f64;
+        Ok(MoveStats {
+            bytes: sum_f64(comm, sent) as u64,
+            messages: sum_f64(comm, msgs) as u64,
+            max_rank_bytes: max_f64(comm, mine) as u64,
+            seconds: max_f64(comm, start.elapsed().as_secs_f64()),
+        })
+    }
+}
+
+/// Appends the `region.rows × region.cols` cells of `a` starting at local
+/// `(r0, c0)` to `out`, row by row (contiguous copies when `a` is standard layout).
+fn copy_rows<T: Copy>(a: &Array2<T>, r0: usize, c0: usize, region: &Rect, out: &mut Vec<T>) {
+    if region.is_empty() {
+        return;
+    }
+    match a.as_slice() {
+        Some(data) => {
+            let n = a.ncols();
+            for i in 0..region.rows {
+                let at = (r0 + i) * n + c0;
+                out.extend_from_slice(&data[at..at + region.cols]);
+            }
+        }
+        None => out.extend(a.slice(s![r0..r0 + region.rows, c0..c0 + region.cols]).iter().copied()),
+    }
+}
+
+/// Cells whose owner differs between two plans of the same array — the
+/// minimum any remap must move. O(p²).
+pub fn cells_changing_owner(old: &ArrayPlan, new: &ArrayPlan) -> usize {
+    let mut stay = 0;
+    for (o, n) in old.parts.iter().zip(&new.parts) {
+        stay += o.intersect(n).map_or(0, |r| r.area());
+    }
+    old.rows * old.cols - stay
+}
+
+/// Broadcasts a plan computed at `root` (convenience over [`bcast_value`]).
+pub fn bcast_plan<C: Communicator>(
+    comm: &C,
+    root: i32,
+    plan: Option<&ArrayPlan>,
+) -> Result<ArrayPlan> {
+    bcast_value(comm, root, plan)
+}

@@ -1,0 +1,115 @@
+//! Shared helpers for integration tests that launch `mpirun`.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What an `mpirun` run produced.
+pub struct Run {
+    /// Exit status code (`None` when killed on timeout).
+    pub code: Option<i32>,
+    /// Standard output of all ranks.
+    pub stdout: String,
+    /// Standard error of all ranks.
+    pub stderr: String,
+    /// True when the run was killed for exceeding the time limit.
+    pub timed_out: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// Lines of stdout that start with `prefix`, prefix removed.
+    pub fn lines_with(&self, prefix: &str) -> Vec<String> {
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix).map(|s| s.trim().to_string()))
+            .collect()
+    }
+    /// Panics with the full output unless the run exited 0 in time.
+    pub fn assert_ok(&self) {
+        assert!(
+            !self.timed_out && self.code == Some(0),
+            "mpirun failed (code {:?}, timed out {}):\nstdout:\n{}\nstderr:\n{}",
+            self.code,
+            self.timed_out,
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+/// The environment Open MPI needs on these machines (as `scripts/env.sh`).
+pub fn mpi_env(cmd: &mut Command) {
+    for (k, v) in [
+        ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+        ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+        ("OMPI_MCA_rmaps_base_oversubscribe", "1"),
+        ("OMPI_MCA_mpi_yield_when_idle", "1"),
+        ("OMPI_MCA_btl_vader_single_copy_mechanism", "none"),
+    ] {
+        cmd.env(k, v);
+    }
+    if std::env::var_os("OMPI_MCA_btl").is_none() {
+        cmd.env("OMPI_MCA_btl", "self,vader");
+    }
+}
+
+/// Runs `mpirun -np <np> <program> <args…>`, killing it after `timeout`.
+pub fn mpirun_prog(np: usize, program: &str, args: &[&str], timeout: Duration) -> Run {
+    let mut cmd = Command::new("mpirun");
+    cmd.arg("-np")
+        .arg(np.to_string())
+        .arg("--oversubscribe")
+        .arg(program)
+        .args(args);
+    mpi_env(&mut cmd);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("mpirun not found: run scripts/setup.sh");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).ok();
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).ok();
+        s
+    });
+    let mut timed_out = false;
+    let code = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st.code();
+        }
+        if start.elapsed() > timeout {
+            timed_out = true;
+            child.kill().ok();
+            child.wait().ok();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        code,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+        timed_out,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Runs a scenario of the `nuce-mpi-check` binary on `np` ranks.
+pub fn mpirun(np: usize, args: &[&str], timeout: Duration) -> Run {
+    mpirun_prog(np, env!("CARGO_BIN_EXE_nuce-mpi-check"), args, timeout)
+}
+
+/// Path of a built example (`cargo test` builds the examples next to the tests).
+pub fn example(name: &str) -> String {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target/<profile>");
+    dir.join("examples").join(name).to_string_lossy().into_owned()
+}

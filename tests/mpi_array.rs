@@ -1,0 +1,93 @@
+//! DistArray2 under `mpirun` with 1, 2, 3, 4 and 6 ranks: scatter/gather round
+//! trip, 200 random successive remaps, halo exchange against the serial
+//! stencil, and bad inputs giving the same error on every rank in bounded time.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+const RANKS: [usize; 5] = [1, 2, 3, 4, 6];
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn checks_pass(np: usize, args: &[&str]) -> common::Run {
+    let run = common::mpirun(np, args, LIMIT);
+    run.assert_ok();
+    let oks = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("CHECK") && l.ends_with(" ok"))
+        .count();
+    assert!(
+        oks >= np,
+        "expected checks from every rank, got {oks}:\n{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("FAIL"), "{}", run.stdout);
+    run
+}
+
+#[test]
+fn scatter_gather_round_trip_is_bit_exact() {
+    for np in RANKS {
+        checks_pass(np, &["array-roundtrip", "37", "23", "10"]);
+    }
+}
+
+#[test]
+fn random_remaps_preserve_data_and_move_the_minimum() {
+    for np in RANKS {
+        let run = checks_pass(np, &["array-remap", "41", "29", "200"]);
+        let res = run.lines_with("RESULT remap ");
+        assert_eq!(res.len(), 1, "{}", run.stdout);
+        let kv: Vec<&str> = res[0].split_whitespace().collect();
+        assert_eq!(kv[0], "steps=200");
+        assert_eq!(
+            kv[1].trim_start_matches("bytes="),
+            kv[2].trim_start_matches("minimum=")
+        );
+    }
+}
+
+#[test]
+fn halo_exchange_equals_serial_stencil() {
+    for np in RANKS {
+        checks_pass(np, &["array-halo", "31", "26", "12"]);
+    }
+}
+
+#[test]
+fn bad_inputs_give_the_same_error_on_every_rank() {
+    let cases = [
+        ("shape", "shape mismatch"),
+        ("missing", "has no array"),
+        ("parts", "parts for"),
+        ("not-tiling", "invalid plan"),
+        ("remap-shape", "shape mismatch"),
+        ("speeds-nan", "invalid speed NaN"),
+        ("speeds-zero", "invalid speed 0"),
+        ("speeds-inf", "invalid speed inf"),
+        ("empty-array", "empty input"),
+        ("bcast-none", "has no value"),
+    ];
+    for np in [1, 3, 4] {
+        for (case, needle) in cases {
+            let run = common::mpirun(np, &["array-errors", case], Duration::from_secs(60));
+            run.assert_ok();
+            let errs: BTreeSet<String> = run
+                .lines_with("ERR ")
+                .into_iter()
+                .map(|l| {
+                    l.split_once(' ')
+                        .map(|(_, rest)| rest.to_string())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let count = run.stdout.lines().filter(|l| l.starts_with("ERR ")).count();
+            assert_eq!(count, np, "every rank reports: {}", run.stdout);
+            assert_eq!(errs.len(), 1, "all ranks agree on {case}: {errs:?}");
+            let e = errs.iter().next().unwrap();
+            assert!(e.contains(needle) && !e.ends_with(" none"), "{case}: {e}");
+        }
+    }
+}
