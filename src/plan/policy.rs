@@ -69,7 +69,11 @@ pub struct RemapDecision {
 pub fn iteration_time(plan: &ArrayPlan, speeds: &[f64]) -> Result<f64> {
     crate::plan::check_speeds(speeds)?;
     if speeds.len() != plan.len() {
-        return Err(Error::ShapeMismatch(format!("{} speeds for {} parts", speeds.len(), plan.len())));
+        return Err(Error::ShapeMismatch(format!(
+            "{} speeds for {} parts",
+            speeds.len(),
+            plan.len()
+        )));
     }
     Ok(plan
         .parts
@@ -147,32 +151,49 @@ mod tests {
 
     #[test]
     fn remaps_only_when_it_pays() {
-        let uniform = RecursiveBisection2.decompose(100, 100, &[1.0, 1.0]).unwrap();
+        let uniform = RecursiveBisection2
+            .decompose(100, 100, &[1.0, 1.0])
+            .unwrap();
         let speeds = [1.0e4, 3.0e4];
         let skewed = RecursiveBisection2.decompose(100, 100, &speeds).unwrap();
         let pol = RemapPolicy::default();
         // 5000 cells at 1e4 cells/s = 0.5 s per iteration; balanced = 0.25 s.
-        let d = pol.decide(&uniform, &skewed, &speeds, 8, 10, Some(1.0e6)).unwrap();
+        let d = pol
+            .decide(&uniform, &skewed, &speeds, 8, 10, Some(1.0e6))
+            .unwrap();
         assert!((d.t_current - 0.5).abs() < 1e-12);
         assert!((d.t_candidate - 0.25).abs() < 1e-12);
         // 2500 cells change owner: rank 0 sends and rank 1 receives 2500*8 bytes at 1 MB/s = 0.02 s, one message.
         assert!((d.t_migration - (0.02 + pol.latency)).abs() < 1e-12);
         assert!(d.remap);
         // With a horrible network, the same gain does not pay for the move.
-        let d = pol.decide(&uniform, &skewed, &speeds, 8, 10, Some(1.0)).unwrap();
+        let d = pol
+            .decide(&uniform, &skewed, &speeds, 8, 10, Some(1.0))
+            .unwrap();
         assert!(!d.remap && d.net_gain < 0.0);
         // Within the hysteresis band nothing moves.
-        let near = RecursiveBisection2.decompose(100, 100, &[1.0, 1.04]).unwrap();
-        let d = pol.decide(&uniform, &near, &[1.0, 1.04], 8, 1000, Some(1.0e12)).unwrap();
+        let near = RecursiveBisection2
+            .decompose(100, 100, &[1.0, 1.04])
+            .unwrap();
+        let d = pol
+            .decide(&uniform, &near, &[1.0, 1.04], 8, 1000, Some(1.0e12))
+            .unwrap();
         assert!(!d.remap);
     }
 
     #[test]
     fn volume_is_symmetric_in_total() {
-        let a = RecursiveBisection2.decompose(20, 30, &[1.0, 2.0, 3.0]).unwrap();
-        let b = RecursiveBisection2.decompose(20, 30, &[3.0, 2.0, 1.0]).unwrap();
+        let a = RecursiveBisection2
+            .decompose(20, 30, &[1.0, 2.0, 3.0])
+            .unwrap();
+        let b = RecursiveBisection2
+            .decompose(20, 30, &[3.0, 2.0, 1.0])
+            .unwrap();
         let v = migration_volume(&a, &b);
         let total: usize = v.iter().map(|x| x.0).sum();
-        assert_eq!(total, 2 * crate::runtime::array::cells_changing_owner(&a, &b));
+        assert_eq!(
+            total,
+            2 * crate::runtime::array::cells_changing_owner(&a, &b)
+        );
     }
 }

@@ -138,7 +138,13 @@ impl<T: Element> DistArray2<T> {
     /// padded block) into `out`, row-major, one `memcpy` per row.
     fn pack(&self, region: &Rect, out: &mut Vec<T>) {
         let (g, me) = (self.ghost, self.rect());
-        copy_rows(&self.data, region.row + g - me.row, region.col + g - me.col, region, out);
+        copy_rows(
+            &self.data,
+            region.row + g - me.row,
+            region.col + g - me.col,
+            region,
+            out,
+        );
     }
 
     /// Writes `src` (row-major) into the cells of `region`, one `memcpy` per row.
@@ -155,7 +161,9 @@ impl<T: Element> DistArray2<T> {
                 data[at..at + region.cols].copy_from_slice(chunk);
             }
         } else {
-            let mut v = self.data.slice_mut(s![r0..r0 + region.rows, c0..c0 + region.cols]);
+            let mut v = self
+                .data
+                .slice_mut(s![r0..r0 + region.rows, c0..c0 + region.cols]);
             v.iter_mut().zip(src).for_each(|(d, x)| *d = *x);
         }
     }
@@ -423,7 +431,11 @@ fn copy_rows<T: Copy>(a: &Array2<T>, r0: usize, c0: usize, region: &Rect, out: &
                 out.extend_from_slice(&data[at..at + region.cols]);
             }
         }
-        None => out.extend(a.slice(s![r0..r0 + region.rows, c0..c0 + region.cols]).iter().copied()),
+        None => out.extend(
+            a.slice(s![r0..r0 + region.rows, c0..c0 + region.cols])
+                .iter()
+                .copied(),
+        ),
     }
 }
 

@@ -5,3 +5,4 @@
 
 pub mod array;
 pub mod comm;
+pub mod graph;

@@ -110,6 +110,12 @@ pub fn mpirun(np: usize, args: &[&str], timeout: Duration) -> Run {
 /// Path of a built example (`cargo test` builds the examples next to the tests).
 pub fn example(name: &str) -> String {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target/<profile>");
-    dir.join("examples").join(name).to_string_lossy().into_owned()
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    dir.join("examples")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
 }

@@ -8,6 +8,7 @@
 use mpi::traits::*;
 
 mod array;
+mod graph;
 
 /// Context handed to every scenario.
 pub struct Ctx {
@@ -52,6 +53,7 @@ fn main() {
     };
     let known = match scenario.as_str() {
         s if s.starts_with("array-") => array::run(s, &ctx),
+        s if s.starts_with("graph-") => graph::run(s, &ctx),
         _ => false,
     };
     if !known {
