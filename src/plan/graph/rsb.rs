@@ -50,7 +50,7 @@ impl Default for Rsb {
             grouping: Grouping::Simple,
             multilevel: true,
             coarse_size: 96,
-            tol: 1e-5,
+            tol: 1e-3,
             max_iter: 40,
         }
     }
@@ -140,21 +140,25 @@ fn lobpcg_fiedler(g: &Graph, x0: Vec<f64>, tol: f32, max_iter: usize) -> Result<
     let sigma = 2.0 * deg.iter().fold(0.0, |a: f64, &b| a.max(b)) + 1.0;
     let op = |x: ArrayView2<f64>| -> Array2<f64> {
         let mut y = Array2::<f64>::zeros(x.raw_dim());
-        for (xc, mut yc) in x.axis_iter(Axis(1)).zip(y.axis_iter_mut(Axis(1))) {
-            let shift = sigma * xc.sum() / n as f64;
-            for v in 0..n {
+        for (xc, mut yc) in x.columns().into_iter().zip(y.columns_mut()) {
+            let xc: Vec<f64> = xc.to_vec();
+            let shift = sigma * xc.iter().sum::<f64>() / n as f64;
+            for (v, yv) in yc.iter_mut().enumerate() {
                 let mut acc = shift;
                 for (u, w) in g.weighted_neighbors(v) {
                     acc += w * (xc[v] - xc[u]);
                 }
-                yc[v] = acc;
+                *yv = acc;
             }
         }
         y
     };
+    let inv: Vec<f64> = deg.iter().map(|d| 1.0 / (d + sigma / n as f64)).collect();
     let precond = |mut r: ArrayViewMut2<f64>| {
-        for (v, mut row) in r.axis_iter_mut(Axis(0)).enumerate() {
-            row /= deg[v] + sigma / n as f64;
+        for mut col in r.columns_mut() {
+            for (x, i) in col.iter_mut().zip(&inv) {
+                *x *= i;
+            }
         }
     };
     let mean = x0.iter().sum::<f64>() / n as f64;
