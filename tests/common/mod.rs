@@ -119,3 +119,22 @@ pub fn example(name: &str) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// Runs a `nuce-mpi-check` scenario on `np` ranks and asserts that it exited
+/// 0 in time, that every rank reported `CHECK … ok` lines and none `FAIL`.
+pub fn checks_pass(np: usize, args: &[&str], timeout: Duration) -> Run {
+    let run = mpirun(np, args, timeout);
+    run.assert_ok();
+    let oks = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("CHECK") && l.ends_with(" ok"))
+        .count();
+    assert!(
+        oks >= np,
+        "expected checks from every rank, got {oks}:\n{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("FAIL"), "{}", run.stdout);
+    run
+}

@@ -9,7 +9,9 @@
 //!   [`io`] reads METIS, gmsh MSH 2.2 and Medit files (nodal or dual graph).
 //! * Partitioners (each a `Default` struct implementing [`GraphPartitioner`]):
 //!   [`Rcb`], [`Zci`], [`Hci`], [`Rsb`], [`IndexPartitioner`] (RCBI, RSBI, …),
-//!   each with a [`Grouping`] (Simple or Binpacking) of the processors.
+//!   each with a [`Grouping`] (Simple or Binpacking) of the processors; RSB can
+//!   refine every bisection with two-way FM ([`Rsb::refine_bisections`],
+//!   `Algo::RsbKl`).
 //! * [`FmRefiner`] lowers the cut of any partition within a balance tolerance;
 //!   [`Refined`] chains it after a partitioner.
 //! * [`Ordering`] — index-based remapping (§3): one 1D order, re-cut in
@@ -67,6 +69,9 @@ pub enum Algo {
     Hci,
     /// Recursive spectral bisection.
     Rsb,
+    /// RSB with every bisection improved by two-way FM (Hendrickson–Leland
+    /// RSB + KL, seed reference \[15\]); not in the seed's tables.
+    RsbKl,
     /// RSB index (1D order, then cut).
     Rsbi,
     /// RCB index (1D order, then cut).
@@ -75,11 +80,12 @@ pub enum Algo {
 
 impl Algo {
     /// Every algorithm.
-    pub const ALL: [Algo; 6] = [
+    pub const ALL: [Algo; 7] = [
         Algo::Rcb,
         Algo::Zci,
         Algo::Hci,
         Algo::Rsb,
+        Algo::RsbKl,
         Algo::Rsbi,
         Algo::Rcbi,
     ];
@@ -96,6 +102,7 @@ impl Algo {
             Algo::Zci => "zci",
             Algo::Hci => "hci",
             Algo::Rsb => "rsb",
+            Algo::RsbKl => "rsbkl",
             Algo::Rsbi => "rsbi",
             Algo::Rcbi => "rcbi",
         }
@@ -103,7 +110,7 @@ impl Algo {
 
     /// True when the algorithm needs coordinates.
     pub fn needs_coords(self) -> bool {
-        !matches!(self, Algo::Rsb | Algo::Rsbi)
+        !matches!(self, Algo::Rsb | Algo::RsbKl | Algo::Rsbi)
     }
 
     /// Runs the algorithm with default parameters and `grouping`, optionally
@@ -121,6 +128,12 @@ impl Algo {
             Algo::Hci => Hci { grouping }.partition(g, targets),
             Algo::Rsb => Rsb {
                 grouping,
+                ..Rsb::default()
+            }
+            .partition(g, targets),
+            Algo::RsbKl => Rsb {
+                grouping,
+                refine_bisections: Some(0.005),
                 ..Rsb::default()
             }
             .partition(g, targets),

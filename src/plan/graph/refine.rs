@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::csr::Graph;
 use super::metrics::{part_weights, target_weights, Partition};
+use super::rsb::coarsen;
 use super::GraphPartitioner;
 use crate::error::Result;
 
@@ -31,6 +32,12 @@ pub struct FmRefiner {
     pub max_passes: usize,
     /// Consecutive moves without a new best cut before a pass stops.
     pub max_bad_moves: usize,
+    /// Multilevel refinement: coarsen the graph by heavy-edge matching inside
+    /// each part (so the partition survives coarsening), refine the coarsest
+    /// graph, then project and refine level by level (the uncoarsening phase
+    /// of multilevel partitioners, applied to a given partition). Moves of
+    /// whole clusters at coarse levels escape local minima of single-vertex FM.
+    pub multilevel: bool,
 }
 
 impl Default for FmRefiner {
@@ -39,6 +46,7 @@ impl Default for FmRefiner {
             tolerance: 0.03,
             max_passes: 12,
             max_bad_moves: 64,
+            multilevel: true,
         }
     }
 }
@@ -167,6 +175,49 @@ impl FmRefiner {
     /// balance).
     pub fn refine(&self, g: &Graph, targets: &[f64], p: &mut Partition) -> Result<()> {
         p.check_for(g, targets.len())?;
+        if !self.multilevel {
+            return self.refine_level(g, targets, p);
+        }
+        let k = targets.len();
+        let mut graphs: Vec<Graph> = Vec::new();
+        let mut maps: Vec<Vec<usize>> = Vec::new();
+        let mut parts: Vec<Vec<usize>> = vec![p.parts.clone()];
+        loop {
+            let fine = graphs.last().unwrap_or(g);
+            let fine_part = &parts[parts.len() - 1];
+            if fine.n() <= 20 * k {
+                break;
+            }
+            let (c, cmap) = coarsen(fine, Some(fine_part));
+            if c.n() as f64 > 0.9 * fine.n() as f64 {
+                break;
+            }
+            let mut cp = vec![0; c.n()];
+            for (v, &cv) in cmap.iter().enumerate() {
+                cp[cv] = fine_part[v];
+            }
+            graphs.push(c);
+            maps.push(cmap);
+            parts.push(cp);
+        }
+        for level in (0..parts.len()).rev() {
+            let gl = if level == 0 { g } else { &graphs[level - 1] };
+            let mut pl = Partition {
+                nparts: k,
+                parts: std::mem::take(&mut parts[level]),
+            };
+            self.refine_level(gl, targets, &mut pl)?;
+            if level > 0 {
+                parts[level - 1] = maps[level - 1].iter().map(|&c| pl.parts[c]).collect();
+            } else {
+                p.parts = pl.parts;
+            }
+        }
+        Ok(())
+    }
+
+    /// Single-level FM on `g` (balancing, then passes).
+    fn refine_level(&self, g: &Graph, targets: &[f64], p: &mut Partition) -> Result<()> {
         let tw = target_weights(targets, g.total_weight())?;
         let cap: Vec<f64> = tw
             .iter()
