@@ -237,8 +237,8 @@ fn main() {
             for ((ka, kg, kp, kr), v) in &acc {
                 if ka == a
                     && kg == gname
-                    && p.map_or(true, |p| p == *kp)
-                    && r.map_or(true, |r| r == *kr)
+                    && p.is_none_or(|p| p == *kp)
+                    && r.is_none_or(|r| r == *kr)
                 {
                     t.edges += v.edges;
                     t.setups += v.setups;

@@ -12,18 +12,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 fn checks_pass(np: usize, args: &[&str]) -> common::Run {
     let run = common::mpirun(np, args, LIMIT);
-    run.assert_ok();
-    let oks = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("CHECK") && l.ends_with(" ok"))
-        .count();
-    assert!(
-        oks >= np,
-        "expected checks from every rank, got {oks}:\n{}",
-        run.stdout
-    );
-    assert!(!run.stdout.contains("FAIL"), "{}", run.stdout);
+    run.assert_checks(np);
     run
 }
 
@@ -69,6 +58,7 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
         ("speeds-inf", "invalid speed inf"),
         ("empty-array", "empty input"),
         ("bcast-none", "has no value"),
+        ("too-many-ranks", "too many parts"),
     ];
     for np in [1, 3, 4] {
         for (case, needle) in cases {

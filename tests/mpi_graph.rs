@@ -12,7 +12,9 @@ const RANKS: [usize; 6] = [1, 2, 3, 4, 5, 6];
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn checks_pass(np: usize, args: &[&str]) -> common::Run {
-    common::checks_pass(np, args, LIMIT)
+    let run = common::mpirun(np, args, LIMIT);
+    run.assert_checks(np);
+    run
 }
 
 #[test]

@@ -147,15 +147,22 @@ impl RemapPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::array2d::{ArrayDecomposer, RecursiveBisection2};
+    use crate::plan::array2d::{ArrayDecomposer, Rect, RecursiveBisection2};
 
     #[test]
     fn remaps_only_when_it_pays() {
-        let uniform = RecursiveBisection2
-            .decompose(100, 100, &[1.0, 1.0])
-            .unwrap();
+        let halves = |c: usize| {
+            ArrayPlan::new(
+                "t",
+                100,
+                100,
+                vec![Rect::new(0, 0, 100, c), Rect::new(0, c, 100, 100 - c)],
+            )
+            .unwrap()
+        };
+        let uniform = halves(50);
         let speeds = [1.0e4, 3.0e4];
-        let skewed = RecursiveBisection2.decompose(100, 100, &speeds).unwrap();
+        let skewed = halves(25);
         let pol = RemapPolicy::default();
         // 5000 cells at 1e4 cells/s = 0.5 s per iteration; balanced = 0.25 s.
         let d = pol
@@ -172,9 +179,7 @@ mod tests {
             .unwrap();
         assert!(!d.remap && d.net_gain < 0.0);
         // Within the hysteresis band nothing moves.
-        let near = RecursiveBisection2
-            .decompose(100, 100, &[1.0, 1.04])
-            .unwrap();
+        let near = halves(49);
         let d = pol
             .decide(&uniform, &near, &[1.0, 1.04], 8, 1000, Some(1.0e12))
             .unwrap();

@@ -176,7 +176,7 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
             dg.owned.push(r.id);
             dg.adj_global.extend_from_slice(&r.nbrs);
             if r.ewgt.is_empty() {
-                dg.ewgt.extend(std::iter::repeat(1.0).take(r.nbrs.len()));
+                dg.ewgt.extend(std::iter::repeat_n(1.0, r.nbrs.len()));
             } else {
                 dg.ewgt.extend_from_slice(&r.ewgt);
             }

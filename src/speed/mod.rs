@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 mod kernel;
+pub mod network;
 mod phase;
 pub mod stats;
 mod topology;

@@ -266,8 +266,10 @@ mod tests {
         }) {
             assert_eq!(t.binding, os);
         }
+        // available_parallelism is the affinity count, lowered by a cgroup
+        // CPU quota if there is one.
         let par = std::thread::available_parallelism().unwrap().get();
-        assert_eq!(t.binding.len(), par);
+        assert!(par <= t.binding.len(), "{par} > {:?}", t.binding);
         if let (Some(a), Some(b)) = (t.l1_bytes, t.l2_bytes) {
             assert!(a >= 1024 && a <= b, "{a} {b}");
         }

@@ -273,6 +273,9 @@ fn errors(ctx: &Ctx) {
                 .collect();
             root_compute(w, 0, || RecursiveBisection2.decompose(m, n, &speeds)).map(|_| ())
         }
+        "too-many-ranks" => nuce::runtime::balancer::Balancer::new(w, RecursiveBisection2)
+            .and_then(|b| b.plan(1, p - 1))
+            .map(|_| ()),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),
         other => Err(nuce::Error::InvalidInput(format!(
             "unknown error case {other}"

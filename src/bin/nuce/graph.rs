@@ -192,7 +192,7 @@ fn best(
             } else {
                 0.0
             };
-        if winner.as_ref().map_or(true, |w| score < w.0) {
+        if winner.as_ref().is_none_or(|w| score < w.0) {
             winner = Some((score, format!("best:{}", algo.name()), p));
         }
     }

@@ -79,7 +79,11 @@ pub(crate) fn parse_list(s: &str) -> nuce::Result<Vec<f64>> {
 /// Prints a serializable value as pretty JSON on stdout.
 #[allow(dead_code)]
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> nuce::Result<()> {
+    use std::io::Write;
     let s = serde_json::to_string_pretty(v).map_err(|e| nuce::Error::Io(e.to_string()))?;
-    println!("{s}");
-    Ok(())
+    // A closed pipe (`nuce … | head`) is not an error worth a panic.
+    match writeln!(std::io::stdout().lock(), "{s}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }

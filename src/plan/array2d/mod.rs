@@ -12,12 +12,30 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+pub mod best;
+pub mod column;
 pub mod columns;
 pub mod cost;
+pub mod guillotine;
+pub mod hier;
+pub mod kl;
+pub mod pt;
 pub mod rb;
+pub mod registry;
+pub mod slices;
+pub mod tile;
+pub mod xy;
 
+pub use best::Best;
+pub use column::{acost_lower_bound, ColumnDp};
 pub use columns::ColumnLayout;
-pub use rb::RecursiveBisection2;
+pub use hier::Hierarchical;
+pub use kl::KalinovLastovetsky;
+pub use rb::{RecursiveBisection, RecursiveBisection2, RecursiveBisection3};
+pub use registry::{all_decomposers, decomposer_by_name};
+pub use slices::Slices;
+pub use tile::Tile;
+pub use xy::{Xy, Xy2};
 
 /// A rectangle of cells: top-left `(row, col)`, extent `rows × cols`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -121,7 +139,7 @@ impl ArrayPlan {
         self.parts.is_empty()
     }
 
-    /// Number of cells of each part, in part order.
+    /// Number of cells of each part, in part order (of a valid plan).
     pub fn areas(&self) -> Vec<usize> {
         self.parts.iter().map(Rect::area).collect()
     }
@@ -146,15 +164,23 @@ impl ArrayPlan {
         }
         let mut total = 0usize;
         for (i, p) in self.parts.iter().enumerate() {
-            if !p.is_empty() && (p.row_end() > self.rows || p.col_end() > self.cols) {
+            let outside = |start: usize, len: usize, max: usize| {
+                start.checked_add(len).is_none_or(|e| e > max)
+            };
+            if !p.is_empty()
+                && (outside(p.row, p.rows, self.rows) || outside(p.col, p.cols, self.cols))
+            {
                 return Err(Error::InvalidPlan(format!(
                     "part {i} {p:?} lies outside the {}x{} array",
                     self.rows, self.cols
                 )));
             }
-            total += p.area();
+            total = total.saturating_add(p.rows.saturating_mul(p.cols));
         }
-        if total != self.rows * self.cols {
+        let cells = self.rows.checked_mul(self.cols).ok_or_else(|| {
+            Error::InvalidPlan(format!("{}x{} cells overflow", self.rows, self.cols))
+        })?;
+        if total != cells {
             return Err(Error::InvalidPlan(format!(
                 "parts cover {total} cells, the array has {}",
                 self.rows * self.cols
@@ -227,14 +253,34 @@ pub fn check_args(rows: usize, cols: usize, speeds: &[f64]) -> Result<()> {
 /// Splits `total` integer units into `weights.len()` parts proportional to the
 /// weights, by largest remainder: parts sum to `total` exactly and each differs
 /// from its real share by less than one.
+///
+/// Weights are scaled by their maximum first, so huge finite values cannot
+/// overflow the sum; non-finite or non-positive weights count as 0 (all
+/// zero: equal shares).
 pub fn apportion(total: usize, weights: &[f64]) -> Vec<usize> {
-    let sum: f64 = weights.iter().sum();
     if weights.is_empty() {
         return Vec::new();
     }
-    let shares: Vec<f64> = weights.iter().map(|w| total as f64 * w / sum).collect();
-    let mut out: Vec<usize> = shares.iter().map(|s| s.floor() as usize).collect();
-    let mut left = total - out.iter().sum::<usize>().min(total);
+    let clean = |w: f64| if w.is_finite() && w > 0.0 { w } else { 0.0 };
+    let max = weights.iter().map(|&w| clean(w)).fold(0.0, f64::max);
+    let scaled: Vec<f64> = if max > 0.0 {
+        weights.iter().map(|&w| clean(w) / max).collect()
+    } else {
+        vec![1.0; weights.len()]
+    };
+    let sum: f64 = scaled.iter().sum();
+    let shares: Vec<f64> = scaled.iter().map(|w| total as f64 * w / sum).collect();
+    let mut out: Vec<usize> = shares
+        .iter()
+        .map(|s| (s.floor() as usize).min(total))
+        .collect();
+    // Floating-point error could make the floors overshoot: take back from the largest.
+    while out.iter().sum::<usize>() > total {
+        if let Some(i) = (0..out.len()).max_by_key(|&i| out[i]) {
+            out[i] -= 1;
+        }
+    }
+    let mut left = total - out.iter().sum::<usize>();
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&a, &b| {
         let ra = shares[a] - shares[a].floor();

@@ -118,11 +118,7 @@ impl State<'_> {
         for &q in &touched {
             if q != p && self.w[q] + wv <= self.cap[q] {
                 let gain = self.conn[q] - internal;
-                let better = match best {
-                    None => true,
-                    Some((bg, bq)) => gain > bg || (gain == bg && q < bq),
-                };
-                if better {
+                if best.is_none_or(|(bg, bq)| gain > bg || (gain == bg && q < bq)) {
                     best = Some((gain, q));
                 }
             }

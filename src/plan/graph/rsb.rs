@@ -224,7 +224,7 @@ pub(crate) fn coarsen(g: &Graph, label: Option<&[usize]>) -> (Graph, Vec<usize>)
         }
         let best = g
             .weighted_neighbors(v)
-            .filter(|&(u, _)| mate[u] == usize::MAX && label.map_or(true, |l| l[u] == l[v]))
+            .filter(|&(u, _)| mate[u] == usize::MAX && label.is_none_or(|l| l[u] == l[v]))
             .fold(None, |b: Option<(usize, f64)>, (u, w)| match b {
                 Some((_, bw)) if bw >= w => b,
                 _ => Some((u, w)),

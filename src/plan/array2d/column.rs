@@ -1,0 +1,592 @@
+//! Optimal column-based decompositions by dynamic programming
+//! (seed `002_12465efe4da2a5ba.txt` §3.2.4, Algorithms 3 and 4, Table 2,
+//! Figure 16), generalised from the unit square to an `rows × cols` array,
+//! with both orientations and an optional latency term (seed
+//! `000_3b7f5c9969a269e5.txt` §5).
+//!
+//! # The model
+//!
+//! A column-based decomposition cuts the array into `C` slabs ("columns")
+//! along one dimension of length `La`, each slab spanning the other dimension
+//! of length `Lc`; slab `j` holds `k_j` parts stacked across it, and its width
+//! is proportional to its total weight `W_j` (weights normalised to sum 1).
+//! Each part of slab `j` has half-perimeter `La·W_j + Lc·w_i/W_j`, so the sum
+//! of half-perimeters is
+//!
+//! ```text
+//! Ĉ = C·Lc + La · Σ_j k_j·W_j            (002 §3.2.4: "1 + k_i c_i" per column)
+//! Acost = Ĉ − (rows + cols)               (000 §4, Theorem 1's proof)
+//! ```
+//!
+//! With `La = Lc = 1` this is exactly the MM-COL(s) objective of 002. The
+//! column-based class equals the XY class of 000 §4 (partition along one
+//! axis, then the other), and by 000 Theorem 1 an optimal member has its
+//! parts sorted by size with the slabs holding contiguous runs of the sorted
+//! order, so the search is over the `2^(p−1)` segmentations of the sorted
+//! weights — the 002 dynamic program.
+//!
+//! # Beyond the seed: an `O(p log p)` formulation
+//!
+//! 002's Algorithm 3 indexes its table by the number of columns `C` and runs
+//! in `O(p³)` (Table 2 is its trace; [`partition_table`] reproduces it
+//! verbatim). But a slab's cost `Lc + La·(q−a)·(S_q − S_a)` does not depend
+//! on how many slabs precede it, so the `C` index can be dropped:
+//! `f(q) = min_{a<q} f(a) + w(a, q)`. The weight `w(a, q) = (q−a)(S_q−S_a)` is
+//! a product of two interval-additive non-negative quantities and therefore
+//! satisfies the quadrangle inequality `w(a,c) + w(b,d) ≤ w(a,d) + w(b,c)` for
+//! `a ≤ b ≤ c ≤ d` (the difference is `x_ab·y_cd + x_cd·y_ab ≥ 0`). Hence a
+//! later candidate split, once better, stays better, and the DP is solved
+//! with the monotone candidate queue of the concave least-weight-subsequence
+//! problem (Hirschberg–Larmore 1987; Galil–Giancarlo 1989) in `O(p log p)`
+//! ([`column_optimum`]).
+//!
+//! # Latency term
+//!
+//! With point-to-point messages every internal edge of the decomposition's
+//! planar graph costs a latency `L` (000 §5, `E_i = V_i + p − 1`). In a
+//! column-based decomposition with no accidentally aligned cuts, slab `j`
+//! contributes `k_j − 1` internal corner points per side it shares with
+//! another slab: two sides for inner slabs, one for the two end slabs. The
+//! order of the slabs does not change `Ĉ`, so the two slabs with the most
+//! parts go to the ends, and `V_i = 2(p − C) − (k_(1) − 1) − (k_(2) − 1)`.
+//! In the sorted optimum the slabs of the smallest parts hold the most parts
+//! (000 Theorem 1), so the DP gives the end bonus to the first two segments:
+//! three chained Monge layers, still `O(p log p)`. Rounding may align cuts
+//! and remove a few more corners; reported costs are always measured on the
+//! integer plan.
+//!
+//! # Whole cells
+//!
+//! On small arrays the continuous optimum may give a part less than one row
+//! or column, which rounding turns into an empty part. [`ColumnDp`] first
+//! restricts the DP to layouts where every part is at least one cell in each
+//! extent ([`column_optimum_whole_cells`]; still Monge, still `O(p log p)`,
+//! optimal among sorted layouts — the exchange argument of Theorem 1 does
+//! not survive these constraints).
+
+use super::cost::{acost, latency_cost};
+use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
+use crate::error::{Error, Result};
+
+/// Optimal column-based decomposition (002 §3.2.4, Algorithms 3–4), both
+/// orientations, minimising `Acost + latency × internal edges` of the
+/// continuous model (see the module docs). `O(p log p)`.
+///
+/// Integer-aware: in each orientation it first solves the DP restricted to
+/// layouts whose parts are at least one cell in each extent
+/// ([`column_optimum_whole_cells`]), so that rounding leaves no part empty,
+/// and falls back to the unrestricted optimum ([`column_optimum`]) when no
+/// such sorted layout exists; an orientation without empty parts wins over
+/// a cheaper one with empty parts. On arrays large enough for the
+/// unrestricted optimum the two coincide.
+///
+/// ```
+/// use nuce::plan::array2d::{cost::acost, ArrayDecomposer, ColumnDp};
+/// // The example of 002 §3.2.4 (Figure 16): three columns, Ĉ = 5.5 on the
+/// // unit square, i.e. Acost ≈ (5.5 − 2)·1000 on a 1000 × 1000 array.
+/// let s = [0.05, 0.05, 0.08, 0.1, 0.1, 0.12, 0.2, 0.3];
+/// let plan = ColumnDp::default().decompose(1000, 1000, &s)?;
+/// assert!((acost(&plan) as i64 - 3500).abs() <= 8);
+/// # Ok::<(), nuce::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ColumnDp {
+    /// Cost of one message start-up, in cell-edge units (000 §5); 0 minimises Acost.
+    pub latency: f64,
+}
+
+impl ColumnDp {
+    /// A column DP that also weighs `latency × internal edges`.
+    pub fn with_latency(latency: f64) -> Self {
+        ColumnDp { latency }
+    }
+
+    /// The optimal continuous layout for `rows × cols` and its model cost
+    /// (`Acost + latency × E_i`, in cells), before integer rounding.
+    pub fn layout(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(ColumnLayout, f64)> {
+        check_args(rows, cols, speeds)?;
+        check_latency(self.latency)?;
+        let (m, n) = (rows as f64, cols as f64);
+        // Vertical slabs: along = cols, across = rows; transposed: the reverse.
+        // Layouts that leave no part empty come first, then the cheaper one.
+        let orient = |along: f64, across: f64| -> Result<(bool, ColumnOptimum)> {
+            Ok(
+                match column_optimum_whole_cells(speeds, along, across, self.latency)? {
+                    Some(o) => (true, o),
+                    None => (false, column_optimum(speeds, along, across, self.latency)?),
+                },
+            )
+        };
+        let (v_ok, vertical) = orient(n, m)?;
+        let (h_ok, horizontal) = orient(m, n)?;
+        let (best, transposed) =
+            if (h_ok, -horizontal.half_perimeter) > (v_ok, -vertical.half_perimeter) {
+                (horizontal, true)
+            } else {
+                (vertical, false)
+            };
+        let cost = best.half_perimeter - (m + n);
+        Ok((
+            ColumnLayout {
+                columns: best.columns,
+                transposed,
+            },
+            cost,
+        ))
+    }
+}
+
+impl ArrayDecomposer for ColumnDp {
+    fn name(&self) -> &'static str {
+        "column"
+    }
+
+    fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+        let speeds = &checked_speeds(rows, cols, speeds)?;
+        let (layout, _) = self.layout(rows, cols, speeds)?;
+        layout.realize(self.name(), rows, cols, speeds)
+    }
+}
+
+/// Speeds divided by their maximum, so that sums cannot overflow (speeds
+/// near `f64::MAX` are valid input); decompositions are scale-invariant.
+/// Ratios that would underflow to 0 become `f64::MIN_POSITIVE`.
+/// Call after validation. `O(p)`.
+pub fn rescaled(speeds: &[f64]) -> Vec<f64> {
+    let max = speeds.iter().copied().fold(0.0, f64::max);
+    if max > 0.0 && max.is_finite() {
+        // A ratio below the smallest positive f64 is clamped, not zeroed.
+        speeds
+            .iter()
+            .map(|s| (s / max).max(f64::MIN_POSITIVE))
+            .collect()
+    } else {
+        speeds.to_vec()
+    }
+}
+
+/// [`check_args`] then [`rescaled`]: the common prologue of the decomposers.
+pub fn checked_speeds(rows: usize, cols: usize, speeds: &[f64]) -> Result<Vec<f64>> {
+    check_args(rows, cols, speeds)?;
+    Ok(rescaled(speeds))
+}
+
+/// Rejects a negative or non-finite latency with [`Error::InvalidInput`].
+pub fn check_latency(latency: f64) -> Result<()> {
+    if latency.is_finite() && latency >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "latency must be finite and >= 0, got {latency}"
+        )))
+    }
+}
+
+/// The optimum of the column-based model for one orientation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnOptimum {
+    /// Part indices (into the input weights) of each slab, in placement
+    /// order; parts inside a slab are sorted by decreasing weight.
+    pub columns: Vec<Vec<usize>>,
+    /// Model objective `C·Lc + La·Σ_j k_j·W_j + latency·E_i` (sum of
+    /// half-perimeters plus the latency term, `E_i` the generic internal edge
+    /// count); subtract `La + Lc` to get `Acost + latency·E_i`.
+    pub half_perimeter: f64,
+}
+
+/// Solves the column-based DP for weights `w` (any positive scale), slab
+/// direction length `along` (`La`, the extent shared out by slab widths) and
+/// slab length `across` (`Lc`), with a latency per internal edge.
+///
+/// Returns the slabs ordered for the fewest internal edges (the two slabs
+/// with most parts at the ends). `O(p log p)`; see the module docs for the
+/// formulation and its optimality argument.
+pub fn column_optimum(w: &[f64], along: f64, across: f64, latency: f64) -> Result<ColumnOptimum> {
+    Ok(solve(w, along, across, latency, false)?.0)
+}
+
+/// Like [`column_optimum`], restricted to layouts whose parts are at least
+/// one cell in both extents before rounding (slab width `La·W_j ≥ 1`,
+/// every part's height `Lc·w_i/W_j ≥ 1`), so that rounding leaves no part
+/// empty; `None` when no *sorted* layout (slabs = contiguous runs of the
+/// sorted weights) satisfies them.
+///
+/// The result is optimal among sorted layouts only: 000 Theorem 1's exchange
+/// argument does not survive these constraints, and a mixed slab (say the
+/// smallest part with the third smallest) can be feasible when no sorted one
+/// is (the test `whole_cell_dp_equals_brute_force` checks optimality against
+/// enumeration of the sorted layouts).
+///
+/// Both constraints keep the DP Monge: for sorted weights the infeasible
+/// region of each is monotone, and they enter as convex penalties
+/// `M·max(0, 1/La − X)` and `M·max(0, X − Lc·s_(a+1))` of the interval
+/// weight `X = S_q − S_a` (a convex function of a difference of nondecreasing
+/// sequences satisfies the quadrangle inequality). The penalised optimum is
+/// the constrained optimum whenever it is itself feasible, which is checked.
+/// `O(p log p)`.
+pub fn column_optimum_whole_cells(
+    w: &[f64],
+    along: f64,
+    across: f64,
+    latency: f64,
+) -> Result<Option<ColumnOptimum>> {
+    let (opt, feasible) = solve(w, along, across, latency, true)?;
+    Ok(feasible.then_some(opt))
+}
+
+/// The DP of [`column_optimum`]; with `whole`, the whole-cell constraints
+/// of [`column_optimum_whole_cells`] as penalties. Returns the optimum and
+/// whether it satisfies those constraints.
+fn solve(
+    w: &[f64],
+    along: f64,
+    across: f64,
+    latency: f64,
+    whole: bool,
+) -> Result<(ColumnOptimum, bool)> {
+    crate::plan::check_speeds(w)?;
+    let w = &rescaled(w);
+    if !(along.is_finite() && along > 0.0 && across.is_finite() && across > 0.0) {
+        return Err(Error::InvalidInput(format!(
+            "array extents must be finite and > 0, got {along} x {across}"
+        )));
+    }
+    check_latency(latency)?;
+    let p = w.len();
+    let total: f64 = w.iter().sum();
+    let mut order: Vec<usize> = (0..p).collect();
+    order.sort_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
+    let mut prefix = Vec::with_capacity(p + 1);
+    prefix.push(0.0);
+    let mut acc = 0.0;
+    for &i in &order {
+        acc += w[i] / total;
+        prefix.push(acc);
+    }
+    let lat = latency;
+    // Whole-cell constraints as convex penalties (0 when satisfied).
+    let big = 1e9 * (along + across) * p as f64;
+    let sorted: Vec<f64> = order.iter().map(|&i| w[i] / total).collect();
+    let smallest = |a: usize| sorted[a];
+    let violation = |a: usize, q: usize| -> f64 {
+        let x = prefix[q] - prefix[a];
+        (1.0 / along - x).max(0.0) + (x - across * smallest(a)).max(0.0)
+    };
+    let penalty = |a: usize, q: usize| -> f64 {
+        if whole {
+            big * violation(a, q)
+        } else {
+            0.0
+        }
+    };
+    // Slab holding sorted parts (a, q]: its half-perimeters and its generic
+    // internal corners counted on both sides (2(k−1)).
+    let base = |a: usize, q: usize| -> f64 {
+        let k = (q - a) as f64;
+        across + along * k * (prefix[q] - prefix[a]) + 2.0 * lat * (k - 1.0) + penalty(a, q)
+    };
+    // End slabs share only one side: bonus −L(k−1).
+    let end = |a: usize, q: usize| -> f64 { base(a, q) - lat * ((q - a) as f64 - 1.0) };
+    // Layer 1: the first segment (an end slab).
+    let g1: Vec<f64> = (0..=p)
+        .map(|q| if q == 0 { f64::INFINITY } else { end(0, q) })
+        .collect();
+    // Layer 2: the second segment (the other end slab).
+    let (g2, arg2) = monge_layer(p, |a, _| g1[a], end);
+    // Layer 3+: inner slabs, after at least two segments.
+    let (f, arg3) = monge_layer(p, |a, f: &[f64]| g2[a].min(f[a]), base);
+    // C = 1: the single slab has no internal side at all.
+    let one = end(0, p) - lat * (p as f64 - 1.0);
+    let mut best = one;
+    let mut which = 1;
+    if g2[p] < best {
+        best = g2[p];
+        which = 2;
+    }
+    if f[p] < best {
+        best = f[p];
+        which = 3;
+    }
+    // Backtrack: segments of the sorted order, first to last.
+    let mut cuts = vec![p];
+    let mut q = p;
+    let mut layer = which;
+    while layer >= 2 {
+        let a = if layer == 3 { arg3[q] } else { arg2[q] };
+        if layer == 3 && g2[a] <= f[a] {
+            layer = 2;
+        } else if layer == 2 {
+            layer = 1;
+        }
+        cuts.push(a);
+        q = a;
+    }
+    cuts.push(0);
+    cuts.dedup();
+    cuts.reverse();
+    let tol = 1e-9;
+    let feasible = cuts.windows(2).all(|c| {
+        let x = prefix[c[1]] - prefix[c[0]];
+        x * along >= 1.0 - tol && x <= across * smallest(c[0]) * (1.0 + tol)
+    });
+    let paid: f64 = cuts.windows(2).map(|c| penalty(c[0], c[1])).sum();
+    let best = best - paid;
+    let segs: Vec<Vec<usize>> = cuts
+        .windows(2)
+        .map(|c| order[c[0]..c[1]].iter().rev().copied().collect())
+        .collect();
+    // Placement: first segment left, second segment right, inner ones between.
+    let mut columns = Vec::with_capacity(segs.len());
+    let mut it = segs.into_iter();
+    let first = it.next();
+    let second = it.next();
+    columns.extend(first);
+    columns.extend(it);
+    columns.extend(second);
+    // Model objective in latency-cost units: add the `p − 1` of E_i = V_i + p − 1.
+    let half_perimeter = best + lat * (p as f64 - 1.0);
+    Ok((
+        ColumnOptimum {
+            columns,
+            half_perimeter,
+        },
+        feasible,
+    ))
+}
+
+/// One layer of the concave (Monge) 1D/1D dynamic program
+/// `F(q) = min_{1 ≤ a < q} h(a, F) + w(a, q)` for `q = 1..=n`, where `h(a, F)`
+/// may read `F[..=a]` (Hirschberg–Larmore monotone candidate queue with
+/// binary search, `O(n log n)`).
+///
+/// Requires `w` to satisfy the quadrangle inequality, so that a later
+/// candidate `b > a` that beats `a` at some `q` beats it at every `q' > q`.
+/// Candidates with `h = ∞` are skipped. Returns `F` and the argmin `a` of each `q`.
+fn monge_layer(
+    n: usize,
+    h: impl Fn(usize, &[f64]) -> f64,
+    w: impl Fn(usize, usize) -> f64,
+) -> (Vec<f64>, Vec<usize>) {
+    let mut f = vec![f64::INFINITY; n + 1];
+    let mut arg = vec![0usize; n + 1];
+    let mut hv = vec![f64::INFINITY; n + 1];
+    // Deque of (candidate a, first q where it is best), as a Vec plus head.
+    let mut queue: Vec<(usize, usize)> = Vec::with_capacity(n);
+    let mut head = 0usize;
+    let val = |hv: &[f64], a: usize, q: usize| hv[a] + w(a, q);
+    for q in 1..=n {
+        // Candidate a = q − 1 becomes usable now (F[..q] known).
+        let b = q - 1;
+        if b >= 1 {
+            hv[b] = h(b, &f);
+            if hv[b].is_finite() {
+                loop {
+                    if queue.len() == head {
+                        queue.push((b, q));
+                        break;
+                    }
+                    let (a, start) = queue[queue.len() - 1];
+                    let s = start.max(q);
+                    if val(&hv, b, s) <= val(&hv, a, s) {
+                        queue.pop();
+                        continue;
+                    }
+                    // Smallest x in (s, n] where b beats a, if any.
+                    let (mut lo, mut hi) = (s + 1, n + 1);
+                    while lo < hi {
+                        let mid = lo + (hi - lo) / 2;
+                        if val(&hv, b, mid) <= val(&hv, a, mid) {
+                            hi = mid;
+                        } else {
+                            lo = mid + 1;
+                        }
+                    }
+                    if lo <= n {
+                        queue.push((b, lo));
+                    }
+                    break;
+                }
+            }
+        }
+        while queue.len() > head + 1 && queue[head + 1].1 <= q {
+            head += 1;
+        }
+        if let Some(&(a, _)) = queue.get(head) {
+            f[q] = val(&hv, a, q);
+            arg[q] = a;
+        }
+    }
+    (f, arg)
+}
+
+/// Model half-perimeter sum `C·Lc + La·Σ_j k_j·W_j` of a column layout
+/// (weights normalised to sum 1), 002 §3.2.4. `O(p)`.
+pub fn model_half_perimeter(columns: &[Vec<usize>], w: &[f64], along: f64, across: f64) -> f64 {
+    let w = &rescaled(w);
+    let total: f64 = w.iter().sum();
+    columns
+        .iter()
+        .map(|c| {
+            let wj: f64 = c.iter().map(|&i| w[i]).sum::<f64>() / total;
+            across + along * c.len() as f64 * wj
+        })
+        .sum()
+}
+
+/// Algorithm 3 of 002 §3.2.4 verbatim, on the unit square: the tables
+/// `perimeter[C−1][q]` = `f_C^perimeter(q)` and `cut[C−1][q]` = `f_C^cut(q)`
+/// for `1 ≤ C ≤ q ≤ p` (other entries are `∞` / 0), for areas `s` that are
+/// sorted ascending first (their order is returned too). `O(p³)`.
+///
+/// The extracted text of line 8 reads `Σ_{q−a<i≤q}`; Table 2's caption and
+/// values give `Σ_{a<i≤q} s_i`, used here. Line 9 reads `f^cut = q − a_opt`
+/// but the caption ("blocks in the first C − 1 columns") and Algorithm 4 need
+/// `f^cut(q) = a_opt`, used here (both reconstructed). Ties keep the smallest `a`.
+pub fn partition_table(s: &[f64]) -> Result<PartitionTable> {
+    crate::plan::check_speeds(s)?;
+    let p = s.len();
+    let mut order: Vec<usize> = (0..p).collect();
+    order.sort_by(|&a, &b| s[a].total_cmp(&s[b]).then(a.cmp(&b)));
+    let mut prefix = vec![0.0; p + 1];
+    for (q, &i) in order.iter().enumerate() {
+        prefix[q + 1] = prefix[q] + s[i];
+    }
+    let mut perimeter = vec![vec![f64::INFINITY; p + 1]; p];
+    let mut cut = vec![vec![0usize; p + 1]; p];
+    for q in 1..=p {
+        perimeter[0][q] = 1.0 + prefix[q] * q as f64;
+    }
+    for c in 2..=p {
+        for q in c..=p {
+            let mut best = (f64::INFINITY, 0);
+            for a in (c - 1)..q {
+                let v = 1.0 + (prefix[q] - prefix[a]) * (q - a) as f64 + perimeter[c - 2][a];
+                if v < best.0 {
+                    best = (v, a);
+                }
+            }
+            perimeter[c - 1][q] = best.0;
+            cut[c - 1][q] = best.1;
+        }
+    }
+    Ok(PartitionTable {
+        order,
+        perimeter,
+        cut,
+    })
+}
+
+/// The tables of Algorithm 3 (002 §3.2.4); see [`partition_table`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionTable {
+    /// Input indices in ascending area order (the re-indexing of step 1).
+    pub order: Vec<usize>,
+    /// `perimeter[C−1][q]` = `f_C^perimeter(q)`.
+    pub perimeter: Vec<Vec<f64>>,
+    /// `cut[C−1][q]` = `f_C^cut(q)`: parts in the first `C − 1` columns.
+    pub cut: Vec<Vec<usize>>,
+}
+
+impl PartitionTable {
+    /// `C_opt`: the number of columns minimising `f_C^perimeter(p)` (smallest on ties).
+    pub fn best_columns(&self) -> usize {
+        let p = self.order.len();
+        let mut best = (f64::INFINITY, 1);
+        for c in 1..=p {
+            if self.perimeter[c - 1][p] < best.0 {
+                best = (self.perimeter[c - 1][p], c);
+            }
+        }
+        best.1
+    }
+
+    /// Algorithm 4 (RE-BUILD): the counts `k_1, …, k_C` of the columns of
+    /// the optimal partitioning with `c` columns, column 1 holding the
+    /// smallest areas. `O(C)`.
+    pub fn rebuild(&self, c: usize) -> Vec<usize> {
+        let mut q = self.order.len();
+        let mut k = vec![0; c];
+        for col in (2..=c).rev() {
+            let a = self.cut[col - 1][q];
+            k[col - 1] = q - a;
+            q = a;
+        }
+        if let Some(first) = k.first_mut() {
+            *first = q;
+        }
+        k
+    }
+}
+
+/// Lower bound on Acost for any rectangle decomposition of `rows × cols`
+/// with areas proportional to `speeds` (002 §3.2.3, Lemma 1, scaled):
+/// part `i` of area `A_i = s_i·m·n` has half-perimeter at least `2√A_i`,
+/// and — a valid strengthening — at least `min_{h ∈ [A_i/n, m]} h + A_i/h`
+/// since it must fit in the array. `Acost ≥ Σ_i that − (m + n)`. `O(p)`.
+pub fn acost_lower_bound(rows: usize, cols: usize, speeds: &[f64]) -> Result<f64> {
+    check_args(rows, cols, speeds)?;
+    let speeds = &rescaled(speeds);
+    let (m, n) = (rows as f64, cols as f64);
+    let total: f64 = speeds.iter().sum();
+    let hp: f64 = speeds
+        .iter()
+        .map(|s| {
+            let a = s / total * m * n;
+            // h + a/h is convex in h, minimised at √a; clamp into [a/n, m].
+            let h = a.sqrt().clamp(a / n, m);
+            h + a / h
+        })
+        .sum();
+    Ok((hp - (m + n)).max(0.0))
+}
+
+/// The plain Lemma 1 bound on the unit square, `2·Σ√s_i` for areas
+/// normalised to sum 1 (002 §3.2.3).
+pub fn lemma1_bound(speeds: &[f64]) -> Result<f64> {
+    crate::plan::check_speeds(speeds)?;
+    let speeds = &rescaled(speeds);
+    let total: f64 = speeds.iter().sum();
+    Ok(2.0 * speeds.iter().map(|s| (s / total).sqrt()).sum::<f64>())
+}
+
+/// Acost of the integer plan plus, when `latency > 0`, the latency term
+/// (000 §5) — the objective [`ColumnDp`] and `Best` minimise.
+pub fn plan_cost(plan: &ArrayPlan, latency: f64) -> f64 {
+    if latency > 0.0 {
+        latency_cost(plan, latency)
+    } else {
+        acost(plan) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_part_and_bad_latency() {
+        let plan = ColumnDp::default().decompose(3, 4, &[2.0]).unwrap();
+        assert_eq!(plan.parts[0].area(), 12);
+        assert!(ColumnDp::with_latency(-1.0)
+            .decompose(3, 4, &[1.0])
+            .is_err());
+        assert!(ColumnDp::default().decompose(3, 4, &[1.0, 0.0]).is_err());
+        assert!(ColumnDp::default().decompose(0, 4, &[1.0]).is_err());
+    }
+
+    #[test]
+    fn homogeneous_four_is_two_by_two() {
+        let plan = ColumnDp::default().decompose(8, 8, &[1.0; 4]).unwrap();
+        assert!(plan.parts.iter().all(|r| r.rows == 4 && r.cols == 4));
+        assert_eq!(acost(&plan), 16);
+    }
+
+    #[test]
+    fn lower_bound_is_tight_for_squares() {
+        // Four equal squares tile 8×8 exactly: Acost 16 = 4·(4+4) − 16.
+        assert_eq!(acost_lower_bound(8, 8, &[1.0; 4]).unwrap(), 16.0);
+        assert_eq!(acost_lower_bound(8, 8, &[1.0]).unwrap(), 0.0);
+        // A thin array forces thin parts: 2 parts of 1×4 in a 1×8 array.
+        assert_eq!(acost_lower_bound(1, 8, &[1.0, 1.0]).unwrap(), 1.0);
+    }
+}

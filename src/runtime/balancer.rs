@@ -1,0 +1,340 @@
+//! The [`Balancer`]: measure → gather → plan → broadcast → remap, collectively.
+//!
+//! ```no_run
+//! use mpi::traits::*;
+//! use nuce::plan::array2d::RecursiveBisection2;
+//! use nuce::runtime::{array::DistArray2, balancer::Balancer};
+//!
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let mut bal = Balancer::new(&world, RecursiveBisection2).unwrap();
+//! bal.measure().unwrap();                       // built-in kernel on every rank
+//! let plan = bal.plan(1000, 800).unwrap();      // root decomposes, all receive
+//! let mut a = DistArray2::<f64>::new(bal.comm(), plan, 1).unwrap();
+//! for _phase in 0..10 {
+//!     let t = std::time::Instant::now();
+//!     // ... K iterations of the solver on a.local_mut() ...
+//!     let cells = (a.rect().area() * 50) as f64;
+//!     bal.record_phase(cells, t.elapsed()).unwrap();
+//!     let decision = bal.maybe_remap(&mut a, 50).unwrap();
+//!     if decision.remap { /* the layout changed: a.rect() is new */ }
+//! }
+//! ```
+//!
+//! The application owns the MPI `Universe`; the balancer works on a duplicate
+//! of the communicator it is given, so its messages never mix with the
+//! application's. Every method is collective unless it says otherwise, and
+//! either succeeds on every rank or returns the same error on every rank.
+
+use std::time::Duration;
+
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use serde::{Deserialize, Serialize};
+use tracing::{info, info_span};
+
+use super::array::{DistArray2, Element, MoveStats};
+use super::comm::{agree, gather_values, root_compute};
+use crate::error::{Error, Result};
+use crate::plan::array2d::{ArrayDecomposer, ArrayPlan};
+use crate::plan::policy::{RemapDecision, RemapPolicy};
+use crate::speed::{measure_kernel, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource};
+
+/// Smallest per-rank move (bytes) from which a remap's time updates the bandwidth estimate.
+pub const MIN_BANDWIDTH_SAMPLE: u64 = 1 << 20;
+
+/// Outcome of [`Balancer::maybe_remap`]: the decision, its numbers, and what moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemapReport {
+    /// The decision taken at the root (identical on every rank).
+    pub decision: RemapDecision,
+    /// What the remap moved, when it happened.
+    pub moved: Option<MoveStats>,
+}
+
+impl std::ops::Deref for RemapReport {
+    type Target = RemapDecision;
+    fn deref(&self) -> &RemapDecision {
+        &self.decision
+    }
+}
+
+/// Collective load balancer for 2D arrays.
+pub struct Balancer {
+    comm: SimpleCommunicator,
+    root: i32,
+    decomposer: Box<dyn ArrayDecomposer>,
+    policy: RemapPolicy,
+    kernel: KernelConfig,
+    timer: PhaseTimer,
+    speeds: Option<Vec<f64>>,
+    records: Option<Vec<SpeedRecord>>,
+    bandwidth: Option<f64>,
+}
+
+impl Balancer {
+    /// Creates a balancer over a duplicate of `comm`, planning with `decomposer`
+    /// (collective: `MPI_Comm_dup`).
+    pub fn new<C: Communicator>(
+        comm: &C,
+        decomposer: impl ArrayDecomposer + 'static,
+    ) -> Result<Self> {
+        Ok(Balancer {
+            comm: comm.duplicate(),
+            root: 0,
+            decomposer: Box::new(decomposer),
+            policy: RemapPolicy::default(),
+            kernel: KernelConfig::default(),
+            timer: PhaseTimer::default(),
+            speeds: None,
+            records: None,
+            bandwidth: None,
+        })
+    }
+
+    /// Sets the remap policy (local).
+    pub fn with_policy(mut self, policy: RemapPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets the built-in kernel used by [`Balancer::measure`] (local).
+    pub fn with_kernel(mut self, kernel: KernelConfig) -> Self {
+        self.kernel = kernel;
+        self
+    }
+
+    /// Replaces the decomposition algorithm (local; all ranks must do the same).
+    pub fn set_decomposer(&mut self, decomposer: impl ArrayDecomposer + 'static) {
+        self.decomposer = Box::new(decomposer);
+    }
+
+    /// The balancer's communicator (a duplicate of the one given to [`Balancer::new`]).
+    pub fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+
+    /// The rank that gathers and plans.
+    pub fn root(&self) -> i32 {
+        self.root
+    }
+
+    /// The current speed estimate of every rank (work units per second), once known.
+    pub fn speeds(&self) -> Option<&[f64]> {
+        self.speeds.as_deref()
+    }
+
+    /// Every rank's speed record, on the root after [`Balancer::measure`].
+    pub fn records(&self) -> Option<&[SpeedRecord]> {
+        self.records.as_deref()
+    }
+
+    /// Last measured bandwidth of data movement (bytes/s per rank), if any.
+    pub fn bandwidth(&self) -> Option<f64> {
+        self.bandwidth
+    }
+
+    /// Learns the bandwidth from a data movement done outside the balancer
+    /// (e.g. the initial scatter), when it is large enough to be meaningful (local).
+    pub fn observe(&mut self, stats: &MoveStats) {
+        if stats.max_rank_bytes >= MIN_BANDWIDTH_SAMPLE && stats.seconds > 0.0 {
+            self.bandwidth = Some(stats.max_rank_bytes as f64 / stats.seconds);
+        }
+    }
+
+    /// Measures every rank with the built-in kernel, gathers the records
+    /// (with hwloc topology and host name) at the root and broadcasts the
+    /// speeds. Returns the speeds, one per rank.
+    pub fn measure(&mut self) -> Result<Vec<f64>> {
+        let _span = info_span!("measure").entered();
+        let m = measure_kernel(&self.kernel);
+        let record = SpeedRecord {
+            rank: self.comm.rank(),
+            speed: m.median,
+            source: SpeedSource::Kernel,
+            kernel: Some(m),
+            topology: topology(),
+        };
+        let records = gather_values(&self.comm, self.root, &record)?;
+        let speeds = root_compute(&self.comm, self.root, || {
+            let recs = records
+                .as_ref()
+                .ok_or_else(|| Error::InvalidInput("no records at root".into()))?;
+            let s: Vec<f64> = recs.iter().map(|r| r.speed).collect();
+            crate::plan::check_speeds(&s)?;
+            Ok(s)
+        })?;
+        info!(?speeds, "measured speeds");
+        self.records = records;
+        self.speeds = Some(speeds.clone());
+        Ok(speeds)
+    }
+
+    /// Sets the speeds explicitly (collective: the root's values are broadcast
+    /// and validated). For applications that measure by other means.
+    pub fn set_speeds(&mut self, speeds: &[f64]) -> Result<()> {
+        let s = root_compute(&self.comm, self.root, || {
+            crate::plan::check_speeds(speeds)?;
+            if speeds.len() != self.comm.size() as usize {
+                return Err(Error::ShapeMismatch(format!(
+                    "{} speeds for {} ranks",
+                    speeds.len(),
+                    self.comm.size()
+                )));
+            }
+            Ok(speeds.to_vec())
+        })?;
+        self.speeds = Some(s);
+        Ok(())
+    }
+
+    /// Decomposes a `rows × cols` array for the current speeds (uniform when
+    /// none were measured yet): the root plans, every rank receives the plan.
+    pub fn plan(&self, rows: usize, cols: usize) -> Result<ArrayPlan> {
+        let _span = info_span!("plan", rows, cols).entered();
+        let p = self.comm.size() as usize;
+        root_compute(&self.comm, self.root, || {
+            if rows.saturating_mul(cols) < p {
+                return Err(Error::TooManyParts {
+                    parts: p,
+                    units: rows * cols,
+                });
+            }
+            let uniform = vec![1.0; p];
+            let speeds = self.speeds.as_deref().unwrap_or(&uniform);
+            self.decomposer.decompose(rows, cols, speeds)
+        })
+    }
+
+    /// Records one application phase on this rank (local): `work_units` done
+    /// in `elapsed` (compute time only, excluding waits). The estimate is
+    /// smoothed (EWMA) so one noisy phase does not trigger a remap. A rank
+    /// with no work this phase records nothing.
+    pub fn record_phase(&mut self, work_units: f64, elapsed: Duration) -> Result<()> {
+        if work_units == 0.0 {
+            return Ok(());
+        }
+        self.timer.record(work_units, elapsed).map(|_| ())
+    }
+
+    /// Between phases: gathers the smoothed phase speeds, lets the root decide
+    /// whether a new plan pays off over the next `iterations` iterations
+    /// (see [`RemapPolicy`]), and if so remaps `array` (moving only the cells
+    /// whose owner changes). The decision is identical on every rank.
+    pub fn maybe_remap<T: Element>(
+        &mut self,
+        array: &mut DistArray2<T>,
+        iterations: usize,
+    ) -> Result<RemapReport> {
+        let _span = info_span!("maybe_remap").entered();
+        let local = self.timer.speed();
+        let gathered = gather_values(&self.comm, self.root, &local)?;
+        let elem = std::mem::size_of::<T>();
+        let (rows, cols) = array.global_shape();
+        let current = array.plan().clone();
+        let previous = self.speeds.clone();
+        let (decision, candidate) = root_compute(&self.comm, self.root, || {
+            let phase =
+                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
+            let speeds = merge_speeds(&phase, previous.as_deref())?;
+            let candidate = self.decomposer.decompose(rows, cols, &speeds)?;
+            let d = self.policy.decide(
+                &current,
+                &candidate,
+                &speeds,
+                elem,
+                iterations,
+                self.bandwidth,
+            )?;
+            Ok((d, candidate))
+        })?;
+        info!(
+            remap = decision.remap,
+            t_current = decision.t_current,
+            t_candidate = decision.t_candidate,
+            t_migration = decision.t_migration,
+            "remap decision"
+        );
+        self.speeds = Some(decision.speeds.clone());
+        let moved = if decision.remap {
+            let _s = info_span!("remap").entered();
+            let stats = array.remap(&self.comm, &candidate)?;
+            // Small moves are latency-bound and would underestimate the
+            // bandwidth: learn it only from moves of at least 1 MiB per rank.
+            if stats.max_rank_bytes >= MIN_BANDWIDTH_SAMPLE && stats.seconds > 0.0 {
+                self.bandwidth = Some(stats.max_rank_bytes as f64 / stats.seconds);
+            }
+            info!(
+                bytes = stats.bytes,
+                messages = stats.messages,
+                seconds = stats.seconds,
+                "remapped"
+            );
+            Some(stats)
+        } else {
+            None
+        };
+        agree(&self.comm, self.root, Ok(()))?;
+        Ok(RemapReport { decision, moved })
+    }
+}
+
+/// Combines the ranks' phase speeds with the previous estimates: a rank that
+/// had no work (no phase speed) keeps its previous speed, rescaled into phase
+/// units by the median ratio phase/previous of the ranks that have both.
+/// Without any phase speed the previous speeds are kept.
+pub fn merge_speeds(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<Vec<f64>> {
+    if phase.iter().all(Option::is_some) {
+        let s: Vec<f64> = phase.iter().map(|x| x.unwrap_or(0.0)).collect();
+        crate::plan::check_speeds(&s)?;
+        return Ok(s);
+    }
+    let prev = previous.ok_or_else(|| {
+        Error::InvalidInput(
+            "some ranks have neither a phase timing nor a measured speed: call measure() first"
+                .into(),
+        )
+    })?;
+    if prev.len() != phase.len() {
+        return Err(Error::ShapeMismatch(format!(
+            "{} previous speeds for {} ranks",
+            prev.len(),
+            phase.len()
+        )));
+    }
+    let mut ratios: Vec<f64> = phase
+        .iter()
+        .zip(prev)
+        .filter_map(|(p, q)| p.map(|p| p / q))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let scale = if ratios.is_empty() {
+        1.0
+    } else {
+        ratios[ratios.len() / 2]
+    };
+    let s: Vec<f64> = phase
+        .iter()
+        .zip(prev)
+        .map(|(p, q)| p.unwrap_or(q * scale))
+        .collect();
+    crate::plan::check_speeds(&s)?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_fills_idle_ranks() {
+        let s = merge_speeds(&[Some(2.0), None, Some(6.0)], Some(&[1.0, 1.0, 3.0])).unwrap();
+        assert_eq!(s, vec![2.0, 2.0, 6.0]);
+        assert_eq!(
+            merge_speeds(&[Some(1.0), Some(3.0)], None).unwrap(),
+            vec![1.0, 3.0]
+        );
+        assert!(merge_speeds(&[None, Some(3.0)], None).is_err());
+        assert!(merge_speeds(&[Some(f64::NAN)], None).is_err());
+    }
+}

@@ -1,0 +1,209 @@
+//! Integration tests of `nuce plan array` and `nuce plan distribute`: run
+//! the binary, parse its JSON, check the documented keys (docs/cli.md), the
+//! tiling, the input order and the exit codes.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn nuce(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nuce"))
+        .args(args)
+        .output()
+        .expect("run nuce");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn array_json(rows: usize, cols: usize, speeds: &str, algo: &str, extra: &[&str]) -> Value {
+    let (r, c) = (rows.to_string(), cols.to_string());
+    let mut args = vec![
+        "plan", "array", "--rows", &r, "--cols", &c, "--speeds", speeds, "--algo", algo, "--json",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = nuce(&args);
+    assert_eq!(code, 0, "{algo}: {err}");
+    serde_json::from_str(&out).expect("valid JSON")
+}
+
+/// Checks keys and that the parts tile the array, cell by cell.
+fn check_tiling(v: &Value, rows: usize, cols: usize, speeds: &[f64]) {
+    for key in [
+        "algorithm",
+        "rows",
+        "cols",
+        "acost",
+        "bcost",
+        "internal_edges",
+        "latency_cost",
+        "imbalance",
+        "lower_bound",
+        "parts",
+    ] {
+        assert!(v.get(key).is_some(), "missing key {key}");
+    }
+    assert_eq!(v["rows"], rows);
+    assert_eq!(v["cols"], cols);
+    let parts = v["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), speeds.len());
+    let mut owner = vec![usize::MAX; rows * cols];
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(p["part"], i, "input order");
+        assert_eq!(p["speed"].as_f64().unwrap(), speeds[i]);
+        let g = |k: &str| p[k].as_u64().unwrap() as usize;
+        for r in g("row")..g("row") + g("rows") {
+            for c in g("col")..g("col") + g("cols") {
+                assert!(r < rows && c < cols);
+                assert_eq!(owner[r * cols + c], usize::MAX, "cell ({r},{c}) twice");
+                owner[r * cols + c] = i;
+            }
+        }
+    }
+    assert!(owner.iter().all(|&o| o != usize::MAX), "uncovered cell");
+}
+
+#[test]
+fn every_algorithm_tiles_in_input_order() {
+    let speeds = [0.3, 0.05, 0.2, 0.1, 0.08, 0.12, 0.05, 0.1];
+    let s = "0.3,0.05,0.2,0.1,0.08,0.12,0.05,0.1";
+    for algo in ["column", "kl", "slices", "rb2", "best"] {
+        let v = array_json(37, 53, s, algo, &[]);
+        check_tiling(&v, 37, 53, &speeds);
+    }
+    let v = array_json(37, 53, s, "hier", &["--hosts", "0,0,0,0,1,1,2,2"]);
+    check_tiling(&v, 37, 53, &speeds);
+    assert_eq!(v["algorithm"], "hier");
+}
+
+#[test]
+fn best_is_cheapest_and_latency_is_reported() {
+    let s = "1,2,3,4,5,6,7";
+    let best = array_json(60, 90, s, "best", &[]);
+    for algo in ["column", "kl", "slices", "rb2"] {
+        let v = array_json(60, 90, s, algo, &[]);
+        assert!(best["acost"].as_u64() <= v["acost"].as_u64(), "{algo}");
+    }
+    let v = array_json(60, 90, s, "column", &["--latency", "10"]);
+    let expect = v["acost"].as_f64().unwrap() + 10.0 * v["internal_edges"].as_f64().unwrap();
+    assert!((v["latency_cost"].as_f64().unwrap() - expect).abs() < 1e-9);
+}
+
+#[test]
+fn table_and_svg_output() {
+    let svg = std::env::temp_dir().join(format!("nuce_cli_array_{}.svg", std::process::id()));
+    let svg_s = svg.to_string_lossy().into_owned();
+    let (code, out, err) = nuce(&[
+        "plan", "array", "--rows", "20", "--cols", "30", "--speeds", "1,2,3", "--algo", "column",
+        "--svg", &svg_s,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("acost"));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"));
+    assert!(text.matches("<rect").count() >= 3);
+    assert!(text.contains("Acost"));
+    let _ = std::fs::remove_file(&svg);
+}
+
+#[test]
+fn bad_input_exits_2() {
+    for args in [
+        &[
+            "plan", "array", "--rows", "4", "--cols", "4", "--speeds", "1,0",
+        ][..],
+        &[
+            "plan", "array", "--rows", "4", "--cols", "4", "--speeds", "1,x",
+        ],
+        &[
+            "plan", "array", "--rows", "4", "--cols", "4", "--speeds", "1,-1",
+        ],
+        &[
+            "plan", "array", "--rows", "4", "--cols", "4", "--speeds", "1", "--algo", "nope",
+        ],
+        &[
+            "plan", "array", "--rows", "0", "--cols", "4", "--speeds", "1",
+        ],
+        &[
+            "plan",
+            "array",
+            "--rows",
+            "4",
+            "--cols",
+            "4",
+            "--speeds",
+            "1",
+            "--latency",
+            "-3",
+        ],
+        &[
+            "plan", "array", "--rows", "4", "--cols", "4", "--speeds", "1,1", "--algo", "hier",
+        ],
+        &[
+            "plan",
+            "distribute",
+            "--chunks",
+            "4",
+            "--cycle-times",
+            "1,nan",
+        ],
+        &[
+            "plan",
+            "distribute",
+            "--chunks",
+            "4",
+            "--cycle-times",
+            "1",
+            "--mode",
+            "x",
+        ],
+    ] {
+        let (code, _, err) = nuce(args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains("error"), "{args:?}: {err}");
+    }
+    let (_, _, err) = nuce(&[
+        "plan", "array", "--rows", "4", "--cols", "4", "--speeds", "1", "--algo", "nope",
+    ]);
+    assert!(err.contains("column"), "lists known names: {err}");
+}
+
+#[test]
+fn distribute_modes() {
+    let run = |mode: &str| -> Value {
+        let (code, out, err) = nuce(&[
+            "plan",
+            "distribute",
+            "--chunks",
+            "10",
+            "--cycle-times",
+            "3,5,8",
+            "--mode",
+            mode,
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let st = run("static");
+    assert_eq!(st["counts"], serde_json::json!([5, 3, 2]));
+    assert_eq!(st["makespan"].as_f64(), Some(16.0));
+    let inc = run("incremental");
+    // Figure 8's selected processors, 0-based.
+    assert_eq!(
+        inc["sequence"],
+        serde_json::json!([0, 1, 0, 2, 0, 1, 0, 0, 1, 2])
+    );
+    let pan = run("panel");
+    assert_eq!(
+        pan["owners"],
+        serde_json::json!([0, 0, 0, 0, 0, 1, 1, 1, 2, 2])
+    );
+    let lu = run("lu");
+    assert_eq!(
+        lu["owners"],
+        serde_json::json!([2, 1, 0, 0, 1, 0, 2, 0, 1, 0])
+    );
+}
