@@ -40,11 +40,12 @@ fn malformed_metis_names_the_line() {
     let cases: &[(&str, usize)] = &[
         ("", 1),
         ("3 x\n", 1),
-        ("2 1\n2\n3\n", 3),       // neighbour out of range
-        ("2 1\n2\n", 3),          // missing vertex line
-        ("2 1\n2\n1\n5\n", 4),    // extra line
-        ("2 1\n1\n1\n", 2),       // self-loop
-        ("3 1\n2\n\n1\n", 2),     // asymmetric: 1 lists 2, 2 does not list 1
+        ("2 1\n2\n3\n", 3),    // neighbour out of range
+        ("2 1\n2\n", 3),       // missing vertex line
+        ("2 1\n2\n1\n5\n", 4), // extra line
+        ("18446744073709551615 18446744073709551615\n", 2), // huge header: error, no abort
+        ("2 1\n1\n1\n", 2),    // self-loop
+        ("3 1\n2\n\n1\n", 2),  // asymmetric: 1 lists 2, 2 does not list 1
         ("2 1 001\n2\n1 1\n", 2), // missing edge weight
         ("2 1 001\n2 -1\n1 -1\n", 2),
         ("2 2\n2\n1\n", 1),       // wrong edge count

@@ -64,12 +64,15 @@ pub fn parse_metis(text: &str, file: &str) -> Result<Graph> {
         return Err(perr(file, hline, "ncon must be >= 1 with vertex weights"));
     }
     let ncon = if has_vw { ncon } else { 0 };
-    let mut xadj = Vec::with_capacity(n + 1);
+    // Capacities are bounded by the text size: a header announcing 10^18
+    // vertices must give an error at the missing lines, not an allocation abort.
+    let cap = text.len() / 2 + 1;
+    let mut xadj = Vec::with_capacity(n.min(cap) + 1);
     xadj.push(0);
-    let mut adjncy = Vec::with_capacity(2 * m);
+    let mut adjncy = Vec::with_capacity(m.min(cap).saturating_mul(2));
     let mut ewgt = Vec::new();
     let mut vwgt = Vec::new();
-    let mut vline = Vec::with_capacity(n);
+    let mut vline = Vec::with_capacity(n.min(cap));
     for v in 0..n {
         let (ln, l) = lines.next().ok_or_else(|| {
             perr(
@@ -122,7 +125,7 @@ pub fn parse_metis(text: &str, file: &str) -> Result<Graph> {
             format!("extra line after {n} vertices: {l:?}"),
         ));
     }
-    if adjncy.len() != 2 * m {
+    if Some(adjncy.len()) != m.checked_mul(2) {
         return Err(perr(
             file,
             hline,
@@ -172,7 +175,7 @@ fn first_asymmetric(xadj: &[usize], adjncy: &[usize]) -> Option<usize> {
 /// Returns `(dim, values)`.
 pub fn parse_coords(text: &str, file: &str, n: usize) -> Result<(usize, Vec<f64>)> {
     let mut dim = 0;
-    let mut data = Vec::with_capacity(3 * n);
+    let mut data = Vec::with_capacity(n.min(text.len()).saturating_mul(3));
     let mut count = 0;
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
@@ -216,7 +219,7 @@ pub fn parse_coords(text: &str, file: &str, n: usize) -> Result<(usize, Vec<f64>
 
 /// Parses a METIS `.part` file (one part id per line) for `n` vertices.
 pub fn parse_partition(text: &str, file: &str, n: usize, nparts: usize) -> Result<Partition> {
-    let mut parts = Vec::with_capacity(n);
+    let mut parts = Vec::with_capacity(n.min(text.len()));
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if t.is_empty() {
