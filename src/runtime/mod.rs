@@ -7,6 +7,7 @@ pub mod array;
 pub mod auction;
 pub mod balancer;
 pub mod comm;
+pub mod graph;
 pub mod master_worker;
 pub mod netprobe;
 pub mod packing;
