@@ -140,7 +140,7 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
             Ok(vec![Vec::new(); size])
         };
         let sends = agree(comm, root, sends)?;
-        let got = exchange(comm, comm.rank() as usize, sends)?;
+        let got = alltoallv_bytes(comm, &sends)?;
         let mine: Result<Vec<VertexRecord<T>>> = decode(&got[root as usize], root);
         let recs = agree(comm, root, mine)?;
         let mut dg = DistGraph::from_records(comm.rank() as usize, size, owner, recs);
@@ -249,7 +249,7 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
             })
             .collect();
         let sends = agree(comm, 0, sends)?;
-        let got = exchange(comm, self.rank, sends.clone())?;
+        let got = alltoallv_bytes(comm, &sends)?;
         let mut ghost_values: Vec<Option<T>> = vec![None; self.ghosts.len()];
         let unpacked: Result<()> = (|| {
             for (q, bytes) in got.iter().enumerate() {
@@ -329,7 +329,7 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
             })
             .collect();
         let sends = agree(comm, 0, sends)?;
-        let got = exchange(comm, self.rank, sends.clone())?;
+        let got = alltoallv_bytes(comm, &sends)?;
         let incoming: Result<Vec<VertexRecord<T>>> = (|| {
             let mut all = Vec::new();
             for (q, b) in got.iter().enumerate() {
@@ -433,25 +433,6 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     pub fn global_len(&self) -> usize {
         self.n_global
     }
-}
-
-/// [`alltoallv_bytes`] with a one-byte dummy message to self: Open MPI
-/// rejects an all-to-all-v whose send and receive buffers are both empty
-/// (Rust's empty vectors share one dangling address, which MPI reads as
-/// `sendbuf == recvbuf`, MPI_ERR_ARG). The dummy is neither decoded nor counted.
-fn exchange<C: Communicator>(comm: &C, me: usize, mut sends: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
-    if let Some(b) = sends.get_mut(me) {
-        if b.is_empty() {
-            b.push(0);
-        }
-    }
-    let mut got = alltoallv_bytes(comm, &sends)?;
-    if let Some(b) = got.get_mut(me) {
-        if b == &[0] {
-            b.clear();
-        }
-    }
-    Ok(got)
 }
 
 fn record<T>(g: &Graph, u: usize, value: T) -> VertexRecord<T> {
