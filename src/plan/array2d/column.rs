@@ -65,7 +65,7 @@
 //! not survive these constraints).
 
 use super::cost::{acost, latency_cost};
-use super::{check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
+use super::{apportion, check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::{Error, Result};
 
 /// Optimal column-based decomposition (002 §3.2.4, Algorithms 3–4), both
@@ -101,39 +101,212 @@ impl ColumnDp {
         ColumnDp { latency }
     }
 
-    /// The optimal continuous layout for `rows × cols` and its model cost
-    /// (`Acost + latency × E_i`, in cells), before integer rounding.
+    /// The layout [`ColumnDp::decompose`] realises and its model cost
+    /// (continuous `Acost + latency × E_i` with the generic edge count of
+    /// the module docs, in cells), before integer rounding.
+    ///
+    /// The DP proposes, the integer plan disposes. In each orientation the
+    /// candidates are the model optima (with and without the whole-cell
+    /// restriction; with a latency, also those of the latency-free model,
+    /// which keeps equal parts in columns of equal counts) and, while
+    /// `c_max · p ≤ 2^18`, the optima with exactly `c` columns for `c`
+    /// within 2 of the optimum's ([`Model::per_count`]); with a latency,
+    /// each is placed in two orders ([`ends_first`], [`by_count`]). Every
+    /// candidate is costed exactly on its integer realisation
+    /// ([`integer_cost`]: the rounding of [`ColumnLayout::realize`], aligned
+    /// cuts sharing corner points), and the cheapest without empty parts
+    /// wins (the cheapest overall if every candidate has one).
+    /// `O(p log p)` for large `p`; `O((c* + 2) · p log p)` below the budget.
     pub fn layout(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(ColumnLayout, f64)> {
         check_args(rows, cols, speeds)?;
         check_latency(self.latency)?;
         let (m, n) = (rows as f64, cols as f64);
-        // Vertical slabs: along = cols, across = rows; transposed: the reverse.
-        // Layouts that leave no part empty come first, then the cheaper one.
-        let orient = |along: f64, across: f64| -> Result<(bool, ColumnOptimum)> {
-            Ok(
-                match column_optimum_whole_cells(speeds, along, across, self.latency)? {
-                    Some(o) => (true, o),
-                    None => (false, column_optimum(speeds, along, across, self.latency)?),
-                },
-            )
+        let p = speeds.len();
+        let lats: &[f64] = if self.latency > 0.0 {
+            &[self.latency, 0.0]
+        } else {
+            &[0.0]
         };
-        let (v_ok, vertical) = orient(n, m)?;
-        let (h_ok, horizontal) = orient(m, n)?;
-        let (best, transposed) =
-            if (h_ok, -horizontal.half_perimeter) > (v_ok, -vertical.half_perimeter) {
-                (horizontal, true)
-            } else {
-                (vertical, false)
+        // (has an empty part, integer cost, layout, model cost)
+        let mut best: Option<(bool, f64, ColumnLayout, f64)> = None;
+        for transposed in [false, true] {
+            // Vertical slabs: along = cols, across = rows; transposed: the reverse.
+            let (along, across) = if transposed { (m, n) } else { (n, m) };
+            let mut cands: Vec<Vec<usize>> = Vec::new();
+            let mut add = |c: Vec<usize>| {
+                if !cands.contains(&c) {
+                    cands.push(c);
+                }
             };
-        let cost = best.half_perimeter - (m + n);
-        Ok((
-            ColumnLayout {
-                columns: best.columns,
-                transposed,
-            },
-            cost,
-        ))
+            let mut sorted = None;
+            for &lat in lats {
+                let whole = Model::new(speeds, along, across, lat, true)?;
+                let free = Model::new(speeds, along, across, lat, false)?;
+                let (wc, _) = whole.optimum();
+                let (fc, _) = free.optimum();
+                let ok = whole.feasible(&wc);
+                let model = if ok { &whole } else { &free };
+                let c_star = if ok { wc.len() } else { fc.len() } - 1;
+                add(wc);
+                add(fc);
+                let c_hi = (c_star + COUNT_WINDOW).min(p);
+                if c_hi.saturating_mul(p) <= PER_COUNT_BUDGET {
+                    let lo = c_star.saturating_sub(COUNT_WINDOW).max(1);
+                    for cuts in model.per_count(c_hi).into_iter().skip(lo - 1).flatten() {
+                        add(cuts);
+                    }
+                }
+                sorted = Some(free);
+            }
+            let Some(sorted) = sorted else { continue };
+            for cuts in &cands {
+                let segs = sorted.segments(cuts);
+                let placements = if self.latency > 0.0 {
+                    vec![ends_first(segs.clone()), by_count(segs)]
+                } else {
+                    vec![ends_first(segs)]
+                };
+                for columns in placements {
+                    let layout = ColumnLayout {
+                        columns,
+                        transposed,
+                    };
+                    let key = match integer_cost(&layout, rows, cols, speeds, self.latency) {
+                        Some(c) => (false, c),
+                        None => match layout.realize(self.name(), rows, cols, speeds) {
+                            Ok(plan) => (
+                                plan.parts.iter().any(|r| r.is_empty()),
+                                plan_cost(&plan, self.latency),
+                            ),
+                            Err(_) => continue,
+                        },
+                    };
+                    if best.as_ref().is_none_or(|b| {
+                        (key.0, key.1).partial_cmp(&(b.0, b.1)) == Some(std::cmp::Ordering::Less)
+                    }) {
+                        let model =
+                            model_cost(&layout.columns, speeds, along, across, self.latency);
+                        best = Some((key.0, key.1, layout, model));
+                    }
+                }
+            }
+        }
+        let (_, _, layout, model) =
+            best.ok_or_else(|| Error::Empty("no column-based layout".into()))?;
+        Ok((layout, model - (m + n)))
     }
+}
+
+/// Half-width of the window of column counts around the model optimum's
+/// whose exact-`c` optima [`ColumnDp`] also costs on the integer plan.
+const COUNT_WINDOW: usize = 2;
+/// Largest `c_max · p` for which [`ColumnDp`] runs the per-count layers.
+const PER_COUNT_BUDGET: usize = 1 << 18;
+
+/// Model objective of a column layout: half-perimeter sum
+/// ([`model_half_perimeter`]) plus `latency × E_i` with the generic count
+/// `E_i = Σ_j (k_j − 1)·(shared sides of slab j) + p − 1` (module docs).
+fn model_cost(columns: &[Vec<usize>], w: &[f64], along: f64, across: f64, latency: f64) -> f64 {
+    let c = columns.len();
+    let corners: usize = columns
+        .iter()
+        .enumerate()
+        .map(|(j, s)| s.len().saturating_sub(1) * (usize::from(j > 0) + usize::from(j + 1 < c)))
+        .sum();
+    let p: usize = columns.iter().map(Vec::len).sum();
+    model_half_perimeter(columns, w, along, across)
+        + latency * (corners + p.saturating_sub(1)) as f64
+}
+
+/// Exact cost ([`plan_cost`]: Acost, plus `latency × internal edges` when
+/// `latency > 0`) of `layout` realised on `rows × cols` for `weights` by
+/// [`ColumnLayout::realize`], computed from the same integer extents without
+/// building the plan; `None` when a part would be empty (the caller then
+/// realises it).
+///
+/// With all parts non-empty, `Acost = (C − 1)·Lc + Σ_j (k_j − 1)·width_j`
+/// exactly, and the interior corner points are each slab's `k_j − 1` cut
+/// heights on each of its interior sides, less the heights two neighbouring
+/// slabs share (aligned cuts, one vertex: 000 §5), so `E_i = V_i + p − 1`
+/// needs no sort. `O(p log p)` (the largest-remainder rounding sorts).
+fn integer_cost(
+    layout: &ColumnLayout,
+    rows: usize,
+    cols: usize,
+    weights: &[f64],
+    latency: f64,
+) -> Option<f64> {
+    let (along, across) = if layout.transposed {
+        (rows, cols)
+    } else {
+        (cols, rows)
+    };
+    let slabs = &layout.columns;
+    let slab_w: Vec<f64> = slabs
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|&i| weights.get(i).copied().unwrap_or(0.0))
+                .sum()
+        })
+        .collect();
+    let widths = apportion(along, &slab_w);
+    if slabs.iter().any(Vec::is_empty) || widths.contains(&0) {
+        return None;
+    }
+    let mut acost = (slabs.len() - 1) * across;
+    let mut corners = 0usize;
+    let mut parts = 0usize;
+    let mut prev: Vec<usize> = Vec::new();
+    for (j, (slab, &width)) in slabs.iter().zip(&widths).enumerate() {
+        let w: Vec<f64> = slab
+            .iter()
+            .map(|&i| weights.get(i).copied().unwrap_or(0.0))
+            .collect();
+        let heights = apportion(across, &w);
+        if heights.contains(&0) {
+            return None;
+        }
+        let k = slab.len();
+        parts += k;
+        acost += (k - 1) * width;
+        let cuts: Vec<usize> = heights[..k - 1]
+            .iter()
+            .scan(0, |y, &h| {
+                *y += h;
+                Some(*y)
+            })
+            .collect();
+        let sides = usize::from(j > 0) + usize::from(j + 1 < slabs.len());
+        corners += cuts.len() * sides;
+        if j > 0 {
+            corners -= shared(&prev, &cuts);
+        }
+        prev = cuts;
+    }
+    let acost = acost as f64;
+    Some(if latency > 0.0 {
+        acost + latency * (corners + parts - 1) as f64
+    } else {
+        acost
+    })
+}
+
+/// Number of common values of two ascending sequences (merge). `O(a + b)`.
+fn shared(a: &[usize], b: &[usize]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
 }
 
 impl ArrayDecomposer for ColumnDp {
@@ -244,98 +417,238 @@ fn solve(
     latency: f64,
     whole: bool,
 ) -> Result<(ColumnOptimum, bool)> {
-    crate::plan::check_speeds(w)?;
-    let w = &rescaled(w);
-    if !(along.is_finite() && along > 0.0 && across.is_finite() && across > 0.0) {
-        return Err(Error::InvalidInput(format!(
-            "array extents must be finite and > 0, got {along} x {across}"
-        )));
+    let model = Model::new(w, along, across, latency, whole)?;
+    let (cuts, value) = model.optimum();
+    let feasible = model.feasible(&cuts);
+    // Model objective in latency-cost units: add the `p − 1` of E_i = V_i + p − 1.
+    let half_perimeter = value - model.paid(&cuts) + latency * (model.order.len() as f64 - 1.0);
+    Ok((
+        ColumnOptimum {
+            columns: ends_first(model.segments(&cuts)),
+            half_perimeter,
+        },
+        feasible,
+    ))
+}
+
+/// The column model of one orientation over the sorted weights: slab costs
+/// (with the generic latency term and, optionally, the whole-cell penalties)
+/// and the dynamic programs over them. A segmentation is given by its `cuts`
+/// `0 = c_0 < c_1 < … < c_C = p` into the ascending order.
+struct Model {
+    /// Input indices in ascending weight order.
+    order: Vec<usize>,
+    /// Prefix sums of the normalised sorted weights.
+    prefix: Vec<f64>,
+    along: f64,
+    across: f64,
+    lat: f64,
+    /// Penalty factor of the whole-cell constraints (0: unconstrained).
+    big: f64,
+}
+
+impl Model {
+    /// Validates and sorts; `O(p log p)`.
+    fn new(w: &[f64], along: f64, across: f64, lat: f64, whole: bool) -> Result<Model> {
+        crate::plan::check_speeds(w)?;
+        let w = &rescaled(w);
+        if !(along.is_finite() && along > 0.0 && across.is_finite() && across > 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "array extents must be finite and > 0, got {along} x {across}"
+            )));
+        }
+        check_latency(lat)?;
+        let p = w.len();
+        let total: f64 = w.iter().sum();
+        let mut order: Vec<usize> = (0..p).collect();
+        order.sort_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
+        let mut prefix = Vec::with_capacity(p + 1);
+        prefix.push(0.0);
+        let mut acc = 0.0;
+        for &i in &order {
+            acc += w[i] / total;
+            prefix.push(acc);
+        }
+        let big = if whole {
+            1e9 * (along + across) * p as f64
+        } else {
+            0.0
+        };
+        Ok(Model {
+            order,
+            prefix,
+            along,
+            across,
+            lat,
+            big,
+        })
     }
-    check_latency(latency)?;
-    let p = w.len();
-    let total: f64 = w.iter().sum();
-    let mut order: Vec<usize> = (0..p).collect();
-    order.sort_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
-    let mut prefix = Vec::with_capacity(p + 1);
-    prefix.push(0.0);
-    let mut acc = 0.0;
-    for &i in &order {
-        acc += w[i] / total;
-        prefix.push(acc);
+
+    /// Violation of the whole-cell constraints by slab `(a, q]`: width
+    /// `La·X ≥ 1` and smallest part's height `Lc·s_(a+1)/X ≥ 1`, as the
+    /// convex functions of `X = S_q − S_a` described at
+    /// [`column_optimum_whole_cells`].
+    fn violation(&self, a: usize, q: usize) -> f64 {
+        let x = self.prefix[q] - self.prefix[a];
+        let smallest = self.prefix[a + 1] - self.prefix[a];
+        (1.0 / self.along - x).max(0.0) + (x - self.across * smallest).max(0.0)
     }
-    let lat = latency;
-    // Whole-cell constraints as convex penalties (0 when satisfied).
-    let big = 1e9 * (along + across) * p as f64;
-    let sorted: Vec<f64> = order.iter().map(|&i| w[i] / total).collect();
-    let smallest = |a: usize| sorted[a];
-    let violation = |a: usize, q: usize| -> f64 {
-        let x = prefix[q] - prefix[a];
-        (1.0 / along - x).max(0.0) + (x - across * smallest(a)).max(0.0)
-    };
-    let penalty = |a: usize, q: usize| -> f64 {
-        if whole {
-            big * violation(a, q)
+
+    /// Slab holding sorted parts `(a, q]`: its half-perimeters, its generic
+    /// internal corners counted on both sides (`2(k−1)`) and its penalty.
+    fn base(&self, a: usize, q: usize) -> f64 {
+        let k = (q - a) as f64;
+        let pen = if self.big > 0.0 {
+            self.big * self.violation(a, q)
+        } else {
+            0.0
+        };
+        self.across
+            + self.along * k * (self.prefix[q] - self.prefix[a])
+            + 2.0 * self.lat * (k - 1.0)
+            + pen
+    }
+
+    /// An end slab shares only one side: bonus `−L(k−1)`.
+    fn end(&self, a: usize, q: usize) -> f64 {
+        self.base(a, q) - self.lat * ((q - a) as f64 - 1.0)
+    }
+
+    /// Penalties paid by a segmentation.
+    fn paid(&self, cuts: &[usize]) -> f64 {
+        if self.big > 0.0 {
+            cuts.windows(2)
+                .map(|c| self.big * self.violation(c[0], c[1]))
+                .sum()
         } else {
             0.0
         }
-    };
-    // Slab holding sorted parts (a, q]: its half-perimeters and its generic
-    // internal corners counted on both sides (2(k−1)).
-    let base = |a: usize, q: usize| -> f64 {
-        let k = (q - a) as f64;
-        across + along * k * (prefix[q] - prefix[a]) + 2.0 * lat * (k - 1.0) + penalty(a, q)
-    };
-    // End slabs share only one side: bonus −L(k−1).
-    let end = |a: usize, q: usize| -> f64 { base(a, q) - lat * ((q - a) as f64 - 1.0) };
-    // Layer 1: the first segment (an end slab).
-    let g1: Vec<f64> = (0..=p)
-        .map(|q| if q == 0 { f64::INFINITY } else { end(0, q) })
-        .collect();
-    // Layer 2: the second segment (the other end slab).
-    let (g2, arg2) = monge_layer(p, |a, _| g1[a], end);
-    // Layer 3+: inner slabs, after at least two segments.
-    let (f, arg3) = monge_layer(p, |a, f: &[f64]| g2[a].min(f[a]), base);
-    // C = 1: the single slab has no internal side at all.
-    let one = end(0, p) - lat * (p as f64 - 1.0);
-    let mut best = one;
-    let mut which = 1;
-    if g2[p] < best {
-        best = g2[p];
-        which = 2;
     }
-    if f[p] < best {
-        best = f[p];
-        which = 3;
+
+    /// Whether every slab meets the whole-cell constraints (to rounding).
+    fn feasible(&self, cuts: &[usize]) -> bool {
+        let tol = 1e-9;
+        cuts.windows(2).all(|c| {
+            let x = self.prefix[c[1]] - self.prefix[c[0]];
+            let smallest = self.prefix[c[0] + 1] - self.prefix[c[0]];
+            x * self.along >= 1.0 - tol && x <= self.across * smallest * (1.0 + tol)
+        })
     }
-    // Backtrack: segments of the sorted order, first to last.
-    let mut cuts = vec![p];
-    let mut q = p;
-    let mut layer = which;
-    while layer >= 2 {
-        let a = if layer == 3 { arg3[q] } else { arg2[q] };
-        if layer == 3 && g2[a] <= f[a] {
-            layer = 2;
-        } else if layer == 2 {
-            layer = 1;
+
+    /// The first Monge layer: `end(0, q)` (the first segment, an end slab).
+    fn first_layer(&self) -> Vec<f64> {
+        let p = self.order.len();
+        (0..=p)
+            .map(|q| {
+                if q == 0 {
+                    f64::INFINITY
+                } else {
+                    self.end(0, q)
+                }
+            })
+            .collect()
+    }
+
+    /// The optimal segmentation over all column counts and its objective
+    /// (penalties included, without the `L(p − 1)` of `E_i`): three chained
+    /// Monge layers (first end slab, second end slab, inner slabs).
+    /// `O(p log p)`.
+    fn optimum(&self) -> (Vec<usize>, f64) {
+        let p = self.order.len();
+        let lat = self.lat;
+        // Layer 1: the first segment (an end slab).
+        let g1 = self.first_layer();
+        // Layer 2: the second segment (the other end slab).
+        let (g2, arg2) = monge_layer(p, |a, _| g1[a], |a, q| self.end(a, q));
+        // Layer 3+: inner slabs, after at least two segments.
+        let (f, arg3) = monge_layer(p, |a, f: &[f64]| g2[a].min(f[a]), |a, q| self.base(a, q));
+        // C = 1: the single slab has no internal side at all.
+        let mut best = self.end(0, p) - lat * (p as f64 - 1.0);
+        let mut which = 1;
+        if g2[p] < best {
+            best = g2[p];
+            which = 2;
         }
-        cuts.push(a);
-        q = a;
+        if f[p] < best {
+            best = f[p];
+            which = 3;
+        }
+        // Backtrack: segments of the sorted order, first to last.
+        let mut cuts = vec![p];
+        let mut q = p;
+        let mut layer = which;
+        while layer >= 2 {
+            let a = if layer == 3 { arg3[q] } else { arg2[q] };
+            if layer == 3 && g2[a] <= f[a] {
+                layer = 2;
+            } else if layer == 2 {
+                layer = 1;
+            }
+            cuts.push(a);
+            q = a;
+        }
+        (closed(cuts), best)
     }
+
+    /// For each column count `c = 1..=c_max`, the optimal segmentation into
+    /// exactly `c` slabs (`None` where there is none): Algorithm 3 of 002
+    /// §3.2.4 with its `C` index kept, each layer a Monge layer, so
+    /// `O(c_max · p log p)` instead of `O(c_max · p²)`. The first two
+    /// segments are the end slabs, as in [`Model::optimum`].
+    fn per_count(&self, c_max: usize) -> Vec<Option<Vec<usize>>> {
+        let p = self.order.len();
+        let c_max = c_max.min(p);
+        let mut out = Vec::with_capacity(c_max);
+        let mut layers: Vec<Vec<usize>> = Vec::with_capacity(c_max);
+        let mut prev = self.first_layer();
+        for c in 1..=c_max {
+            if c >= 2 {
+                let (f, arg) = if c == 2 {
+                    monge_layer(p, |a, _| prev[a], |a, q| self.end(a, q))
+                } else {
+                    monge_layer(p, |a, _| prev[a], |a, q| self.base(a, q))
+                };
+                prev = f;
+                layers.push(arg);
+            }
+            if !prev[p].is_finite() {
+                out.push(None);
+                continue;
+            }
+            let mut cuts = vec![p];
+            let mut q = p;
+            for arg in layers.iter().rev() {
+                q = arg[q];
+                cuts.push(q);
+            }
+            let cuts = closed(cuts);
+            out.push((cuts.len() == c + 1).then_some(cuts));
+        }
+        out
+    }
+
+    /// The slabs of a segmentation in sorted order, each listing its input
+    /// indices by decreasing weight.
+    fn segments(&self, cuts: &[usize]) -> Vec<Vec<usize>> {
+        cuts.windows(2)
+            .map(|c| self.order[c[0]..c[1]].iter().rev().copied().collect())
+            .collect()
+    }
+}
+
+/// Backtracked cut positions (last to first, without the leading 0) as
+/// the ascending `0 = c_0 < … < c_C = p`.
+fn closed(mut cuts: Vec<usize>) -> Vec<usize> {
     cuts.push(0);
     cuts.dedup();
     cuts.reverse();
-    let tol = 1e-9;
-    let feasible = cuts.windows(2).all(|c| {
-        let x = prefix[c[1]] - prefix[c[0]];
-        x * along >= 1.0 - tol && x <= across * smallest(c[0]) * (1.0 + tol)
-    });
-    let paid: f64 = cuts.windows(2).map(|c| penalty(c[0], c[1])).sum();
-    let best = best - paid;
-    let segs: Vec<Vec<usize>> = cuts
-        .windows(2)
-        .map(|c| order[c[0]..c[1]].iter().rev().copied().collect())
-        .collect();
-    // Placement: first segment left, second segment right, inner ones between.
+    cuts
+}
+
+/// Placement of the DP: first segment left, second segment right, inner
+/// ones between (the two end slabs are the ones the model gives the
+/// end bonus).
+fn ends_first(segs: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
     let mut columns = Vec::with_capacity(segs.len());
     let mut it = segs.into_iter();
     let first = it.next();
@@ -343,15 +656,15 @@ fn solve(
     columns.extend(first);
     columns.extend(it);
     columns.extend(second);
-    // Model objective in latency-cost units: add the `p − 1` of E_i = V_i + p − 1.
-    let half_perimeter = best + lat * (p as f64 - 1.0);
-    Ok((
-        ColumnOptimum {
-            columns,
-            half_perimeter,
-        },
-        feasible,
-    ))
+    columns
+}
+
+/// Placement grouping slabs by decreasing part count (sorted order within a
+/// count): slabs of equally many equal parts become neighbours, whose
+/// horizontal cuts line up and share corner points (000 §5).
+fn by_count(mut segs: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    segs.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    segs
 }
 
 /// One layer of the concave (Monge) 1D/1D dynamic program
@@ -579,6 +892,107 @@ mod tests {
         let plan = ColumnDp::default().decompose(8, 8, &[1.0; 4]).unwrap();
         assert!(plan.parts.iter().all(|r| r.rows == 4 && r.cols == 4));
         assert_eq!(acost(&plan), 16);
+    }
+
+    /// Random layout: a shuffled assignment of `p` parts to slabs.
+    fn random_layout(rng: &mut rand_chacha::ChaCha8Rng, p: usize) -> ColumnLayout {
+        use rand::seq::SliceRandom;
+        use rand::Rng;
+        let mut idx: Vec<usize> = (0..p).collect();
+        idx.shuffle(rng);
+        let mut columns: Vec<Vec<usize>> = vec![Vec::new()];
+        for i in idx {
+            if !columns.last().is_some_and(Vec::is_empty) && rng.gen_bool(0.35) {
+                columns.push(Vec::new());
+            }
+            if let Some(c) = columns.last_mut() {
+                c.push(i);
+            }
+        }
+        columns.retain(|c| !c.is_empty());
+        ColumnLayout {
+            columns,
+            transposed: rng.gen_bool(0.5),
+        }
+    }
+
+    #[test]
+    fn integer_cost_matches_the_realised_plan() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut compared = 0;
+        for _ in 0..400 {
+            let p = rng.gen_range(1..=12);
+            // Equal weights half the time: aligned cuts.
+            let w: Vec<f64> = if rng.gen_bool(0.5) {
+                vec![1.0; p]
+            } else {
+                (0..p).map(|_| rng.gen_range(0.5..3.0)).collect()
+            };
+            let (rows, cols) = (rng.gen_range(1..60), rng.gen_range(1..60));
+            let layout = random_layout(&mut rng, p);
+            let plan = layout.realize("t", rows, cols, &w).unwrap();
+            for lat in [0.0, 7.5] {
+                match integer_cost(&layout, rows, cols, &w, lat) {
+                    Some(c) => {
+                        assert_eq!(c, plan_cost(&plan, lat), "{layout:?} {rows}x{cols}");
+                        compared += 1;
+                    }
+                    None => assert!(plan.parts.iter().any(|r| r.is_empty())),
+                }
+            }
+        }
+        assert!(compared > 300);
+    }
+
+    /// Model objective of a segmentation, recomputed from the slab costs.
+    fn objective(m: &Model, cuts: &[usize]) -> f64 {
+        let c = cuts.len() - 1;
+        let p = m.order.len();
+        cuts.windows(2)
+            .enumerate()
+            .map(|(j, s)| {
+                if c == 1 {
+                    m.end(s[0], s[1]) - m.lat * (p as f64 - 1.0)
+                } else if j < 2 {
+                    m.end(s[0], s[1])
+                } else {
+                    m.base(s[0], s[1])
+                }
+            })
+            .sum()
+    }
+
+    #[test]
+    fn per_count_equals_brute_force() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        for _ in 0..40 {
+            let p = rng.gen_range(1..=9);
+            let w: Vec<f64> = (0..p).map(|_| rng.gen_range(0.2..5.0)).collect();
+            let (along, across) = (rng.gen_range(5.0..50.0), rng.gen_range(5.0..50.0));
+            let lat = [0.0, 2.0][rng.gen_range(0..2)];
+            let m = Model::new(&w, along, across, lat, false).unwrap();
+            let mut best = vec![f64::INFINITY; p + 1];
+            for mask in 0u32..(1 << (p - 1)) {
+                let mut cuts = vec![0];
+                cuts.extend((1..p).filter(|i| mask >> (i - 1) & 1 == 1));
+                cuts.push(p);
+                let c = cuts.len() - 1;
+                best[c] = best[c].min(objective(&m, &cuts));
+            }
+            let per = m.per_count(p);
+            for (i, cuts) in per.iter().enumerate() {
+                let cuts = cuts.as_ref().unwrap();
+                assert_eq!(cuts.len(), i + 2);
+                let got = objective(&m, cuts);
+                assert!((got - best[i + 1]).abs() < 1e-9, "c = {}", i + 1);
+            }
+            // The global optimum is the best count's.
+            let (cuts, value) = m.optimum();
+            let min = best.iter().copied().fold(f64::INFINITY, f64::min);
+            assert!((value - min).abs() < 1e-9 && (objective(&m, &cuts) - min).abs() < 1e-9);
+        }
     }
 
     #[test]
