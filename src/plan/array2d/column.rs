@@ -101,6 +101,48 @@ impl ColumnDp {
         ColumnDp { latency }
     }
 
+    /// The cheapest placement of segmentation `cuts` (of `sorted`'s order)
+    /// on the integer plan, with its rank: the DP's order ([`ends_first`])
+    /// and, with a latency, also [`by_count`] and the sorted order.
+    /// `O(p log p)`.
+    fn exact(
+        &self,
+        sorted: &Model,
+        cuts: &[usize],
+        transposed: bool,
+        rows: usize,
+        cols: usize,
+        speeds: &[f64],
+    ) -> Option<(Key, ColumnLayout)> {
+        let segs = sorted.segments(cuts);
+        let placements = if self.latency > 0.0 {
+            vec![ends_first(segs.clone()), by_count(segs.clone()), segs]
+        } else {
+            vec![ends_first(segs)]
+        };
+        let mut best: Option<(Key, ColumnLayout)> = None;
+        for columns in placements {
+            let layout = ColumnLayout {
+                columns,
+                transposed,
+            };
+            let key = match integer_cost(&layout, rows, cols, speeds, self.latency) {
+                Some(c) => (false, c),
+                None => match layout.realize(self.name(), rows, cols, speeds) {
+                    Ok(plan) => (
+                        plan.parts.iter().any(|r| r.is_empty()),
+                        plan_cost(&plan, self.latency),
+                    ),
+                    Err(_) => continue,
+                },
+            };
+            if best.as_ref().is_none_or(|b| less(key, b.0)) {
+                best = Some((key, layout));
+            }
+        }
+        best
+    }
+
     /// The layout [`ColumnDp::decompose`] realises and its model cost
     /// (continuous `Acost + latency × E_i` with the generic edge count of
     /// the module docs, in cells), before integer rounding.
@@ -156,39 +198,65 @@ impl ColumnDp {
                         add(cuts);
                     }
                 }
+                if p <= ALIGNED_MAX_P {
+                    let cells = |x: f64| x as usize;
+                    add(free.aligned(speeds, cells(along), cells(across)));
+                }
                 sorted = Some(free);
             }
             let Some(sorted) = sorted else { continue };
-            for cuts in &cands {
-                let segs = sorted.segments(cuts);
-                let placements = if self.latency > 0.0 {
-                    vec![ends_first(segs.clone()), by_count(segs)]
-                } else {
-                    vec![ends_first(segs)]
-                };
-                for columns in placements {
-                    let layout = ColumnLayout {
-                        columns,
-                        transposed,
-                    };
-                    let key = match integer_cost(&layout, rows, cols, speeds, self.latency) {
-                        Some(c) => (false, c),
-                        None => match layout.realize(self.name(), rows, cols, speeds) {
-                            Ok(plan) => (
-                                plan.parts.iter().any(|r| r.is_empty()),
-                                plan_cost(&plan, self.latency),
-                            ),
-                            Err(_) => continue,
-                        },
-                    };
-                    if best.as_ref().is_none_or(|b| {
-                        (key.0, key.1).partial_cmp(&(b.0, b.1)) == Some(std::cmp::Ordering::Less)
-                    }) {
-                        let model =
-                            model_cost(&layout.columns, speeds, along, across, self.latency);
-                        best = Some((key.0, key.1, layout, model));
+            // The orientation's cheapest candidate, then a descent on the
+            // integer cost from it (small p): move one cut by one part or
+            // drop it, while that helps.
+            let mut here: Option<(Key, Vec<usize>, ColumnLayout)> = None;
+            for cuts in cands {
+                if let Some((key, layout)) =
+                    self.exact(&sorted, &cuts, transposed, rows, cols, speeds)
+                {
+                    if here.as_ref().is_none_or(|h| less(key, h.0)) {
+                        here = Some((key, cuts, layout));
                     }
                 }
+            }
+            let Some(mut here) = here else { continue };
+            if self.latency == 0.0 && p <= ALIGNED_MAX_P && !here.0 .0 {
+                // Integer and model Acost differ by less than p − C (each
+                // width is within one cell of its share), so a cheaper
+                // integer plan has model cost below here + p − 1: cost them all.
+                let free = Model::new(speeds, along, across, 0.0, false)?;
+                let limit = here.0 .1 + along + across + (p - 1) as f64;
+                for cuts in free.within(limit, NEAR_CAP) {
+                    if let Some((key, layout)) =
+                        self.exact(&sorted, &cuts, transposed, rows, cols, speeds)
+                    {
+                        if less(key, here.0) {
+                            here = (key, cuts, layout);
+                        }
+                    }
+                }
+            }
+            let mut rounds = if p <= ALIGNED_MAX_P { p } else { 0 };
+            while rounds > 0 {
+                rounds -= 1;
+                let mut next: Option<(Key, Vec<usize>, ColumnLayout)> = None;
+                for cuts in neighbours(&here.1) {
+                    if let Some((key, layout)) =
+                        self.exact(&sorted, &cuts, transposed, rows, cols, speeds)
+                    {
+                        let bar = next.as_ref().map_or(here.0, |n| n.0);
+                        if less(key, bar) {
+                            next = Some((key, cuts, layout));
+                        }
+                    }
+                }
+                match next {
+                    Some(n) => here = n,
+                    None => break,
+                }
+            }
+            if best.as_ref().is_none_or(|b| less(here.0, (b.0, b.1))) {
+                let model = model_cost(&here.2.columns, speeds, along, across, self.latency);
+                best = Some((here.0 .0, here.0 .1, here.2, model));
             }
         }
         let (_, _, layout, model) =
@@ -197,11 +265,43 @@ impl ColumnDp {
     }
 }
 
+/// A candidate's rank: (has an empty part, exact integer cost).
+type Key = (bool, f64);
+
+/// Strictly better rank (no empty part first, then cheaper).
+fn less(a: Key, b: Key) -> bool {
+    a.partial_cmp(&b) == Some(std::cmp::Ordering::Less)
+}
+
+/// The segmentations one step from `cuts`: one inner cut moved by one part
+/// either way, or removed. `O(C)` of them.
+fn neighbours(cuts: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for i in 1..cuts.len().saturating_sub(1) {
+        for moved in [cuts[i] - 1, cuts[i] + 1] {
+            if moved > cuts[i - 1] && moved < cuts[i + 1] {
+                let mut c = cuts.to_vec();
+                c[i] = moved;
+                out.push(c);
+            }
+        }
+        let mut c = cuts.to_vec();
+        c.remove(i);
+        out.push(c);
+    }
+    out
+}
+
 /// Half-width of the window of column counts around the model optimum's
 /// whose exact-`c` optima [`ColumnDp`] also costs on the integer plan.
 const COUNT_WINDOW: usize = 2;
 /// Largest `c_max · p` for which [`ColumnDp`] runs the per-count layers.
 const PER_COUNT_BUDGET: usize = 1 << 18;
+/// Most near-optimal segmentations [`ColumnDp`] costs at latency 0.
+const NEAR_CAP: usize = 256;
+/// Largest `p` for which [`ColumnDp`] runs the exact-corner DP
+/// ([`Model::aligned`], `O(p³)` with a latency).
+const ALIGNED_MAX_P: usize = 48;
 
 /// Model objective of a column layout: half-perimeter sum
 /// ([`model_half_perimeter`]) plus `latency × E_i` with the generic count
@@ -270,13 +370,7 @@ fn integer_cost(
         let k = slab.len();
         parts += k;
         acost += (k - 1) * width;
-        let cuts: Vec<usize> = heights[..k - 1]
-            .iter()
-            .scan(0, |y, &h| {
-                *y += h;
-                Some(*y)
-            })
-            .collect();
+        let cuts = running_sums(&heights[..k - 1]);
         let sides = usize::from(j > 0) + usize::from(j + 1 < slabs.len());
         corners += cuts.len() * sides;
         if j > 0 {
@@ -290,6 +384,16 @@ fn integer_cost(
     } else {
         acost
     })
+}
+
+/// Running sums `h_1, h_1 + h_2, …`: the cut heights of a slab. `O(k)`.
+fn running_sums(h: &[usize]) -> Vec<usize> {
+    h.iter()
+        .scan(0, |y, &x| {
+            *y += x;
+            Some(*y)
+        })
+        .collect()
 }
 
 /// Number of common values of two ascending sequences (merge). `O(a + b)`.
@@ -625,6 +729,142 @@ impl Model {
             out.push((cuts.len() == c + 1).then_some(cuts));
         }
         out
+    }
+
+    /// The segmentation minimising the cost of the *integer* plan in the
+    /// sorted placement (slabs left to right in ascending weight order, as
+    /// in 000 Theorem 1 and XY2), with the corner points counted exactly:
+    /// each slab's cut heights are those of [`ColumnLayout::realize`]
+    /// (largest remainder of `across` cells among its parts, by
+    /// decreasing weight), two neighbouring slabs' equal cut heights are one
+    /// vertex (000 §5), and a slab's width is its share of `along` rounded
+    /// to the nearest cell (`realize` rounds by largest remainder over all
+    /// slabs, so the result is a candidate, costed exactly afterwards).
+    ///
+    /// The shared corners couple neighbouring slabs, so the DP state is the
+    /// last slab `(a, q]`: `F(a, q) = slab(a, q) + min_{b<a} F(b, a) −
+    /// L·|cuts(b, a) ∩ cuts(a, q)|`. `O(p³ + p²·k)` time with a latency
+    /// (`k` the largest slab), `O(p²)` without (no coupling), `O(p³)` space
+    /// for the cut lists; used for small `p` only ([`ALIGNED_MAX_P`]).
+    /// `weights` are the parts' weights as `realize` receives them.
+    fn aligned(&self, weights: &[f64], along: usize, across: usize) -> Vec<usize> {
+        let p = self.order.len();
+        let lat = self.lat;
+        let at = |a: usize, q: usize| a * (p + 1) + q;
+        // Interior cut heights of each slab (only needed with a latency).
+        let mut cut_sets: Vec<Vec<usize>> = vec![Vec::new(); (p + 1) * (p + 1)];
+        if lat > 0.0 {
+            for a in 0..p {
+                for q in a + 1..=p {
+                    let w: Vec<f64> = self.order[a..q]
+                        .iter()
+                        .rev()
+                        .map(|&i| weights.get(i).copied().unwrap_or(0.0))
+                        .collect();
+                    let h = apportion(across, &w);
+                    cut_sets[at(a, q)] = running_sums(&h[..q - a - 1]);
+                }
+            }
+        }
+        let slab = |a: usize, q: usize| -> f64 {
+            let k = (q - a - 1) as f64;
+            let width = (along as f64 * (self.prefix[q] - self.prefix[a])).round();
+            across as f64 + k * width + 2.0 * lat * k
+        };
+        let mut f = vec![f64::INFINITY; (p + 1) * (p + 1)];
+        let mut arg = vec![0usize; (p + 1) * (p + 1)];
+        // Without a latency, the best predecessor of a slab starting at a
+        // does not depend on the slab: min_b F(b, a), once per a.
+        let mut min_to = vec![(f64::INFINITY, 0usize); p + 1];
+        for q in 1..=p {
+            f[at(0, q)] = slab(0, q) - lat * (q - 1) as f64;
+            for a in 1..q {
+                let (best, b) = if lat > 0.0 {
+                    (0..a)
+                        .map(|b| {
+                            let s = shared(&cut_sets[at(b, a)], &cut_sets[at(a, q)]);
+                            (f[at(b, a)] - lat * s as f64, b)
+                        })
+                        .fold((f64::INFINITY, 0), |x, y| if y.0 < x.0 { y } else { x })
+                } else {
+                    min_to[a]
+                };
+                f[at(a, q)] = best + slab(a, q);
+                arg[at(a, q)] = b;
+            }
+            min_to[q] = (0..q)
+                .map(|b| (f[at(b, q)], b))
+                .fold((f64::INFINITY, 0), |x, y| if y.0 < x.0 { y } else { x });
+        }
+        // One slab: no internal corner at all; otherwise the last slab is
+        // an end slab too.
+        let mut best = slab(0, p) - 2.0 * lat * (p - 1) as f64;
+        let mut last = 0;
+        for a in 1..p {
+            let v = f[at(a, p)] - lat * (p - a - 1) as f64;
+            if v < best {
+                best = v;
+                last = a;
+            }
+        }
+        let mut cuts = vec![p];
+        let (mut a, mut q) = (last, p);
+        while a > 0 {
+            cuts.push(a);
+            let b = arg[at(a, q)];
+            q = a;
+            a = b;
+        }
+        closed(cuts)
+    }
+
+    /// Up to `cap` segmentations whose objective (sum of [`Model::base`]
+    /// over their slabs: the half-perimeter sum, plus the generic latency
+    /// and penalties if any) is at most `limit`, depth first with the
+    /// suffix optimum as bound. `O(p² + cap · p²)`.
+    fn within(&self, limit: f64, cap: usize) -> Vec<Vec<usize>> {
+        let p = self.order.len();
+        let mut suffix = vec![f64::INFINITY; p + 1];
+        suffix[p] = 0.0;
+        for a in (0..p).rev() {
+            suffix[a] = (a + 1..=p)
+                .map(|q| self.base(a, q) + suffix[q])
+                .fold(f64::INFINITY, f64::min);
+        }
+        let limit = limit + 1e-9 * limit.abs();
+        let mut out = Vec::new();
+        let mut path = vec![0];
+        self.enumerate(&suffix, limit, 0.0, &mut path, &mut out, cap);
+        out
+    }
+
+    /// Depth-first step of [`Model::within`] from the end of `path`.
+    fn enumerate(
+        &self,
+        suffix: &[f64],
+        limit: f64,
+        spent: f64,
+        path: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+        cap: usize,
+    ) {
+        let p = self.order.len();
+        let a = path.last().copied().unwrap_or(0);
+        if a == p {
+            out.push(path.clone());
+            return;
+        }
+        for q in a + 1..=p {
+            if out.len() >= cap {
+                return;
+            }
+            let s = spent + self.base(a, q);
+            if s + suffix[q] <= limit {
+                path.push(q);
+                self.enumerate(suffix, limit, s, path, out, cap);
+                path.pop();
+            }
+        }
     }
 
     /// The slabs of a segmentation in sorted order, each listing its input
