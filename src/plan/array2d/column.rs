@@ -298,7 +298,7 @@ const COUNT_WINDOW: usize = 2;
 /// Largest `c_max · p` for which [`ColumnDp`] runs the per-count layers.
 const PER_COUNT_BUDGET: usize = 1 << 18;
 /// Most near-optimal segmentations [`ColumnDp`] costs at latency 0.
-const NEAR_CAP: usize = 256;
+const NEAR_CAP: usize = 64;
 /// Largest `p` for which [`ColumnDp`] runs the exact-corner DP
 /// ([`Model::aligned`], `O(p³)` with a latency).
 const ALIGNED_MAX_P: usize = 48;
@@ -358,18 +358,24 @@ fn integer_cost(
     let mut corners = 0usize;
     let mut parts = 0usize;
     let mut prev: Vec<usize> = Vec::new();
+    let weight = |i: usize| weights.get(i).copied().unwrap_or(0.0);
     for (j, (slab, &width)) in slabs.iter().zip(&widths).enumerate() {
-        let w: Vec<f64> = slab
+        let k = slab.len();
+        parts += k;
+        acost += (k - 1) * width;
+        // Without a latency the heights matter only if one could round to
+        // 0, i.e. if some part's share of `across` is below one cell.
+        let thin = slab
             .iter()
-            .map(|&i| weights.get(i).copied().unwrap_or(0.0))
-            .collect();
+            .any(|&i| across as f64 * weight(i) < (1.0 + 1e-9) * slab_w[j]);
+        if latency == 0.0 && !thin {
+            continue;
+        }
+        let w: Vec<f64> = slab.iter().map(|&i| weight(i)).collect();
         let heights = apportion(across, &w);
         if heights.contains(&0) {
             return None;
         }
-        let k = slab.len();
-        parts += k;
-        acost += (k - 1) * width;
         let cuts = running_sums(&heights[..k - 1]);
         let sides = usize::from(j > 0) + usize::from(j + 1 < slabs.len());
         corners += cuts.len() * sides;
@@ -824,47 +830,27 @@ impl Model {
     /// suffix optimum as bound. `O(p² + cap · p²)`.
     fn within(&self, limit: f64, cap: usize) -> Vec<Vec<usize>> {
         let p = self.order.len();
+        let at = |a: usize, q: usize| a * (p + 1) + q;
+        let mut slab = vec![f64::INFINITY; (p + 1) * (p + 1)];
         let mut suffix = vec![f64::INFINITY; p + 1];
         suffix[p] = 0.0;
         for a in (0..p).rev() {
-            suffix[a] = (a + 1..=p)
-                .map(|q| self.base(a, q) + suffix[q])
-                .fold(f64::INFINITY, f64::min);
+            for q in a + 1..=p {
+                slab[at(a, q)] = self.base(a, q);
+                suffix[a] = suffix[a].min(slab[at(a, q)] + suffix[q]);
+            }
         }
         let limit = limit + 1e-9 * limit.abs();
         let mut out = Vec::new();
         let mut path = vec![0];
-        self.enumerate(&suffix, limit, 0.0, &mut path, &mut out, cap);
+        let bounds = Bounds {
+            slab: &slab,
+            suffix: &suffix,
+            limit,
+            cap,
+        };
+        bounds.enumerate(0.0, &mut path, &mut out);
         out
-    }
-
-    /// Depth-first step of [`Model::within`] from the end of `path`.
-    fn enumerate(
-        &self,
-        suffix: &[f64],
-        limit: f64,
-        spent: f64,
-        path: &mut Vec<usize>,
-        out: &mut Vec<Vec<usize>>,
-        cap: usize,
-    ) {
-        let p = self.order.len();
-        let a = path.last().copied().unwrap_or(0);
-        if a == p {
-            out.push(path.clone());
-            return;
-        }
-        for q in a + 1..=p {
-            if out.len() >= cap {
-                return;
-            }
-            let s = spent + self.base(a, q);
-            if s + suffix[q] <= limit {
-                path.push(q);
-                self.enumerate(suffix, limit, s, path, out, cap);
-                path.pop();
-            }
-        }
     }
 
     /// The slabs of a segmentation in sorted order, each listing its input
@@ -873,6 +859,39 @@ impl Model {
         cuts.windows(2)
             .map(|c| self.order[c[0]..c[1]].iter().rev().copied().collect())
             .collect()
+    }
+}
+
+/// The tables of [`Model::within`]'s depth-first search.
+struct Bounds<'a> {
+    /// `slab[a·(p+1) + q]`: objective of slab `(a, q]`.
+    slab: &'a [f64],
+    /// Optimal objective of the parts after each position.
+    suffix: &'a [f64],
+    limit: f64,
+    cap: usize,
+}
+
+impl Bounds<'_> {
+    /// Extends `path` (cuts so far) in every way that can stay within the limit.
+    fn enumerate(&self, spent: f64, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        let p = self.suffix.len() - 1;
+        let a = path.last().copied().unwrap_or(0);
+        if a == p {
+            out.push(path.clone());
+            return;
+        }
+        for q in a + 1..=p {
+            if out.len() >= self.cap {
+                return;
+            }
+            let s = spent + self.slab[a * (p + 1) + q];
+            if s + self.suffix[q] <= self.limit {
+                path.push(q);
+                self.enumerate(s, path, out);
+                path.pop();
+            }
+        }
     }
 }
 
