@@ -51,9 +51,27 @@
 //! parts go to the ends, and `V_i = 2(p − C) − (k_(1) − 1) − (k_(2) − 1)`.
 //! In the sorted optimum the slabs of the smallest parts hold the most parts
 //! (000 Theorem 1), so the DP gives the end bonus to the first two segments:
-//! three chained Monge layers, still `O(p log p)`. Rounding may align cuts
-//! and remove a few more corners; reported costs are always measured on the
-//! integer plan.
+//! three chained Monge layers, still `O(p log p)`.
+//!
+//! # The integer plan decides
+//!
+//! The model misses two effects of the integer plan that 000's exhaustive
+//! XY2 sees, because it costs every `pt(p)` candidate on the rounded plan:
+//! **aligned cuts** — neighbouring slabs whose cut heights coincide share
+//! corner points (a four-way crossing is one vertex), which equal parts in
+//! slabs of equal counts always do (1000 × 1000, 20 equal parts, latency
+//! 100: 5 slabs of 4, Acost 7000 + 31 edges, against the model's choice
+//! with unequal slabs, 7200 + 39 edges) — and **rounding**: Acost of the
+//! integer plan is `(C − 1)·Lc + Σ_j (k_j − 1)·width_j` with rounded widths,
+//! which can reorder layouts whose model costs differ by less than `p − C`.
+//! So [`ColumnDp`] uses the DP to propose candidates and the integer plan to
+//! choose among them ([`ColumnDp::layout`]): the model optima, the optima
+//! for each column count near the best (`Model::per_count`, 002's
+//! Algorithm 3 with Monge layers), an exact-corner DP over sorted placements
+//! for small `p` (`Model::aligned`), and at latency 0 every segmentation
+//! whose model cost is within the rounding bound of the best integer cost
+//! found (`Model::within`); each is costed exactly (`integer_cost`),
+//! and a descent on the integer cost finishes the search.
 //!
 //! # Whole cells
 //!
@@ -69,16 +87,20 @@ use super::{apportion, check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::{Error, Result};
 
 /// Optimal column-based decomposition (002 §3.2.4, Algorithms 3–4), both
-/// orientations, minimising `Acost + latency × internal edges` of the
-/// continuous model (see the module docs). `O(p log p)`.
+/// orientations, minimising `Acost + latency × internal edges` (000 §5) of
+/// the **integer** plan over candidates proposed by the continuous DP (see
+/// the module docs and [`ColumnDp::layout`]).
 ///
-/// Integer-aware: in each orientation it first solves the DP restricted to
-/// layouts whose parts are at least one cell in each extent
+/// Integer-aware: candidates include the DP restricted to layouts whose
+/// parts are at least one cell in each extent
 /// ([`column_optimum_whole_cells`]), so that rounding leaves no part empty,
-/// and falls back to the unrestricted optimum ([`column_optimum`]) when no
-/// such sorted layout exists; an orientation without empty parts wins over
-/// a cheaper one with empty parts. On arrays large enough for the
-/// unrestricted optimum the two coincide.
+/// and a plan without empty parts wins over a cheaper one with empty parts.
+///
+/// Complexity: `O(p log p)` plus `O(p log p)` per candidate for large `p`
+/// (a constant number of candidates); below the budgets, `O((c* + 2) · p log p)`
+/// for the per-count optima (`c*` the optimum's column count) and, for
+/// `p ≤ 48`, `O(p³ + p²·k)` for the exact-corner DP, `O(p² · log p)` per
+/// descent round and at most 64 near-optimal candidates at latency 0.
 ///
 /// ```
 /// use nuce::plan::array2d::{cost::acost, ArrayDecomposer, ColumnDp};
@@ -102,8 +124,8 @@ impl ColumnDp {
     }
 
     /// The cheapest placement of segmentation `cuts` (of `sorted`'s order)
-    /// on the integer plan, with its rank: the DP's order ([`ends_first`])
-    /// and, with a latency, also [`by_count`] and the sorted order.
+    /// on the integer plan, with its rank: the DP's order (`ends_first`)
+    /// and, with a latency, also `by_count` and the sorted order.
     /// `O(p log p)`.
     fn exact(
         &self,
@@ -152,13 +174,17 @@ impl ColumnDp {
     /// restriction; with a latency, also those of the latency-free model,
     /// which keeps equal parts in columns of equal counts) and, while
     /// `c_max · p ≤ 2^18`, the optima with exactly `c` columns for `c`
-    /// within 2 of the optimum's ([`Model::per_count`]); with a latency,
-    /// each is placed in two orders ([`ends_first`], [`by_count`]). Every
-    /// candidate is costed exactly on its integer realisation
-    /// ([`integer_cost`]: the rounding of [`ColumnLayout::realize`], aligned
-    /// cuts sharing corner points), and the cheapest without empty parts
-    /// wins (the cheapest overall if every candidate has one).
-    /// `O(p log p)` for large `p`; `O((c* + 2) · p log p)` below the budget.
+    /// within 2 of the optimum's (`Model::per_count`), and for `p ≤ 48`
+    /// the exact-corner DP's choice (`Model::aligned`); with a latency,
+    /// each is placed in three orders (`ends_first`, `by_count`, sorted).
+    /// Every candidate is costed exactly on its integer realisation
+    /// (`integer_cost`: the rounding of [`ColumnLayout::realize`], aligned
+    /// cuts sharing corner points); for `p ≤ 48` a descent (move or drop
+    /// one cut, `neighbours`) continues from the cheapest, and at latency
+    /// 0 every segmentation that could beat it despite rounding
+    /// (`Model::within`, at most 64) is costed too. The cheapest plan
+    /// without empty parts wins (the cheapest overall if every candidate
+    /// has one). Complexity: see [`ColumnDp`].
     pub fn layout(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(ColumnLayout, f64)> {
         check_args(rows, cols, speeds)?;
         check_latency(self.latency)?;
@@ -300,7 +326,7 @@ const PER_COUNT_BUDGET: usize = 1 << 18;
 /// Most near-optimal segmentations [`ColumnDp`] costs at latency 0.
 const NEAR_CAP: usize = 64;
 /// Largest `p` for which [`ColumnDp`] runs the exact-corner DP
-/// ([`Model::aligned`], `O(p³)` with a latency).
+/// (`Model::aligned`, `O(p³)` with a latency).
 const ALIGNED_MAX_P: usize = 48;
 
 /// Model objective of a column layout: half-perimeter sum
@@ -351,7 +377,7 @@ fn integer_cost(
         })
         .collect();
     let widths = apportion(along, &slab_w);
-    if slabs.iter().any(Vec::is_empty) || widths.contains(&0) {
+    if slabs.is_empty() || slabs.iter().any(Vec::is_empty) || widths.contains(&0) {
         return None;
     }
     let mut acost = (slabs.len() - 1) * across;
@@ -704,7 +730,7 @@ impl Model {
     /// exactly `c` slabs (`None` where there is none): Algorithm 3 of 002
     /// §3.2.4 with its `C` index kept, each layer a Monge layer, so
     /// `O(c_max · p log p)` instead of `O(c_max · p²)`. The first two
-    /// segments are the end slabs, as in [`Model::optimum`].
+    /// segments are the end slabs, as in `Model::optimum`.
     fn per_count(&self, c_max: usize) -> Vec<Option<Vec<usize>>> {
         let p = self.order.len();
         let c_max = c_max.min(p);
@@ -751,7 +777,7 @@ impl Model {
     /// last slab `(a, q]`: `F(a, q) = slab(a, q) + min_{b<a} F(b, a) −
     /// L·|cuts(b, a) ∩ cuts(a, q)|`. `O(p³ + p²·k)` time with a latency
     /// (`k` the largest slab), `O(p²)` without (no coupling), `O(p³)` space
-    /// for the cut lists; used for small `p` only ([`ALIGNED_MAX_P`]).
+    /// for the cut lists; used for small `p` only (`ALIGNED_MAX_P`).
     /// `weights` are the parts' weights as `realize` receives them.
     fn aligned(&self, weights: &[f64], along: usize, across: usize) -> Vec<usize> {
         let p = self.order.len();
@@ -824,7 +850,7 @@ impl Model {
         closed(cuts)
     }
 
-    /// Up to `cap` segmentations whose objective (sum of [`Model::base`]
+    /// Up to `cap` segmentations whose objective (sum of `Model::base`
     /// over their slabs: the half-perimeter sum, plus the generic latency
     /// and penalties if any) is at most `limit`, depth first with the
     /// suffix optimum as bound. `O(p² + cap · p²)`.
@@ -862,7 +888,7 @@ impl Model {
     }
 }
 
-/// The tables of [`Model::within`]'s depth-first search.
+/// The tables of `Model::within`'s depth-first search.
 struct Bounds<'a> {
     /// `slab[a·(p+1) + q]`: objective of slab `(a, q]`.
     slab: &'a [f64],
