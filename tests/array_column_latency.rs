@@ -94,3 +94,48 @@ fn never_worse_than_xy2_on_small_arrays() {
         );
     }
 }
+
+#[test]
+fn latency_free_plan_is_the_integer_optimum_of_sorted_segmentations() {
+    // Brute force: every segmentation of the ascending order into slabs
+    // (2^(p−1)), both orientations, realised on the integer plan. At
+    // latency 0 ColumnDp costs every segmentation that rounding could make
+    // cheaper than its best, so nothing here may beat it.
+    use nuce::plan::array2d::ColumnLayout;
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    for _ in 0..300 {
+        let p = rng.gen_range(1..=10);
+        let (rows, cols) = (rng.gen_range(40..300), rng.gen_range(40..300));
+        let speeds: Vec<f64> = (0..p).map(|_| rng.gen_range(1.0..8.0)).collect();
+        let mut order: Vec<usize> = (0..p).collect();
+        order.sort_by(|&a, &b| speeds[a].total_cmp(&speeds[b]));
+        let mut best = usize::MAX;
+        for mask in 0u32..(1 << (p - 1)) {
+            let mut columns = vec![vec![order[0]]];
+            for (i, &part) in order.iter().enumerate().skip(1) {
+                if mask >> (i - 1) & 1 == 1 {
+                    columns.push(Vec::new());
+                }
+                if let Some(c) = columns.last_mut() {
+                    c.insert(0, part);
+                }
+            }
+            for transposed in [false, true] {
+                let layout = ColumnLayout {
+                    columns: columns.clone(),
+                    transposed,
+                };
+                let plan = layout.realize("brute", rows, cols, &speeds).unwrap();
+                if plan.parts.iter().all(|r| !r.is_empty()) {
+                    best = best.min(acost(&plan));
+                }
+            }
+        }
+        let dp = ColumnDp::default().decompose(rows, cols, &speeds).unwrap();
+        assert!(
+            acost(&dp) <= best,
+            "{rows}x{cols} {speeds:?}: column {} > brute force {best}",
+            acost(&dp)
+        );
+    }
+}
