@@ -15,7 +15,8 @@ use std::time::Instant;
 use nuce::plan::array2d::column::{column_optimum, partition_table};
 use nuce::plan::array2d::cost::{acost, internal_edges, latency_cost};
 use nuce::plan::array2d::{
-    acost_lower_bound, all_decomposers, ArrayDecomposer, Best, ColumnDp, Hierarchical,
+    acost_lower_bound, registry::practical_decomposers, ArrayDecomposer, Best, ColumnDp,
+    Hierarchical,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -74,7 +75,7 @@ fn main() -> nuce::Result<()> {
     for &p in ps {
         let s = speeds(p, p as u64);
         let bound = acost_lower_bound(n, n, &s)?;
-        let mut algos: Vec<Box<dyn ArrayDecomposer>> = all_decomposers();
+        let mut algos: Vec<Box<dyn ArrayDecomposer>> = practical_decomposers(p, 0.0);
         algos.push(Box::new(Best::default()));
         for d in &algos {
             let reps = if p >= 10_000 { 3 } else { 5 };
