@@ -6,4 +6,6 @@
 pub mod array;
 pub mod balancer;
 pub mod comm;
+pub mod hierarchy;
 pub mod netprobe;
+pub mod watchdog;
