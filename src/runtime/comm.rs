@@ -243,6 +243,38 @@ pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<V
         .collect())
 }
 
+/// 64-bit FNV-1a hash of a value's bincode encoding (an agreement check
+/// between ranks, not a cryptographic digest). O(encoded size).
+pub fn fingerprint<T: Serialize + ?Sized>(value: &T) -> Result<u64> {
+    let bytes = encode(value)?;
+    Ok(bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    }))
+}
+
+/// Checks that every rank passed an identical `value` (collective: one
+/// all-gather of 8 bytes per rank). Otherwise every rank returns the same
+/// [`Error::InvalidInput`] naming the ranks whose `what` differs from `root`'s.
+pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
+    comm: &C,
+    root: i32,
+    what: &str,
+    value: &T,
+) -> Result<()> {
+    let mine = agree(comm, root, fingerprint(value))?;
+    let mut all = vec![0u64; comm.size() as usize];
+    comm.all_gather_into(&mine, &mut all[..]);
+    let reference = all.get(root as usize).copied().unwrap_or(mine);
+    let differ: Vec<usize> = (0..all.len()).filter(|&r| all[r] != reference).collect();
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "ranks {differ:?} passed a different {what} than rank {root}"
+        )))
+    }
+}
+
 /// Sum of an `f64` over all ranks.
 pub fn sum_f64<C: Communicator>(comm: &C, x: f64) -> f64 {
     let mut out = 0.0;

@@ -8,6 +8,7 @@
 use mpi::traits::*;
 
 mod array;
+mod faults;
 
 /// Context handed to every scenario.
 pub struct Ctx {
@@ -52,6 +53,7 @@ fn main() {
     };
     let known = match scenario.as_str() {
         s if s.starts_with("array-") => array::run(s, &ctx),
+        s if s.starts_with("faults-") => faults::run(s, &ctx),
         _ => false,
     };
     if !known {
