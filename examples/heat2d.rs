@@ -94,6 +94,10 @@ struct Args {
     /// Fault injection: `RANK@PHASE` makes that rank sleep forever at the end of that phase.
     #[arg(long)]
     hang: Option<String>,
+    /// Fault injection: `RANK@PHASE` sends SIGKILL to that rank in the middle
+    /// of that phase (between two halo exchanges).
+    #[arg(long)]
+    kill: Option<String>,
 }
 
 /// Parses a `RANK@PHASE` fault spec.
@@ -262,6 +266,15 @@ fn main() {
             parse_hosts(&args.hosts)?,
         ))
     });
+    let kill = match parse_fault(&args.kill) {
+        Ok(k) => k,
+        Err(e) => {
+            if rank == 0 {
+                eprintln!("heat2d: {e}");
+            }
+            return;
+        }
+    };
     let (slow, die, hang, hosts) = match parsed {
         Ok(x) => x,
         Err(e) => {
@@ -271,7 +284,7 @@ fn main() {
             return;
         }
     };
-    let faults = Faults { die, hang };
+    let faults = Faults { die, hang, kill };
     if let Err(e) = run(&args, &world, &slow, hosts.as_deref(), faults) {
         if rank == 0 {
             eprintln!("heat2d: error: {e}");
@@ -286,9 +299,22 @@ fn main() {
 struct Faults {
     die: Option<(i32, usize)>,
     hang: Option<(i32, usize)>,
+    kill: Option<(i32, usize)>,
 }
 
 impl Faults {
+    /// Called by every rank in the middle of `phase`: SIGKILL itself if asked.
+    fn kill_midway(&self, rank: i32, phase: usize) {
+        if self.kill == Some((rank, phase)) {
+            eprintln!("heat2d: rank {rank} sends itself SIGKILL (--kill) in phase {phase}");
+            let pid = std::process::id().to_string();
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid])
+                .status();
+            std::thread::sleep(Duration::from_secs(60));
+        }
+    }
+
     /// Called by every rank at the end of `phase`, outside nuce's guards.
     fn inject(&self, rank: i32, phase: usize) {
         if self.die == Some((rank, phase)) {
@@ -377,7 +403,10 @@ fn run(
         let mut compute = Duration::ZERO;
         let t_phase = Instant::now();
         let guard = watchdog::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
-        for _ in 0..args.iters {
+        for it in 0..args.iters {
+            if it == args.iters / 2 {
+                faults.kill_midway(rank, phase);
+            }
             a.halo_exchange(bal.comm())?;
             let t = Instant::now();
             for _ in 0..factor {

@@ -123,6 +123,10 @@ fn heat2d_with_a_dead_or_hanging_rank_ends_with_its_rank_named() {
     let run = faulty(3, &heat, &args, "5");
     assert_ends_naming(&run, "rank 1");
     let mut args = base.to_vec();
+    args.extend(["--kill", "1@2"]);
+    let run = faulty(3, &heat, &args, "5");
+    assert_ends_naming(&run, "process rank 1");
+    let mut args = base.to_vec();
     args.extend(["--hang", "2@1"]);
     let run = faulty(3, &heat, &args, "3");
     assert_ends_naming(&run, "rank(s) [2] of 3 did not reach Balancer::maybe_remap");
