@@ -1,0 +1,124 @@
+//! nuce across the hosts of a one-machine namespace cluster
+//! (`scripts/cluster.sh`): host detection, the two-level plan with the
+//! measured network, and faults on a remote host. Needs root and network
+//! namespaces, so the test is `#[ignore]`d and run by
+//! `scripts/test_cluster.sh` (also the cluster step of `scripts/test.sh`).
+
+mod common;
+
+use std::process::{Command, Output};
+
+const PREFIX: &str = "nucek";
+
+/// `scripts/cluster.sh ARGS` with this test's cluster prefix, killed after
+/// 5 minutes so that a hung launch cannot hang the test.
+fn cluster(args: &[&str]) -> Output {
+    Command::new("timeout")
+        .args(["-k", "5", "300"])
+        .arg(format!("{}/scripts/cluster.sh", env!("CARGO_MANIFEST_DIR")))
+        .args(args)
+        .env("NUCE_CLUSTER", PREFIX)
+        .output()
+        .expect("scripts/cluster.sh runs")
+}
+
+/// Tears the cluster down even when an assertion fails.
+struct Down;
+impl Drop for Down {
+    fn drop(&mut self) {
+        cluster(&["down"]);
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `mpirun -np 6` of heat2d across the cluster (2 ranks per host) with `NUCE_TIMEOUT_S`.
+fn heat2d(timeout_s: &str, extra: &[&str]) -> (Output, std::time::Duration) {
+    let exe = common::example("heat2d");
+    let mut args = vec![
+        "mpirun",
+        "-np",
+        "6",
+        "-x",
+        "NUCE_TIMEOUT_S",
+        &exe,
+        "--rows",
+        "192",
+        "--cols",
+        "160",
+        "--phases",
+        "3",
+        "--iters",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    let start = std::time::Instant::now();
+    let out = Command::new("timeout")
+        .args(["-k", "5", "200"])
+        .arg(format!("{}/scripts/cluster.sh", env!("CARGO_MANIFEST_DIR")))
+        .args(&args)
+        .env("NUCE_CLUSTER", PREFIX)
+        .env("NUCE_TIMEOUT_S", timeout_s)
+        .output()
+        .expect("cluster.sh mpirun runs");
+    (out, start.elapsed())
+}
+
+/// Three hosts, links at 100 Mbit/s except host 3's at 20 Mbit/s (tbf).
+#[test]
+#[ignore = "needs root and network namespaces: scripts/test_cluster.sh"]
+fn hierarchy_network_and_faults_across_namespace_hosts() {
+    let _down = Down;
+    let up = cluster(&["up", "-n", "3", "--rate", "100mbit", "--host", "3::20mbit"]);
+    assert!(up.status.success(), "cluster.sh up: {}", text(&up));
+
+    // Hosts detected by the shared-memory split, two-level plan over them,
+    // network measured: the result still equals the serial solve.
+    let (out, _) = heat2d(
+        "60",
+        &["--json", "--hier", "--net", "--net-bytes", "262144"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find(|l| l.starts_with('{')).expect("JSON");
+    let v: serde_json::Value = serde_json::from_str(line).expect("JSON summary");
+    let hosts: Vec<u64> = v["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|h| h.as_u64().unwrap())
+        .collect();
+    assert_eq!(hosts, vec![0, 0, 1, 1, 2, 2], "{v}");
+    assert_eq!(v["algorithm"], "hier");
+    assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12, "{v}");
+    // The slowest link is host 3's 20 Mbit/s (2.5 MB/s; a 256 KiB probe
+    // reads up to ~1.3x high: the tbf bucket holds 64 KiB).
+    let bw = v["network"]["bandwidth"].as_f64().unwrap() / 2.5e6;
+    assert!(
+        (0.5..=1.5).contains(&bw),
+        "bandwidth / 20 Mbit/s = {bw}: {v}"
+    );
+
+    // A rank on host 3 killed mid-phase: the job ends, naming it.
+    let (out, took) = heat2d("10", &["--kill", "5@1", "--no-check"]);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(took.as_secs() < 60, "took {took:?}: {all}");
+    assert!(all.contains("rank 5"), "{all}");
+
+    // A rank on host 2 hangs: the root names it within the timeout.
+    let (out, took) = heat2d("5", &["--hang", "3@1", "--no-check"]);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(took.as_secs() < 60, "took {took:?}: {all}");
+    assert!(
+        all.contains("rank(s) [3] of 6 did not reach Balancer::maybe_remap"),
+        "{all}"
+    );
+}
