@@ -251,6 +251,7 @@ struct Summary {
     max_abs_diff: Option<f64>,
     relative_diff: Option<f64>,
     total_seconds: f64,
+    final_plan: Vec<nuce::plan::array2d::Rect>,
 }
 
 fn main() {
@@ -502,6 +503,7 @@ fn run(
             max_abs_diff: max_abs,
             relative_diff: rel,
             total_seconds: total,
+            final_plan: a.plan().parts.clone(),
         };
         if args.json {
             println!(

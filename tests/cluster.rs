@@ -122,3 +122,105 @@ fn hierarchy_network_and_faults_across_namespace_hosts() {
         "{all}"
     );
 }
+
+/// Runs heat2d under a local `mpirun` and returns its JSON summary.
+fn local_heat2d(np: usize, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "--rows", "90", "--cols", "70", "--phases", "3", "--iters", "5", "--json",
+    ];
+    args.extend_from_slice(extra);
+    let run = common::mpirun_prog(
+        np,
+        &common::example("heat2d"),
+        &args,
+        std::time::Duration::from_secs(120),
+    );
+    run.assert_ok();
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .expect("JSON summary");
+    serde_json::from_str(line).expect("valid JSON")
+}
+
+/// On one machine (no namespaces): detected hosts are one host, emulated
+/// hosts (`--hosts`) give a two-level plan whose hosts each own one
+/// rectangle, and the measured network feeds the plan; results stay exact.
+#[test]
+fn hierarchical_heat2d_on_one_machine() {
+    let v = local_heat2d(3, &["--hier"]);
+    assert_eq!(v["hosts"], serde_json::json!([0, 0, 0]), "{v}");
+    assert_eq!(v["algorithm"], "hier");
+    assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
+
+    let v = local_heat2d(
+        5,
+        &[
+            "--hier",
+            "--hosts",
+            "0,1,0,1,2",
+            "--net",
+            "--net-bytes",
+            "65536",
+        ],
+    );
+    assert_eq!(v["hosts"], serde_json::json!([0, 1, 0, 1, 2]), "{v}");
+    assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
+    let net = &v["network"];
+    assert!(net["bandwidth"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(net["latency_cells"].as_f64().unwrap() >= 0.0, "{v}");
+    // Every plan of the run: each host's parts tile one rectangle (their
+    // bounding box has exactly their total area).
+    let hosts = [0usize, 1, 0, 1, 2];
+    for phase in v["phases"].as_array().unwrap() {
+        let areas: Vec<u64> = phase["areas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_u64().unwrap())
+            .collect();
+        assert_eq!(areas.iter().sum::<u64>(), 90 * 70, "{v}");
+    }
+    let plan = v["final_plan"].as_array();
+    if let Some(parts) = plan {
+        for h in 0..3 {
+            let mine: Vec<&serde_json::Value> = parts
+                .iter()
+                .zip(hosts)
+                .filter(|(_, x)| *x == h)
+                .map(|(p, _)| p)
+                .collect();
+            let get = |p: &serde_json::Value, k: &str| p[k].as_u64().unwrap();
+            let area: u64 = mine.iter().map(|p| get(p, "rows") * get(p, "cols")).sum();
+            let nonempty: Vec<_> = mine
+                .iter()
+                .filter(|p| get(p, "rows") * get(p, "cols") > 0)
+                .collect();
+            let r0 = nonempty.iter().map(|p| get(p, "row")).min().unwrap();
+            let c0 = nonempty.iter().map(|p| get(p, "col")).min().unwrap();
+            let r1 = nonempty
+                .iter()
+                .map(|p| get(p, "row") + get(p, "rows"))
+                .max()
+                .unwrap();
+            let c1 = nonempty
+                .iter()
+                .map(|p| get(p, "col") + get(p, "cols"))
+                .max()
+                .unwrap();
+            assert_eq!(
+                (r1 - r0) * (c1 - c0),
+                area,
+                "host {h} is not one rectangle: {v}"
+            );
+        }
+    } else {
+        panic!("no final_plan in {v}");
+    }
+
+    // A registry algorithm by name, latency-aware with the measured network.
+    let v = local_heat2d(3, &["--algo", "column", "--net", "--net-bytes", "65536"]);
+    assert_eq!(v["algorithm"], "column");
+    assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
+}
