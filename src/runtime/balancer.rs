@@ -279,16 +279,9 @@ impl Balancer {
         }
     }
 
-    /// The remap policy with the measured latency, and the bandwidth to
-    /// assume: the one learnt from a large remap, else the measured network's.
+    /// The remap policy and bandwidth for the next decision ([`network_policy`]).
     fn network_policy(&self) -> (RemapPolicy, Option<f64>) {
-        let mut policy = self.policy;
-        let mut bandwidth = self.bandwidth;
-        if let Some(n) = self.network.as_ref().filter(|n| !n.links.is_empty()) {
-            policy.latency = n.latency_s;
-            bandwidth = bandwidth.or(Some(n.bandwidth));
-        }
-        (policy, bandwidth)
+        network_policy(&self.policy, self.bandwidth, self.network.as_ref())
     }
 
     /// Sets the remap policy (local).
@@ -477,6 +470,24 @@ impl Balancer {
     }
 }
 
+/// The remap policy with the measured network: the per-message latency is
+/// the measured largest link latency, and the bandwidth is the one learnt
+/// from a large remap (`observed`) if any, else the measured slowest link's.
+/// Without a measured network (or with no link) both stay as they are.
+pub fn network_policy(
+    policy: &RemapPolicy,
+    observed: Option<f64>,
+    network: Option<&Network>,
+) -> (RemapPolicy, Option<f64>) {
+    let mut policy = *policy;
+    let mut bandwidth = observed;
+    if let Some(n) = network.filter(|n| !n.links.is_empty()) {
+        policy.latency = n.latency_s;
+        bandwidth = bandwidth.or(Some(n.bandwidth));
+    }
+    (policy, bandwidth)
+}
+
 /// Combines the ranks' phase speeds with the previous estimates: a rank that
 /// had no work (no phase speed) keeps its previous speed, rescaled into phase
 /// units by the median ratio phase/previous of the ranks that have both.
@@ -523,6 +534,66 @@ pub fn merge_speeds(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::speed::network::{LinkRecord, ProbeConfig};
+
+    fn link(rank: i32, latency: f64, bandwidth: f64) -> LinkRecord {
+        // Exact one-way times of Hockney's model for the default sizes.
+        let cfg = ProbeConfig::default();
+        let t = |b: usize| latency + b as f64 / bandwidth;
+        LinkRecord::from_one_way_times(rank, 0, &cfg, &[t(cfg.small_bytes)], &[t(cfg.large_bytes)])
+            .unwrap()
+    }
+
+    #[test]
+    fn network_summary_and_latency_in_cells() {
+        let n = Network::from_links(vec![link(1, 1e-4, 1e8), link(2, 5e-5, 2e7)]).unwrap();
+        assert_eq!(n.latency_s, 1e-4 + 8.0 / 1e8);
+        assert!((n.bandwidth - 2e7).abs() < 1.0);
+        // τβ/e: 1e-4 s at 20 MB/s is 2000 bytes, 250 doubles.
+        assert!((n.latency_cells(8) - (1e-4 + 8.0 / 1e8) * n.bandwidth / 8.0).abs() < 1e-9);
+        assert!((n.latency_cells(8) - 250.0).abs() < 0.5);
+        assert_eq!(n.latency_cells(0), 0.0);
+        let none = Network::from_links(vec![]).unwrap();
+        assert_eq!(none.latency_cells(8), 0.0);
+        let mut bad = link(1, 1e-4, 1e8);
+        bad.bandwidth_bytes_per_s = f64::NAN;
+        assert!(Network::from_links(vec![bad]).is_err());
+    }
+
+    #[test]
+    fn measured_network_drives_the_remap_decision() {
+        use crate::plan::array2d::Rect;
+        let halves = |c: usize| {
+            ArrayPlan::new(
+                "t",
+                100,
+                100,
+                vec![Rect::new(0, 0, 100, c), Rect::new(0, c, 100, 100 - c)],
+            )
+            .unwrap()
+        };
+        let speeds = [1.0e6, 3.0e6];
+        let pol = RemapPolicy::default();
+        // Default 1 GB/s: moving 2500 cells pays off over 10 iterations.
+        let (p, bw) = network_policy(&pol, None, None);
+        assert_eq!((p, bw), (pol, None));
+        let d = p
+            .decide(&halves(50), &halves(25), &speeds, 8, 10, bw)
+            .unwrap();
+        assert!(d.remap);
+        // A measured 10 kB/s link: 20 kB take 2 s, more than the 25 ms gained.
+        let slow = Network::from_links(vec![link(1, 1e-3, 1e4)]).unwrap();
+        let (p, bw) = network_policy(&pol, None, Some(&slow));
+        assert_eq!(p.latency, slow.latency_s);
+        assert_eq!(bw, Some(slow.bandwidth));
+        let d = p
+            .decide(&halves(50), &halves(25), &speeds, 8, 10, bw)
+            .unwrap();
+        assert!(!d.remap && d.bandwidth == slow.bandwidth, "{d:?}");
+        // A bandwidth learnt from a large remap takes precedence.
+        let (_, bw) = network_policy(&pol, Some(5e8), Some(&slow));
+        assert_eq!(bw, Some(5e8));
+    }
 
     #[test]
     fn merge_fills_idle_ranks() {
