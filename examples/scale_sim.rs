@@ -127,18 +127,17 @@ fn main() -> nuce::Result<()> {
         let (t_validate, v) = timed(|| plan.validate());
         v?;
         let candidate = ColumnDp::default().decompose(side, side, &later)?;
-        let (t_decide, decided) = if p <= args.max_decide_p {
+        let t_decide = if p <= args.max_decide_p {
             let (t, d) =
                 timed(|| RemapPolicy::default().decide(&plan, &candidate, &later, 8, 100, None));
             d?;
             last_decide = Some((p, t));
-            (format!("{}", ms(t)), true)
+            ms(t)
         } else {
             let (p0, t0) = last_decide.unwrap_or((1, 0.0));
             let est = t0 * (p as f64 / p0 as f64).powi(2);
-            (format!("≈{} (extrap.)", ms(est)), false)
+            format!("≈{} (extrap.)", ms(est))
         };
-        let _ = decided;
         let h = p.div_ceil(args.per_host.max(1));
         let gather_flat = (p as f64 - 1.0) * tau + rec_bytes as f64 / beta;
         let gather_two = (h as f64 - 1.0) * tau + rec_bytes as f64 / beta;

@@ -85,9 +85,7 @@ fn hierarchy_network_and_faults_across_namespace_hosts() {
         &["--json", "--hier", "--net", "--net-bytes", "262144"],
     );
     assert!(out.status.success(), "{}", text(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().find(|l| l.starts_with('{')).expect("JSON");
-    let v: serde_json::Value = serde_json::from_str(line).expect("JSON summary");
+    let v = summary(&String::from_utf8_lossy(&out.stdout));
     let hosts: Vec<u64> = v["hosts"]
         .as_array()
         .expect("hosts")
@@ -123,12 +121,24 @@ fn hierarchy_network_and_faults_across_namespace_hosts() {
     );
 }
 
-/// Runs heat2d under a local `mpirun` and returns its JSON summary.
+/// The JSON summary heat2d prints on the root.
+fn summary(stdout: &str) -> serde_json::Value {
+    let line = stdout.lines().find(|l| l.starts_with('{'));
+    serde_json::from_str(line.expect("a JSON summary line")).expect("valid JSON")
+}
+
+/// Runs heat2d under a local `mpirun` (a 90 × 70 grid, 3 phases of 5
+/// iterations) and returns its JSON summary.
 fn local_heat2d(np: usize, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "--rows", "90", "--cols", "70", "--phases", "3", "--iters", "5", "--json",
+    let grid = [
+        "--rows", "90", "--cols", "70", "--phases", "3", "--iters", "5",
     ];
-    args.extend_from_slice(extra);
+    let args: Vec<&str> = grid
+        .iter()
+        .chain(["--json"].iter())
+        .chain(extra)
+        .copied()
+        .collect();
     let run = common::mpirun_prog(
         np,
         &common::example("heat2d"),
@@ -136,12 +146,7 @@ fn local_heat2d(np: usize, extra: &[&str]) -> serde_json::Value {
         std::time::Duration::from_secs(120),
     );
     run.assert_ok();
-    let line = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .expect("JSON summary");
-    serde_json::from_str(line).expect("valid JSON")
+    summary(&run.stdout)
 }
 
 /// On one machine (no namespaces): detected hosts are one host, emulated

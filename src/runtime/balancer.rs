@@ -562,32 +562,27 @@ mod tests {
 
     #[test]
     fn measured_network_drives_the_remap_decision() {
-        use crate::plan::array2d::Rect;
-        let halves = |c: usize| {
-            ArrayPlan::new(
-                "t",
-                100,
-                100,
-                vec![Rect::new(0, 0, 100, c), Rect::new(0, c, 100, 100 - c)],
-            )
-            .unwrap()
-        };
+        use crate::plan::array2d::ColumnDp;
+        let split = |s: &[f64]| ColumnDp::default().decompose(100, 100, s).unwrap();
+        let (even, skewed) = (split(&[1.0, 1.0]), split(&[1.0, 3.0]));
         let speeds = [1.0e6, 3.0e6];
         let pol = RemapPolicy::default();
-        // Default 1 GB/s: moving 2500 cells pays off over 10 iterations.
+        // Default 1 GB/s: moving a quarter of the cells pays off over 10 iterations.
         let (p, bw) = network_policy(&pol, None, None);
         assert_eq!((p, bw), (pol, None));
         let d = p
-            .decide(&halves(50), &halves(25), &speeds, 8, 10, bw)
+            .decide(&even, &skewed, &speeds, 8, 10, bw)
             .unwrap();
         assert!(d.remap);
         // A measured 10 kB/s link: 20 kB take 2 s, more than the 25 ms gained.
+        assert_eq!(even.areas(), vec![5000, 5000]);
+        assert_eq!(skewed.areas(), vec![2500, 7500]);
         let slow = Network::from_links(vec![link(1, 1e-3, 1e4)]).unwrap();
         let (p, bw) = network_policy(&pol, None, Some(&slow));
         assert_eq!(p.latency, slow.latency_s);
         assert_eq!(bw, Some(slow.bandwidth));
         let d = p
-            .decide(&halves(50), &halves(25), &speeds, 8, 10, bw)
+            .decide(&even, &skewed, &speeds, 8, 10, bw)
             .unwrap();
         assert!(!d.remap && d.bandwidth == slow.bandwidth, "{d:?}");
         // A bandwidth learnt from a large remap takes precedence.

@@ -75,7 +75,7 @@ pub fn parse_timeout(value: Option<&str>) -> Result<Option<Duration>> {
             "{ENV_TIMEOUT}={v:?}: expected seconds (e.g. 60 or 2.5), 0 or off"
         ))
     })?;
-    if !(s.is_finite() && s >= 0.0 && s <= 1.0e9) {
+    if !(s.is_finite() && (0.0..=1.0e9).contains(&s)) {
         return Err(Error::InvalidInput(format!(
             "{ENV_TIMEOUT}={v:?}: must be between 0 and 1e9 seconds"
         )));
