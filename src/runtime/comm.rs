@@ -252,8 +252,9 @@ pub fn fingerprint<T: Serialize + ?Sized>(value: &T) -> Result<u64> {
     }))
 }
 
-/// Checks that every rank passed an identical `value` (collective: one
-/// all-gather of 8 bytes per rank). Otherwise every rank returns the same
+/// Checks that every rank passed an identical `value` (collective: two
+/// all-reduces of the [`fingerprint`], O(log p); only on a mismatch a gather
+/// of the fingerprints at `root`). Otherwise every rank returns the same
 /// [`Error::InvalidInput`] naming the ranks whose `what` differs from `root`'s.
 pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
     comm: &C,
@@ -262,17 +263,25 @@ pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
     value: &T,
 ) -> Result<()> {
     let mine = agree(comm, root, fingerprint(value))?;
-    let mut all = vec![0u64; comm.size() as usize];
-    comm.all_gather_into(&mine, &mut all[..]);
-    let reference = all.get(root as usize).copied().unwrap_or(mine);
-    let differ: Vec<usize> = (0..all.len()).filter(|&r| all[r] != reference).collect();
-    if differ.is_empty() {
-        Ok(())
-    } else {
+    let (mut lo, mut hi) = (0u64, 0u64);
+    comm.all_reduce_into(&mine, &mut lo, SystemOperation::min());
+    comm.all_reduce_into(&mine, &mut hi, SystemOperation::max());
+    if lo == hi {
+        return Ok(());
+    }
+    let proc = comm.process_at_rank(root);
+    let local = if comm.rank() == root {
+        let mut all = vec![0u64; comm.size() as usize];
+        proc.gather_into_root(&mine, &mut all[..]);
+        let differ: Vec<usize> = (0..all.len()).filter(|&r| all[r] != mine).collect();
         Err(Error::InvalidInput(format!(
             "ranks {differ:?} passed a different {what} than rank {root}"
         )))
-    }
+    } else {
+        proc.gather_into(&mine);
+        Ok(())
+    };
+    agree(comm, root, local)
 }
 
 /// Sum of an `f64` over all ranks.
