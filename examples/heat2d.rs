@@ -352,6 +352,15 @@ fn run(
     let mut bal = Balancer::new(world, RecursiveBisection2)?
         .with_policy(policy)
         .with_kernel(kernel);
+    // Hosts first: the speed records are then gathered through the host leaders.
+    let hier = args.hier || args.algo == "hier";
+    if hier {
+        match hosts {
+            Some(h) => bal.set_hosts(h)?,
+            None => bal.detect_hosts()?,
+        };
+        bal.set_hierarchical(true);
+    }
     let initial_speeds = if args.uniform {
         vec![1.0; world.size() as usize]
     } else {
@@ -372,20 +381,12 @@ fn run(
         });
     }
     let latency = network.as_ref().map_or(0.0, |n| n.latency_cells);
-    let hier = args.hier || args.algo == "hier";
     let base = if args.algo == "hier" {
         "column"
     } else {
         &args.algo
     };
     bal.set_decomposer_boxed(registry::decomposer_with_latency(base, latency)?);
-    if hier {
-        match hosts {
-            Some(h) => bal.set_hosts(h)?,
-            None => bal.detect_hosts()?,
-        };
-        bal.set_hierarchical(true);
-    }
     let host_ids = bal.hosts().map(|h| h.host_of.clone());
     let plan: ArrayPlan = bal.plan(args.rows, args.cols)?;
     let global = (rank == 0).then(|| initial(args.rows, args.cols));

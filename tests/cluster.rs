@@ -229,3 +229,19 @@ fn hierarchical_heat2d_on_one_machine() {
     assert_eq!(v["algorithm"], "column");
     assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
 }
+
+/// The two-level gather through emulated host leaders equals the flat
+/// gather, in rank order; one machine is detected as one host.
+#[test]
+fn two_level_gather_equals_flat_gather() {
+    for (np, hosts) in [(1, "1"), (3, "2"), (5, "3"), (4, "4")] {
+        let run = common::mpirun(
+            np,
+            &["hier-gather", hosts],
+            std::time::Duration::from_secs(60),
+        );
+        run.assert_ok();
+        let oks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
+        assert_eq!(oks, 3 * np, "{}", run.stdout);
+    }
+}

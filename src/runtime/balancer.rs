@@ -21,6 +21,22 @@
 //! }
 //! ```
 //!
+//! On clusters with slow or uneven links:
+//!
+//! * [`Balancer::measure_network`] measures every rank's link to the root
+//!   (ping-pong, [`super::netprobe`]); remap decisions then price the
+//!   migration with the slowest link's bandwidth and the largest latency
+//!   ([`network_policy`]), and [`Network::latency_cells`] converts the
+//!   latency for the latency-aware decomposers
+//!   (`registry::decomposer_with_latency`);
+//! * [`Balancer::detect_hosts`] (shared-memory split + host names) and
+//!   [`Balancer::set_hierarchical`] plan in two levels, across hosts by
+//!   their total speed and then within each host ([`Hierarchical`], 002
+//!   §3.2.2, Figure 14);
+//! * every collective starts with an arrival-checked barrier
+//!   ([`super::watchdog::checkpoint`]): a rank that never arrives ends the
+//!   job after `NUCE_TIMEOUT_S` seconds with a message naming it.
+//!
 //! The application owns the MPI `Universe`; the balancer works on a duplicate
 //! of the communicator it is given, so its messages never mix with the
 //! application's. Every method is collective unless it says otherwise, and
@@ -36,7 +52,7 @@ use tracing::{info, info_span};
 
 use super::array::{DistArray2, Element, MoveStats};
 use super::comm::{agree, gather_values, root_compute};
-use super::hierarchy::{detect_hosts, Hosts};
+use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::netprobe::probe_links;
 use super::watchdog::{checkpoint, timeout_from_env};
 use crate::error::{Error, Result};
@@ -133,6 +149,7 @@ pub struct Balancer {
     timeout: Option<Duration>,
     network: Option<Network>,
     hosts: Option<Hosts>,
+    two_level: Option<TwoLevel>,
     hierarchical: bool,
 }
 
@@ -160,6 +177,7 @@ impl Balancer {
             timeout,
             network: None,
             hosts: None,
+            two_level: None,
             hierarchical: false,
         })
     }
@@ -228,6 +246,7 @@ impl Balancer {
         self.arrive("Balancer::detect_hosts")?;
         let h = detect_hosts(&self.comm)?;
         info!(hosts = h.len(), "detected hosts");
+        self.two_level = Some(TwoLevel::new(&self.comm, &h)?);
         Ok(self.hosts.insert(h))
     }
 
@@ -250,6 +269,7 @@ impl Balancer {
             let names: Vec<String> = host_of.iter().map(|h| format!("host{h}")).collect();
             Hosts::from_leaders(&leaders, &names)
         })?;
+        self.two_level = Some(TwoLevel::new(&self.comm, &h)?);
         Ok(self.hosts.insert(h))
     }
 
@@ -335,8 +355,10 @@ impl Balancer {
     }
 
     /// Measures every rank with the built-in kernel, gathers the records
-    /// (with hwloc topology and host name) at the root and broadcasts the
-    /// speeds. Returns the speeds, one per rank.
+    /// (with hwloc topology and host name) at the root — in two levels,
+    /// through the host leaders, once the hosts are known
+    /// ([`TwoLevel`]) — and broadcasts the speeds. Returns the speeds, one
+    /// per rank.
     pub fn measure(&mut self) -> Result<Vec<f64>> {
         let _span = info_span!("measure").entered();
         self.arrive("Balancer::measure")?;
@@ -348,7 +370,11 @@ impl Balancer {
             kernel: Some(m),
             topology: topology(),
         };
-        let records = gather_values(&self.comm, self.root, &record)?;
+        // Through the host leaders once the hosts are known (root 0 only).
+        let records = match (&self.two_level, self.root) {
+            (Some(t), 0) => t.gather(&self.comm, &record)?,
+            _ => gather_values(&self.comm, self.root, &record)?,
+        };
         let speeds = root_compute(&self.comm, self.root, || {
             let recs = records
                 .as_ref()
@@ -570,9 +596,7 @@ mod tests {
         // Default 1 GB/s: moving a quarter of the cells pays off over 10 iterations.
         let (p, bw) = network_policy(&pol, None, None);
         assert_eq!((p, bw), (pol, None));
-        let d = p
-            .decide(&even, &skewed, &speeds, 8, 10, bw)
-            .unwrap();
+        let d = p.decide(&even, &skewed, &speeds, 8, 10, bw).unwrap();
         assert!(d.remap);
         // A measured 10 kB/s link: 20 kB take 2 s, more than the 25 ms gained.
         assert_eq!(even.areas(), vec![5000, 5000]);
@@ -581,9 +605,7 @@ mod tests {
         let (p, bw) = network_policy(&pol, None, Some(&slow));
         assert_eq!(p.latency, slow.latency_s);
         assert_eq!(bw, Some(slow.bandwidth));
-        let d = p
-            .decide(&even, &skewed, &speeds, 8, 10, bw)
-            .unwrap();
+        let d = p.decide(&even, &skewed, &speeds, 8, 10, bw).unwrap();
         assert!(!d.remap && d.bandwidth == slow.bandwidth, "{d:?}");
         // A bandwidth learnt from a large remap takes precedence.
         let (_, bw) = network_policy(&pol, Some(5e8), Some(&slow));

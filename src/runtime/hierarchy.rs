@@ -13,12 +13,20 @@
 //! `scripts/cluster.sh` on one kernel are different hosts to MPI, as they
 //! have different node names in the launcher); the names are for reports.
 //! Cost: one split, one all-reduce on the split, one all-gather of O(p) names.
+//!
+//! [`TwoLevel`] is the gather this hierarchy allows: each host's leader
+//! gathers its host's values (shared memory), then the root gathers one
+//! bundle per host. The root handles `H` messages instead of `p`, which
+//! divides the latency term `(p − 1)τ` of a flat gather by the ranks per
+//! host (see `benchmarks/cluster.md` §5); the volume is unchanged.
 
 use mpi::collective::SystemOperation;
+use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::comm::{agree, all_gather_values};
+use super::comm::{agree, all_gather_values, decode, encode, gather_values};
 use crate::error::{Error, Result};
 
 /// The hosts of a communicator's ranks (identical on every rank).
@@ -95,6 +103,87 @@ pub fn detect_hosts<C: Communicator>(comm: &C) -> Result<Hosts> {
     let all: Vec<(i32, String)> = all_gather_values(comm, &(leader, name))?;
     let (leaders, names): (Vec<i32>, Vec<String>) = all.into_iter().unzip();
     agree(comm, 0, Hosts::from_leaders(&leaders, &names))
+}
+
+/// Communicators of a two-level gather over the hosts of a [`Hosts`] table:
+/// one per host (ordered by rank, so the host's lowest rank is its leader)
+/// and one of the leaders (ordered by rank, so rank 0 leads it).
+pub struct TwoLevel {
+    node: SimpleCommunicator,
+    leaders: Option<SimpleCommunicator>,
+}
+
+impl TwoLevel {
+    /// Splits `comm` by the hosts of `hosts` (collective; every rank must
+    /// pass the same table, as [`detect_hosts`] returns).
+    pub fn new<C: Communicator>(comm: &C, hosts: &Hosts) -> Result<TwoLevel> {
+        let rank = comm.rank();
+        let host = agree(
+            comm,
+            0,
+            hosts
+                .host_of
+                .get(rank as usize)
+                .copied()
+                .filter(|_| hosts.host_of.len() == comm.size() as usize)
+                .and_then(|h| i32::try_from(h).ok())
+                .ok_or_else(|| {
+                    Error::ShapeMismatch(format!(
+                        "{} host ids for {} ranks",
+                        hosts.host_of.len(),
+                        comm.size()
+                    ))
+                }),
+        )?;
+        let node = comm
+            .split_by_color_with_key(Color::with_value(host), rank)
+            .ok_or_else(|| Error::InvalidInput("host split failed".into()))?;
+        let color = if node.rank() == 0 {
+            Color::with_value(0)
+        } else {
+            Color::undefined()
+        };
+        let leaders = comm.split_by_color_with_key(color, rank);
+        Ok(TwoLevel { node, leaders })
+    }
+
+    /// Gathers one value from every rank of `comm` (the communicator the
+    /// table was built on) at its rank 0, through the host leaders: `Some(values
+    /// in rank order)` at rank 0, `None` elsewhere; errors agree on every rank.
+    /// Two gathers of byte bundles and two small all-reduces.
+    pub fn gather<C: Communicator, T: Serialize + DeserializeOwned>(
+        &self,
+        comm: &C,
+        value: &T,
+    ) -> Result<Option<Vec<T>>> {
+        let bytes = agree(comm, 0, encode(value))?;
+        let mine = (comm.rank(), bytes);
+        let host: Option<Vec<(i32, Vec<u8>)>> = gather_values(&self.node, 0, &mine)?;
+        let all = match (&self.leaders, host) {
+            (Some(leaders), Some(bundle)) => gather_values(leaders, 0, &bundle)?,
+            _ => None,
+        };
+        let local = match all {
+            Some(bundles) if comm.rank() == 0 => {
+                let mut flat: Vec<(i32, Vec<u8>)> = bundles.into_iter().flatten().collect();
+                flat.sort_by_key(|x| x.0);
+                let ranks_ok = flat.len() == comm.size() as usize
+                    && flat.iter().enumerate().all(|(i, x)| x.0 == i as i32);
+                if ranks_ok {
+                    flat.iter()
+                        .map(|(r, b)| decode(b, *r))
+                        .collect::<Result<Vec<T>>>()
+                        .map(Some)
+                } else {
+                    Err(Error::InvalidInput(
+                        "two-level gather: the bundles do not hold every rank once".into(),
+                    ))
+                }
+            }
+            _ => Ok(None),
+        };
+        agree(comm, 0, local)
+    }
 }
 
 #[cfg(test)]

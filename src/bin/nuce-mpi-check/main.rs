@@ -9,6 +9,7 @@ use mpi::traits::*;
 
 mod array;
 mod faults;
+mod hierarchy;
 
 /// Context handed to every scenario.
 pub struct Ctx {
@@ -54,6 +55,7 @@ fn main() {
     let known = match scenario.as_str() {
         s if s.starts_with("array-") => array::run(s, &ctx),
         s if s.starts_with("faults-") => faults::run(s, &ctx),
+        s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         _ => false,
     };
     if !known {
