@@ -22,8 +22,8 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use nuce::plan::array2d::cost::{acost, internal_edges};
 use nuce::plan::array2d::{
-    ArrayDecomposer, ArrayPlan, RecursiveBisection, RecursiveBisection2, RecursiveBisection3, Tile,
-    Xy, Xy2,
+    ArrayDecomposer, ArrayPlan, ColumnDp, RecursiveBisection, RecursiveBisection2,
+    RecursiveBisection3, Tile, Xy, Xy2,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -46,11 +46,14 @@ struct Args {
     compare_seed: Option<std::path::PathBuf>,
 }
 
-const ALGOS: [&str; 6] = ["rb", "rb2", "rb3", "xy", "xy2", "tile"];
+const ALGOS: [&str; 7] = ["rb", "rb2", "rb3", "xy", "xy2", "tile", "column"];
 /// Position of XY2 in [`ALGOS`]: the reference of the per-sample comparison.
 const XY2: usize = 4;
 /// Position of TILE in [`ALGOS`].
 const TILE: usize = 5;
+/// Position of the optimal column DP (`ColumnDp`, 002 §3.2.4) in [`ALGOS`]:
+/// the XY2-class algorithm measured against XY2.
+const COLUMN: usize = 6;
 
 fn algorithm(name: &str, latency: f64) -> Box<dyn ArrayDecomposer> {
     match name {
@@ -59,6 +62,7 @@ fn algorithm(name: &str, latency: f64) -> Box<dyn ArrayDecomposer> {
         "rb3" => Box::new(RecursiveBisection3),
         "xy" => Box::new(Xy { latency }),
         "xy2" => Box::new(Xy2 { latency }),
+        "column" => Box::new(ColumnDp { latency }),
         _ => Box::new(Tile { latency }),
     }
 }
@@ -78,6 +82,10 @@ struct Grid {
     /// Per algorithm: samples (speed vector × latency) where its cost exceeds
     /// XY2's, and the largest relative excess.
     worse_than_xy2: Vec<(usize, f64)>,
+    /// Runs where ColumnDp costs more than XY2: (excess, description).
+    column_losses: Vec<(f64, usize, String)>,
+    /// Per algorithm: largest load imbalance after rounding over all runs.
+    imbalance: Vec<f64>,
     runs: usize,
 }
 
@@ -190,6 +198,8 @@ fn main() {
         cost: vec![0.0; n],
         secs: vec![0.0; n],
         worse_than_xy2: vec![(0, 0.0); ALGOS.len()],
+        column_losses: Vec::new(),
+        imbalance: vec![0.0; ALGOS.len()],
         runs: 0,
     };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed);
@@ -226,11 +236,23 @@ fn main() {
                             let dt = t.elapsed().as_secs_f64();
                             let k = g.index(li, si, ri, pi, a);
                             costs[a] = cost(&plan, latency);
+                            let imb = plan.imbalance(&speeds).unwrap_or(f64::INFINITY);
+                            g.imbalance[a] = g.imbalance[a].max(imb);
                             g.cost[k] += costs[a] / samples as f64;
                             g.secs[k] += dt;
                         }
                         g.runs += 1;
                         let reference = costs[XY2];
+                        if costs[COLUMN] > reference {
+                            g.column_losses.push((
+                                (costs[COLUMN] - reference) / reference,
+                                li,
+                                format!(
+                                    "1000x{} p={p} ratio={ratio} latency={latency}: column {} xy2 {} speeds {speeds:.3?}",
+                                    g.sizes[si], costs[COLUMN], reference
+                                ),
+                            ));
+                        }
                         for (a, &c) in costs.iter().enumerate() {
                             if c > reference {
                                 let w = &mut g.worse_than_xy2[a];
@@ -350,7 +372,7 @@ fn compare_with_seed(g: &Grid, text: &str) {
 /// Table 8: average planning time per decomposition, zero vs nonzero latency.
 fn print_times(g: &Grid, samples: usize) {
     println!("Table 8: The average execution time of different algorithms (in seconds).");
-    let shown = ["tile", "xy2", "rb2", "rb3", "xy", "rb"];
+    let shown = ["tile", "xy2", "rb2", "rb3", "xy", "rb", "column"];
     let mut line = String::from("Procs ");
     for name in shown {
         line += &format!("| {name:<21}");
@@ -452,4 +474,43 @@ fn print_side_remarks(g: &Grid) {
         line += &format!("  {name}: {count} ({:.2}%)", 100.0 * worst);
     }
     println!("{line}");
+    let mut line =
+        String::from("Largest load imbalance after rounding (max_i (area_i/speed_i) / ideal - 1):");
+    for (a, name) in ALGOS.iter().enumerate() {
+        line += &format!("  {name}: {:.2e}", g.imbalance[a]);
+    }
+    println!("{line}");
+    let (count, worst) = g.worse_than_xy2[COLUMN];
+    println!(
+        "Goal \"XY2-class cost never worse than the seed's XY2\": ColumnDp above XY2 in {count} of {} runs (worst {:.3}%): {}",
+        g.runs,
+        100.0 * worst,
+        if count == 0 { "met" } else { "NOT met" }
+    );
+    let mut losses = g.column_losses.clone();
+    losses.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (li, lat) in g.latencies.iter().enumerate() {
+        let at: Vec<f64> = losses.iter().filter(|l| l.1 == li).map(|l| l.0).collect();
+        let worst = at.iter().copied().fold(0.0, f64::max);
+        let equal = losses
+            .iter()
+            .filter(|l| l.1 == li && l.2.contains("ratio=1 "))
+            .count();
+        println!(
+            "  latency {lat}: {} runs (worst +{:.3}%), {equal} of them with equal speeds",
+            at.len(),
+            100.0 * worst
+        );
+    }
+    for (excess, _, what) in losses.iter().take(3) {
+        println!("  +{:.3}% {what}", 100.0 * excess);
+    }
+    let unequal: Vec<&(f64, usize, String)> = losses
+        .iter()
+        .filter(|l| !l.2.contains("ratio=1 "))
+        .take(3)
+        .collect();
+    for (excess, _, what) in unequal {
+        println!("  +{:.3}% {what}", 100.0 * excess);
+    }
 }

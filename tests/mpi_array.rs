@@ -12,18 +12,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 fn checks_pass(np: usize, args: &[&str]) -> common::Run {
     let run = common::mpirun(np, args, LIMIT);
-    run.assert_ok();
-    let oks = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("CHECK") && l.ends_with(" ok"))
-        .count();
-    assert!(
-        oks >= np,
-        "expected checks from every rank, got {oks}:\n{}",
-        run.stdout
-    );
-    assert!(!run.stdout.contains("FAIL"), "{}", run.stdout);
+    run.assert_checks(np);
     run
 }
 

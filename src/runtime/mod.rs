@@ -8,4 +8,5 @@ pub mod balancer;
 pub mod comm;
 pub mod hierarchy;
 pub mod netprobe;
+pub mod packing;
 pub mod watchdog;

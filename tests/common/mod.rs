@@ -27,6 +27,23 @@ impl Run {
             .filter_map(|l| l.strip_prefix(prefix).map(|s| s.trim().to_string()))
             .collect()
     }
+    /// Asserts the run succeeded, no `CHECK … FAIL` line was printed, and at
+    /// least `min` `CHECK … ok` lines were; returns their count.
+    pub fn assert_checks(&self, min: usize) -> usize {
+        self.assert_ok();
+        let oks = self
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("CHECK") && l.ends_with(" ok"))
+            .count();
+        assert!(
+            oks >= min,
+            "only {oks} checks passed (expected {min}):\n{}",
+            self.stdout
+        );
+        assert!(!self.stdout.contains("FAIL"), "{}", self.stdout);
+        oks
+    }
     /// Panics with the full output unless the run exited 0 in time.
     pub fn assert_ok(&self) {
         assert!(

@@ -10,6 +10,7 @@ use mpi::traits::*;
 mod array;
 mod faults;
 mod hierarchy;
+mod packing;
 
 /// Context handed to every scenario.
 pub struct Ctx {
@@ -56,6 +57,7 @@ fn main() {
         s if s.starts_with("array-") => array::run(s, &ctx),
         s if s.starts_with("faults-") => faults::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
+        s if s.starts_with("packing-") => packing::run(s, &ctx),
         _ => false,
     };
     if !known {

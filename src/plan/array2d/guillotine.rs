@@ -1,7 +1,8 @@
 //! Shared pieces of the guillotine-cut decompositions of seed
 //! `000_3b7f5c9969a269e5.txt` §6 (XY, XY2, TILE, RecursiveBisection 1/2/3):
-//! the weight order all of them work in, integer slicing of a rectangle, and
-//! the cost a search minimises.
+//! the weight order all of them work in and integer slicing of a rectangle.
+//! (Argument checks and the cost a search minimises are shared with the
+//! column DP: [`super::column::checked_speeds`], [`super::column::plan_cost`].)
 //!
 //! **Rounding.** [`slice()`] cuts a rectangle into consecutive pieces by
 //! *cumulative rounding*: the `k`-th cut lies at `round(extent · W_k / W)` with
@@ -10,9 +11,7 @@
 //! decomposition coincide after rounding (so corner points, hence internal
 //! edge counts, are not disturbed by rounding noise).
 
-use super::cost::{acost, internal_edges};
-use super::{ArrayPlan, Rect};
-use crate::error::{Error, Result};
+use super::Rect;
 
 /// Which extent of a rectangle a cut divides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,29 +106,6 @@ pub fn sorted_desc(speeds: &[f64]) -> Vec<usize> {
     order
 }
 
-/// Checks a latency parameter (finite, `≥ 0`).
-pub fn check_latency(latency: f64) -> Result<()> {
-    if latency.is_finite() && latency >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::InvalidInput(format!(
-            "latency {latency} must be finite and >= 0"
-        )))
-    }
-}
-
-/// The cost a search minimises: Acost (000 §2) when `latency == 0`, else the
-/// latency-aware cost `Acost + latency × internal edges` (000 §5).
-/// O(p) for zero latency, O(p log p) otherwise.
-pub fn objective(plan: &ArrayPlan, latency: f64) -> f64 {
-    let a = acost(plan) as f64;
-    if latency == 0.0 {
-        a
-    } else {
-        a + latency * internal_edges(plan) as f64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,10 +129,7 @@ mod tests {
     }
 
     #[test]
-    fn sorted_and_latency_checks() {
+    fn sorted_order() {
         assert_eq!(sorted_desc(&[1.0, 3.0, 2.0, 3.0]), vec![1, 3, 2, 0]);
-        assert!(check_latency(-1.0).is_err());
-        assert!(check_latency(f64::NAN).is_err());
-        assert!(check_latency(100.0).is_ok());
     }
 }

@@ -16,10 +16,13 @@
 //! Cuts are rounded to whole cells ([`super::guillotine::cut_at`]), so every
 //! part is a rectangle and its area differs from its share by the rounding of
 //! at most `⌈log₂ p⌉` cuts per side. Plans list parts in input order.
-//! Complexity: O(p log p) for p parts.
+//! Complexity: O(p log p) for p parts when the splits are balanced, O(p²) in
+//! the worst case (a list split 1 : r − 1 at every level, e.g. one dominant
+//! speed per level for RB2/RB3).
 
+use super::column::checked_speeds;
 use super::guillotine::{cut_at, piece, sorted_desc, Axis};
-use super::{check_args, ArrayDecomposer, ArrayPlan, Rect};
+use super::{ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;
 
 /// RecursiveBisection of Crandall and Quinn (000 §6.3, Figure 15): split the
@@ -36,7 +39,7 @@ pub struct RecursiveBisection;
 /// RecursiveBisection2 (000 §6.3, variation 1): cut across the longer side of
 /// the current rectangle, splitting the sorted list at the prefix whose weight
 /// is nearest half of the total (on a tie, the heavier prefix: this reproduces
-/// the seed's Figure 16 cost, 4666). O(p log p).
+/// the seed's Figure 16 cost, 4666). O(p log p), O(p²) worst case.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecursiveBisection2;
 
@@ -44,7 +47,7 @@ pub struct RecursiveBisection2;
 /// the list is divided into two groups of near-equal weight by bin packing
 /// (largest-first into the lighter of two bins, the classic LPT rule; the
 /// seed does not name its bin-packing heuristic). The group holding the
-/// heaviest part goes first (left/top). O(p log p).
+/// heaviest part goes first (left/top). O(p log p), O(p²) worst case.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecursiveBisection3;
 
@@ -90,7 +93,8 @@ impl ArrayDecomposer for RecursiveBisection3 {
 }
 
 fn run(name: &str, rule: Rule, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
-    check_args(rows, cols, speeds)?;
+    // Speeds divided by their maximum: sums cannot overflow.
+    let speeds = &checked_speeds(rows, cols, speeds)?;
     let mut parts = vec![Rect::default(); speeds.len()];
     let whole = Rect::new(0, 0, rows, cols);
     let order = sorted_desc(speeds);

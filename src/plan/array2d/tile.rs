@@ -24,8 +24,9 @@
 //! candidates in the worst case (§6.2), each O(p) to build (plus
 //! O(p log p) for the internal edges with a latency).
 
-use super::guillotine::{check_latency, cut_at, piece, slice, sorted_desc, Axis};
-use super::{check_args, ArrayDecomposer, ArrayPlan, Rect};
+use super::column::{check_latency, checked_speeds};
+use super::guillotine::{cut_at, piece, slice, sorted_desc, Axis};
+use super::{ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;
 
 /// TILE (000 §6.2, Figure 14): XY search that switches axes whenever the
@@ -48,9 +49,22 @@ impl ArrayDecomposer for Tile {
 
 impl Tile {
     /// The chosen plan and its cost (Acost, or `Acost + latency × internal
-    /// edges`), as [`super::guillotine::objective`] computes it.
+    /// edges`), as [`super::column::plan_cost`] computes it.
     pub fn search(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(f64, ArrayPlan)> {
-        check_args(rows, cols, speeds)?;
+        self.run(rows, cols, speeds, true)
+    }
+
+    /// The search, with or without branch-and-bound pruning (the plan is the
+    /// same; `prune = false` is the seed's exhaustive enumeration).
+    fn run(
+        &self,
+        rows: usize,
+        cols: usize,
+        speeds: &[f64],
+        prune: bool,
+    ) -> Result<(f64, ArrayPlan)> {
+        // Speeds divided by their maximum: sums cannot overflow.
+        let speeds = &checked_speeds(rows, cols, speeds)?;
         check_latency(self.latency)?;
         let order = sorted_desc(speeds);
         let sorted_w: Vec<f64> = order.iter().map(|&i| speeds[i]).collect();
@@ -69,6 +83,7 @@ impl Tile {
             corners: Vec::new(),
             log: Vec::new(),
             nonempty: 0,
+            prune,
             best_cost: f64::INFINITY,
             best: Vec::new(),
         };
@@ -104,6 +119,8 @@ struct Search<'a> {
     log: Vec<(usize, usize)>,
     /// Non-empty parts placed on the current path.
     nonempty: usize,
+    /// Skip branches whose lower bound cannot beat the best found.
+    prune: bool,
     best_cost: f64,
     best: Vec<Rect>,
 }
@@ -228,7 +245,7 @@ impl Search<'_> {
             }
             let per = perim + self.stack(&sl, y, start, c);
             let rest = usize::from(!sr.is_empty());
-            if self.bound(per + sr.perimeter(), rest) < self.best_cost {
+            if !self.prune || self.bound(per + sr.perimeter(), rest) < self.best_cost {
                 if r - c == 1 {
                     self.place(self.order[start + c], sr);
                     self.leaf(per + sr.perimeter());
@@ -263,13 +280,29 @@ mod tests {
 
     #[test]
     fn incremental_cost_is_the_objective() {
-        use crate::plan::array2d::guillotine::objective;
+        use crate::plan::array2d::column::plan_cost as objective;
         let speeds = [3.0, 1.0, 2.5, 1.2, 0.7, 2.0, 1.1];
         for latency in [0.0, 10.0, 1000.0] {
             for (m, n) in [(100, 100), (50, 300), (300, 40), (3, 4)] {
                 let (cost, plan) = Tile { latency }.search(m, n, &speeds).unwrap();
                 assert_eq!(cost, objective(&plan, latency), "{m}x{n} L={latency}");
             }
+        }
+    }
+
+    #[test]
+    fn pruning_keeps_the_exhaustive_choice() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for _ in 0..60 {
+            let p = rng.gen_range(1..10);
+            let speeds: Vec<f64> = (0..p).map(|_| rng.gen_range(1.0..8.0)).collect();
+            let (m, n) = (rng.gen_range(1..400), rng.gen_range(1..400));
+            let latency = [0.0, 7.0, 1000.0][rng.gen_range(0..3)];
+            let t = Tile { latency };
+            let fast = t.run(m, n, &speeds, true).unwrap();
+            let full = t.run(m, n, &speeds, false).unwrap();
+            assert_eq!(fast, full, "{m}x{n} {speeds:?} L={latency}");
         }
     }
 

@@ -15,13 +15,15 @@
 //! Σ_{j∈i} aⱼ` horizontal cuts per unit of `n`, Proof 1), the candidate is
 //! rotated (columns become bands along the shorter axis) when `k > d`.
 //!
-//! Complexity: O(pt(p) · p) with zero latency, O(pt(p) · p log p) otherwise
+//! Complexity: O(pt(p) · p log p) (each candidate is realised by
+//! [`ColumnLayout::realize`], whose largest-remainder rounding sorts)
 //! (Table 8 of the seed: XY2 is the cheaper of the exhaustive searches).
 
+use super::column::{check_latency, checked_speeds, plan_cost};
 use super::columns::ColumnLayout;
-use super::guillotine::{check_latency, objective, sorted_desc};
+use super::guillotine::sorted_desc;
 use super::pt::for_each_partition;
-use super::{check_args, ArrayDecomposer, ArrayPlan};
+use super::{ArrayDecomposer, ArrayPlan};
 use crate::error::{Error, Result};
 
 /// XY (000 §6.1, Figure 13): best of the `pt(p)` sorted XY decompositions.
@@ -98,7 +100,8 @@ fn search(
     latency: f64,
     rotate: bool,
 ) -> Result<(ColumnLayout, ArrayPlan)> {
-    check_args(rows, cols, speeds)?;
+    // Speeds divided by their maximum: sums cannot overflow.
+    let speeds = &checked_speeds(rows, cols, speeds)?;
     check_latency(latency)?;
     let order = sorted_desc(speeds);
     let sorted_w: Vec<f64> = order.iter().map(|&i| speeds[i]).collect();
@@ -126,7 +129,7 @@ fn search(
         };
         match layout.realize(name, rows, cols, speeds) {
             Ok(plan) => {
-                let cost = objective(&plan, latency);
+                let cost = plan_cost(&plan, latency);
                 if best.as_ref().is_none_or(|(b, _, _)| cost < *b) {
                     best = Some((cost, layout, plan));
                 }

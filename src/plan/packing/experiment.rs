@@ -1,0 +1,171 @@
+//! The random AMR workload of the seed's experiments
+//! (`004_64c626e209e0545b.txt` §4.5, Figures 7–24) and its cost sums.
+//!
+//! At each of `levels` refinement levels, every one of the `coarse_grids`
+//! coarse grids spawns a number of fine grids drawn from the discrete
+//! exponential (geometric) law with mean 1, `P(n) = 2^−(n+1)`; each fine grid
+//! has `U[k(1−VAR), k(1+VAR)]` mesh points and aspect ratio `U[1, MAXRATIO]`,
+//! where `k = 300·P·Q / coarse_grids` makes the average load 300 points per
+//! processor (the seed's MINSIZE, MAXSIZE = `k·0.7`, `k·1.3` is VAR = 0.3).
+//! Every level is allocated independently and its computation,
+//! communication and total costs (see [`super::AmrCost`]) are summed over
+//! the levels, with the mean processor utilisation, as in the seed's
+//! figures. Generation is `O(levels · m)`; the run costs one allocation per
+//! level.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{Grid, Mesh, Packer, SubmeshAllocator};
+use crate::error::{Error, Result};
+
+/// Parameters of the random workload.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AmrWorkload {
+    /// Refinement levels (200 in the seed).
+    pub levels: usize,
+    /// Coarse grids, each spawning fine grids at every level (40 in the seed).
+    pub coarse_grids: usize,
+    /// Processor mesh (32 × 32 in the seed).
+    pub mesh: Mesh,
+    /// Relative spread of grid sizes, VAR (0.3 in Figures 7–8).
+    pub var: f64,
+    /// Largest aspect ratio, MAXRATIO.
+    pub max_ratio: f64,
+    /// Average mesh points per processor (300 in the seed).
+    pub points_per_proc: f64,
+    /// Random seed.
+    pub seed: u64,
+}
+
+impl Default for AmrWorkload {
+    fn default() -> Self {
+        AmrWorkload {
+            levels: 200,
+            coarse_grids: 40,
+            mesh: Mesh { p: 32, q: 32 },
+            var: 0.3,
+            max_ratio: 3.0,
+            points_per_proc: 300.0,
+            seed: 1,
+        }
+    }
+}
+
+impl AmrWorkload {
+    /// The mean grid size `k`.
+    pub fn k(&self) -> f64 {
+        self.points_per_proc * self.mesh.size() as f64 / self.coarse_grids.max(1) as f64
+    }
+
+    /// The fine grids of every level (long side first). At most `P·Q` grids
+    /// are kept per level.
+    pub fn generate(&self) -> Result<Vec<Vec<Grid>>> {
+        if self.coarse_grids == 0 || self.mesh.p == 0 || self.mesh.q == 0 {
+            return Err(Error::Empty("no coarse grids or processors".into()));
+        }
+        let ok = self.var >= 0.0
+            && self.var < 1.0
+            && self.max_ratio >= 1.0
+            && self.max_ratio.is_finite()
+            && self.points_per_proc.is_finite()
+            && self.points_per_proc > 0.0;
+        if !ok {
+            return Err(Error::InvalidInput(
+                "need 0 ≤ VAR < 1, finite MAXRATIO ≥ 1 and points per processor > 0".into(),
+            ));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let k = self.k();
+        let (lo, hi) = (k * (1.0 - self.var), k * (1.0 + self.var));
+        let mut out = Vec::with_capacity(self.levels);
+        for _ in 0..self.levels {
+            let mut level = Vec::new();
+            for _ in 0..self.coarse_grids {
+                while rng.gen_bool(0.5) {
+                    let size = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
+                    let ratio = if self.max_ratio > 1.0 {
+                        rng.gen_range(1.0..=self.max_ratio)
+                    } else {
+                        1.0
+                    };
+                    let w = ((size * ratio).sqrt().round() as u64).max(1);
+                    let h = ((size / ratio).sqrt().round() as u64).clamp(1, w);
+                    level.push(Grid::new(w, h));
+                }
+            }
+            level.truncate(self.mesh.size());
+            out.push(level);
+        }
+        Ok(out)
+    }
+}
+
+/// Costs summed over the levels, and the mean utilisation.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ExperimentTotals {
+    /// Cumulative computation cost.
+    pub comp: f64,
+    /// Cumulative communication cost.
+    pub comm: f64,
+    /// Cumulative total cost.
+    pub total: f64,
+    /// Mean processor utilisation over non-empty levels, in percent.
+    pub utilization: f64,
+    /// Levels that had at least one grid.
+    pub levels: usize,
+}
+
+/// Allocates every level with `alloc` and sums the costs; `on_level` is
+/// called after each level (for a progress bar).
+pub fn run<P: Packer>(
+    levels: &[Vec<Grid>],
+    alloc: &SubmeshAllocator<P>,
+    mesh: Mesh,
+    mut on_level: impl FnMut(),
+) -> Result<ExperimentTotals> {
+    let mut t = ExperimentTotals::default();
+    for grids in levels {
+        if !grids.is_empty() {
+            let a = alloc.allocate(grids, mesh)?;
+            t.comp += a.cost.comp;
+            t.comm += a.cost.comm;
+            t.total += a.cost.total;
+            t.utilization += 100.0 * a.utilization;
+            t.levels += 1;
+        }
+        on_level();
+    }
+    if t.levels > 0 {
+        t.utilization /= t.levels as f64;
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_has_the_seeds_statistics() {
+        let w = AmrWorkload {
+            levels: 400,
+            ..Default::default()
+        };
+        let levels = w.generate().unwrap();
+        let grids: Vec<&Grid> = levels.iter().flatten().collect();
+        // Mean count per coarse grid is 1 → about 40 grids per level.
+        let per_level = grids.len() as f64 / 400.0;
+        assert!((per_level - 40.0).abs() < 2.0, "{per_level}");
+        let k = w.k();
+        for g in &grids {
+            let a = g.area() as f64;
+            assert!(a > 0.6 * k && a < 1.4 * k);
+            let r = g.w as f64 / g.h as f64;
+            assert!(r > 0.9 && r < 3.3);
+        }
+        let mean: f64 = grids.iter().map(|g| g.area() as f64).sum::<f64>() / grids.len() as f64;
+        assert!((mean / k - 1.0).abs() < 0.03);
+    }
+}
