@@ -113,6 +113,16 @@ fn a_hanging_rank_is_named_by_the_root() {
 }
 
 #[test]
+fn collectives_in_different_orders_are_reported() {
+    let exe = env!("CARGO_BIN_EXE_nuce-mpi-check");
+    let run = faulty(3, exe, &["faults-order"], "20");
+    assert_ends_naming(
+        &run,
+        "rank 2 arrived at checkpoint #1 while the root (rank 0) is at #0",
+    );
+}
+
+#[test]
 fn heat2d_with_a_dead_or_hanging_rank_ends_with_its_rank_named() {
     let heat = common::example("heat2d");
     let base = [

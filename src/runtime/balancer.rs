@@ -116,6 +116,23 @@ impl Network {
         })
     }
 
+    /// Master–worker communication time of every rank: sending `bytes`
+    /// between the root (the master) and rank `r` costs `τ_r + bytes/β_r`
+    /// over the rank's measured link (Hockney's model, 000 §2); 0 for the
+    /// root itself. `size` is the communicator size. The `t_com` input of a
+    /// master–worker planner. O(p).
+    pub fn t_com(&self, size: usize, root: usize, bytes: usize) -> Vec<f64> {
+        let mut t = vec![0.0; size];
+        for l in &self.links {
+            if let Some(x) = usize::try_from(l.rank).ok().and_then(|r| t.get_mut(r)) {
+                if l.rank as usize != root {
+                    *x = l.transfer_time(bytes);
+                }
+            }
+        }
+        t
+    }
+
     /// The latency in the unit of the latency-aware array decomposers
     /// ([`crate::plan::array2d::registry::decomposer_with_latency`]): the
     /// cost of one message expressed in cell transfers along a boundary,
@@ -151,6 +168,7 @@ pub struct Balancer {
     hosts: Option<Hosts>,
     two_level: Option<TwoLevel>,
     hierarchical: bool,
+    checkpoints: std::cell::Cell<u64>,
 }
 
 impl Balancer {
@@ -179,6 +197,7 @@ impl Balancer {
             hosts: None,
             two_level: None,
             hierarchical: false,
+            checkpoints: std::cell::Cell::new(0),
         })
     }
 
@@ -208,7 +227,9 @@ impl Balancer {
 
     /// Arrival-checked barrier before a collective (see [`super::watchdog::checkpoint`]).
     fn arrive(&self, op: &str) -> Result<()> {
-        checkpoint(&self.comm, self.root, op, self.timeout)
+        let seq = self.checkpoints.get();
+        self.checkpoints.set(seq + 1);
+        checkpoint(&self.comm, self.root, op, seq, self.timeout)
     }
 
     /// Measures every rank's link to the root with the ping-pong probe
@@ -579,6 +600,11 @@ mod tests {
         assert!((n.latency_cells(8) - (1e-4 + 8.0 / 1e8) * n.bandwidth / 8.0).abs() < 1e-9);
         assert!((n.latency_cells(8) - 250.0).abs() < 0.5);
         assert_eq!(n.latency_cells(0), 0.0);
+        // t_com: τ + B/β of each rank's own link, 0 at the root.
+        let t = n.t_com(3, 0, 1000);
+        assert_eq!(t[0], 0.0);
+        assert!((t[1] - (1e-4 + 8.0 / 1e8 + 1000.0 / 1e8)).abs() < 1e-12);
+        assert!((t[2] - (5e-5 + 8.0 / 2e7 + 1000.0 / 2e7)).abs() < 1e-12);
         let none = Network::from_links(vec![]).unwrap();
         assert_eq!(none.latency_cells(8), 0.0);
         let mut bad = link(1, 1e-4, 1e8);

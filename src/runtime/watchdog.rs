@@ -38,7 +38,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -115,10 +114,6 @@ pub fn missing_ranks(arrived: &[bool]) -> Vec<i32> {
         .collect()
 }
 
-/// Sequence number of the checkpoints this process passed (every rank calls
-/// the same checkpoints in the same order, so the numbers agree).
-static CHECKPOINTS: AtomicU64 = AtomicU64::new(0);
-
 /// Polling interval of [`checkpoint`].
 const POLL: Duration = Duration::from_micros(200);
 
@@ -127,13 +122,15 @@ const POLL: Duration = Duration::from_micros(200);
 /// arrive in time ends the job: the root prints
 /// `nuce: timeout: rank(s) [..] did not reach <op> within T s` and calls
 /// `MPI_Abort`; the other ranks do the same [`ROOT_FIRST`] later if the root
-/// did not. A checkpoint whose ranks disagree on the sequence number (a
-/// collective called by only some ranks) is reported as such. Without a
+/// did not. `seq` numbers the checkpoints of `comm` (the caller keeps one
+/// counter per communicator); ranks that arrive with different numbers (a
+/// collective called by only some ranks) are reported as such. Without a
 /// timeout, a plain barrier. O(p) messages and work at the root.
 pub fn checkpoint<C: Communicator>(
     comm: &C,
     root: i32,
     op: &str,
+    seq: u64,
     timeout: Option<Duration>,
 ) -> Result<()> {
     let Some(timeout) = timeout else {
@@ -147,7 +144,6 @@ pub fn checkpoint<C: Communicator>(
             "checkpoint root {root} is not a rank of a communicator of size {size}"
         )));
     }
-    let seq = CHECKPOINTS.fetch_add(1, Ordering::Relaxed);
     let start = Instant::now();
     if rank == root {
         let mut arrived = vec![false; size as usize];

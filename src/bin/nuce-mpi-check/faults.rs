@@ -14,6 +14,9 @@
 //!   works.
 //! * `faults-hang RANK` — RANK never arrives at a `Balancer` collective; the
 //!   others must end the job (run with a small `NUCE_TIMEOUT_S`).
+//! * `faults-order` — the last rank has made one more checkpoint than the
+//!   others (collectives called in different orders): the root must end the
+//!   job saying so.
 
 use mpi::traits::*;
 use ndarray::Array2;
@@ -34,6 +37,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
         "faults-remap" => remap(ctx),
         "faults-messages" => messages(ctx),
         "faults-hang" => hang(ctx),
+        "faults-order" => order(ctx),
         _ => return false,
     }
     true
@@ -235,4 +239,16 @@ fn hang(ctx: &Ctx) {
     }
     let plan = bal.plan(64, 64);
     ctx.check("hang-not-reached", false, format!("plan returned {plan:?}"));
+}
+
+fn order(ctx: &Ctx) {
+    let last = ctx.world.size() - 1;
+    let seq = u64::from(ctx.rank() == last && last > 0);
+    let t = Some(std::time::Duration::from_secs(20));
+    let res = nuce::runtime::watchdog::checkpoint(&ctx.world, 0, "faults-order", seq, t);
+    ctx.check(
+        "order-not-reached",
+        last == 0,
+        format!("checkpoint returned {res:?}"),
+    );
 }
