@@ -5,13 +5,18 @@
 //!
 //! ```text
 //! cargo run --release --example amr_experiment -- [--levels 200] [--seeds 3] [--out benchmarks]
+//! cargo run --release --example amr_experiment -- --investigate [--levels 200] [--seeds 3]
 //! ```
+//! `--investigate` compares TP with LP under every candidate reading of the
+//! seed (LP variants, size bounds, grid-count law) instead.
 //! Writes `OUT/img/packing_*.svg` and prints Markdown tables on stdout.
 
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use nuce::plan::packing::experiment::{run, AmrWorkload, ExperimentTotals};
+use nuce::plan::packing::experiment::{run, AmrWorkload, CountLaw, ExperimentTotals};
+use nuce::plan::packing::level::{LevelFit, LpOrientation, LpWidth};
+use nuce::plan::packing::submesh::SizeBound;
 use nuce::plan::packing::{
     Grid, LevelPacking, Mesh, Packer, PackingOrder, Scaling, SubmeshAllocator, TightPacking,
 };
@@ -66,6 +71,30 @@ impl Ctx {
         packer: &dyn Packer,
         scaling: Scaling,
     ) -> Res<ExperimentTotals> {
+        let alloc = SubmeshAllocator::new(packer, scaling);
+        self.measure_alloc(w, &alloc)
+    }
+
+    /// [`Ctx::measure`] with non-uniform scaling and a given size bound.
+    fn measure_with(
+        &self,
+        w: AmrWorkload,
+        packer: &dyn Packer,
+        bound: SizeBound,
+    ) -> Res<ExperimentTotals> {
+        let alloc = SubmeshAllocator {
+            bound,
+            ..SubmeshAllocator::new(packer, Scaling::NonUniform)
+        };
+        self.measure_alloc(w, &alloc)
+    }
+
+    /// Totals averaged over the seeds for one workload and allocation.
+    fn measure_alloc(
+        &self,
+        w: AmrWorkload,
+        alloc: &SubmeshAllocator<&dyn Packer>,
+    ) -> Res<ExperimentTotals> {
         let mut acc = ExperimentTotals::default();
         for s in 0..self.seeds {
             let w = AmrWorkload {
@@ -74,8 +103,7 @@ impl Ctx {
                 ..w
             };
             let levels = w.generate()?;
-            let alloc = SubmeshAllocator::new(packer, scaling);
-            let t = run(&levels, &alloc, w.mesh, || self.bar.inc(1))?;
+            let t = run(&levels, alloc, w.mesh, || self.bar.inc(1))?;
             acc.comp += t.comp / self.seeds as f64;
             acc.comm += t.comm / self.seeds as f64;
             acc.total += t.total / self.seeds as f64;
@@ -171,23 +199,10 @@ fn table(axis: &str, curves: &[Curve]) {
     println!();
 }
 
-fn arg(args: &[String], name: &str, default: &str) -> String {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
-
-fn main() -> Res<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let levels: usize = arg(&args, "--levels", "200").parse()?;
-    let seeds: u64 = arg(&args, "--seeds", "3").parse()?;
-    let out = arg(&args, "--out", "benchmarks");
-    std::fs::create_dir_all(format!("{out}/img"))?;
-
+/// The four axes of Figures 9–24, each around the default workload.
+fn sweeps() -> Vec<Sweep> {
     let base = AmrWorkload::default();
-    let sweeps = vec![
+    vec![
         Sweep {
             file: "var",
             axis: "VAR",
@@ -225,9 +240,340 @@ fn main() -> Res<()> {
                 ..base
             }),
         },
+    ]
+}
+
+fn arg(args: &[String], name: &str, default: &str) -> String {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_string())
+}
+
+/// One reading of the seed tried by `--investigate`: a name, the workload
+/// change, the LP variant, and the minimum-size bound (for both TP and LP).
+struct Variant {
+    name: &'static str,
+    count: CountLaw,
+    lp: LevelPacking,
+    bound: SizeBound,
+}
+
+/// The points of the seed's TP-vs-LP figures where it states a winner:
+/// (label, workload, seed's winner).
+fn investigation_points() -> Vec<(&'static str, AmrWorkload, &'static str)> {
+    let b = AmrWorkload::default();
+    let mesh = |mr: f64| Mesh {
+        p: (32.0 * mr) as usize,
+        q: 32,
+    };
+    vec![
+        ("VAR 0.1", AmrWorkload { var: 0.1, ..b }, "LP≈TP"),
+        ("VAR 0.9", AmrWorkload { var: 0.9, ..b }, "TP"),
+        (
+            "MAXR 1",
+            AmrWorkload {
+                max_ratio: 1.0,
+                ..b
+            },
+            "LP",
+        ),
+        (
+            "MAXR 5",
+            AmrWorkload {
+                max_ratio: 5.0,
+                ..b
+            },
+            "TP",
+        ),
+        ("MESH 1", b, "TP"),
+        (
+            "MESH 3",
+            AmrWorkload {
+                mesh: mesh(3.0),
+                ..b
+            },
+            "LP",
+        ),
+        ("GRIDS 40", b, "TP"),
+        (
+            "GRIDS 55",
+            AmrWorkload {
+                coarse_grids: 55,
+                ..b
+            },
+            "TP",
+        ),
+    ]
+}
+
+/// `--investigate`: TP against LP under each candidate reading of the seed
+/// (benchmarks/packing.md, "Investigation: TP vs LP"). Prints, per variant and
+/// point, LP total / TP total (< 1: LP wins) and the utilisations.
+fn investigate(levels: usize, seeds: u64) -> Res<()> {
+    let lp = LevelPacking::default();
+    let base = Variant {
+        name: BASE_NAME,
+        count: CountLaw::Geometric,
+        lp,
+        bound: SizeBound::QuickPacking,
+    };
+    let nodrop = LevelPacking {
+        drop_down: false,
+        ..lp
+    };
+    let long_y = LevelPacking {
+        orientation: LpOrientation::LongY,
+        ..lp
+    };
+    let weakest = LevelPacking {
+        orientation: LpOrientation::LongY,
+        fit: LevelFit::NextFit,
+        drop_down: false,
+        step: 0.1,
+        width: LpWidth::Bin,
+        ..lp
+    };
+    let variants = vec![
+        Variant { ..base },
+        Variant {
+            name: "LP no drop-down",
+            lp: nodrop,
+            ..base
+        },
+        Variant {
+            name: "LP long side along y",
+            lp: long_y,
+            ..base
+        },
+        Variant {
+            name: "LP long y, no drop",
+            lp: LevelPacking {
+                drop_down: false,
+                ..long_y
+            },
+            ..base
+        },
+        Variant {
+            name: "LP next fit",
+            lp: LevelPacking {
+                fit: LevelFit::NextFit,
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP next fit, no drop",
+            lp: LevelPacking {
+                fit: LevelFit::NextFit,
+                ..nodrop
+            },
+            ..base
+        },
+        Variant {
+            name: "LP in decreasing size order (TP's order)",
+            lp: LevelPacking {
+                order: Some(PackingOrder::Area),
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP size order, no drop",
+            lp: LevelPacking {
+                order: Some(PackingOrder::Area),
+                ..nodrop
+            },
+            ..base
+        },
+        Variant {
+            name: "LP levels drop as rigid blocks",
+            lp: LevelPacking {
+                rigid_drop: true,
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP size order, rigid level drop",
+            lp: LevelPacking::seed_figures(),
+            ..base
+        },
+        Variant {
+            name: "LP size order, long y",
+            lp: LevelPacking {
+                order: Some(PackingOrder::Area),
+                ..long_y
+            },
+            ..base
+        },
+        Variant {
+            name: "LP width step 10 %",
+            lp: LevelPacking { step: 0.1, ..lp },
+            ..base
+        },
+        Variant {
+            name: "LP W = bin width",
+            lp: LevelPacking {
+                width: LpWidth::Bin,
+                ..lp
+            },
+            ..base
+        },
+        Variant {
+            name: "LP all weakest (long y, next fit, no drop, 10 %, bin W)",
+            lp: weakest,
+            ..base
+        },
+        Variant {
+            name: "bound D = Σ long sides (both)",
+            bound: SizeBound::SumOfLongSides,
+            ..base
+        },
+        Variant {
+            name: "no size bound before packing (both)",
+            bound: SizeBound::None,
+            ..base
+        },
+        Variant {
+            name: "Poisson grid counts (both)",
+            count: CountLaw::Poisson,
+            ..base
+        },
+        Variant {
+            name: "LP size order, rigid drop; Poisson counts",
+            count: CountLaw::Poisson,
+            lp: LevelPacking::seed_figures(),
+            ..base
+        },
     ];
+    let points = investigation_points();
+    let tp = TightPacking::default();
+    let bar = ProgressBar::new((variants.len() * points.len() * 2) as u64 * seeds * levels as u64);
+    let ctx = Ctx { levels, seeds, bar };
+    let mut rows = Vec::new();
+    for v in &variants {
+        let mut cells = Vec::new();
+        for (_, w, _) in &points {
+            let w = AmrWorkload {
+                count: v.count,
+                ..*w
+            };
+            let t = ctx.measure_with(w, &tp, v.bound)?;
+            let l = ctx.measure_with(w, &v.lp, v.bound)?;
+            cells.push((t, l));
+        }
+        rows.push((v.name, cells));
+    }
+    ctx.bar.finish_and_clear();
+    let head: Vec<String> = points
+        .iter()
+        .map(|p| format!("{} ({})", p.0, p.2))
+        .collect();
+    println!("### LP total / TP total (< 1: LP wins; seed's winner in parentheses)\n");
+    println!("| variant | {} |", head.join(" | "));
+    println!("|---{}|", "|---".repeat(points.len()));
+    for (name, cells) in &rows {
+        let c: Vec<String> = cells
+            .iter()
+            .map(|(t, l)| format!("{:.3}", l.total / t.total))
+            .collect();
+        println!("| {name} | {} |", c.join(" | "));
+    }
+    println!("\n### TP total / LP total (util % TP / LP)\n");
+    println!("| variant | {} |", head.join(" | "));
+    println!("|---{}|", "|---".repeat(points.len()));
+    for (name, cells) in &rows {
+        let c: Vec<String> = cells
+            .iter()
+            .map(|(t, l)| {
+                format!(
+                    "{:.0} / {:.0} ({:.1} / {:.1})",
+                    t.total, l.total, t.utilization, l.utilization
+                )
+            })
+            .collect();
+        println!("| {name} | {} |", c.join(" | "));
+    }
+    // Whole axes for the readings closest to the seed.
+    let sweeps = sweeps();
+    let chosen: Vec<&Variant> = variants
+        .iter()
+        .filter(|v| SWEPT.contains(&v.name))
+        .collect();
+    let bar = ProgressBar::new(
+        (chosen.len() * sweeps.iter().map(|s| s.xs.len()).sum::<usize>()) as u64
+            * 2
+            * seeds
+            * levels as u64,
+    );
+    let ctx = Ctx { levels, seeds, bar };
+    let mut out = Vec::new();
+    for s in &sweeps {
+        let mut lines = Vec::new();
+        for v in &chosen {
+            let mut cells = Vec::new();
+            for &x in &s.xs {
+                let w = AmrWorkload {
+                    count: v.count,
+                    ..(s.make)(x)
+                };
+                let t = ctx.measure_with(w, &tp, v.bound)?;
+                let l = ctx.measure_with(w, &v.lp, v.bound)?;
+                cells.push(format!(
+                    "{:.3} ({:.0}/{:.0}; {:.1}/{:.1} %)",
+                    l.total / t.total,
+                    t.total,
+                    l.total,
+                    t.utilization,
+                    l.utilization
+                ));
+            }
+            lines.push(format!("| {} | {} |", v.name, cells.join(" | ")));
+        }
+        out.push((s.axis, s.xs.clone(), lines));
+    }
+    ctx.bar.finish_and_clear();
+    for (axis, xs, lines) in out {
+        println!("\n### {axis}: LP total / TP total (TP total/LP total; TP/LP util %)\n");
+        let head: Vec<String> = xs.iter().map(|x| format!("{axis} {x}")).collect();
+        println!("| variant | {} |", head.join(" | "));
+        println!("|---{}|", "|---".repeat(xs.len()));
+        for l in lines {
+            println!("{l}");
+        }
+    }
+    Ok(())
+}
+
+/// The variants of `--investigate` swept along every axis.
+const SWEPT: [&str; 5] = [
+    BASE_NAME,
+    "LP long y, no drop",
+    "LP size order, no drop",
+    "LP size order, rigid level drop",
+    "LP size order, rigid drop; Poisson counts",
+];
+
+/// Name of the reading as implemented by default.
+const BASE_NAME: &str =
+    "as implemented (LP long x, first fit, drop, 1 %, used W; D quick; geometric)";
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let levels: usize = arg(&args, "--levels", "200").parse()?;
+    let seeds: u64 = arg(&args, "--seeds", "3").parse()?;
+    if args.iter().any(|a| a == "--investigate") {
+        return investigate(levels, seeds);
+    }
+    let out = arg(&args, "--out", "benchmarks");
+    std::fs::create_dir_all(format!("{out}/img"))?;
+
+    let base = AmrWorkload::default();
+    let sweeps = sweeps();
     let ratio_xs = [1.0, 2.0, 3.0, 4.0, 5.0];
-    let runs = (4 * sweeps.iter().map(|s| s.xs.len()).sum::<usize>() + 6 * ratio_xs.len()) as u64;
+    let runs = (5 * sweeps.iter().map(|s| s.xs.len()).sum::<usize>() + 6 * ratio_xs.len()) as u64;
     let bar = ProgressBar::new(runs * seeds * levels as u64);
     bar.set_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} levels {elapsed_precise} eta {eta}",
@@ -244,6 +590,7 @@ fn main() -> Res<()> {
         drop_down: false,
         ..lp
     };
+    let lp_fig = LevelPacking::seed_figures();
     let metrics: [Metric; 4] = [
         ("Computation cost", |t| t.comp),
         ("Communication cost", |t| t.comm),
@@ -295,6 +642,7 @@ fn main() -> Res<()> {
             ("TP-mod", &tp_mod as &dyn Packer),
             ("LP", &lp as &dyn Packer),
             ("LP-nodrop", &lp_shelf as &dyn Packer),
+            ("LP-fig", &lp_fig as &dyn Packer),
         ] {
             curves.push(ctx.curve(name.into(), &s.xs, &*s.make, packer, Scaling::NonUniform)?);
         }

@@ -11,6 +11,9 @@ cargo build --release --example amr_experiment
 mkdir -p benchmarks/img
 ./target/release/examples/amr_experiment --levels "$LEVELS" --seeds "$SEEDS" --out benchmarks \
     | tee benchmarks/packing_tables.txt
+# TP against LP under every candidate reading of the seed ("Investigation: TP vs LP").
+./target/release/examples/amr_experiment --investigate --levels "$LEVELS" --seeds "$SEEDS" \
+    | tee benchmarks/packing_investigation.txt
 
 # The collective packing (§4.2): time per round against the latency of one
 # all-reduce (each round is 2 broadcasts + 3 all-reduces), on 1..8 ranks

@@ -16,6 +16,7 @@
 use std::time::Instant;
 
 use mpi::datatype::{Equivalence, Partition, PartitionMut};
+use mpi::raw::AsRaw;
 use mpi::traits::*;
 use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
@@ -169,6 +170,13 @@ impl<T: Element> DistArray2<T> {
         }
     }
 
+    /// A rectangle in global coordinates as a block of the padded array.
+    fn local_block(&self, r: &Option<Rect>) -> Block {
+        let (g, me) = (self.ghost, self.rect());
+        r.filter(|r| !r.is_empty())
+            .map(|r| (r.row + g - me.row, r.col + g - me.col, r.rows, r.cols))
+    }
+
     /// Scatters a global array held by `root` into blocks laid out by `plan`.
     /// Errors (plan not tiling, wrong part count, a global array of the wrong
     /// shape or missing at the root) are returned on every rank.
@@ -199,30 +207,52 @@ impl<T: Element> DistArray2<T> {
         };
         agree(comm, root, shape_ok)?;
         let mut arr = Self::new(comm, plan, ghost)?;
-        let rootp = comm.process_at_rank(root);
         let me = arr.rect();
-        let mut recv = vec![T::default(); me.area()];
-        if comm.rank() == root {
-            let g = global.ok_or_else(|| Error::InvalidInput("no global array".into()))?;
-            let mut send = Vec::with_capacity(g.len());
-            let mut counts = Vec::with_capacity(arr.plan.len());
-            for p in &arr.plan.parts {
-                if !p.is_empty() {
-                    send.extend(
-                        g.slice(s![p.row..p.row_end(), p.col..p.col_end()])
-                            .iter()
-                            .copied(),
-                    );
+        let root_ok = global.is_none_or(direct_capable);
+        if all_true(comm, root_ok && direct_capable(&arr.data)) {
+            let empty = Array2::default((0, 0));
+            let src = global.filter(|_| comm.rank() == root).unwrap_or(&empty);
+            // The root's own part is copied locally (Open MPI 4.1 mishandles
+            // self-messages of differing strided types in MPI_Alltoallw).
+            let at_root = comm.rank() == root;
+            let mut sends: Vec<Block> = vec![None; arr.plan.len()];
+            let mut recvs: Vec<Block> = vec![None; arr.plan.len()];
+            if at_root {
+                for (q, p) in arr
+                    .plan
+                    .parts
+                    .iter()
+                    .enumerate()
+                    .filter(|(q, _)| *q != root as usize)
+                {
+                    sends[q] = Some((p.row, p.col, p.rows, p.cols));
                 }
-                counts.push(count(p.area())?);
+                let mut own = Vec::with_capacity(me.area());
+                copy_rows(src, me.row, me.col, &me, &mut own);
+                arr.unpack(&me, &own);
+            } else {
+                recvs[root as usize] = arr.local_block(&Some(me));
             }
-            let displs = displacements(&counts);
-            let part = Partition::new(&send[..], &counts[..], &displs[..]);
-            rootp.scatter_varcount_into_root(&part, &mut recv[..]);
+            alltoallw_blocks(comm, src, &sends, &mut arr.data, &recvs)?;
         } else {
-            rootp.scatter_varcount_into(&mut recv[..]);
+            let rootp = comm.process_at_rank(root);
+            let mut recv = vec![T::default(); me.area()];
+            if comm.rank() == root {
+                let g = global.ok_or_else(|| Error::InvalidInput("no global array".into()))?;
+                let mut send = Vec::with_capacity(g.len());
+                let mut counts = Vec::with_capacity(arr.plan.len());
+                for p in &arr.plan.parts {
+                    copy_rows(g, p.row, p.col, p, &mut send);
+                    counts.push(count(p.area())?);
+                }
+                let displs = displacements(&counts);
+                let part = Partition::new(&send[..], &counts[..], &displs[..]);
+                rootp.scatter_varcount_into_root(&part, &mut recv[..]);
+            } else {
+                rootp.scatter_varcount_into(&mut recv[..]);
+            }
+            arr.unpack(&me, &recv);
         }
-        arr.unpack(&me, &recv);
         let moved = (arr.plan.rows * arr.plan.cols - arr.plan.parts[root as usize].area()) as u64;
         let nonempty = arr
             .plan
@@ -246,10 +276,44 @@ impl<T: Element> DistArray2<T> {
         root: i32,
     ) -> Result<Option<Array2<T>>> {
         agree(comm, root, Self::check_plan(comm, &self.plan))?;
+        let (rows, cols) = (self.plan.rows, self.plan.cols);
+        let at_root = comm.rank() == root;
+        let fits = Count::try_from(
+            rows.saturating_mul(cols)
+                .saturating_mul(std::mem::size_of::<T>()),
+        )
+        .is_ok();
+        if all_true(comm, (!at_root || fits) && direct_capable(&self.data)) {
+            let mut global = Array2::default(if at_root { (rows, cols) } else { (0, 0) });
+            let mut sends: Vec<Block> = vec![None; self.plan.len()];
+            let mut recvs: Vec<Block> = vec![None; self.plan.len()];
+            if at_root {
+                // Own part copied locally, as in `scatter_from_root`.
+                for (q, p) in self
+                    .plan
+                    .parts
+                    .iter()
+                    .enumerate()
+                    .filter(|(q, _)| *q != root as usize)
+                {
+                    recvs[q] = Some((p.row, p.col, p.rows, p.cols));
+                }
+                let me = self.rect();
+                if !me.is_empty() {
+                    global
+                        .slice_mut(s![me.row..me.row_end(), me.col..me.col_end()])
+                        .assign(&self.local());
+                }
+            } else {
+                sends[root as usize] = self.local_block(&Some(self.rect()));
+            }
+            alltoallw_blocks(comm, &self.data, &sends, &mut global, &recvs)?;
+            return Ok(at_root.then_some(global));
+        }
         let mut send = Vec::with_capacity(self.rect().area());
         self.pack(&self.rect(), &mut send);
         let rootp = comm.process_at_rank(root);
-        if comm.rank() != root {
+        if !at_root {
             rootp.gather_varcount_into(&send[..]);
             return Ok(None);
         }
@@ -260,12 +324,12 @@ impl<T: Element> DistArray2<T> {
             .map(|p| count(p.area()))
             .collect::<Result<Vec<_>>>()?;
         let displs = displacements(&counts);
-        let mut recv = vec![T::default(); self.plan.rows * self.plan.cols];
+        let mut recv = vec![T::default(); rows * cols];
         {
             let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
             rootp.gather_varcount_into_root(&send[..], &mut part);
         }
-        let mut global = Array2::default((self.plan.rows, self.plan.cols));
+        let mut global = Array2::default((rows, cols));
         for (p, &d) in self.plan.parts.iter().zip(&displs) {
             if p.is_empty() {
                 continue;
@@ -367,7 +431,31 @@ impl<T: Element> DistArray2<T> {
             self.pack(&keep, &mut buf);
             next.unpack(&keep, &buf);
         }
-        let stats = self.exchange(comm, &send, &recv, Some(&mut next), true)?;
+        // Zero-copy path: MPI reads and writes the blocks in place through
+        // strided datatypes; the packing path serves the rare cases it cannot.
+        let direct = all_true(
+            comm,
+            direct_capable(&self.data) && direct_capable(&next.data),
+        );
+        let stats = if direct {
+            let start = Instant::now();
+            let sends: Vec<Block> = send.iter().map(|r| self.local_block(r)).collect();
+            let recvs: Vec<Block> = recv.iter().map(|r| next.local_block(r)).collect();
+            alltoallw_blocks(comm, &self.data, &sends, &mut next.data, &recvs)?;
+            let cells =
+                |v: &[Option<Rect>]| v.iter().map(|r| r.map_or(0, |r| r.area())).sum::<usize>();
+            let elem = std::mem::size_of::<T>();
+            let msgs = send.iter().filter(|r| r.is_some()).count();
+            global_stats(
+                comm,
+                cells(&send) * elem,
+                (cells(&send) + cells(&recv)) * elem,
+                msgs,
+                start,
+            )
+        } else {
+            self.exchange(comm, &send, &recv, Some(&mut next), true)?
+        };
         *self = next;
         Ok(stats)
     }
@@ -438,6 +526,164 @@ impl<T: Element> DistArray2<T> {
                 seconds: secs,
             }
         })
+    }
+}
+
+/// A rectangle of a block in that block's own coordinates: `(row, col, rows, cols)`.
+type Block = Option<(usize, usize, usize, usize)>;
+
+/// True when `a` can be addressed in place by [`alltoallw_blocks`]: standard
+/// layout, and every byte offset within MPI's `int`.
+fn direct_capable<T>(a: &Array2<T>) -> bool {
+    a.is_standard_layout()
+        && Count::try_from(a.len().saturating_mul(std::mem::size_of::<T>())).is_ok()
+}
+
+/// True on every rank when `mine` is true on every rank (one all-reduce).
+fn all_true<C: Communicator>(comm: &C, mine: bool) -> bool {
+    let mut refusing = 0i32;
+    comm.all_reduce_into(
+        &i32::from(!mine),
+        &mut refusing,
+        mpi::collective::SystemOperation::sum(),
+    );
+    refusing == 0
+}
+
+/// Data movement without packing: one `MPI_Alltoallw` whose per-peer
+/// datatypes are strided vectors addressing the rectangles in place —
+/// `sends[q]` of `src` goes to rank `q`, what rank `q` sends lands in
+/// `recvs[q]` of `dst`. Both arrays must be [`direct_capable`] and the blocks
+/// inside them (checked here; a block outside is a bug, reported as an error
+/// before any communication would be unsafe).
+fn alltoallw_blocks<C: Communicator, T: Element>(
+    comm: &C,
+    src: &Array2<T>,
+    sends: &[Block],
+    dst: &mut Array2<T>,
+    recvs: &[Block],
+) -> Result<()> {
+    let elem = std::mem::size_of::<T>();
+    let base = T::equivalent_datatype();
+    let describe = |a: &Array2<T>, b: &Block| -> Result<(Count, Count, Option<StridedType>)> {
+        match *b {
+            Some((r0, c0, rows, cols)) if rows > 0 && cols > 0 => {
+                if r0 + rows > a.nrows() || c0 + cols > a.ncols() || !direct_capable(a) {
+                    return Err(Error::InvalidPlan(format!(
+                        "block {b:?} outside a {}x{} array",
+                        a.nrows(),
+                        a.ncols()
+                    )));
+                }
+                let offset = (r0 * a.ncols() + c0) * elem;
+                Ok((
+                    1,
+                    offset as Count,
+                    Some(StridedType::new(rows, cols, a.ncols(), base.as_raw())),
+                ))
+            }
+            _ => Ok((0, 0, None)),
+        }
+    };
+    let size = comm.size() as usize;
+    let local = (|| {
+        if sends.len() != size || recvs.len() != size {
+            return Err(Error::ShapeMismatch(format!(
+                "block lists for {size} ranks expected"
+            )));
+        }
+        let s = sends
+            .iter()
+            .map(|b| describe(src, b))
+            .collect::<Result<Vec<_>>>()?;
+        let r = recvs
+            .iter()
+            .map(|b| describe(dst, b))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((s, r))
+    })();
+    // Nobody enters the all-to-all unless everybody can.
+    let (s, r) = agree(comm, 0, local)?;
+    type Raw = (Vec<Count>, Vec<Count>, Vec<mpi::ffi::MPI_Datatype>);
+    let raw = |v: &[(Count, Count, Option<StridedType>)]| -> Raw {
+        (
+            v.iter().map(|x| x.0).collect(),
+            v.iter().map(|x| x.1).collect(),
+            v.iter()
+                .map(|x| x.2.as_ref().map_or(base.as_raw(), |t| t.raw))
+                .collect(),
+        )
+    };
+    let (sc, sd, st) = raw(&s);
+    let (rc, rd, rt) = raw(&r);
+    // SAFETY: every (count, byte offset, datatype) triple addresses cells
+    // inside its standard-layout array (checked in `describe`); the arrays
+    // outlive the blocking call; the datatypes are committed and freed after it.
+    unsafe {
+        mpi::ffi::MPI_Alltoallw(
+            src.as_ptr() as *const std::ffi::c_void,
+            sc.as_ptr(),
+            sd.as_ptr(),
+            st.as_ptr(),
+            dst.as_mut_ptr() as *mut std::ffi::c_void,
+            rc.as_ptr(),
+            rd.as_ptr(),
+            rt.as_ptr(),
+            comm.as_raw(),
+        );
+    }
+    Ok(())
+}
+
+/// A committed `MPI_Type_vector` of `rows` blocks of `cols` elements, `stride`
+/// elements apart: one rectangle of a row-major block. Freed on drop.
+struct StridedType {
+    raw: mpi::ffi::MPI_Datatype,
+}
+
+impl StridedType {
+    fn new(rows: usize, cols: usize, stride: usize, base: mpi::ffi::MPI_Datatype) -> Self {
+        let mut raw = std::mem::MaybeUninit::uninit();
+        // SAFETY: plain MPI calls on a valid base datatype; counts fit in `int`
+        // because the whole array's byte size does (`direct_capable`).
+        unsafe {
+            mpi::ffi::MPI_Type_vector(
+                rows as Count,
+                cols as Count,
+                stride as Count,
+                base,
+                raw.as_mut_ptr(),
+            );
+            let mut raw = raw.assume_init();
+            mpi::ffi::MPI_Type_commit(&mut raw);
+            StridedType { raw }
+        }
+    }
+}
+
+impl Drop for StridedType {
+    fn drop(&mut self) {
+        // SAFETY: `raw` was created and committed by `new` and is freed once.
+        unsafe {
+            mpi::ffi::MPI_Type_free(&mut self.raw);
+        }
+    }
+}
+
+/// Global statistics of one movement: this rank sent `sent` bytes and moved
+/// `mine` bytes in all (sent + received) in `msgs` messages since `start`.
+fn global_stats<C: Communicator>(
+    comm: &C,
+    sent: usize,
+    mine: usize,
+    msgs: usize,
+    start: Instant,
+) -> MoveStats {
+    MoveStats {
+        bytes: sum_f64(comm, sent as f64) as u64,
+        messages: sum_f64(comm, msgs as f64) as u64,
+        max_rank_bytes: max_f64(comm, mine as f64) as u64,
+        seconds: max_f64(comm, start.elapsed().as_secs_f64()),
     }
 }
 

@@ -4,9 +4,11 @@
 //! communicator.
 
 pub mod array;
+pub mod auction;
 pub mod balancer;
 pub mod comm;
 pub mod hierarchy;
+pub mod master_worker;
 pub mod netprobe;
 pub mod packing;
 pub mod watchdog;

@@ -11,6 +11,7 @@ mod array;
 mod faults;
 mod hierarchy;
 mod packing;
+mod tasks;
 
 /// Context handed to every scenario.
 pub struct Ctx {
@@ -58,6 +59,7 @@ fn main() {
         s if s.starts_with("faults-") => faults::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
+        s if s.starts_with("tasks-") => tasks::run(s, &ctx),
         _ => false,
     };
     if !known {

@@ -20,6 +20,44 @@ use serde::{Deserialize, Serialize};
 use super::{Grid, Mesh, Packer, SubmeshAllocator};
 use crate::error::{Error, Result};
 
+/// The law of the number of fine grids each coarse grid spawns per level.
+///
+/// The seed (§4.5) says "exponentially distributed with a mean value of 1";
+/// for a count, the discrete exponential law is the geometric one (default).
+/// Poisson with mean 1 is the other common reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum CountLaw {
+    /// `P(n) = 2^−(n+1)` (mean 1, variance 2).
+    #[default]
+    Geometric,
+    /// `P(n) = e^−1 / n!` (mean 1, variance 1).
+    Poisson,
+}
+
+impl CountLaw {
+    /// Draws one count. `O(n)` for a draw of `n`.
+    pub fn draw(&self, rng: &mut impl Rng) -> usize {
+        let mut n = 0;
+        match self {
+            CountLaw::Geometric => {
+                while rng.gen_bool(0.5) {
+                    n += 1;
+                }
+            }
+            CountLaw::Poisson => {
+                // Knuth: multiply uniforms until the product drops below e^−1.
+                let limit = (-1.0f64).exp();
+                let mut prod: f64 = rng.gen();
+                while prod > limit {
+                    n += 1;
+                    prod *= rng.gen::<f64>();
+                }
+            }
+        }
+        n
+    }
+}
+
 /// Parameters of the random workload.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct AmrWorkload {
@@ -37,6 +75,9 @@ pub struct AmrWorkload {
     pub points_per_proc: f64,
     /// Random seed.
     pub seed: u64,
+    /// Law of the number of fine grids per coarse grid (default geometric).
+    #[serde(default)]
+    pub count: CountLaw,
 }
 
 impl Default for AmrWorkload {
@@ -49,6 +90,7 @@ impl Default for AmrWorkload {
             max_ratio: 3.0,
             points_per_proc: 300.0,
             seed: 1,
+            count: CountLaw::Geometric,
         }
     }
 }
@@ -82,17 +124,31 @@ impl AmrWorkload {
         let mut out = Vec::with_capacity(self.levels);
         for _ in 0..self.levels {
             let mut level = Vec::new();
+            // One fine grid: size and aspect ratio, long side along x.
+            let grid = |rng: &mut ChaCha8Rng| {
+                let size = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
+                let ratio = if self.max_ratio > 1.0 {
+                    rng.gen_range(1.0..=self.max_ratio)
+                } else {
+                    1.0
+                };
+                let w = ((size * ratio).sqrt().round() as u64).max(1);
+                let h = ((size / ratio).sqrt().round() as u64).clamp(1, w);
+                Grid::new(w, h)
+            };
             for _ in 0..self.coarse_grids {
-                while rng.gen_bool(0.5) {
-                    let size = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
-                    let ratio = if self.max_ratio > 1.0 {
-                        rng.gen_range(1.0..=self.max_ratio)
-                    } else {
-                        1.0
-                    };
-                    let w = ((size * ratio).sqrt().round() as u64).max(1);
-                    let h = ((size / ratio).sqrt().round() as u64).clamp(1, w);
-                    level.push(Grid::new(w, h));
+                match self.count {
+                    // Interleaved coin flips and grids (the original stream).
+                    CountLaw::Geometric => {
+                        while rng.gen_bool(0.5) {
+                            level.push(grid(&mut rng));
+                        }
+                    }
+                    CountLaw::Poisson => {
+                        for _ in 0..self.count.draw(&mut rng) {
+                            level.push(grid(&mut rng));
+                        }
+                    }
                 }
             }
             level.truncate(self.mesh.size());

@@ -158,6 +158,36 @@ pub fn min_side(grids: &[Grid], mesh: Mesh) -> u64 {
     d.div_ceil(mesh.p.min(mesh.q) as u64)
 }
 
+/// Which bound `D` on the packing's extent sets the minimum grid side
+/// `⌈D / min(P, Q)⌉` of §4.3 before packing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum SizeBound {
+    /// `D` from the seed's quick `O(m)` two-corner packing
+    /// ([`quick_extent`]), the bound §4.3 recommends ("To achieve better
+    /// bound on D, we can quickly pack the grids …"; default).
+    #[default]
+    QuickPacking,
+    /// The seed's first, "very loose upper bound" `D = Σᵢ max(wᵢ, hᵢ)`.
+    SumOfLongSides,
+    /// No bound before packing: start from side 1 and only raise it while a
+    /// submesh is empty (our re-check alone).
+    None,
+}
+
+impl SizeBound {
+    /// The minimum side this bound gives for `grids` on `mesh`. `O(m)`.
+    pub fn min_side(&self, grids: &[Grid], mesh: Mesh) -> u64 {
+        match self {
+            SizeBound::QuickPacking => min_side(grids, mesh),
+            SizeBound::SumOfLongSides => {
+                let d: u64 = grids.iter().map(Grid::long).sum();
+                d.div_ceil(mesh.p.min(mesh.q).max(1) as u64)
+            }
+            SizeBound::None => 1,
+        }
+    }
+}
+
 /// Weights of the seed's objective (§3.1); all 1 in the seed's experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CostModel {
@@ -248,6 +278,9 @@ pub struct SubmeshAllocator<P> {
     pub scaling: Scaling,
     /// Weights of the objective.
     pub model: CostModel,
+    /// The minimum-size bound applied before packing (default the quick
+    /// packing's).
+    pub bound: SizeBound,
 }
 
 impl<P: Packer> SubmeshAllocator<P> {
@@ -257,6 +290,7 @@ impl<P: Packer> SubmeshAllocator<P> {
             packer,
             scaling,
             model: CostModel::default(),
+            bound: SizeBound::default(),
         }
     }
 
@@ -271,7 +305,7 @@ impl<P: Packer> SubmeshAllocator<P> {
                 units: mesh.size(),
             });
         }
-        let mut side = min_side(grids, mesh);
+        let mut side = self.bound.min_side(grids, mesh);
         for _ in 0..64 {
             let big: Vec<Grid> = grids
                 .iter()

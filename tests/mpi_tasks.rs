@@ -1,0 +1,76 @@
+//! The collective matching scheduler and the master–worker executor under
+//! mpirun (scenarios in src/bin/nuce-mpi-check/tasks.rs).
+
+mod common;
+
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+#[test]
+fn collective_auction_equals_the_sequential_optimum_on_1_to_6_ranks() {
+    for np in 1..=6 {
+        let run = common::mpirun(np, &["tasks-auction", &np.to_string(), "6"], LIMIT);
+        run.assert_ok();
+        let checks = run.lines_with("CHECK");
+        assert!(!checks.is_empty());
+        assert!(checks.iter().all(|l| l.ends_with(" ok")), "{}", run.stdout);
+        for line in run.lines_with("RESULT") {
+            // "auction-k-… value V optimum O"
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(f[2], f[4], "{line}");
+        }
+    }
+}
+
+#[test]
+fn collective_maxtasks1_schedule_and_execution() {
+    for np in [3, 4] {
+        let run = common::mpirun(np, &["tasks-maxtasks1", "0.3"], LIMIT);
+        run.assert_ok();
+        let checks = run.lines_with("CHECK");
+        assert!(
+            checks
+                .iter()
+                .any(|l| l.contains("maxtasks1-executed-once ok")),
+            "{}",
+            run.stdout
+        );
+        assert!(checks.iter().all(|l| l.ends_with(" ok")), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn a_bad_row_is_the_same_error_on_every_rank() {
+    let run = common::mpirun(3, &["tasks-bad"], LIMIT);
+    run.assert_ok();
+    assert_eq!(run.lines_with("CHECK").len(), 3);
+}
+
+#[test]
+fn master_worker_example_runs_and_checks_its_product() {
+    let exe = common::example("master_worker");
+    let run = common::mpirun_prog(
+        3,
+        &exe,
+        &[
+            "--rows",
+            "120",
+            "--cols",
+            "40",
+            "--repeats",
+            "1",
+            "--mult",
+            "1,3",
+        ],
+        LIMIT,
+    );
+    run.assert_ok();
+    let results = run.lines_with("RESULT");
+    assert_eq!(results.len(), 3, "{}", run.stdout);
+    for variant in ["naive", "semi-naive", "optimal"] {
+        assert!(results
+            .iter()
+            .any(|l| l.starts_with(&format!("{variant} "))));
+    }
+}
