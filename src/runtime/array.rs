@@ -22,7 +22,9 @@ use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
-use super::comm::{agree, bcast_value, check_identical, displacements, max_f64, sum_f64};
+use super::comm::{
+    agree, bcast_value, check_identical, displacements, max_f64, sum_f64, zeroed_buffer,
+};
 use crate::error::{Error, Result};
 use crate::plan::array2d::{ArrayPlan, Rect};
 
@@ -475,7 +477,8 @@ impl<T: Element> DistArray2<T> {
     ) -> Result<MoveStats> {
         let start = Instant::now();
         let area = |r: &Option<Rect>| r.map_or(0, |r| r.area());
-        let mut sendbuf = Vec::with_capacity(send.iter().map(area).sum());
+        let mut sendbuf = zeroed_buffer(0);
+        sendbuf.reserve(send.iter().map(area).sum());
         let mut scounts = Vec::with_capacity(send.len());
         for r in send {
             if let Some(r) = r {
@@ -489,7 +492,7 @@ impl<T: Element> DistArray2<T> {
             .collect::<Result<Vec<_>>>()?;
         let sdispls = displacements(&scounts);
         let rdispls = displacements(&rcounts);
-        let mut recvbuf = vec![T::default(); recv.iter().map(area).sum()];
+        let mut recvbuf = zeroed_buffer(recv.iter().map(area).sum());
         if collective {
             let sp = Partition::new(&sendbuf[..], &scounts[..], &sdispls[..]);
             let mut rp = PartitionMut::new(&mut recvbuf[..], &rcounts[..], &rdispls[..]);
@@ -616,16 +619,30 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
     };
     let (sc, sd, st) = raw(&s);
     let (rc, rd, rt) = raw(&r);
+    // Empty arrays share one dangling address, which MPI would take for
+    // `sendbuf == recvbuf`: give them distinct real addresses (nothing is
+    // read or written through them, all their counts are 0).
+    let (dummy_s, mut dummy_r) = ([0u64; 1], [0u64; 1]);
+    let sptr = if src.is_empty() {
+        dummy_s.as_ptr() as *const std::ffi::c_void
+    } else {
+        src.as_ptr() as *const std::ffi::c_void
+    };
+    let rptr = if dst.is_empty() {
+        dummy_r.as_mut_ptr() as *mut std::ffi::c_void
+    } else {
+        dst.as_mut_ptr() as *mut std::ffi::c_void
+    };
     // SAFETY: every (count, byte offset, datatype) triple addresses cells
     // inside its standard-layout array (checked in `describe`); the arrays
     // outlive the blocking call; the datatypes are committed and freed after it.
     unsafe {
         mpi::ffi::MPI_Alltoallw(
-            src.as_ptr() as *const std::ffi::c_void,
+            sptr,
             sc.as_ptr(),
             sd.as_ptr(),
             st.as_ptr(),
-            dst.as_mut_ptr() as *mut std::ffi::c_void,
+            rptr,
             rc.as_ptr(),
             rd.as_ptr(),
             rt.as_ptr(),

@@ -229,8 +229,8 @@ pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<V
     comm.all_to_all_into(&scounts[..], &mut rcounts[..]);
     let sdispls = displacements(&scounts);
     let rdispls = displacements(&rcounts);
-    let sendbuf: Vec<u8> = sends.concat();
-    let mut recvbuf = vec![0u8; rcounts.iter().map(|&c| c as usize).sum()];
+    let sendbuf: Vec<u8> = non_aliasing(sends.concat());
+    let mut recvbuf = zeroed_buffer(rcounts.iter().map(|&c| c as usize).sum());
     {
         let sp = Partition::new(&sendbuf[..], &scounts[..], &sdispls[..]);
         let mut rp = PartitionMut::new(&mut recvbuf[..], &rcounts[..], &rdispls[..]);
@@ -282,6 +282,24 @@ pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
         Ok(())
     };
     agree(comm, root, local)
+}
+
+/// A buffer of `n` default values whose address is a real allocation even
+/// when `n == 0`. Two empty `Vec`s share one dangling address, which MPI
+/// takes for `sendbuf == recvbuf` and rejects (`MPI_ERR_ARG`).
+pub fn zeroed_buffer<T: Copy + Default>(n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n.max(1));
+    v.resize(n, T::default());
+    v
+}
+
+/// `v` itself, or an empty buffer with a real allocation (see [`zeroed_buffer`]).
+pub fn non_aliasing<T: Copy + Default>(v: Vec<T>) -> Vec<T> {
+    if v.capacity() == 0 {
+        zeroed_buffer(0)
+    } else {
+        v
+    }
 }
 
 /// Sum of an `f64` over all ranks.

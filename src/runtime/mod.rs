@@ -7,6 +7,7 @@ pub mod array;
 pub mod auction;
 pub mod balancer;
 pub mod comm;
+pub mod graph;
 pub mod hierarchy;
 pub mod master_worker;
 pub mod netprobe;

@@ -87,7 +87,7 @@ fn roundtrip(ctx: &Ctx) {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = (w.rank() == 0).then(|| global(rows, cols, t as u64));
         let (a, stats) =
-            DistArray2::scatter_from_root(w, 0, plan.clone(), 1, g.as_ref()).expect("scatter");
+            DistArray2::scatter_from_root(w, 0, plan.clone(), t % 2, g.as_ref()).expect("scatter");
         ctx.check(
             "scatter-values",
             holds_global(&a, t as u64),
@@ -273,6 +273,9 @@ fn errors(ctx: &Ctx) {
                 .collect();
             root_compute(w, 0, || RecursiveBisection2.decompose(m, n, &speeds)).map(|_| ())
         }
+        "too-many-ranks" => nuce::runtime::balancer::Balancer::new(w, RecursiveBisection2)
+            .and_then(|b| b.plan(1, p - 1))
+            .map(|_| ()),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),
         other => Err(nuce::Error::InvalidInput(format!(
             "unknown error case {other}"

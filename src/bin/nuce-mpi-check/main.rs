@@ -9,6 +9,7 @@ use mpi::traits::*;
 
 mod array;
 mod faults;
+mod graph;
 mod hierarchy;
 mod packing;
 mod tasks;
@@ -58,6 +59,7 @@ fn main() {
         s if s.starts_with("array-") => array::run(s, &ctx),
         s if s.starts_with("faults-") => faults::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
+        s if s.starts_with("graph-") => graph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),
         _ => false,

@@ -1,1 +1,156 @@
-//! Graph partitioning (seed 001). Placeholder: filled in by its issue.
+//! Partitioning unstructured computational graphs for nonuniform machines
+//! (seed `001_b091384d76b527f5.txt`, Kaddoura, Ou and Ranka).
+//!
+//! Decompose a graph into p parts whose weights are in the ratio of the
+//! processors' speeds `a_1 : … : a_p` while keeping the cross edges ("Edges") and
+//! the edges of the supergraph of parts ("Setups") small.
+//!
+//! * [`csr::Graph`] — CSR graph with optional vertex/edge weights and coordinates;
+//!   [`io`] reads METIS, gmsh MSH 2.2 and Medit files (nodal or dual graph).
+//! * Partitioners (each a `Default` struct implementing [`GraphPartitioner`]):
+//!   [`Rcb`], [`Zci`], [`Hci`], [`Rsb`], [`IndexPartitioner`] (RCBI, RSBI, …),
+//!   each with a [`Grouping`] (Simple or Binpacking) of the processors; RSB can
+//!   refine every bisection with two-way FM ([`Rsb::refine_bisections`],
+//!   `Algo::RsbKl`).
+//! * [`FmRefiner`] lowers the cut of any partition within a balance tolerance;
+//!   [`Refined`] chains it after a partitioner.
+//! * [`Ordering`] — index-based remapping (§3): one 1D order, re-cut in
+//!   O(p log n) when speeds change, moving few vertices.
+//! * [`metrics()`] — edge cut, setups, part weights, imbalance.
+//!
+//! ```
+//! use nuce::plan::graph::{grid_graph, metrics, GraphPartitioner, Hci, Refined};
+//! let g = grid_graph(20, 30);
+//! let speeds = [1.0, 2.0, 4.0];
+//! let p = Refined::<Hci>::default().partition(&g, &speeds).unwrap();
+//! let m = metrics(&g, &p, &speeds).unwrap();
+//! assert!(m.imbalance <= 0.03 + 1e-9);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+pub mod bisect;
+pub mod csr;
+pub mod io;
+pub mod metrics;
+pub mod order;
+pub mod rcb;
+pub mod refine;
+pub mod rsb;
+pub mod sfc;
+
+pub use bisect::Grouping;
+pub use csr::{grid_graph, Coords, Graph};
+pub use metrics::{metrics, Metrics, Partition};
+pub use order::{IndexKind, IndexPartitioner, IntervalCut, Ordering};
+pub use rcb::Rcb;
+pub use refine::{FmRefiner, Refined};
+pub use rsb::Rsb;
+pub use sfc::{Hci, Zci};
+
+/// A graph partitioner: parts proportional to `targets` (speeds, any positive
+/// scale; part `i` gets about `targets[i] / Σ targets` of the vertex weight).
+pub trait GraphPartitioner {
+    /// Partitions `g` into `targets.len()` parts.
+    fn partition(&self, g: &Graph, targets: &[f64]) -> Result<Partition>;
+}
+
+/// The algorithms by name, for the command line and benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algo {
+    /// Recursive coordinate bisection.
+    Rcb,
+    /// Z-curve index.
+    Zci,
+    /// Hilbert-curve index.
+    Hci,
+    /// Recursive spectral bisection.
+    Rsb,
+    /// RSB with every bisection improved by two-way FM (Hendrickson–Leland
+    /// RSB + KL, seed reference \[15\]); not in the seed's tables.
+    RsbKl,
+    /// RSB index (1D order, then cut).
+    Rsbi,
+    /// RCB index (1D order, then cut).
+    Rcbi,
+}
+
+impl Algo {
+    /// Every algorithm.
+    pub const ALL: [Algo; 7] = [
+        Algo::Rcb,
+        Algo::Zci,
+        Algo::Hci,
+        Algo::Rsb,
+        Algo::RsbKl,
+        Algo::Rsbi,
+        Algo::Rcbi,
+    ];
+
+    /// Parses a lowercase name.
+    pub fn from_name(s: &str) -> Option<Algo> {
+        Algo::ALL.into_iter().find(|a| a.name() == s)
+    }
+
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Rcb => "rcb",
+            Algo::Zci => "zci",
+            Algo::Hci => "hci",
+            Algo::Rsb => "rsb",
+            Algo::RsbKl => "rsbkl",
+            Algo::Rsbi => "rsbi",
+            Algo::Rcbi => "rcbi",
+        }
+    }
+
+    /// True when the algorithm needs coordinates.
+    pub fn needs_coords(self) -> bool {
+        !matches!(self, Algo::Rsb | Algo::RsbKl | Algo::Rsbi)
+    }
+
+    /// Runs the algorithm with default parameters and `grouping`, optionally
+    /// followed by [`FmRefiner`] with the given tolerance.
+    pub fn partition(
+        self,
+        g: &Graph,
+        targets: &[f64],
+        grouping: Grouping,
+        refine: Option<FmRefiner>,
+    ) -> Result<Partition> {
+        let mut p = match self {
+            Algo::Rcb => Rcb { grouping }.partition(g, targets),
+            Algo::Zci => Zci { grouping }.partition(g, targets),
+            Algo::Hci => Hci { grouping }.partition(g, targets),
+            Algo::Rsb => Rsb {
+                grouping,
+                ..Rsb::default()
+            }
+            .partition(g, targets),
+            Algo::RsbKl => Rsb {
+                grouping,
+                refine_bisections: Some(0.005),
+                ..Rsb::default()
+            }
+            .partition(g, targets),
+            Algo::Rsbi | Algo::Rcbi => IndexPartitioner {
+                kind: if self == Algo::Rsbi {
+                    IndexKind::Rsbi
+                } else {
+                    IndexKind::Rcbi
+                },
+                grouping,
+                ..IndexPartitioner::default()
+            }
+            .partition(g, targets),
+        }?;
+        if let Some(r) = refine {
+            r.refine(g, targets, &mut p)?;
+        }
+        Ok(p)
+    }
+}
