@@ -14,6 +14,18 @@
 //! mpirun -np 4 target/release/examples/heat2d --rows 512 --cols 512 --phases 8 \
 //!        --iters 40 --slowdown 1:3@0,1:1@4,2:4@4
 //! ```
+//!
+//! Planning: `--algo NAME` picks any array decomposer of
+//! `nuce::plan::array2d::registry` (default `rb2`) or `hier`; `--hier` plans
+//! in two levels over the detected hosts (shared-memory split), or over
+//! `--hosts 0,0,1,…` (emulated); `--net` measures every rank's link to the
+//! root first, so remap decisions use the measured bandwidth and latency and
+//! latency-aware decomposers (`column`, `xy`, `xy2`, `tile`, `best`) weigh
+//! the latency converted to cells (`Network::latency_cells`).
+//!
+//! Fault injection (tests of the watchdog, `NUCE_TIMEOUT_S`): `--die R@P`
+//! makes rank R abort itself at the end of phase P, `--hang R@P` makes it
+//! sleep forever there; either way the job must end with a message naming R.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -21,10 +33,12 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use mpi::traits::*;
 use ndarray::Array2;
-use nuce::plan::array2d::{ArrayPlan, RecursiveBisection2};
+use nuce::plan::array2d::{registry, ArrayPlan, RecursiveBisection2};
 use nuce::runtime::array::DistArray2;
 use nuce::runtime::balancer::Balancer;
 use nuce::runtime::comm::max_f64;
+use nuce::runtime::watchdog;
+use nuce::speed::network::ProbeConfig;
 use nuce::speed::KernelConfig;
 use serde::Serialize;
 
@@ -58,6 +72,58 @@ struct Args {
     /// Print one JSON document on the root instead of the table.
     #[arg(long)]
     json: bool,
+    /// Array decomposer: a registry name (column, xy2, xy, tile, kl, rb, rb2,
+    /// rb3, slices, best) or `hier` (two levels, column DP within and across hosts).
+    #[arg(long, default_value = "rb2")]
+    algo: String,
+    /// Plan in two levels: across hosts, then within each host.
+    #[arg(long)]
+    hier: bool,
+    /// Host id of every rank (`0,0,1,…`), instead of detecting them.
+    #[arg(long, default_value = "")]
+    hosts: String,
+    /// Measure the network (latency, bandwidth to the root) before planning.
+    #[arg(long)]
+    net: bool,
+    /// Large probe message size in bytes (with `--net`).
+    #[arg(long, default_value_t = 1 << 20)]
+    net_bytes: usize,
+    /// Fault injection: `RANK@PHASE` aborts that rank at the end of that phase.
+    #[arg(long)]
+    die: Option<String>,
+    /// Fault injection: `RANK@PHASE` makes that rank sleep forever at the end of that phase.
+    #[arg(long)]
+    hang: Option<String>,
+    /// Fault injection: `RANK@PHASE` sends SIGKILL to that rank in the middle
+    /// of that phase (between two halo exchanges).
+    #[arg(long)]
+    kill: Option<String>,
+}
+
+/// Parses a `RANK@PHASE` fault spec.
+fn parse_fault(s: &Option<String>) -> Result<Option<(i32, usize)>, String> {
+    let Some(s) = s else { return Ok(None) };
+    let bad = || format!("bad fault spec {s:?}: expected RANK@PHASE");
+    let (r, p) = s.split_once('@').ok_or_else(bad)?;
+    Ok(Some((
+        r.trim().parse().map_err(|_| bad())?,
+        p.trim().parse().map_err(|_| bad())?,
+    )))
+}
+
+/// Parses `--hosts`: comma-separated host ids, empty for none.
+fn parse_hosts(s: &str) -> Result<Option<Vec<usize>>, String> {
+    if s.trim().is_empty() {
+        return Ok(None);
+    }
+    s.split(',')
+        .map(|t| {
+            t.trim()
+                .parse()
+                .map_err(|_| format!("bad --hosts item {t:?}: expected a host id"))
+        })
+        .collect::<Result<Vec<usize>, String>>()
+        .map(Some)
 }
 
 /// A work multiplier change: rank, factor, first phase.
@@ -164,7 +230,17 @@ struct PhaseRow {
 }
 
 #[derive(Serialize)]
+struct NetSummary {
+    bandwidth: f64,
+    latency_s: f64,
+    latency_cells: f64,
+}
+
+#[derive(Serialize)]
 struct Summary {
+    algorithm: String,
+    network: Option<NetSummary>,
+    hosts: Option<Vec<usize>>,
     ranks: i32,
     rows: usize,
     cols: usize,
@@ -175,6 +251,7 @@ struct Summary {
     max_abs_diff: Option<f64>,
     relative_diff: Option<f64>,
     total_seconds: f64,
+    final_plan: Vec<nuce::plan::array2d::Rect>,
 }
 
 fn main() {
@@ -182,8 +259,16 @@ fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let rank = world.rank();
-    let slow = match parse_slowdown(&args.slowdown) {
-        Ok(s) => s,
+    let parsed = parse_slowdown(&args.slowdown).and_then(|s| {
+        Ok((
+            s,
+            parse_fault(&args.die)?,
+            parse_fault(&args.hang)?,
+            parse_hosts(&args.hosts)?,
+        ))
+    });
+    let kill = match parse_fault(&args.kill) {
+        Ok(k) => k,
         Err(e) => {
             if rank == 0 {
                 eprintln!("heat2d: {e}");
@@ -191,7 +276,17 @@ fn main() {
             return;
         }
     };
-    if let Err(e) = run(&args, &world, &slow) {
+    let (slow, die, hang, hosts) = match parsed {
+        Ok(x) => x,
+        Err(e) => {
+            if rank == 0 {
+                eprintln!("heat2d: {e}");
+            }
+            return;
+        }
+    };
+    let faults = Faults { die, hang, kill };
+    if let Err(e) = run(&args, &world, &slow, hosts.as_deref(), faults) {
         if rank == 0 {
             eprintln!("heat2d: error: {e}");
         }
@@ -200,7 +295,49 @@ fn main() {
     }
 }
 
-fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) -> nuce::Result<()> {
+/// Injected faults: `(rank, phase)` of a rank that dies or hangs.
+#[derive(Debug, Clone, Copy)]
+struct Faults {
+    die: Option<(i32, usize)>,
+    hang: Option<(i32, usize)>,
+    kill: Option<(i32, usize)>,
+}
+
+impl Faults {
+    /// Called by every rank in the middle of `phase`: SIGKILL itself if asked.
+    fn kill_midway(&self, rank: i32, phase: usize) {
+        if self.kill == Some((rank, phase)) {
+            eprintln!("heat2d: rank {rank} sends itself SIGKILL (--kill) in phase {phase}");
+            let pid = std::process::id().to_string();
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid])
+                .status();
+            std::thread::sleep(Duration::from_secs(60));
+        }
+    }
+
+    /// Called by every rank at the end of `phase`, outside nuce's guards.
+    fn inject(&self, rank: i32, phase: usize) {
+        if self.die == Some((rank, phase)) {
+            eprintln!("heat2d: rank {rank} aborts itself (--die) at the end of phase {phase}");
+            std::process::abort();
+        }
+        if self.hang == Some((rank, phase)) {
+            eprintln!("heat2d: rank {rank} hangs (--hang) at the end of phase {phase}");
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+    }
+}
+
+fn run(
+    args: &Args,
+    world: &mpi::topology::SimpleCommunicator,
+    slow: &[Slow],
+    hosts: Option<&[usize]>,
+    faults: Faults,
+) -> nuce::Result<()> {
     let rank = world.rank();
     let start = Instant::now();
     // The uniform baseline never remaps: a hysteresis of 100 % can never be beaten.
@@ -215,11 +352,42 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let mut bal = Balancer::new(world, RecursiveBisection2)?
         .with_policy(policy)
         .with_kernel(kernel);
+    // Hosts first: the speed records are then gathered through the host leaders.
+    let hier = args.hier || args.algo == "hier";
+    if hier {
+        match hosts {
+            Some(h) => bal.set_hosts(h)?,
+            None => bal.detect_hosts()?,
+        };
+        bal.set_hierarchical(true);
+    }
     let initial_speeds = if args.uniform {
         vec![1.0; world.size() as usize]
     } else {
         bal.measure()?
     };
+    let mut network = None;
+    if args.net {
+        let cfg = ProbeConfig {
+            large_bytes: args.net_bytes,
+            repeats: 5,
+            ..Default::default()
+        };
+        let n = bal.measure_network(&cfg)?;
+        network = Some(NetSummary {
+            bandwidth: n.bandwidth,
+            latency_s: n.latency_s,
+            latency_cells: n.latency_cells(std::mem::size_of::<f64>()),
+        });
+    }
+    let latency = network.as_ref().map_or(0.0, |n| n.latency_cells);
+    let base = if args.algo == "hier" {
+        "column"
+    } else {
+        &args.algo
+    };
+    bal.set_decomposer_boxed(registry::decomposer_with_latency(base, latency)?);
+    let host_ids = bal.hosts().map(|h| h.host_of.clone());
     let plan: ArrayPlan = bal.plan(args.rows, args.cols)?;
     let global = (rank == 0).then(|| initial(args.rows, args.cols));
     let (mut a, _) = DistArray2::scatter_from_root(bal.comm(), 0, plan, 1, global.as_ref())?;
@@ -236,7 +404,11 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         let mut next = Array2::zeros((r.rows, r.cols));
         let mut compute = Duration::ZERO;
         let t_phase = Instant::now();
-        for _ in 0..args.iters {
+        let guard = watchdog::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
+        for it in 0..args.iters {
+            if it == args.iters / 2 {
+                faults.kill_midway(rank, phase);
+            }
             a.halo_exchange(bal.comm())?;
             let t = Instant::now();
             for _ in 0..factor {
@@ -254,9 +426,13 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
             compute += t.elapsed();
             a.local_mut().assign(&next);
         }
+        drop(guard);
+        let guard = watchdog::guard(rank, format!("heat2d phase {phase} timing"), bal.timeout());
         let phase_time = max_f64(bal.comm(), t_phase.elapsed().as_secs_f64());
         let compute_max = max_f64(bal.comm(), compute.as_secs_f64());
+        drop(guard);
         bal.record_phase((r.area() * args.iters) as f64, compute)?;
+        faults.inject(rank, phase);
         let areas = a.plan().areas();
         let rep = bal.maybe_remap(&mut a, args.iters * (args.phases - phase - 1).max(1))?;
         let row = PhaseRow {
@@ -315,6 +491,9 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let total = max_f64(bal.comm(), start.elapsed().as_secs_f64());
     if rank == 0 {
         let summary = Summary {
+            algorithm: bal.algorithm().to_string(),
+            network,
+            hosts: host_ids,
             ranks: world.size(),
             rows: args.rows,
             cols: args.cols,
@@ -325,6 +504,7 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
             max_abs_diff: max_abs,
             relative_diff: rel,
             total_seconds: total,
+            final_plan: a.plan().parts.clone(),
         };
         if args.json {
             println!(

@@ -22,7 +22,9 @@ use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
-use super::comm::{agree, bcast_value, displacements, max_f64, sum_f64, zeroed_buffer};
+use super::comm::{
+    agree, bcast_value, check_identical, displacements, max_f64, sum_f64, zeroed_buffer,
+};
 use crate::error::{Error, Result};
 use crate::plan::array2d::{ArrayPlan, Rect};
 
@@ -89,6 +91,7 @@ impl<T: Element> DistArray2<T> {
     /// An array of default values laid out by `plan` (collective only in its checks).
     pub fn new<C: Communicator>(comm: &C, plan: ArrayPlan, ghost: usize) -> Result<Self> {
         agree(comm, 0, Self::check_plan(comm, &plan))?;
+        check_identical(comm, 0, "plan", &plan)?;
         let rank = comm.rank() as usize;
         let me = plan.parts[rank];
         let data = Array2::default((me.rows + 2 * ghost, me.cols + 2 * ghost));
@@ -387,6 +390,8 @@ impl<T: Element> DistArray2<T> {
             Self::check_plan(comm, new_plan)
         };
         agree(comm, 0, shape)?;
+        // Every rank must move to the same plan, or cells are lost.
+        check_identical(comm, 0, "new plan", new_plan)?;
         // Start together, so the time (and the bandwidth derived from it)
         // measures the movement, not the ranks' arrival skew.
         comm.barrier();

@@ -243,6 +243,47 @@ pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<V
         .collect())
 }
 
+/// 64-bit FNV-1a hash of a value's bincode encoding (an agreement check
+/// between ranks, not a cryptographic digest). O(encoded size).
+pub fn fingerprint<T: Serialize + ?Sized>(value: &T) -> Result<u64> {
+    let bytes = encode(value)?;
+    Ok(bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    }))
+}
+
+/// Checks that every rank passed an identical `value` (collective: two
+/// all-reduces of the [`fingerprint`], O(log p); only on a mismatch a gather
+/// of the fingerprints at `root`). Otherwise every rank returns the same
+/// [`Error::InvalidInput`] naming the ranks whose `what` differs from `root`'s.
+pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
+    comm: &C,
+    root: i32,
+    what: &str,
+    value: &T,
+) -> Result<()> {
+    let mine = agree(comm, root, fingerprint(value))?;
+    let (mut lo, mut hi) = (0u64, 0u64);
+    comm.all_reduce_into(&mine, &mut lo, SystemOperation::min());
+    comm.all_reduce_into(&mine, &mut hi, SystemOperation::max());
+    if lo == hi {
+        return Ok(());
+    }
+    let proc = comm.process_at_rank(root);
+    let local = if comm.rank() == root {
+        let mut all = vec![0u64; comm.size() as usize];
+        proc.gather_into_root(&mine, &mut all[..]);
+        let differ: Vec<usize> = (0..all.len()).filter(|&r| all[r] != mine).collect();
+        Err(Error::InvalidInput(format!(
+            "ranks {differ:?} passed a different {what} than rank {root}"
+        )))
+    } else {
+        proc.gather_into(&mine);
+        Ok(())
+    };
+    agree(comm, root, local)
+}
+
 /// A buffer of `n` default values whose address is a real allocation even
 /// when `n == 0`. Two empty `Vec`s share one dangling address, which MPI
 /// takes for `sendbuf == recvbuf` and rejects (`MPI_ERR_ARG`).

@@ -8,6 +8,8 @@ pub mod auction;
 pub mod balancer;
 pub mod comm;
 pub mod graph;
+pub mod hierarchy;
 pub mod master_worker;
 pub mod netprobe;
 pub mod packing;
+pub mod watchdog;

@@ -8,7 +8,9 @@
 use mpi::traits::*;
 
 mod array;
+mod faults;
 mod graph;
+mod hierarchy;
 mod packing;
 mod tasks;
 
@@ -55,6 +57,8 @@ fn main() {
     };
     let known = match scenario.as_str() {
         s if s.starts_with("array-") => array::run(s, &ctx),
+        s if s.starts_with("faults-") => faults::run(s, &ctx),
+        s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         s if s.starts_with("graph-") => graph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),

@@ -1,0 +1,143 @@
+//! Faults under `mpirun`: failed remaps keep the data, corrupted messages are
+//! the same clear error on every rank, and a rank that dies or hangs ends the
+//! job in bounded time with a message naming it (watchdog, `NUCE_TIMEOUT_S`).
+//! The 10-run statistics are in `scripts/bench_faults.sh` / RELIABILITY.md.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Generous bound for a faulty job to end (the goal, 30 s, is benchmarked).
+const END_WITHIN: Duration = Duration::from_secs(90);
+
+fn checks_pass(np: usize, args: &[&str]) -> common::Run {
+    let run = common::mpirun(np, args, Duration::from_secs(120));
+    run.assert_ok();
+    let oks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
+    assert!(oks >= np, "checks from every rank:\n{}", run.stdout);
+    assert!(!run.stdout.contains("FAIL"), "{}", run.stdout);
+    run
+}
+
+/// `ERR rank case message` lines grouped by case: the set of messages and the
+/// number of ranks that reported it.
+fn errors_by_case(run: &common::Run) -> BTreeMap<String, (BTreeSet<String>, usize)> {
+    let mut by: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
+    for l in run.lines_with("ERR ") {
+        let mut it = l.splitn(3, ' ');
+        let (_rank, case, msg) = (it.next(), it.next(), it.next());
+        let e = by.entry(case.unwrap_or("").to_string()).or_default();
+        e.0.insert(msg.unwrap_or("").to_string());
+        e.1 += 1;
+    }
+    by
+}
+
+#[test]
+fn failed_remaps_leave_the_data_intact() {
+    for np in [1, 2, 3, 4] {
+        let run = checks_pass(np, &["faults-remap", "23", "17", "7"]);
+        let by = errors_by_case(&run);
+        let expected = if np > 1 { 4 } else { 3 };
+        assert_eq!(by.len(), expected, "{by:?}");
+        for (case, (msgs, count)) in by {
+            assert_eq!(count, np, "{case}: every rank reports");
+            assert_eq!(msgs.len(), 1, "{case}: ranks agree: {msgs:?}");
+            let m = msgs.iter().next().unwrap();
+            assert!(m != "none", "{case}");
+            if np > 1 {
+                let named = if case == "inconsistent" {
+                    format!("ranks [{}]", np - 1)
+                } else {
+                    format!("rank {}", np - 1)
+                };
+                assert!(m.contains(&named), "{case}: {m}");
+            }
+        }
+    }
+}
+
+#[test]
+fn corrupted_messages_are_the_same_error_everywhere() {
+    for np in [1, 3] {
+        let run = checks_pass(np, &["faults-messages"]);
+        let by = errors_by_case(&run);
+        assert_eq!(by.len(), 10, "{by:?}");
+        for (case, (msgs, count)) in by {
+            assert_eq!(count, np, "{case}");
+            assert_eq!(msgs.len(), 1, "{case}: {msgs:?}");
+            let sender = if case.starts_with("gather") {
+                np - 1
+            } else {
+                0
+            };
+            let m = msgs.iter().next().unwrap();
+            assert!(
+                m.starts_with(&format!("bad message from rank {sender}:")),
+                "{case}: {m}"
+            );
+        }
+    }
+}
+
+/// Runs `program args…` on `np` ranks with `NUCE_TIMEOUT_S=timeout_s`.
+fn faulty(np: usize, program: &str, args: &[&str], timeout_s: &str) -> common::Run {
+    let var = format!("NUCE_TIMEOUT_S={timeout_s}");
+    let mut full = vec![var.as_str(), program];
+    full.extend_from_slice(args);
+    common::mpirun_prog(np, "env", &full, END_WITHIN)
+}
+
+fn assert_ends_naming(run: &common::Run, needle: &str) {
+    let all = format!("{}\n{}", run.stdout, run.stderr);
+    assert!(
+        !run.timed_out,
+        "the job did not end within {END_WITHIN:?}:\n{all}"
+    );
+    assert!(run.code != Some(0), "a faulty job must fail:\n{all}");
+    assert!(all.contains(needle), "no {needle:?} in:\n{all}");
+}
+
+#[test]
+fn a_hanging_rank_is_named_by_the_root() {
+    let exe = env!("CARGO_BIN_EXE_nuce-mpi-check");
+    let run = faulty(3, exe, &["faults-hang", "2"], "3");
+    assert_ends_naming(
+        &run,
+        "rank(s) [2] of 3 did not reach Balancer::plan within 3.0 s",
+    );
+    // A hanging root is named by the others.
+    let run = faulty(3, exe, &["faults-hang", "0"], "3");
+    assert_ends_naming(&run, "for the root, rank 0, which did not arrive");
+}
+
+#[test]
+fn collectives_in_different_orders_are_reported() {
+    let exe = env!("CARGO_BIN_EXE_nuce-mpi-check");
+    let run = faulty(3, exe, &["faults-order"], "20");
+    assert_ends_naming(
+        &run,
+        "rank 2 arrived at checkpoint #1 while the root (rank 0) is at #0",
+    );
+}
+
+#[test]
+fn heat2d_with_a_dead_or_hanging_rank_ends_with_its_rank_named() {
+    let heat = common::example("heat2d");
+    let base = [
+        "--rows", "64", "--cols", "48", "--iters", "5", "--phases", "4",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--die", "1@1"]);
+    let run = faulty(3, &heat, &args, "5");
+    assert_ends_naming(&run, "rank 1");
+    let mut args = base.to_vec();
+    args.extend(["--kill", "1@2"]);
+    let run = faulty(3, &heat, &args, "5");
+    assert_ends_naming(&run, "process rank 1");
+    let mut args = base.to_vec();
+    args.extend(["--hang", "2@1"]);
+    let run = faulty(3, &heat, &args, "3");
+    assert_ends_naming(&run, "rank(s) [2] of 3 did not reach Balancer::maybe_remap");
+}
