@@ -2,7 +2,7 @@
 # The README's test command: installs what is missing, then runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh iproute2
 . scripts/env.sh
 cargo build --release --all-targets
 cargo test --release --all-targets
