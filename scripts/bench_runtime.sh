@@ -12,7 +12,7 @@ scripts/setup.sh
 cargo build --release --examples >/dev/null
 out=target/bench; mkdir -p $out
 H=target/release/examples/heat2d
-ROWS=${ROWS:-1024} COLS=${COLS:-1024} PH=${PH:-6} IT=${IT:-25}
+ROWS=${ROWS:-3072} COLS=${COLS:-3072} PH=${PH:-6} IT=${IT:-10}
 bind() { NUCE_BIND="0:0,1:0,2:1" mpirun --bind-to none -np 3 scripts/bind_ranks.sh "$@"; }
 
 # 1. balanced vs uniform, same binding, back to back (twice, interleaved).

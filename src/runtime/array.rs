@@ -229,9 +229,10 @@ impl<T: Element> DistArray2<T> {
                 {
                     sends[q] = Some((p.row, p.col, p.rows, p.cols));
                 }
-                let mut own = Vec::with_capacity(me.area());
-                copy_rows(src, me.row, me.col, &me, &mut own);
-                arr.unpack(&me, &own);
+                if !me.is_empty() {
+                    let own = src.slice(s![me.row..me.row_end(), me.col..me.col_end()]);
+                    arr.local_mut().assign(&own);
+                }
             } else {
                 recvs[root as usize] = arr.local_block(&Some(me));
             }
@@ -429,9 +430,13 @@ impl<T: Element> DistArray2<T> {
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
         };
         if let Some(keep) = old.intersect(&new) {
-            let mut buf = Vec::with_capacity(keep.area());
-            self.pack(&keep, &mut buf);
-            next.unpack(&keep, &buf);
+            if let (Some((r0, c0, h, w)), Some((r1, c1, _, _))) =
+                (self.local_block(&Some(keep)), next.local_block(&Some(keep)))
+            {
+                next.data
+                    .slice_mut(s![r1..r1 + h, c1..c1 + w])
+                    .assign(&self.data.slice(s![r0..r0 + h, c0..c0 + w]));
+            }
         }
         // Zero-copy path: MPI reads and writes the blocks in place through
         // strided datatypes; the packing path serves the rare cases it cannot.
