@@ -8,25 +8,18 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 const RANKS: [usize; 5] = [1, 2, 3, 4, 6];
-const LIMIT: Duration = Duration::from_secs(120);
-
-fn checks_pass(np: usize, args: &[&str]) -> common::Run {
-    let run = common::mpirun(np, args, LIMIT);
-    run.assert_checks(np);
-    run
-}
 
 #[test]
 fn scatter_gather_round_trip_is_bit_exact() {
     for np in RANKS {
-        checks_pass(np, &["array-roundtrip", "37", "23", "10"]);
+        common::checks_pass(np, &["array-roundtrip", "37", "23", "10"]);
     }
 }
 
 #[test]
 fn random_remaps_preserve_data_and_move_the_minimum() {
     for np in RANKS {
-        let run = checks_pass(np, &["array-remap", "41", "29", "200"]);
+        let run = common::checks_pass(np, &["array-remap", "41", "29", "200"]);
         let res = run.lines_with("RESULT remap ");
         assert_eq!(res.len(), 1, "{}", run.stdout);
         let kv: Vec<&str> = res[0].split_whitespace().collect();
@@ -41,7 +34,7 @@ fn random_remaps_preserve_data_and_move_the_minimum() {
 #[test]
 fn halo_exchange_equals_serial_stencil() {
     for np in RANKS {
-        checks_pass(np, &["array-halo", "31", "26", "12"]);
+        common::checks_pass(np, &["array-halo", "31", "26", "12"]);
     }
 }
 

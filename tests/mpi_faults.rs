@@ -11,15 +11,6 @@ use std::time::Duration;
 /// Generous bound for a faulty job to end (the goal, 30 s, is benchmarked).
 const END_WITHIN: Duration = Duration::from_secs(90);
 
-fn checks_pass(np: usize, args: &[&str]) -> common::Run {
-    let run = common::mpirun(np, args, Duration::from_secs(120));
-    run.assert_ok();
-    let oks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
-    assert!(oks >= np, "checks from every rank:\n{}", run.stdout);
-    assert!(!run.stdout.contains("FAIL"), "{}", run.stdout);
-    run
-}
-
 /// `ERR rank case message` lines grouped by case: the set of messages and the
 /// number of ranks that reported it.
 fn errors_by_case(run: &common::Run) -> BTreeMap<String, (BTreeSet<String>, usize)> {
@@ -37,7 +28,7 @@ fn errors_by_case(run: &common::Run) -> BTreeMap<String, (BTreeSet<String>, usiz
 #[test]
 fn failed_remaps_leave_the_data_intact() {
     for np in [1, 2, 3, 4] {
-        let run = checks_pass(np, &["faults-remap", "23", "17", "7"]);
+        let run = common::checks_pass(np, &["faults-remap", "23", "17", "7"]);
         let by = errors_by_case(&run);
         let expected = if np > 1 { 4 } else { 3 };
         assert_eq!(by.len(), expected, "{by:?}");
@@ -61,7 +52,7 @@ fn failed_remaps_leave_the_data_intact() {
 #[test]
 fn corrupted_messages_are_the_same_error_everywhere() {
     for np in [1, 3] {
-        let run = checks_pass(np, &["faults-messages"]);
+        let run = common::checks_pass(np, &["faults-messages"]);
         let by = errors_by_case(&run);
         assert_eq!(by.len(), 10, "{by:?}");
         for (case, (msgs, count)) in by {

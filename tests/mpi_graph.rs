@@ -11,23 +11,17 @@ use std::time::Duration;
 const RANKS: [usize; 6] = [1, 2, 3, 4, 5, 6];
 const LIMIT: Duration = Duration::from_secs(120);
 
-fn checks_pass(np: usize, args: &[&str]) -> common::Run {
-    let run = common::mpirun(np, args, LIMIT);
-    run.assert_checks(np);
-    run
-}
-
 #[test]
 fn scatter_builds_the_local_graphs_and_gathers_bit_exact() {
     for np in RANKS {
-        checks_pass(np, &["graph-scatter", "25", "31"]);
+        common::checks_pass(np, &["graph-scatter", "25", "31"]);
     }
 }
 
 #[test]
 fn ghost_exchange_delivers_neighbour_values() {
     for np in RANKS {
-        let run = checks_pass(np, &["graph-ghost", "25", "31"]);
+        let run = common::checks_pass(np, &["graph-ghost", "25", "31"]);
         assert_eq!(run.lines_with("RESULT").len(), np);
     }
 }
@@ -35,14 +29,14 @@ fn ghost_exchange_delivers_neighbour_values() {
 #[test]
 fn migrations_move_only_changed_vertices() {
     for np in RANKS {
-        checks_pass(np, &["graph-migrate", "20", "27", "12"]);
+        common::checks_pass(np, &["graph-migrate", "20", "27", "12"]);
     }
 }
 
 #[test]
 fn bad_partitions_fail_alike_on_every_rank() {
     for np in [1, 3, 5] {
-        let run = checks_pass(np, &["graph-bad", "10", "10"]);
+        let run = common::checks_pass(np, &["graph-bad", "10", "10"]);
         let errors: BTreeSet<String> = run
             .lines_with("RESULT")
             .iter()

@@ -119,6 +119,14 @@ pub fn mpirun_prog(np: usize, program: &str, args: &[&str], timeout: Duration) -
     }
 }
 
+/// Runs a scenario of `nuce-mpi-check` on `np` ranks (2-minute limit) and
+/// asserts it succeeded with at least one passed check per rank and none failed.
+pub fn checks_pass(np: usize, args: &[&str]) -> Run {
+    let run = mpirun(np, args, Duration::from_secs(120));
+    run.assert_checks(np);
+    run
+}
+
 /// Runs a scenario of the `nuce-mpi-check` binary on `np` ranks.
 pub fn mpirun(np: usize, args: &[&str], timeout: Duration) -> Run {
     mpirun_prog(np, env!("CARGO_BIN_EXE_nuce-mpi-check"), args, timeout)
