@@ -10,8 +10,9 @@
 //!   `--per-host` ranks, ColumnDp at both levels);
 //! * the plan's bincode size (the broadcast volume), its encode/decode and
 //!   validation time;
-//! * the remap decision ([`RemapPolicy::decide`], O(p²) intersections of old
-//!   and new parts), measured up to `--max-decide-p` and extrapolated beyond.
+//! * the remap decision ([`RemapPolicy::decide`]; the old/new overlaps come
+//!   from a bucket grid, near-linear in p — it was O(p²) before), measured up
+//!   to `--max-decide-p` and extrapolated quadratically beyond (pessimistic).
 //!
 //! It then models the MPI time of the flat gather (`(p − 1)τ + V/β` into the
 //! root's link) and of a binomial broadcast (`⌈log₂ p⌉ (τ + B/β)`), with
@@ -44,8 +45,8 @@ struct Args {
     /// Ranks per simulated host (for Hierarchical and the two-level gather).
     #[arg(long, default_value_t = 16)]
     per_host: usize,
-    /// Largest p for which the O(p²) remap decision is timed (extrapolated beyond).
-    #[arg(long, default_value_t = 16384)]
+    /// Largest p for which the remap decision is timed (extrapolated beyond).
+    #[arg(long, default_value_t = 100_000)]
     max_decide_p: usize,
     /// Modelled network latency τ (µs).
     #[arg(long, default_value_t = 50.0)]

@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::plan::array2d::overlay::overlaps;
 use crate::plan::array2d::ArrayPlan;
 
 /// Parameters of the remap decision.
@@ -84,22 +85,19 @@ pub fn iteration_time(plan: &ArrayPlan, speeds: &[f64]) -> Result<f64> {
 }
 
 /// Per-rank migration volume between two plans: `(cells sent + received,
-/// messages sent + received)` for every rank. O(p²).
+/// messages sent + received)` for every rank. Near-linear in p for ordinary
+/// tilings ([`overlaps`]).
 pub fn migration_volume(old: &ArrayPlan, new: &ArrayPlan) -> Vec<(usize, usize)> {
-    let mut vol = vec![(0usize, 0usize); old.len()];
-    for (a, o) in old.parts.iter().enumerate() {
-        for (b, n) in new.parts.iter().enumerate() {
-            if a == b {
-                continue;
-            }
-            if let Some(x) = o.intersect(n) {
-                vol[a].0 += x.area();
-                vol[a].1 += 1;
-                vol[b].0 += x.area();
-                vol[b].1 += 1;
-            }
+    let mut vol = vec![(0usize, 0usize); old.len().max(new.len())];
+    for (a, b, x) in overlaps(old, new) {
+        if a != b {
+            vol[a].0 += x.area();
+            vol[a].1 += 1;
+            vol[b].0 += x.area();
+            vol[b].1 += 1;
         }
     }
+    vol.truncate(old.len());
     vol
 }
 

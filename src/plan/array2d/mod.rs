@@ -19,6 +19,7 @@ pub mod cost;
 pub mod guillotine;
 pub mod hier;
 pub mod kl;
+pub mod overlay;
 pub mod pt;
 pub mod rb;
 pub mod registry;
