@@ -22,9 +22,7 @@ use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
-use super::comm::{
-    agree, bcast_value, check_identical, displacements, max_f64, sum_f64, zeroed_buffer,
-};
+use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use crate::error::{Error, Result};
 use crate::plan::array2d::{ArrayPlan, Rect};
 
@@ -220,15 +218,7 @@ impl<T: Element> DistArray2<T> {
             let mut sends: Vec<Block> = vec![None; arr.plan.len()];
             let mut recvs: Vec<Block> = vec![None; arr.plan.len()];
             if at_root {
-                for (q, p) in arr
-                    .plan
-                    .parts
-                    .iter()
-                    .enumerate()
-                    .filter(|(q, _)| *q != root as usize)
-                {
-                    sends[q] = Some((p.row, p.col, p.rows, p.cols));
-                }
+                sends = other_parts(&arr.plan, root);
                 if !me.is_empty() {
                     let own = src.slice(s![me.row..me.row_end(), me.col..me.col_end()]);
                     arr.local_mut().assign(&own);
@@ -292,15 +282,7 @@ impl<T: Element> DistArray2<T> {
             let mut recvs: Vec<Block> = vec![None; self.plan.len()];
             if at_root {
                 // Own part copied locally, as in `scatter_from_root`.
-                for (q, p) in self
-                    .plan
-                    .parts
-                    .iter()
-                    .enumerate()
-                    .filter(|(q, _)| *q != root as usize)
-                {
-                    recvs[q] = Some((p.row, p.col, p.rows, p.cols));
-                }
+                recvs = other_parts(&self.plan, root);
                 let me = self.rect();
                 if !me.is_empty() {
                     global
@@ -539,6 +521,16 @@ impl<T: Element> DistArray2<T> {
 
 /// A rectangle of a block in that block's own coordinates: `(row, col, rows, cols)`.
 type Block = Option<(usize, usize, usize, usize)>;
+
+/// Every part of `plan` as a block of the global array, except `skip`'s
+/// (the root's own part, which it copies locally).
+fn other_parts(plan: &ArrayPlan, skip: i32) -> Vec<Block> {
+    plan.parts
+        .iter()
+        .enumerate()
+        .map(|(q, p)| (q != skip as usize).then_some((p.row, p.col, p.rows, p.cols)))
+        .collect()
+}
 
 /// True when `a` can be addressed in place by [`alltoallw_blocks`]: standard
 /// layout, and every byte offset within MPI's `int`.
@@ -781,13 +773,4 @@ pub fn cells_changing_owner(old: &ArrayPlan, new: &ArrayPlan) -> usize {
         stay += o.intersect(n).map_or(0, |r| r.area());
     }
     old.rows * old.cols - stay
-}
-
-/// Broadcasts a plan computed at `root` (convenience over [`bcast_value`]).
-pub fn bcast_plan<C: Communicator>(
-    comm: &C,
-    root: i32,
-    plan: Option<&ArrayPlan>,
-) -> Result<ArrayPlan> {
-    bcast_value(comm, root, plan)
 }
