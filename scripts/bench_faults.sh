@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 runs="${1:-10}"
 np="${2:-3}"
-cargo build --release --example heat2d --bin nuce-mpi-check >/dev/null 2>&1 ||
+{ cargo build --release --example heat2d && cargo build --release -p nuce-testkit; } >/dev/null 2>&1 ||
   { echo "bench_faults.sh: build failed" >&2; exit 1; }
 heat=target/release/examples/heat2d
 check=target/release/nuce-mpi-check

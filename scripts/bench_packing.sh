@@ -19,7 +19,7 @@ mkdir -p benchmarks/img
 # all-reduce (each round is 2 broadcasts + 3 all-reduces), on 1..8 ranks
 # (oversubscribed on a 2-core machine).
 . scripts/env.sh
-cargo build --release --bin nuce-mpi-check
+cargo build --release -p nuce-testkit
 for m in 16 64 256 1000; do
     for np in 1 2 4 8; do
         mpirun -np "$np" --oversubscribe ./target/release/nuce-mpi-check packing-bench "$m" 5 | grep '^RESULT'
@@ -36,7 +36,7 @@ for i in range(40):
     s = random.uniform(0.7 * k, 1.3 * k); r = random.uniform(1, 3)
     g.append('%dx%d' % (round(math.sqrt(s * r)), round(math.sqrt(s / r))))
 print(','.join(g))")
-cargo build --release --bin nuce
+cargo build --release -p nuce-cli
 for a in tp lp; do
     ./target/release/nuce plan pack --grids "$GRIDS" --mesh 32x32 --algo $a \
         --svg benchmarks/img/packing_example_$a.svg | head -1

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 . scripts/env.sh
-cargo build --release --example heat2d --bin nuce
+cargo build --release --example heat2d && cargo build --release -p nuce-cli
 NP=${NP:-4}
 # Rank 1 does 3x the work per cell from the start; at phase 4 it recovers and rank 2 slows down 4x.
 # The library is never told these factors: it measures the resulting speeds.

@@ -4,9 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh iproute2
 . scripts/env.sh
-cargo build --release --all-targets
-cargo test --release --all-targets
-cargo test --release --doc
+cargo build --release --workspace --all-targets
+cargo test --release --workspace --all-targets
+cargo test --release --workspace --doc
 # --- cluster step (issue 7): MPI across the hosts of a namespace cluster ---
 # Runs only as root where network namespaces work; skips with a message otherwise.
 if [ "$(id -u)" -eq 0 ] && ip netns add nucetsh 2>/dev/null && ip netns del nucetsh; then

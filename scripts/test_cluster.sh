@@ -18,7 +18,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo -E env PATH=$PATH"
 trap '$SUDO scripts/cluster.sh down' EXIT
 # The examples the tests launch (heat2d, net_probe) are built with the tests.
-cargo build --release --examples
+cargo build --release --workspace --examples --bins
 test_exe() {
   local t="$1" exe
   exe="$(cargo test --release --test "$t" --no-run 2>&1 |

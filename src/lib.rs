@@ -28,8 +28,8 @@
 
 #![warn(missing_docs)]
 
-pub mod error;
-pub mod plan;
+pub use nuce_plan as plan;
+pub use nuce_plan::error;
 pub mod runtime;
 pub mod speed;
 

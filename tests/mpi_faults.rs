@@ -92,7 +92,7 @@ fn assert_ends_naming(run: &common::Run, needle: &str) {
 
 #[test]
 fn a_hanging_rank_is_named_by_the_root() {
-    let exe = env!("CARGO_BIN_EXE_nuce-mpi-check");
+    let exe = &common::check_binary();
     let run = faulty(3, exe, &["faults-hang", "2"], "3");
     assert_ends_naming(
         &run,
@@ -105,7 +105,7 @@ fn a_hanging_rank_is_named_by_the_root() {
 
 #[test]
 fn collectives_in_different_orders_are_reported() {
-    let exe = env!("CARGO_BIN_EXE_nuce-mpi-check");
+    let exe = &common::check_binary();
     let run = faulty(3, exe, &["faults-order"], "20");
     assert_ends_naming(
         &run,

@@ -1,6 +1,8 @@
 //! Integration tests of `nuce::speed`, the `nuce measure` CLI and
 //! `scripts/bind_ranks.sh`.
 
+mod common;
+
 use std::process::Command;
 use std::time::Duration;
 
@@ -86,7 +88,7 @@ fn measure_kernel_sanitizes_instead_of_panicking() {
 }
 
 fn nuce_measure(envs: &[(&str, &str)], wrapper: bool) -> SpeedRecord {
-    let bin = env!("CARGO_BIN_EXE_nuce");
+    let bin = &common::workspace_bin("nuce");
     let root = env!("CARGO_MANIFEST_DIR");
     let mut cmd = if wrapper {
         let mut c = Command::new(format!("{root}/scripts/bind_ranks.sh"));

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use crate::error::{Error, Result};
+pub use crate::plan::array2d::cells_changing_owner;
 use crate::plan::array2d::{ArrayPlan, Rect};
 
 /// Element types a [`DistArray2`] can hold: plain MPI-transferable values.
@@ -765,12 +766,3 @@ fn copy_rows<T: Copy>(a: &Array2<T>, r0: usize, c0: usize, region: &Rect, out: &
     }
 }
 
-/// Cells whose owner differs between two plans of the same array — the
-/// minimum any remap must move. O(p²).
-pub fn cells_changing_owner(old: &ArrayPlan, new: &ArrayPlan) -> usize {
-    let mut stay = 0;
-    for (o, n) in old.parts.iter().zip(&new.parts) {
-        stay += o.intersect(n).map_or(0, |r| r.area());
-    }
-    old.rows * old.cols - stay
-}

@@ -129,17 +129,40 @@ pub fn checks_pass(np: usize, args: &[&str]) -> Run {
 
 /// Runs a scenario of the `nuce-mpi-check` binary on `np` ranks.
 pub fn mpirun(np: usize, args: &[&str], timeout: Duration) -> Run {
-    mpirun_prog(np, env!("CARGO_BIN_EXE_nuce-mpi-check"), args, timeout)
+    mpirun_prog(np, &check_binary(), args, timeout)
+}
+
+/// `target/<profile>`, the folder of the workspace's binaries.
+fn profile_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>")
+        .to_path_buf()
+}
+
+/// Path of a binary of another workspace crate (`nuce` from `nuce-cli`,
+/// `nuce-mpi-check` from `nuce-testkit`); `cargo test --workspace` (as
+/// `scripts/test.sh` runs it) builds them next to the tests.
+pub fn workspace_bin(name: &str) -> String {
+    let path = profile_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --release --workspace` (scripts/test.sh does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// The MPI scenario binary of `nuce-testkit`.
+pub fn check_binary() -> String {
+    workspace_bin("nuce-mpi-check")
 }
 
 /// Path of a built example (`cargo test` builds the examples next to the tests).
 pub fn example(name: &str) -> String {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>");
-    dir.join("examples")
+    profile_dir()
+        .join("examples")
         .join(name)
         .to_string_lossy()
         .into_owned()

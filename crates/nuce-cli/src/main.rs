@@ -1,0 +1,92 @@
+//! `nuce` — the planner command line.
+//!
+//! `nuce plan …` runs the planning layer on numbers given on the command line
+//! and prints the plan (JSON with `--json`); `nuce measure` measures this
+//! machine's speed. Each subcommand lives in its own module.
+
+use clap::{Parser, Subcommand};
+
+mod array;
+mod distribute;
+mod divisible;
+mod graph;
+#[cfg(feature = "measure")]
+mod measure;
+mod pack;
+mod tasks;
+
+/// Load-balancing planner for heterogeneous clusters.
+#[derive(Parser)]
+#[command(name = "nuce", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Compute a decomposition (no MPI needed).
+    #[command(subcommand)]
+    Plan(PlanCmd),
+    /// Measure this machine's speed with the built-in kernels.
+    #[cfg(feature = "measure")]
+    Measure(measure::Args),
+}
+
+#[derive(Subcommand)]
+enum PlanCmd {
+    /// Decompose a 2D array into rectangles proportional to speeds.
+    Array(array::Args),
+    /// Distribute independent chunks (1D) over processors with cycle times.
+    Distribute(distribute::Args),
+    /// Partition an unstructured graph or mesh in proportion to speeds.
+    Graph(graph::Args),
+    /// Master–worker schedule of independent equal tasks.
+    Tasks(tasks::Args),
+    /// Divisible-work partition with input/compute/output phases.
+    Divisible(divisible::Args),
+    /// Pack AMR grids onto a processor mesh.
+    Pack(pack::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Plan(PlanCmd::Array(a)) => array::run(a),
+        Cmd::Plan(PlanCmd::Distribute(a)) => distribute::run(a),
+        Cmd::Plan(PlanCmd::Graph(a)) => graph::run(a),
+        Cmd::Plan(PlanCmd::Tasks(a)) => tasks::run(a),
+        Cmd::Plan(PlanCmd::Divisible(a)) => divisible::run(a),
+        Cmd::Plan(PlanCmd::Pack(a)) => pack::run(a),
+        #[cfg(feature = "measure")]
+        Cmd::Measure(a) => measure::run(a),
+    };
+    if let Err(e) = res {
+        eprintln!("nuce: error: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// Parses a comma-separated list of numbers (`"1,2.5,3"`).
+#[allow(dead_code)]
+pub(crate) fn parse_list(s: &str) -> nuce_plan::Result<Vec<f64>> {
+    s.split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<f64>()
+                .map_err(|_| nuce_plan::Error::InvalidInput(format!("not a number: {t:?} in {s:?}")))
+        })
+        .collect()
+}
+
+/// Prints a serializable value as pretty JSON on stdout.
+#[allow(dead_code)]
+pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> nuce_plan::Result<()> {
+    use std::io::Write;
+    let s = serde_json::to_string_pretty(v).map_err(|e| nuce_plan::Error::Io(e.to_string()))?;
+    // A closed pipe (`nuce … | head`) is not an error worth a panic.
+    match writeln!(std::io::stdout().lock(), "{s}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,176 @@
+//! XY and XY2 decompositions (seed `000_3b7f5c9969a269e5.txt` §4, §5, §6.1,
+//! Figure 13, Theorem 1, Lemma 3).
+//!
+//! An XY decomposition cuts the array along its longer axis X into vertical
+//! subarrays (columns), then cuts each column along Y into its parts. By
+//! Theorem 1 the search can be limited to the `pt(p)` *sorted* decompositions
+//! (column counts nondecreasing, parts by nonincreasing size left to right and
+//! top to bottom), one per partition of `p` ([`super::pt`]). [`Xy`] realises
+//! each of them with [`ColumnLayout`] and keeps the cheapest plan, by Acost or,
+//! with a latency, by `Acost + latency × internal edges` (§5: the same `pt(p)`
+//! candidates, costed with the Euler count of internal edges).
+//!
+//! [`Xy2`] adds Lemma 3: writing a candidate's cost as `Acost = d·m + k·n`
+//! (`m ≤ n`, `d = v − 1` vertical cuts of length `m`, `k = Σᵢ (countᵢ − 1) ·
+//! Σ_{j∈i} aⱼ` horizontal cuts per unit of `n`, Proof 1), the candidate is
+//! rotated (columns become bands along the shorter axis) when `k > d`.
+//!
+//! Complexity: O(pt(p) · p log p) (each candidate is realised by
+//! [`ColumnLayout::realize`], whose largest-remainder rounding sorts)
+//! (Table 8 of the seed: XY2 is the cheaper of the exhaustive searches).
+
+use super::column::{check_latency, checked_speeds, plan_cost};
+use super::columns::ColumnLayout;
+use super::guillotine::sorted_desc;
+use super::pt::for_each_partition;
+use super::{ArrayDecomposer, ArrayPlan};
+use crate::error::{Error, Result};
+
+/// XY (000 §6.1, Figure 13): best of the `pt(p)` sorted XY decompositions.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Xy {
+    /// Latency per internal edge (000 §5); 0 selects by Acost alone.
+    pub latency: f64,
+}
+
+/// XY2 (000 §6.1): XY with the rotation rule of Lemma 3 applied to every
+/// candidate before it is costed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Xy2 {
+    /// Latency per internal edge (000 §5); 0 selects by Acost alone.
+    pub latency: f64,
+}
+
+/// The coefficients `(d, k)` of `Acost = d·m + k·n` (000 Proof 1, Lemma 3) of
+/// the XY decomposition whose columns hold `counts[i]` consecutive parts of
+/// `weights` (in layout order; normalised here). `m` is the length of a
+/// vertical cut (the extent across the columns), `n` the extent along them.
+/// Valid for any order, sorted or not. O(p).
+pub fn xy_coefficients(counts: &[usize], weights: &[f64]) -> (f64, f64) {
+    let total: f64 = weights.iter().sum();
+    let mut k = 0.0;
+    let mut start = 0;
+    for &c in counts {
+        let end = (start + c).min(weights.len());
+        let col: f64 = weights[start..end].iter().sum();
+        k += c.saturating_sub(1) as f64 * col / total;
+        start = end;
+    }
+    (counts.len().saturating_sub(1) as f64, k)
+}
+
+/// The inherent `best_layout` and the [`ArrayDecomposer`] impl of one XY
+/// variant (`rotate`: apply Lemma 3).
+macro_rules! xy_variant {
+    ($ty:ident, $name:literal, $rotate:literal) => {
+        impl $ty {
+            /// The chosen layout and its plan.
+            pub fn best_layout(
+                &self,
+                rows: usize,
+                cols: usize,
+                speeds: &[f64],
+            ) -> Result<(ColumnLayout, ArrayPlan)> {
+                search($name, rows, cols, speeds, self.latency, $rotate)
+            }
+        }
+
+        impl ArrayDecomposer for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+                Ok(self.best_layout(rows, cols, speeds)?.1)
+            }
+        }
+    };
+}
+
+xy_variant!(Xy, "xy", false);
+xy_variant!(Xy2, "xy2", true);
+
+/// Enumerates the sorted XY decompositions in the order of Figure 13, keeping
+/// the first cheapest.
+fn search(
+    name: &str,
+    rows: usize,
+    cols: usize,
+    speeds: &[f64],
+    latency: f64,
+    rotate: bool,
+) -> Result<(ColumnLayout, ArrayPlan)> {
+    // Speeds divided by their maximum: sums cannot overflow.
+    let speeds = &checked_speeds(rows, cols, speeds)?;
+    check_latency(latency)?;
+    let order = sorted_desc(speeds);
+    let sorted_w: Vec<f64> = order.iter().map(|&i| speeds[i]).collect();
+    // X is the longer axis: vertical slabs when cols >= rows.
+    let base = rows > cols;
+    let mut best: Option<(f64, ColumnLayout, ArrayPlan)> = None;
+    let mut failure: Option<Error> = None;
+    for_each_partition(speeds.len(), |counts| {
+        let mut columns = Vec::with_capacity(counts.len());
+        let mut start = 0;
+        for &c in counts {
+            columns.push(order[start..start + c].to_vec());
+            start += c;
+        }
+        let mut transposed = base;
+        if rotate {
+            let (d, k) = xy_coefficients(counts, &sorted_w);
+            if k > d {
+                transposed = !transposed;
+            }
+        }
+        let layout = ColumnLayout {
+            columns,
+            transposed,
+        };
+        match layout.realize(name, rows, cols, speeds) {
+            Ok(plan) => {
+                let cost = plan_cost(&plan, latency);
+                if best.as_ref().is_none_or(|(b, _, _)| cost < *b) {
+                    best = Some((cost, layout, plan));
+                }
+            }
+            Err(e) => failure = failure.take().or(Some(e)),
+        }
+    });
+    match (best, failure) {
+        (Some((_, layout, plan)), _) => Ok((layout, plan)),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(Error::Empty("no XY decomposition".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array2d::cost::acost;
+
+    #[test]
+    fn coefficients_match_proof1() {
+        // Figure 7 (b): counts (1, 1, 2) -> Acost = 2m + n(a3 + a4).
+        let w = [0.4, 0.3, 0.2, 0.1];
+        let (d, k) = xy_coefficients(&[1, 1, 2], &w);
+        assert_eq!(d, 2.0);
+        assert!((k - 0.3).abs() < 1e-12);
+        // Figure 7 (d): 2 x 2 -> m + n.
+        let (d, k) = xy_coefficients(&[2, 2], &w);
+        assert_eq!(d, 1.0);
+        assert!((k - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn xy2_rotates_when_cheaper() {
+        // 4 equal parts on a square: 2x2 grid (Acost m + n) beats 4 slabs.
+        let plan = Xy::default().decompose(100, 100, &[1.0; 4]).unwrap();
+        assert_eq!(acost(&plan), 200);
+        // Strip 10 x 1000, 2 parts: XY cuts across the long axis (cost 10);
+        // XY2 never rotates that (k = 0 < d = 1).
+        let plan = Xy2::default().decompose(10, 1000, &[1.0, 2.0]).unwrap();
+        assert_eq!(acost(&plan), 10);
+        assert!(Xy { latency: -1.0 }.decompose(4, 4, &[1.0]).is_err());
+    }
+}

@@ -1,0 +1,153 @@
+//! A partition of a graph's vertices and its quality measures (seed
+//! `001_b091384d76b527f5.txt` §1): the weighted number of cross edges ("Edges"),
+//! the number of edges of the supergraph of parts ("Setups": one message
+//! start-up per pair of communicating parts), per-part weights and imbalance
+//! against the targets.
+
+use serde::{Deserialize, Serialize};
+
+use super::csr::Graph;
+use crate::error::{Error, Result};
+
+/// Part id of every vertex (`parts[v] < nparts`): part `i` belongs to the
+/// processor whose speed was given `i`-th.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partition {
+    /// Number of parts (some may be empty).
+    pub nparts: usize,
+    /// Part of every vertex.
+    pub parts: Vec<usize>,
+}
+
+impl Partition {
+    /// A partition, checking that every part id is below `nparts`.
+    pub fn new(nparts: usize, parts: Vec<usize>) -> Result<Self> {
+        if let Some(v) = parts.iter().position(|&p| p >= nparts) {
+            return Err(Error::InvalidPlan(format!(
+                "vertex {v} is in part {} but there are {nparts} parts",
+                parts[v]
+            )));
+        }
+        Ok(Partition { nparts, parts })
+    }
+    /// Part of vertex `v`.
+    pub fn part_of(&self, v: usize) -> usize {
+        self.parts[v]
+    }
+    /// Number of vertices.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+    /// True for a partition of the empty graph.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+    /// Vertices of every part, each list increasing. O(n).
+    pub fn members(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.nparts];
+        for (v, &p) in self.parts.iter().enumerate() {
+            out[p].push(v);
+        }
+        out
+    }
+    /// Vertices whose part differs in `other` (same vertex count required).
+    pub fn moved_to(&self, other: &Partition) -> Result<Vec<usize>> {
+        if other.len() != self.len() {
+            return Err(Error::ShapeMismatch(format!(
+                "partitions of {} and {} vertices",
+                self.len(),
+                other.len()
+            )));
+        }
+        Ok((0..self.len())
+            .filter(|&v| self.parts[v] != other.parts[v])
+            .collect())
+    }
+    /// Checks that this partition fits `g` and has `nparts == targets.len()`.
+    pub fn check_for(&self, g: &Graph, nparts: usize) -> Result<()> {
+        if self.len() != g.n() || self.nparts != nparts {
+            return Err(Error::ShapeMismatch(format!(
+                "partition of {} vertices into {} parts for a graph of {} vertices and {nparts} targets",
+                self.len(),
+                self.nparts,
+                g.n()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The quality of a partition (serde; printed by `nuce plan graph --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Total weight of the edges whose ends lie in different parts.
+    pub edge_cut: f64,
+    /// Number of cross edges (unweighted).
+    pub cut_edges: usize,
+    /// Number of edges of the supergraph of parts (pairs of parts joined by a cross edge).
+    pub setups: usize,
+    /// Vertex weight of every part, in the order of the targets.
+    pub part_weights: Vec<f64>,
+    /// Target weight of every part (`targets[i] / Σ targets × total weight`).
+    pub target_weights: Vec<f64>,
+    /// `max_i part_weights[i] / target_weights[i] − 1` (0 = perfect balance).
+    pub imbalance: f64,
+}
+
+/// Target weights: `targets` (speeds) scaled to sum to `total`. Validates them.
+pub fn target_weights(targets: &[f64], total: f64) -> Result<Vec<f64>> {
+    Ok(crate::normalized(targets)?
+        .into_iter()
+        .map(|t| t * total)
+        .collect())
+}
+
+/// Vertex weight of every part. O(n).
+pub fn part_weights(g: &Graph, p: &Partition) -> Vec<f64> {
+    let mut w = vec![0.0; p.nparts];
+    for v in 0..g.n() {
+        w[p.parts[v]] += g.vertex_weight(v);
+    }
+    w
+}
+
+/// `max_i w_i / t_i − 1` over parts with a positive target.
+pub fn imbalance(weights: &[f64], target: &[f64]) -> f64 {
+    weights
+        .iter()
+        .zip(target)
+        .filter(|(_, &t)| t > 0.0)
+        .map(|(&w, &t)| w / t - 1.0)
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(0.0)
+}
+
+/// Computes every measure of `p` on `g` against `targets` (speeds). O(m + p²) time.
+pub fn metrics(g: &Graph, p: &Partition, targets: &[f64]) -> Result<Metrics> {
+    p.check_for(g, targets.len())?;
+    let target = target_weights(targets, g.total_weight())?;
+    let mut edge_cut = 0.0;
+    let mut cut_edges = 0;
+    let k = p.nparts;
+    let mut pair = vec![false; k * k];
+    for v in 0..g.n() {
+        let pv = p.parts[v];
+        for (u, w) in g.weighted_neighbors(v) {
+            let pu = p.parts[u];
+            if u > v && pu != pv {
+                edge_cut += w;
+                cut_edges += 1;
+                pair[pv.min(pu) * k + pv.max(pu)] = true;
+            }
+        }
+    }
+    let part_weights = part_weights(g, p);
+    Ok(Metrics {
+        edge_cut,
+        cut_edges,
+        setups: pair.iter().filter(|&&b| b).count(),
+        imbalance: imbalance(&part_weights, &target),
+        part_weights,
+        target_weights: target,
+    })
+}
