@@ -152,7 +152,7 @@ fn main() -> Res<()> {
             }
             let expect = sum_f64(&world, expect);
             let plan1 = submesh_plan(g, sub, pl.rotated, mesh, p)?;
-            moved += arr.remap(&world, &plan1)?.bytes;
+            moved += arr.remap(&plan1)?.bytes;
             let got = sum_f64(&world, arr.local().sum());
             data_ok &= got == expect;
             if !arr.rect().is_empty() {
@@ -181,7 +181,7 @@ fn main() -> Res<()> {
             let mut work = DistArray2::<f64>::new(comm, plan, 1)?;
             work.local_mut().assign(&arr.local());
             for _ in 0..sweeps {
-                work.halo_exchange(comm)?;
+                work.exchange_ghosts()?;
                 jacobi(&mut work);
             }
         }

@@ -59,7 +59,7 @@ fn main() {
         // nuce scatter
         w.barrier();
         let t = Instant::now();
-        let (mut arr, _) = DistArray2::scatter_from_root(&w, 0, plan_a.clone(), 0, global.as_ref())
+        let (mut arr, _) = DistArray2::scatter(&w, 0, plan_a.clone(), 0, global.as_ref())
             .expect("scatter");
         t_scatter.push(max_f64(&w, t.elapsed().as_secs_f64()));
         // raw scatterv of the same per-rank counts, pre-packed
@@ -87,7 +87,7 @@ fn main() {
         // nuce remap a -> b
         w.barrier();
         let t = Instant::now();
-        let stats = arr.remap(&w, &plan_b).expect("remap");
+        let stats = arr.remap(&plan_b).expect("remap");
         t_remap.push(max_f64(&w, t.elapsed().as_secs_f64()));
         bytes = stats.bytes;
         // raw alltoallv with the same counts

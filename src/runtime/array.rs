@@ -17,11 +17,13 @@ use std::time::Instant;
 
 use mpi::datatype::{Equivalence, Partition, PartitionMut};
 use mpi::raw::AsRaw;
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
+use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
@@ -45,10 +47,10 @@ pub struct MoveStats {
     pub seconds: f64,
 }
 
-/// A 2D array distributed over the ranks of a communicator by an [`ArrayPlan`]:
-/// part `r` of the plan lives on rank `r`.
+/// This rank's block of a distributed array, with the plan: everything of a
+/// [`DistArray2`] but its communicator.
 #[derive(Debug, Clone)]
-pub struct DistArray2<T> {
+struct Tiled<T> {
     plan: ArrayPlan,
     rank: usize,
     ghost: usize,
@@ -75,7 +77,7 @@ fn count(n: usize) -> Result<Count> {
         .map_err(|_| Error::InvalidInput(format!("{n} elements exceed MPI's count range")))
 }
 
-impl<T: Element> DistArray2<T> {
+impl<T: Element> Tiled<T> {
     fn check_plan<C: Communicator>(comm: &C, plan: &ArrayPlan) -> Result<()> {
         if plan.len() != comm.size() as usize {
             return Err(Error::ShapeMismatch(format!(
@@ -94,7 +96,7 @@ impl<T: Element> DistArray2<T> {
         let rank = comm.rank() as usize;
         let me = plan.parts[rank];
         let data = Array2::default((me.rows + 2 * ghost, me.cols + 2 * ghost));
-        Ok(DistArray2 {
+        Ok(Tiled {
             plan,
             rank,
             ghost,
@@ -102,39 +104,19 @@ impl<T: Element> DistArray2<T> {
         })
     }
 
-    /// The plan the array is laid out by.
-    pub fn plan(&self) -> &ArrayPlan {
-        &self.plan
-    }
     /// This rank's rectangle in global coordinates.
-    pub fn rect(&self) -> Rect {
+    fn rect(&self) -> Rect {
         self.plan.parts[self.rank]
     }
-    /// Ghost width.
-    pub fn ghost(&self) -> usize {
-        self.ghost
-    }
-    /// Global shape `(rows, cols)`.
-    pub fn global_shape(&self) -> (usize, usize) {
-        (self.plan.rows, self.plan.cols)
-    }
     /// This rank's cells (without ghosts).
-    pub fn local(&self) -> ArrayView2<'_, T> {
+    fn local(&self) -> ArrayView2<'_, T> {
         let (g, r) = (self.ghost, self.rect());
         self.data.slice(s![g..g + r.rows, g..g + r.cols])
     }
     /// This rank's cells (without ghosts), mutable.
-    pub fn local_mut(&mut self) -> ArrayViewMut2<'_, T> {
+    fn local_mut(&mut self) -> ArrayViewMut2<'_, T> {
         let (g, r) = (self.ghost, self.rect());
         self.data.slice_mut(s![g..g + r.rows, g..g + r.cols])
-    }
-    /// This rank's block with its ghost border: local cell `(i, j)` is at `(i + g, j + g)`.
-    pub fn padded(&self) -> &Array2<T> {
-        &self.data
-    }
-    /// Mutable padded block.
-    pub fn padded_mut(&mut self) -> &mut Array2<T> {
-        &mut self.data
     }
 
     /// Copies the cells of `region` (global coordinates, inside this rank's
@@ -349,16 +331,6 @@ impl<T: Element> DistArray2<T> {
         (send, recv)
     }
 
-    /// Fills the ghost border with the neighbours' cells. Collective in the
-    /// sense that every rank must call it, but it synchronises only with the
-    /// neighbours (nonblocking point-to-point, tag [`HALO_TAG`]); the returned
-    /// statistics are this rank's. Ghost cells outside the global array are
-    /// left untouched (boundary conditions are the application's).
-    pub fn halo_exchange<C: Communicator>(&mut self, comm: &C) -> Result<MoveStats> {
-        let (send, recv) = self.halo_regions();
-        self.exchange(comm, &send, &recv, None, false)
-    }
-
     /// Moves the data to `new_plan`: only the cells whose owner changes travel
     /// (one all-to-all-v). Transactional: the old block stays in place until
     /// the new one is complete; on error (on any rank) every rank returns the
@@ -406,7 +378,7 @@ impl<T: Element> DistArray2<T> {
                 }
             })
             .collect();
-        let mut next = DistArray2 {
+        let mut next = Tiled {
             plan: new_plan.clone(),
             rank: self.rank,
             ghost: self.ghost,
@@ -460,7 +432,7 @@ impl<T: Element> DistArray2<T> {
         comm: &C,
         send: &[Option<Rect>],
         recv: &[Option<Rect>],
-        target: Option<&mut DistArray2<T>>,
+        target: Option<&mut Tiled<T>>,
         collective: bool,
     ) -> Result<MoveStats> {
         let start = Instant::now();
@@ -517,6 +489,134 @@ impl<T: Element> DistArray2<T> {
                 seconds: secs,
             }
         })
+    }
+}
+
+/// A 2D array distributed over the ranks of a communicator by an [`ArrayPlan`]:
+/// part `r` of the plan lives on rank `r`.
+///
+/// The array keeps its own duplicate of the communicator it was created on,
+/// so its messages never mix with the application's and no call can be made
+/// on a wrong communicator. Every data movement is a communication section
+/// of [`super::clock`]: its time (waiting for neighbours included) is never
+/// counted as this rank's compute time.
+pub struct DistArray2<T> {
+    comm: SimpleCommunicator,
+    tiles: Tiled<T>,
+}
+
+impl<T> std::fmt::Debug for DistArray2<T>
+where
+    T: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DistArray2")
+            .field("rank", &self.tiles.rank)
+            .field("ghost", &self.tiles.ghost)
+            .field("plan", &self.tiles.plan)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Element> DistArray2<T> {
+    /// An array of default values laid out by `plan`, on a duplicate of
+    /// `comm` (collective: `MPI_Comm_dup` and the plan checks). The plan
+    /// must have one part per rank, tile the array and be the same on every
+    /// rank; otherwise every rank returns the same error.
+    pub fn new<C: Communicator>(comm: &C, plan: ArrayPlan, ghost: usize) -> Result<Self> {
+        let _w = waiting();
+        let comm = comm.duplicate();
+        let tiles = Tiled::new(&comm, plan, ghost)?;
+        Ok(DistArray2 { comm, tiles })
+    }
+
+    /// Scatters a global array held by `root` into blocks laid out by `plan`,
+    /// on a duplicate of `comm`. Errors (plan not tiling, wrong part count, a
+    /// global array of the wrong shape or missing at the root) are returned
+    /// on every rank. `global` is read on the root only.
+    pub fn scatter<C: Communicator>(
+        comm: &C,
+        root: i32,
+        plan: ArrayPlan,
+        ghost: usize,
+        global: Option<&Array2<T>>,
+    ) -> Result<(Self, MoveStats)> {
+        let _w = waiting();
+        let comm = comm.duplicate();
+        let (tiles, stats) = Tiled::scatter_from_root(&comm, root, plan, ghost, global)?;
+        Ok((DistArray2 { comm, tiles }, stats))
+    }
+
+    /// Gathers the array at `root`: `Some(global)` there, `None` elsewhere.
+    pub fn gather(&self, root: i32) -> Result<Option<Array2<T>>> {
+        let _w = waiting();
+        self.tiles.gather_to_root(&self.comm, root)
+    }
+
+    /// Fills the ghost border with the neighbours' cells: every rank must
+    /// call it, but it synchronises only with the neighbours (nonblocking
+    /// point-to-point). Returns this rank's statistics. Ghost cells outside
+    /// the global array are left untouched (boundary conditions are the
+    /// application's).
+    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+        let _w = waiting();
+        let (send, recv) = self.tiles.halo_regions();
+        self.tiles.exchange(&self.comm, &send, &recv, None, false)
+    }
+
+    /// Moves the data to `new_plan`: only the cells whose owner changes travel.
+    /// Transactional: on error (on any rank) every rank returns the same
+    /// `Err` and keeps its old data. Ghost cells of the new block are
+    /// default-initialised: call [`DistArray2::exchange_ghosts`] afterwards.
+    pub fn remap(&mut self, new_plan: &ArrayPlan) -> Result<MoveStats> {
+        let _w = waiting();
+        self.tiles.remap(&self.comm, new_plan)
+    }
+
+    /// The array's communicator (a duplicate of the one it was created on).
+    pub fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+    /// The plan the array is laid out by.
+    pub fn plan(&self) -> &ArrayPlan {
+        &self.tiles.plan
+    }
+    /// This rank's rectangle in global coordinates.
+    pub fn rect(&self) -> Rect {
+        self.tiles.rect()
+    }
+    /// Ghost width.
+    pub fn ghost(&self) -> usize {
+        self.tiles.ghost
+    }
+    /// Global shape `(rows, cols)`.
+    pub fn global_shape(&self) -> (usize, usize) {
+        (self.tiles.plan.rows, self.tiles.plan.cols)
+    }
+    /// Number of cells of the whole array.
+    pub fn global_len(&self) -> usize {
+        self.tiles.plan.rows * self.tiles.plan.cols
+    }
+    /// This rank's cells (without ghosts).
+    pub fn local(&self) -> ArrayView2<'_, T> {
+        self.tiles.local()
+    }
+    /// This rank's cells (without ghosts), mutable.
+    pub fn local_mut(&mut self) -> ArrayViewMut2<'_, T> {
+        self.tiles.local_mut()
+    }
+    /// This rank's block with its ghost border: local cell `(i, j)` is at `(i + g, j + g)`.
+    pub fn padded(&self) -> &Array2<T> {
+        &self.tiles.data
+    }
+    /// Mutable padded block.
+    pub fn padded_mut(&mut self) -> &mut Array2<T> {
+        &mut self.tiles.data
+    }
+    /// The rectangles this rank sends to and receives from every rank in a
+    /// ghost exchange: `(send[r], recv[r])`, empty for itself.
+    pub fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>) {
+        self.tiles.halo_regions()
     }
 }
 

@@ -1,25 +1,34 @@
 //! The [`Balancer`]: measure → gather → plan → broadcast → remap, collectively.
 //!
 //! ```no_run
-//! use mpi::traits::*;
-//! use nuce::plan::array2d::RecursiveBisection2;
-//! use nuce::runtime::{array::DistArray2, balancer::Balancer};
+//! use nuce::{Balancer, ColumnDp};
 //!
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();
-//! let mut bal = Balancer::new(&world, RecursiveBisection2).unwrap();
-//! bal.measure().unwrap();                       // built-in kernel on every rank
-//! let plan = bal.plan(1000, 800).unwrap();      // root decomposes, all receive
-//! let mut a = DistArray2::<f64>::new(bal.comm(), plan, 1).unwrap();
+//! let mut bal = Balancer::new(&world, ColumnDp::default()).unwrap();
+//! bal.measure().unwrap();                                  // built-in kernel on every rank
+//! let mut a = bal.new_array::<f64>(1000, 800, 1).unwrap(); // planned for the measured speeds
 //! for _phase in 0..10 {
-//!     let t = std::time::Instant::now();
-//!     // ... K iterations of the solver on a.local_mut() ...
-//!     let cells = (a.rect().area() * 50) as f64;
-//!     bal.record_phase(cells, t.elapsed()).unwrap();
-//!     let decision = bal.maybe_remap(&mut a, 50).unwrap();
-//!     if decision.remap { /* the layout changed: a.rect() is new */ }
+//!     for _ in 0..50 {
+//!         a.exchange_ghosts().unwrap();
+//!         // ... one iteration of the solver on a.local_mut() ...
+//!     }
+//!     let report = bal.maybe_remap(&mut a, 50).unwrap();  // timed by nuce itself
+//!     if report.remap { /* the layout changed: a.rect() is new */ }
 //! }
 //! ```
+//!
+//! **Speeds are measured by the library.** Between two balance points (any
+//! balancer call that plans, scatters or remaps) every rank's compute time
+//! is the wall time minus the time spent inside nuce's communication
+//! ([`super::clock`]): ghost exchanges, remaps and the balancer's
+//! collectives, waiting included. [`Balancer::maybe_remap`] divides the
+//! rank's work (its cells × the iterations of the phase) by that time. An
+//! application that knows its work better calls
+//! [`Balancer::record_phase`], which then takes precedence for that phase;
+//! its own MPI calls can be kept out of the compute time with
+//! [`super::clock::waiting`]. Speeds follow a real change within one phase
+//! ([`PhaseTimer`]).
 //!
 //! On clusters with slow or uneven links:
 //!
@@ -45,12 +54,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mpi::topology::SimpleCommunicator;
+use mpi::topology::{CommunicatorRelation, SimpleCommunicator};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 use tracing::{info, info_span};
 
 use super::array::{DistArray2, Element, MoveStats};
+use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
 use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::netprobe::probe_links;
@@ -169,6 +179,10 @@ pub struct Balancer {
     two_level: Option<TwoLevel>,
     hierarchical: bool,
     checkpoints: std::cell::Cell<u64>,
+    /// Start of the current phase (the last balance point).
+    phase: std::cell::Cell<Phase>,
+    /// Whether the application recorded this phase itself.
+    explicit: bool,
 }
 
 impl Balancer {
@@ -180,6 +194,7 @@ impl Balancer {
         comm: &C,
         decomposer: impl ArrayDecomposer + 'static,
     ) -> Result<Self> {
+        let _w = waiting();
         let comm = comm.duplicate();
         let timeout = agree(&comm, 0, timeout_from_env())?;
         Ok(Balancer {
@@ -198,6 +213,8 @@ impl Balancer {
             two_level: None,
             hierarchical: false,
             checkpoints: std::cell::Cell::new(0),
+            phase: std::cell::Cell::new(Phase::start()),
+            explicit: false,
         })
     }
 
@@ -225,6 +242,12 @@ impl Balancer {
         self.planner().name()
     }
 
+    /// A balance point: the next phase's compute time is measured from now.
+    fn mark(&mut self) {
+        self.phase.set(Phase::start());
+        self.explicit = false;
+    }
+
     /// Arrival-checked barrier before a collective (see [`super::watchdog::checkpoint`]).
     fn arrive(&self, op: &str) -> Result<()> {
         let seq = self.checkpoints.get();
@@ -240,6 +263,7 @@ impl Balancer {
     /// gives the latency for the latency-aware decomposers. Cost: see
     /// [`probe_links`], serialised at the root.
     pub fn measure_network(&mut self, cfg: &ProbeConfig) -> Result<&Network> {
+        let _w = waiting();
         let _span = info_span!("measure_network").entered();
         self.arrive("Balancer::measure_network")?;
         let links = probe_links(&self.comm, self.root, cfg)?;
@@ -264,6 +288,7 @@ impl Balancer {
     /// Detects the hosts of the ranks (shared-memory split plus host names,
     /// [`super::hierarchy::detect_hosts`]) and keeps them.
     pub fn detect_hosts(&mut self) -> Result<&Hosts> {
+        let _w = waiting();
         self.arrive("Balancer::detect_hosts")?;
         let h = detect_hosts(&self.comm)?;
         info!(hosts = h.len(), "detected hosts");
@@ -274,6 +299,7 @@ impl Balancer {
     /// Sets the host of every rank explicitly (collective: the root's table
     /// is validated and broadcast), e.g. to emulate hosts on one machine.
     pub fn set_hosts(&mut self, host_of: &[usize]) -> Result<&Hosts> {
+        let _w = waiting();
         let p = self.comm.size() as usize;
         let h = root_compute(&self.comm, self.root, || {
             if host_of.len() != p {
@@ -381,6 +407,7 @@ impl Balancer {
     /// ([`TwoLevel`]) — and broadcasts the speeds. Returns the speeds, one
     /// per rank.
     pub fn measure(&mut self) -> Result<Vec<f64>> {
+        let _w = waiting();
         let _span = info_span!("measure").entered();
         self.arrive("Balancer::measure")?;
         let m = measure_kernel(&self.kernel);
@@ -413,6 +440,7 @@ impl Balancer {
     /// Sets the speeds explicitly (collective: the root's values are broadcast
     /// and validated). For applications that measure by other means.
     pub fn set_speeds(&mut self, speeds: &[f64]) -> Result<()> {
+        let _w = waiting();
         let s = root_compute(&self.comm, self.root, || {
             crate::plan::check_speeds(speeds)?;
             if speeds.len() != self.comm.size() as usize {
@@ -431,11 +459,12 @@ impl Balancer {
     /// Decomposes a `rows × cols` array for the current speeds (uniform when
     /// none were measured yet): the root plans, every rank receives the plan.
     pub fn plan(&self, rows: usize, cols: usize) -> Result<ArrayPlan> {
+        let _w = waiting();
         let _span = info_span!("plan", rows, cols).entered();
         let p = self.comm.size() as usize;
         self.arrive("Balancer::plan")?;
         let planner = self.planner();
-        root_compute(&self.comm, self.root, || {
+        let plan = root_compute(&self.comm, self.root, || {
             if rows.saturating_mul(cols) < p {
                 return Err(Error::TooManyParts {
                     parts: p,
@@ -445,31 +474,129 @@ impl Balancer {
             let uniform = vec![1.0; p];
             let speeds = self.speeds.as_deref().unwrap_or(&uniform);
             planner.decompose(rows, cols, speeds)
-        })
+        });
+        self.phase.set(Phase::start());
+        plan
     }
 
-    /// Records one application phase on this rank (local): `work_units` done
-    /// in `elapsed` (compute time only, excluding waits). The estimate is
-    /// smoothed (EWMA) so one noisy phase does not trigger a remap. A rank
-    /// with no work this phase records nothing.
+    /// Plans a `rows × cols` array for the current speeds ([`Balancer::plan`])
+    /// and creates it, default-initialised, with a ghost border of width
+    /// `ghost`, on the balancer's communicator. A balance point.
+    pub fn new_array<T: Element>(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        let plan = self.plan(rows, cols)?;
+        let a = DistArray2::new(&self.comm, plan, ghost)?;
+        self.mark();
+        Ok(a)
+    }
+
+    /// Plans the root's `global` array for the current speeds
+    /// ([`Balancer::plan`]) and scatters it, with a ghost border of width
+    /// `ghost`; `global` is read on the root only. The scatter's time teaches
+    /// the balancer the bandwidth ([`Balancer::observe`]). A balance point.
+    pub fn scatter_array<T: Element>(
+        &mut self,
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        let shape = root_compute(&self.comm, self.root, || {
+            global.map(|g| g.dim()).ok_or_else(|| {
+                Error::InvalidInput("scatter_array: the root has no array".into())
+            })
+        })?;
+        let plan = self.plan(shape.0, shape.1)?;
+        let (a, stats) = DistArray2::scatter(&self.comm, self.root, plan, ghost, global)?;
+        self.observe(&stats);
+        self.mark();
+        Ok(a)
+    }
+
+    /// Records this rank's phase explicitly (local): `work_units` done in
+    /// `elapsed` (compute time only, excluding waits). Optional: without it,
+    /// [`Balancer::maybe_remap`] measures the phase itself; with it, this
+    /// record replaces the automatic one for the current phase. Noise is
+    /// smoothed and real changes are followed at once ([`PhaseTimer`]). A
+    /// rank with no work this phase records nothing.
     pub fn record_phase(&mut self, work_units: f64, elapsed: Duration) -> Result<()> {
+        self.explicit = true;
         if work_units == 0.0 {
             return Ok(());
         }
         self.timer.record(work_units, elapsed).map(|_| ())
     }
 
-    /// Between phases: gathers the smoothed phase speeds, lets the root decide
-    /// whether a new plan pays off over the next `iterations` iterations
-    /// (see [`RemapPolicy`]), and if so remaps `array` (moving only the cells
+    /// The compute time of the current phase so far on this rank: wall time
+    /// since the last balance point minus the time inside nuce's
+    /// communication ([`super::clock`]).
+    pub fn phase_compute_time(&self) -> Duration {
+        self.phase.get().compute()
+    }
+
+    /// Records the phase automatically (unless the application did):
+    /// `work_per_iteration × iterations` units in the compute time since
+    /// the last balance point.
+    fn record_automatic(&mut self, work_per_iteration: f64, iterations: usize) -> Result<()> {
+        if self.explicit || work_per_iteration == 0.0 || iterations == 0 {
+            return Ok(());
+        }
+        let compute = self.phase.get().compute();
+        if compute.is_zero() {
+            return Ok(());
+        }
+        self.timer
+            .record(work_per_iteration * iterations as f64, compute)
+            .map(|_| ())
+    }
+
+    /// A balance point, between phases of `iterations` iterations each:
+    /// measures this rank's phase (its cells × `iterations` in its compute
+    /// time since the last balance point, unless [`Balancer::record_phase`]
+    /// was called), gathers the speeds, lets the root decide whether a new
+    /// plan pays off over the next `iterations` iterations (see
+    /// [`RemapPolicy`]), and if so remaps `array` (moving only the cells
     /// whose owner changes). The decision is identical on every rank.
+    /// `array` must live on this balancer's ranks in the same order.
     pub fn maybe_remap<T: Element>(
         &mut self,
         array: &mut DistArray2<T>,
         iterations: usize,
     ) -> Result<RemapReport> {
+        self.maybe_remap_ahead(array, iterations, iterations)
+    }
+
+    /// [`Balancer::maybe_remap`] with a decision horizon other than one
+    /// phase: the phase just done had `iterations` iterations, and the remap
+    /// must pay off within the next `ahead` iterations (e.g. all those left
+    /// in the run).
+    pub fn maybe_remap_ahead<T: Element>(
+        &mut self,
+        array: &mut DistArray2<T>,
+        iterations: usize,
+        ahead: usize,
+    ) -> Result<RemapReport> {
+        let _w = waiting();
         let _span = info_span!("maybe_remap").entered();
+        self.record_automatic(array.rect().area() as f64, iterations)?;
         self.arrive("Balancer::maybe_remap")?;
+        let same = matches!(
+            self.comm.compare(array.comm()),
+            CommunicatorRelation::Identical | CommunicatorRelation::Congruent
+        );
+        agree(
+            &self.comm,
+            self.root,
+            if same {
+                Ok(())
+            } else {
+                Err(Error::InvalidInput(
+                    "maybe_remap: the array lives on other ranks than the balancer".into(),
+                ))
+            },
+        )?;
         let local = self.timer.speed();
         let gathered = gather_values(&self.comm, self.root, &local)?;
         let elem = std::mem::size_of::<T>();
@@ -483,7 +610,7 @@ impl Balancer {
                 gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
             let speeds = merge_speeds(&phase, previous.as_deref())?;
             let candidate = planner.decompose(rows, cols, &speeds)?;
-            let d = policy.decide(&current, &candidate, &speeds, elem, iterations, bandwidth)?;
+            let d = policy.decide(&current, &candidate, &speeds, elem, ahead, bandwidth)?;
             Ok((d, candidate))
         })?;
         info!(
@@ -496,7 +623,7 @@ impl Balancer {
         self.speeds = Some(decision.speeds.clone());
         let moved = if decision.remap {
             let _s = info_span!("remap").entered();
-            let stats = array.remap(&self.comm, &candidate)?;
+            let stats = array.remap(&candidate)?;
             // Small moves are latency-bound and would underestimate the
             // bandwidth: learn it only from moves of at least 1 MiB per rank.
             if stats.max_rank_bytes >= MIN_BANDWIDTH_SAMPLE && stats.seconds > 0.0 {
@@ -513,6 +640,7 @@ impl Balancer {
             None
         };
         agree(&self.comm, self.root, Ok(()))?;
+        self.mark();
         Ok(RemapReport { decision, moved })
     }
 }

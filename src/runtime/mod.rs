@@ -6,6 +6,7 @@
 pub mod array;
 pub mod auction;
 pub mod balancer;
+pub mod clock;
 pub mod comm;
 pub mod graph;
 pub mod hierarchy;

@@ -1,17 +1,27 @@
-//! Timing of the application's own phases, smoothed by an exponentially
-//! weighted moving average (EWMA).
+//! Timing of the application's own phases: smoothed against noise, quick to
+//! follow a real change.
 //!
-//! After each solver phase a rank calls [`PhaseTimer::record`] with the work it
-//! did (cells, vertices, tasks: any unit, as long as every rank uses the same)
-//! and the time it took. The raw speed `x = work / time` is smoothed as
+//! After each phase a rank records the work it did (cells, vertices, tasks:
+//! any unit, as long as every rank uses the same) and its compute time —
+//! the [`Balancer`](crate::runtime::balancer::Balancer) does it by itself
+//! from [`crate::runtime::clock`]. The raw speed `x = work / time` updates
+//! the estimate `s` as
 //!
 //! ```text
-//! s₁ = x₁,     sₖ = α·xₖ + (1 − α)·sₖ₋₁
+//! s₁ = x₁
+//! sₖ = xₖ                          if |xₖ − sₖ₋₁| > max(k·σ, m)·sₖ₋₁   (a real change)
+//! sₖ = α·xₖ + (1 − α)·sₖ₋₁         otherwise                          (noise)
 //! ```
 //!
-//! so one noisy phase moves the estimate by at most the fraction `α` of its
-//! distance from the previous estimate (`|sₖ − sₖ₋₁| = α·|xₖ − sₖ₋₁|`) and does
-//! not by itself trigger a remap. Each record is O(1) time and memory.
+//! where `σ` is the measured noise: the median relative departure
+//! `|xⱼ − sⱼ₋₁| / sⱼ₋₁` of the last [`NOISE_WINDOW`] phases (the median
+//! ignores the spike of a change itself), `k` the change factor (default 3)
+//! and `m` the smallest departure that counts as a change (default 5 %).
+//! Noise within the band moves the estimate by at most the fraction `α` of
+//! its distance (`|sₖ − sₖ₋₁| = α·|xₖ − sₖ₋₁|`); a departure beyond it —
+//! a rank that really slowed down or sped up — is followed at once, so the
+//! next plan is balanced for the new speeds one phase after the change.
+//! Each record is O(1) time and memory.
 
 use std::time::Duration;
 
@@ -19,30 +29,43 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// EWMA-smoothed speed of the application's own phases (work units per second).
+/// Number of recent phases whose departures estimate the noise.
+pub const NOISE_WINDOW: usize = 8;
+
+/// Smoothed speed of the application's own phases (work units per second).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseTimer {
     alpha: f64,
+    change_factor: f64,
+    min_change: f64,
     smoothed: Option<f64>,
     last: Option<f64>,
     samples: usize,
+    /// Relative departures of the last phases (ring buffer).
+    departures: Vec<f64>,
+    changes: usize,
 }
 
 impl Default for PhaseTimer {
-    /// A timer with `alpha = 0.5`.
+    /// `alpha = 0.5`, change factor 3, smallest change 5 %.
     fn default() -> Self {
         PhaseTimer {
             alpha: 0.5,
+            change_factor: 3.0,
+            min_change: 0.05,
             smoothed: None,
             last: None,
             samples: 0,
+            departures: Vec::with_capacity(NOISE_WINDOW),
+            changes: 0,
         }
     }
 }
 
 impl PhaseTimer {
     /// A timer with smoothing weight `alpha ∈ (0, 1]` (1 = no smoothing: the
-    /// estimate is the last phase's speed). Errors on any other value.
+    /// estimate is the last phase's speed) and the default change detection.
+    /// Errors on any other value.
     pub fn new(alpha: f64) -> Result<Self> {
         if !(alpha.is_finite() && alpha > 0.0 && alpha <= 1.0) {
             return Err(Error::InvalidInput(format!(
@@ -53,6 +76,21 @@ impl PhaseTimer {
             alpha,
             ..Default::default()
         })
+    }
+
+    /// Sets the change detection: a phase whose speed departs from the
+    /// estimate by more than `max(factor·σ, min_change)` (relative) replaces
+    /// the estimate. `factor = ∞` turns detection off (a plain EWMA).
+    /// Errors unless `factor > 0` and `min_change ≥ 0` (not NaN).
+    pub fn with_change_detection(mut self, factor: f64, min_change: f64) -> Result<Self> {
+        if !(factor > 0.0 && min_change >= 0.0 && min_change.is_finite()) {
+            return Err(Error::InvalidInput(format!(
+                "change factor must be > 0 and min change finite and >= 0, got {factor}, {min_change}"
+            )));
+        }
+        self.change_factor = factor;
+        self.min_change = min_change;
+        Ok(self)
     }
 
     /// The smoothing weight.
@@ -84,6 +122,17 @@ impl PhaseTimer {
         self.record_speed(x)
     }
 
+    /// The measured noise `σ`: median relative departure of the last phases
+    /// (0 before the second phase).
+    pub fn noise(&self) -> f64 {
+        let mut d = self.departures.clone();
+        if d.is_empty() {
+            return 0.0;
+        }
+        d.sort_by(f64::total_cmp);
+        d[d.len() / 2]
+    }
+
     /// Records one phase given directly as a speed (work units per second).
     /// Errors when `speed` is not finite and `> 0`.
     pub fn record_speed(&mut self, speed: f64) -> Result<f64> {
@@ -95,7 +144,20 @@ impl PhaseTimer {
         }
         let s = match self.smoothed {
             None => speed,
-            Some(prev) => self.alpha * speed + (1.0 - self.alpha) * prev,
+            Some(prev) => {
+                let departure = (speed - prev).abs() / prev;
+                let band = (self.change_factor * self.noise()).max(self.min_change);
+                if self.departures.len() == NOISE_WINDOW {
+                    self.departures.remove(0);
+                }
+                self.departures.push(departure);
+                if departure > band {
+                    self.changes += 1;
+                    speed
+                } else {
+                    self.alpha * speed + (1.0 - self.alpha) * prev
+                }
+            }
         };
         self.smoothed = Some(s);
         self.last = Some(speed);
@@ -113,11 +175,19 @@ impl PhaseTimer {
         self.last
     }
 
+    /// Number of phases taken as a real change (the estimate jumped).
+    pub fn changes(&self) -> usize {
+        self.changes
+    }
+
     /// Forgets every record (e.g. after a remap changed the work per rank).
     pub fn reset(&mut self) {
-        self.smoothed = None;
-        self.last = None;
-        self.samples = 0;
+        *self = PhaseTimer {
+            alpha: self.alpha,
+            change_factor: self.change_factor,
+            min_change: self.min_change,
+            ..Default::default()
+        };
     }
 
     /// Number of phases recorded since creation or the last [`reset`](Self::reset).
@@ -136,7 +206,10 @@ mod tests {
 
     #[test]
     fn first_record_sets_speed_then_ewma() {
-        let mut t = PhaseTimer::new(0.25).unwrap();
+        let mut t = PhaseTimer::new(0.25)
+            .unwrap()
+            .with_change_detection(f64::INFINITY, 0.0)
+            .unwrap();
         assert_eq!(t.speed(), None);
         assert_eq!(t.record(100.0, ms(1000)).unwrap(), 100.0);
         // 0.25·200 + 0.75·100 = 125
@@ -152,7 +225,10 @@ mod tests {
         // Oracle: sₙ = (1-α)^(n-1)·x₁ + Σ_{k≥2} α(1-α)^(n-k)·x_k.
         let alpha: f64 = 0.3;
         let xs = [10.0, 12.0, 7.0, 30.0, 11.0, 9.5];
-        let mut t = PhaseTimer::new(alpha).unwrap();
+        let mut t = PhaseTimer::new(alpha)
+            .unwrap()
+            .with_change_detection(f64::INFINITY, 0.0)
+            .unwrap();
         for &x in &xs {
             t.record(x, ms(1000)).unwrap();
         }
@@ -165,18 +241,48 @@ mod tests {
     }
 
     #[test]
-    fn outlier_moves_estimate_by_at_most_alpha() {
-        for alpha in [0.1, 0.5, 0.9, 1.0] {
+    fn noise_is_smoothed_and_a_change_followed_at_once() {
+        for alpha in [0.1, 0.5, 0.9] {
             let mut t = PhaseTimer::new(alpha).unwrap();
-            for _ in 0..5 {
-                t.record(50.0, ms(100)).unwrap(); // 500 units/s
+            // ±2 % noise around 500 units/s.
+            for k in 0..8 {
+                let x = if k % 2 == 0 { 490.0 } else { 510.0 };
+                t.record_speed(x).unwrap();
             }
+            assert_eq!(t.changes(), 0);
             let before = t.speed().unwrap();
-            let outlier = 50_000.0;
-            let after = t.record_speed(outlier).unwrap();
-            let moved = (after - before) / (outlier - before);
-            assert!(moved <= alpha + 1e-12 && moved >= alpha - 1e-12, "{moved}");
+            // Within the band (5 % floor): moved by exactly α of the distance.
+            let within = before * 1.04;
+            let after = t.record_speed(within).unwrap();
+            let moved = (after - before) / (within - before);
+            assert!((moved - alpha).abs() < 1e-12, "{moved}");
+            // A rank 4× slower: followed at once, whatever α.
+            let slow = before / 4.0;
+            assert_eq!(t.record_speed(slow).unwrap(), slow);
+            assert_eq!(t.changes(), 1);
+            // The spike does not widen the band: the median ignores it.
+            assert!(t.noise() < 0.05, "{}", t.noise());
         }
+    }
+
+    #[test]
+    fn band_grows_with_measured_noise() {
+        let mut t = PhaseTimer::default();
+        // ±20 % noise: a 30 % departure is noise (band 3·σ ≈ 60 %), not a change.
+        for k in 0..8 {
+            t.record_speed(if k % 2 == 0 { 80.0 } else { 120.0 }).unwrap();
+        }
+        let before = t.speed().unwrap();
+        let s = t.record_speed(before * 1.3).unwrap();
+        assert!(s < before * 1.3 && s > before, "{s} {before}");
+        // Without detection the same timer is a plain EWMA.
+        let mut plain = PhaseTimer::default()
+            .with_change_detection(f64::INFINITY, 0.0)
+            .unwrap();
+        plain.record_speed(100.0).unwrap();
+        assert_eq!(plain.record_speed(25.0).unwrap(), 62.5);
+        assert!(PhaseTimer::default().with_change_detection(0.0, 0.1).is_err());
+        assert!(PhaseTimer::default().with_change_detection(3.0, f64::NAN).is_err());
     }
 
     #[test]

@@ -87,13 +87,13 @@ fn roundtrip(ctx: &Ctx) {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = (w.rank() == 0).then(|| global(rows, cols, t as u64));
         let (a, stats) =
-            DistArray2::scatter_from_root(w, 0, plan.clone(), t % 2, g.as_ref()).expect("scatter");
+            DistArray2::scatter(w, 0, plan.clone(), t % 2, g.as_ref()).expect("scatter");
         ctx.check(
             "scatter-values",
             holds_global(&a, t as u64),
             format!("trial {t}"),
         );
-        let back = a.gather_to_root(w, 0).expect("gather");
+        let back = a.gather(0).expect("gather");
         if let Some(back) = back {
             ctx.check(
                 "gather-bit-exact",
@@ -114,7 +114,7 @@ fn remap(ctx: &Ctx) {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let first = random_tiling(rows, cols, p, &mut rng);
     let g = (w.rank() == 0).then(|| global(rows, cols, 5));
-    let (mut a, _) = DistArray2::scatter_from_root(w, 0, first, 1, g.as_ref()).expect("scatter");
+    let (mut a, _) = DistArray2::scatter(w, 0, first, 1, g.as_ref()).expect("scatter");
     let (mut total, mut minimum) = (0u64, 0u64);
     for step in 0..steps {
         // Alternate random tilings and speed-proportional plans (the root plans, all receive).
@@ -125,7 +125,7 @@ fn remap(ctx: &Ctx) {
             root_compute(w, 0, || RecursiveBisection2.decompose(rows, cols, &speeds)).expect("plan")
         };
         let need = cells_changing_owner(a.plan(), &next) as u64 * 8;
-        let stats = a.remap(w, &next).expect("remap");
+        let stats = a.remap(&next).expect("remap");
         ctx.check(
             "remap-minimal-bytes",
             stats.bytes == need,
@@ -135,7 +135,7 @@ fn remap(ctx: &Ctx) {
         total += stats.bytes;
         minimum += need;
     }
-    let back = a.gather_to_root(w, 0).expect("gather");
+    let back = a.gather(0).expect("gather");
     if let Some(back) = back {
         ctx.check(
             "remap-preserves-all",
@@ -174,9 +174,9 @@ fn halo(ctx: &Ctx) {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = global(rows, cols, t as u64);
         let (mut a, _) =
-            DistArray2::scatter_from_root(w, 0, plan, ghost, (w.rank() == 0).then_some(&g))
+            DistArray2::scatter(w, 0, plan, ghost, (w.rank() == 0).then_some(&g))
                 .expect("scatter");
-        a.halo_exchange(w).expect("halo");
+        a.exchange_ghosts().expect("halo");
         // Every ghost cell inside the global array holds the neighbour's value (corners included).
         let me = a.rect();
         let mut ok = true;
@@ -194,7 +194,7 @@ fn halo(ctx: &Ctx) {
         ctx.check("halo-ghosts", ok, format!("trial {t} ghost {ghost}"));
         // One stencil step computed locally from the ghosts equals the serial step.
         let pad = a.padded().clone();
-        let mut out = a.clone();
+        let mut out = a; // pad holds the ghosts read below
         for ((i, j), v) in out.local_mut().indexed_iter_mut() {
             let (gr, gc) = (me.row + i, me.col + j);
             if gr == 0 || gc == 0 || gr + 1 == rows || gc + 1 == cols {
@@ -208,7 +208,7 @@ fn halo(ctx: &Ctx) {
             }
             *v = s;
         }
-        if let Some(res) = out.gather_to_root(w, 0).expect("gather") {
+        if let Some(res) = out.gather(0).expect("gather") {
             ctx.check(
                 "halo-stencil-equals-serial",
                 res == stencil_serial(&g),
@@ -231,9 +231,9 @@ fn errors(ctx: &Ctx) {
         "shape" => {
             // The root's global array does not match the plan.
             let g = (rank == 0).then(|| Array2::<f64>::zeros((9, 10)));
-            DistArray2::scatter_from_root(w, 0, good, 0, g.as_ref()).map(|_| ())
+            DistArray2::scatter(w, 0, good, 0, g.as_ref()).map(|_| ())
         }
-        "missing" => DistArray2::<f64>::scatter_from_root(w, 0, good, 0, None).map(|_| ()),
+        "missing" => DistArray2::<f64>::scatter(w, 0, good, 0, None).map(|_| ()),
         "parts" => {
             let bad = RecursiveBisection2
                 .decompose(10, 10, &vec![1.0; p + 1])
@@ -243,13 +243,13 @@ fn errors(ctx: &Ctx) {
         "not-tiling" => {
             let mut bad = good.clone();
             bad.parts[0] = Rect::new(0, 0, 1, 1);
-            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(w, &bad).map(|_| ()))
+            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(&bad).map(|_| ()))
         }
         "remap-shape" => {
             let other = RecursiveBisection2
                 .decompose(11, 10, &vec![1.0; p])
                 .expect("plan");
-            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(w, &other).map(|_| ()))
+            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(&other).map(|_| ()))
         }
         "speeds-nan" | "speeds-zero" | "speeds-inf" | "empty-array" => {
             let bad = match case.as_str() {

@@ -59,7 +59,7 @@ fn remap(ctx: &Ctx) {
     let good_next = random_tiling(rows, cols, p, &mut rng);
     let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
     let root_global = (ctx.rank() == 0).then_some(&global);
-    let (mut a, _) = DistArray2::scatter_from_root(&ctx.world, 0, plan, 1, root_global)
+    let (mut a, _) = DistArray2::scatter(&ctx.world, 0, plan, 1, root_global)
         .expect("scatter of a valid plan");
     let mut bad_plans: Vec<(&str, ArrayPlan)> = Vec::new();
     // Wrong part count.
@@ -85,7 +85,7 @@ fn remap(ctx: &Ctx) {
         } else {
             &good_next
         };
-        let res = a.remap(&ctx.world, mine);
+        let res = a.remap(mine);
         let err = res.as_ref().err().map(|e| e.to_string());
         println!(
             "ERR {} {case} {}",
@@ -98,7 +98,7 @@ fn remap(ctx: &Ctx) {
             a.local() == before.view() && *a.plan() == plan_before,
             "the block or plan changed after a failed remap",
         );
-        let gathered = a.gather_to_root(&ctx.world, 0).expect("gather");
+        let gathered = a.gather(0).expect("gather");
         if let Some(g) = gathered {
             ctx.check(
                 &format!("remap-{case}-gather-intact"),
@@ -108,9 +108,9 @@ fn remap(ctx: &Ctx) {
         }
     }
     // The array still works: a valid remap, then gather.
-    let ok = a.remap(&ctx.world, &good_next);
+    let ok = a.remap(&good_next);
     ctx.check("remap-after-failures", ok.is_ok(), format!("{ok:?}"));
-    if let Some(g) = a.gather_to_root(&ctx.world, 0).expect("gather") {
+    if let Some(g) = a.gather(0).expect("gather") {
         ctx.check("remap-after-failures-gather", g == global, "data lost");
     }
 }

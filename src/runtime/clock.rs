@@ -1,0 +1,130 @@
+//! Where a rank's time goes: inside communication, or computing.
+//!
+//! The [`Balancer`](super::balancer::Balancer) measures every rank's compute
+//! time by itself: the wall time between two balance points minus the time
+//! spent inside nuce's own communication (ghost exchanges, remaps, scatters,
+//! gathers, the balancer's collectives). Every such call opens a
+//! communication section; the time of the outermost open section is added to
+//! this thread's communication clock. An application that times nothing
+//! therefore gets correct speeds, and waiting for a slow neighbour inside a
+//! ghost exchange is never counted as work.
+//!
+//! The application's *own* MPI calls (a residual all-reduce, say) are not
+//! nuce's and count as compute unless wrapped in [`waiting`]:
+//!
+//! ```no_run
+//! # fn allreduce_residual() {}
+//! let _w = nuce::runtime::clock::waiting(); // until `_w` drops: not compute
+//! allreduce_residual();
+//! ```
+//!
+//! Cost: two `Instant::now()` per section; thread-local, no locking.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    static IN_COMM: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// An open communication section: while it lives, this thread's time is not
+/// compute. Sections nest; only the outermost one is timed.
+#[must_use = "the section ends when the guard is dropped"]
+pub struct Waiting {
+    start: Option<Instant>,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        if let Some(s) = self.start {
+            IN_COMM.with(|c| c.set(c.get() + s.elapsed()));
+        }
+    }
+}
+
+/// Opens a section whose time is communication or waiting, not compute (for
+/// the application's own collectives or any wait it does not want counted).
+pub fn waiting() -> Waiting {
+    let outermost = DEPTH.with(|d| {
+        let v = d.get();
+        d.set(v + 1);
+        v == 0
+    });
+    Waiting {
+        start: outermost.then(Instant::now),
+    }
+}
+
+/// Total time this thread has spent in closed communication sections.
+pub fn comm_time() -> Duration {
+    IN_COMM.with(Cell::get)
+}
+
+/// A balance point: the start of a phase, from which [`Phase::compute`]
+/// measures the compute time.
+#[derive(Debug, Clone, Copy)]
+pub struct Phase {
+    wall: Instant,
+    comm: Duration,
+}
+
+impl Default for Phase {
+    fn default() -> Self {
+        Phase::start()
+    }
+}
+
+impl Phase {
+    /// A phase starting now.
+    pub fn start() -> Phase {
+        Phase {
+            wall: Instant::now(),
+            comm: comm_time(),
+        }
+    }
+
+    /// Wall time since the start of the phase minus the communication time
+    /// since then: this rank's compute time.
+    pub fn compute(&self) -> Duration {
+        let comm = comm_time().saturating_sub(self.comm);
+        self.wall.elapsed().saturating_sub(comm)
+    }
+
+    /// Wall time since the start of the phase.
+    pub fn wall(&self) -> Duration {
+        self.wall.elapsed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spin(d: Duration) {
+        let t = Instant::now();
+        while t.elapsed() < d {
+            std::hint::spin_loop();
+        }
+    }
+
+    #[test]
+    fn sections_are_not_compute_and_nest() {
+        let phase = Phase::start();
+        spin(Duration::from_millis(20));
+        {
+            let _a = waiting();
+            spin(Duration::from_millis(30));
+            {
+                let _b = waiting(); // nested: not counted twice
+                spin(Duration::from_millis(30));
+            }
+        }
+        let compute = phase.compute().as_secs_f64();
+        let wall = phase.wall().as_secs_f64();
+        assert!(wall >= 0.08, "{wall}");
+        // 20 ms of compute; the 60 ms inside sections are excluded exactly once.
+        assert!((0.02..0.035).contains(&compute), "compute {compute}");
+    }
+}
