@@ -348,7 +348,8 @@ fn run(
         work_multiplier: factor_at(slow, rank, 0) as f64,
         ..Default::default()
     };
-    let mut bal = Balancer::new(world, RecursiveBisection2)?
+    let mut bal = Balancer::new(world)?
+        .with_decomposer(RecursiveBisection2)
         .with_policy(policy)
         .with_kernel(kernel);
     // Hosts first: the speed records are then gathered through the host leaders.

@@ -1,11 +1,11 @@
 //! Jacobi iterations on the graph Laplacian of a mesh, distributed with nuce's
-//! `DistGraph`, rebalanced mid-run from *measured* speeds by remapping an
-//! index ordering (seed `001_b091384d76b527f5.txt` §3), and checked bit for bit
-//! against a serial run on the root.
+//! `DistGraph`, rebalanced between phases from *measured* speeds by
+//! `Balancer::maybe_remap`, which re-cuts an index ordering ([KOR95] §3), and
+//! checked bit for bit against a serial run on the root.
 //!
 //! ```text
 //! mpirun -np 4 target/release/examples/mesh_solver [--mesh FILE.msh|FILE.mesh]
-//!        [--size H] [--iters N] [--slow 1,2,3,…]
+//!        [--size H] [--iters N] [--phases K] [--slow 1,2,3,…]
 //! ```
 //!
 //! Without `--mesh`, an annulus is triangulated with spacing `H` and written in
@@ -13,15 +13,15 @@
 //! `(L + I) x = b` (L the graph Laplacian), whose Jacobi sweep is
 //! `x'_v = (b_v + Σ_u x_u) / (1 + deg v)`. Heterogeneity is made real: rank `r`
 //! repeats its sweep `slow[r]` times (default `1 + r mod 3`); the speeds the
-//! remap uses are *measured* from the sweep times, not read from `--slow`.
+//! remap uses are *measured* by nuce (compute time outside its ghost
+//! exchanges), not read from `--slow`.
 
 use std::time::Instant;
 
 use mpi::traits::*;
-use nuce::plan::graph::{io, Graph, Grouping, IndexKind, IntervalCut, Ordering, Rsb};
-use nuce::runtime::comm::{gather_values, max_f64, root_compute};
-use nuce::runtime::graph::DistGraph;
-use nuce::{Error, Result};
+use nuce::plan::graph::io;
+use nuce::runtime::comm::{agree, max_f64};
+use nuce::{Balancer, DistGraph, Error, Graph, Result};
 
 /// An annulus (radii 0.2 to 1) triangulated with spacing `h`, as MSH 2.2 text.
 fn annulus_msh(h: f64) -> String {
@@ -79,6 +79,7 @@ struct Opts {
     mesh: Option<String>,
     size: f64,
     iters: usize,
+    phases: usize,
     slow: Option<Vec<usize>>,
 }
 
@@ -87,6 +88,7 @@ fn opts() -> Result<Opts> {
         mesh: None,
         size: 0.02,
         iters: 200,
+        phases: 4,
         slow: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -109,6 +111,11 @@ fn opts() -> Result<Opts> {
                     .parse()
                     .map_err(|_| Error::InvalidInput("bad --iters".into()))?
             }
+            "--phases" => {
+                o.phases = val()?
+                    .parse()
+                    .map_err(|_| Error::InvalidInput("bad --phases".into()))?
+            }
             "--slow" => {
                 o.slow = Some(
                     val()?
@@ -123,52 +130,33 @@ fn opts() -> Result<Opts> {
             other => return Err(Error::InvalidInput(format!("unknown option {other}"))),
         }
     }
-    if !(o.size > 0.0 && o.size.is_finite()) || o.iters < 2 {
+    if !(o.size > 0.0 && o.size.is_finite()) || o.phases == 0 || o.iters < o.phases {
         return Err(Error::InvalidInput(
-            "--size must be > 0 and --iters >= 2".into(),
+            "--size must be > 0, --phases >= 1 and --iters >= --phases".into(),
         ));
     }
     Ok(o)
 }
 
-/// Runs `iters` distributed sweeps; returns the max-over-ranks time per sweep
-/// and this rank's own compute time.
-fn run_sweeps<C: Communicator>(
-    comm: &C,
-    dg: &mut DistGraph<(f64, f64)>,
-    iters: usize,
-    slow: usize,
-) -> Result<(f64, f64)> {
-    let t0 = Instant::now();
-    let mut busy = 0.0;
+/// Runs `iters` distributed sweeps, each repeated `slow` times (real extra
+/// work: this rank is slower). nuce times them by itself.
+fn run_sweeps(dg: &mut DistGraph<(f64, f64)>, iters: usize, slow: usize) -> Result<()> {
+    let mut new = Vec::with_capacity(dg.owned().len());
     for _ in 0..iters {
-        dg.ghost_exchange(comm)?;
-        let t = Instant::now();
-        let no = dg.owned().len();
-        let mut new = Vec::with_capacity(no);
-        for _ in 0..slow.max(1) {
+        dg.exchange_ghosts()?;
+        for _ in 0..slow {
             new.clear();
-            for i in 0..no {
-                let nb = dg.neighbors(i).map(|(s, w)| {
-                    let x = if s < no {
-                        dg.values()[s].1
-                    } else {
-                        dg.ghost_values()[s - no].1
-                    };
-                    (x, w)
-                });
+            for i in 0..dg.owned().len() {
+                let nb = dg.neighbors(i).map(|(s, w)| (dg.slot_value(s).1, w));
                 new.push(sweep_one(dg.values()[i].0, nb));
             }
+            std::hint::black_box(&new);
         }
-        busy += t.elapsed().as_secs_f64();
-        for (v, x) in dg.values_mut().iter_mut().zip(new) {
-            v.1 = x;
+        for (v, x) in dg.values_mut().iter_mut().zip(&new) {
+            v.1 = *x;
         }
     }
-    Ok((
-        max_f64(comm, t0.elapsed().as_secs_f64()) / iters as f64,
-        busy,
-    ))
+    Ok(())
 }
 
 fn main() {
@@ -182,79 +170,77 @@ fn main() {
     }
 }
 
+/// The root's graph: the mesh file's nodal graph, or the generated annulus.
+fn read_graph(o: &Opts) -> Result<Graph> {
+    let (text, name) = match &o.mesh {
+        Some(f) => (
+            std::fs::read_to_string(f).map_err(|e| Error::Io(format!("{f}: {e}")))?,
+            f.clone(),
+        ),
+        None => (annulus_msh(o.size), "annulus.msh".to_string()),
+    };
+    let mesh = io::parse_mesh(&text, &name)?;
+    Ok(mesh.nodal_graph()?.0)
+}
+
 fn run<C: Communicator>(world: &C) -> Result<()> {
     let o = opts()?;
     let (rank, p) = (world.rank(), world.size() as usize);
-    let root = 0;
-    // Root: read the mesh, build the nodal graph and the HCI ordering.
-    let setup = if rank == root {
-        let (text, name) = match &o.mesh {
-            Some(f) => (
-                std::fs::read_to_string(f).map_err(|e| Error::Io(format!("{f}: {e}")))?,
-                f.clone(),
-            ),
-            None => (annulus_msh(o.size), "annulus.msh".to_string()),
-        };
-        let mesh = io::parse_mesh(&text, &name)?;
-        let (g, _) = mesh.nodal_graph()?;
-        let ord = Ordering::build(&g, IndexKind::Hci, &Rsb::default(), 1024)?;
-        Some((g, ord))
-    } else {
-        None
-    };
-    let b: Vec<f64> = setup
+    let mut bal = Balancer::new(world)?;
+    // The root reads the mesh; a failure there is every rank's error.
+    let graph = agree(
+        bal.comm(),
+        0,
+        (rank == 0).then(|| read_graph(&o)).transpose(),
+    )?;
+    let b: Vec<f64> = graph
         .as_ref()
-        .map(|(g, _)| {
+        .map(|g| {
             (0..g.n())
                 .map(|v| ((v * 7919) % 1000) as f64 / 1000.0 - 0.5)
                 .collect()
         })
         .unwrap_or_default();
-    // Initial cut: equal speeds.
-    let first = root_compute(world, root, || {
-        let (_, ord) = setup
-            .as_ref()
-            .ok_or_else(|| Error::InvalidInput("no setup".into()))?;
-        let cut = ord.cut(&vec![1.0; p], Grouping::Binpacking)?;
-        Ok((cut.clone(), ord.to_partition(&cut)?))
-    })?;
-    let (mut cut, part): (IntervalCut, _) = first;
     let values: Vec<(f64, f64)> = b.iter().map(|&x| (x, 0.0)).collect();
-    let mut dg = DistGraph::scatter_from_root(
-        world,
-        root,
-        setup.as_ref().map(|s| &s.0),
-        (rank == root).then_some(&part),
-        (rank == root).then_some(values.as_slice()),
-    )?;
+    // Equal parts first (nothing measured yet), along a Hilbert-curve index.
+    let mut dg = bal.scatter_graph(graph.as_ref(), (rank == 0).then_some(values.as_slice()))?;
     let slow = o
         .slow
         .as_ref()
         .and_then(|s| s.get(rank as usize).copied())
         .unwrap_or(1 + rank as usize % 3);
-    let half = o.iters / 2;
-    // Phase 1: equal shares; measure this rank's speed (vertices per second).
-    let (t_before, busy) = run_sweeps(world, &mut dg, half, slow)?;
-    let speed = (dg.owned().len().max(1) * half) as f64 / busy.max(1e-9);
-    let speeds = gather_values(world, root, &speed)?;
-    // Root: re-cut the ordering for the measured speeds, moving few vertices.
-    let (new_cut, new_part) = root_compute(world, root, || {
-        let (_, ord) = setup
-            .as_ref()
-            .ok_or_else(|| Error::InvalidInput("no setup".into()))?;
-        let s = speeds
-            .clone()
-            .ok_or_else(|| Error::InvalidInput("no speeds".into()))?;
-        let c = ord.recut(&cut, &s, Grouping::Binpacking)?;
-        Ok((c.clone(), ord.to_partition(&c)?))
-    })?;
-    let moved = cut.moved(&new_cut);
-    cut = new_cut;
-    let st = dg.migrate(world, &new_part)?;
-    // Phase 2: rebalanced.
-    let (t_after, _) = run_sweeps(world, &mut dg, o.iters - half, slow)?;
-    let x = dg.gather_to_root(world, root)?;
-    if let (Some(x), Some((g, _))) = (x, setup.as_ref()) {
+    let per_phase = o.iters / o.phases;
+    let (mut remaps, mut times) = (0, Vec::new());
+    for phase in 0..o.phases {
+        let iters = if phase + 1 == o.phases {
+            o.iters - per_phase * (o.phases - 1)
+        } else {
+            per_phase
+        };
+        let t = Instant::now();
+        run_sweeps(&mut dg, iters, slow)?;
+        let wall = {
+            let _w = nuce::waiting();
+            max_f64(bal.comm(), t.elapsed().as_secs_f64()) / iters as f64
+        };
+        times.push(wall);
+        let rep = bal.maybe_remap(&mut dg, iters)?;
+        remaps += usize::from(rep.remap);
+        if rank == 0 {
+            println!(
+                "RESULT phase {phase} sweep_seconds {wall:.6} imbalance {:.3} remap {} moved_bytes {} speeds {:?}",
+                rep.imbalance_current,
+                rep.remap,
+                rep.moved.map_or(0, |m| m.bytes),
+                rep.speeds
+                    .iter()
+                    .map(|s| (s / 1e3).round() / 1e3)
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+    let x = dg.gather(0)?;
+    if let (Some(x), Some(g)) = (x, graph.as_ref()) {
         let reference = serial(g, &b, o.iters);
         let exact = x
             .iter()
@@ -266,24 +252,10 @@ fn run<C: Communicator>(world: &C) -> Result<()> {
             g.num_edges()
         );
         println!(
-            "RESULT measured_speeds {:?}",
-            speeds
-                .unwrap_or_default()
-                .iter()
-                .map(|s| (s / 1e3).round() / 1e3)
-                .collect::<Vec<_>>()
-        );
-        println!(
-            "RESULT remapped moved {moved} (migrate moved {} vertices, {} bytes, {} messages, {:.4} s) intervals {}",
-            st.moved_vertices,
-            st.moves.bytes,
-            st.moves.messages,
-            st.moves.seconds,
-            cut.intervals.len()
-        );
-        println!(
-            "RESULT sweep_seconds before {t_before:.6} after {t_after:.6} speedup {:.2}",
-            t_before / t_after
+            "RESULT remaps {remaps} sweep_seconds first {:.6} last {:.6} speedup {:.2}",
+            times[0],
+            times[times.len() - 1],
+            times[0] / times[times.len() - 1]
         );
         println!("RESULT bit_exact {exact}");
         if !exact {

@@ -34,3 +34,12 @@ pub mod runtime;
 pub mod speed;
 
 pub use error::{Error, Result};
+
+// What an application needs, at the crate root.
+pub use plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
+pub use plan::graph::{Graph, Partition};
+pub use runtime::array::{DistArray2, Element, MoveStats};
+pub use runtime::balancer::{Balancer, Rebalance, RemapReport};
+pub use runtime::clock::waiting;
+pub use runtime::graph::DistGraph;
+pub use speed::PhaseTimer;

@@ -1,11 +1,11 @@
 //! The [`Balancer`]: measure → gather → plan → broadcast → remap, collectively.
 //!
 //! ```no_run
-//! use nuce::{Balancer, ColumnDp};
+//! use nuce::Balancer;
 //!
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();
-//! let mut bal = Balancer::new(&world, ColumnDp::default()).unwrap();
+//! let mut bal = Balancer::new(&world).unwrap();  // arrays: ColumnDp unless with_decomposer
 //! bal.measure().unwrap();                                  // built-in kernel on every rank
 //! let mut a = bal.new_array::<f64>(1000, 800, 1).unwrap(); // planned for the measured speeds
 //! for _phase in 0..10 {
@@ -56,17 +56,20 @@ use std::time::Duration;
 
 use mpi::topology::{CommunicatorRelation, SimpleCommunicator};
 use mpi::traits::*;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tracing::{info, info_span};
 
 use super::array::{DistArray2, Element, MoveStats};
 use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
+use super::graph::{DistGraph, RootIndex};
 use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::netprobe::probe_links;
 use super::watchdog::{checkpoint, timeout_from_env};
 use crate::error::{Error, Result};
-use crate::plan::array2d::{ArrayDecomposer, ArrayPlan, Hierarchical};
+use crate::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical};
+use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::policy::{RemapDecision, RemapPolicy};
 use crate::speed::network::{LinkRecord, ProbeConfig};
 use crate::speed::{measure_kernel, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource};
@@ -186,14 +189,14 @@ pub struct Balancer {
 }
 
 impl Balancer {
-    /// Creates a balancer over a duplicate of `comm`, planning with `decomposer`
-    /// (collective: `MPI_Comm_dup`). The collectives' timeout comes from
-    /// `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed value is an error
-    /// on every rank.
-    pub fn new<C: Communicator>(
-        comm: &C,
-        decomposer: impl ArrayDecomposer + 'static,
-    ) -> Result<Self> {
+    /// Creates a balancer over a duplicate of `comm` (collective:
+    /// `MPI_Comm_dup`), with rank 0 as the root. Arrays are planned by the
+    /// optimal column-based decomposition ([`ColumnDp`], [BBLRR01] §3.2.4)
+    /// unless [`Balancer::with_decomposer`] says otherwise. The collectives'
+    /// timeout comes from `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed
+    /// value is an error on every rank.
+    pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
+        let decomposer = ColumnDp::default();
         let _w = waiting();
         let comm = comm.duplicate();
         let timeout = agree(&comm, 0, timeout_from_env())?;
@@ -363,6 +366,12 @@ impl Balancer {
         self
     }
 
+    /// Plans arrays with `decomposer` (local; all ranks must do the same).
+    pub fn with_decomposer(mut self, decomposer: impl ArrayDecomposer + 'static) -> Self {
+        self.decomposer = Arc::new(decomposer);
+        self
+    }
+
     /// Replaces the decomposition algorithm (local; all ranks must do the same).
     pub fn set_decomposer(&mut self, decomposer: impl ArrayDecomposer + 'static) {
         self.decomposer = Arc::new(decomposer);
@@ -504,9 +513,9 @@ impl Balancer {
         ghost: usize,
     ) -> Result<DistArray2<T>> {
         let shape = root_compute(&self.comm, self.root, || {
-            global.map(|g| g.dim()).ok_or_else(|| {
-                Error::InvalidInput("scatter_array: the root has no array".into())
-            })
+            global
+                .map(|g| g.dim())
+                .ok_or_else(|| Error::InvalidInput("scatter_array: the root has no array".into()))
         })?;
         let plan = self.plan(shape.0, shape.1)?;
         let (a, stats) = DistArray2::scatter(&self.comm, self.root, plan, ghost, global)?;
@@ -552,38 +561,42 @@ impl Balancer {
             .map(|_| ())
     }
 
-    /// A balance point, between phases of `iterations` iterations each:
-    /// measures this rank's phase (its cells × `iterations` in its compute
-    /// time since the last balance point, unless [`Balancer::record_phase`]
-    /// was called), gathers the speeds, lets the root decide whether a new
-    /// plan pays off over the next `iterations` iterations (see
-    /// [`RemapPolicy`]), and if so remaps `array` (moving only the cells
-    /// whose owner changes). The decision is identical on every rank.
-    /// `array` must live on this balancer's ranks in the same order.
-    pub fn maybe_remap<T: Element>(
+    /// A balance point, between phases of `iterations` iterations each, for
+    /// a [`DistArray2`] or a [`DistGraph`]: measures this rank's phase (its
+    /// work per iteration — cells, or vertex weights — × `iterations` in its
+    /// compute time since the last balance point, unless
+    /// [`Balancer::record_phase`] was called), gathers the speeds, lets the
+    /// root decide whether a new layout pays off over the next `iterations`
+    /// iterations (see [`RemapPolicy`]), and if so remaps `data`, moving only
+    /// what changes owner. Arrays are re-planned by the balancer's
+    /// decomposer; graphs made by [`Balancer::scatter_graph`] are re-cut
+    /// along the root's index ordering ([KOR95] §3, few vertices move). The
+    /// decision and what moved are identical on every rank. `data` must live
+    /// on this balancer's ranks in the same order.
+    pub fn maybe_remap<D: Rebalance>(
         &mut self,
-        array: &mut DistArray2<T>,
+        data: &mut D,
         iterations: usize,
     ) -> Result<RemapReport> {
-        self.maybe_remap_ahead(array, iterations, iterations)
+        self.maybe_remap_ahead(data, iterations, iterations)
     }
 
     /// [`Balancer::maybe_remap`] with a decision horizon other than one
     /// phase: the phase just done had `iterations` iterations, and the remap
     /// must pay off within the next `ahead` iterations (e.g. all those left
     /// in the run).
-    pub fn maybe_remap_ahead<T: Element>(
+    pub fn maybe_remap_ahead<D: Rebalance>(
         &mut self,
-        array: &mut DistArray2<T>,
+        data: &mut D,
         iterations: usize,
         ahead: usize,
     ) -> Result<RemapReport> {
         let _w = waiting();
         let _span = info_span!("maybe_remap").entered();
-        self.record_automatic(array.rect().area() as f64, iterations)?;
+        self.record_automatic(data.local_work(), iterations)?;
         self.arrive("Balancer::maybe_remap")?;
         let same = matches!(
-            self.comm.compare(array.comm()),
+            self.comm.compare(data.comm()),
             CommunicatorRelation::Identical | CommunicatorRelation::Congruent
         );
         agree(
@@ -593,26 +606,26 @@ impl Balancer {
                 Ok(())
             } else {
                 Err(Error::InvalidInput(
-                    "maybe_remap: the array lives on other ranks than the balancer".into(),
+                    "maybe_remap: the data lives on other ranks than the balancer".into(),
                 ))
             },
         )?;
-        let local = self.timer.speed();
-        let gathered = gather_values(&self.comm, self.root, &local)?;
-        let elem = std::mem::size_of::<T>();
-        let (rows, cols) = array.global_shape();
-        let current = array.plan().clone();
+        let gathered = gather_values(&self.comm, self.root, &self.timer.speed())?;
         let previous = self.speeds.clone();
-        let planner = self.planner();
-        let (policy, bandwidth) = self.network_policy();
-        let (decision, candidate) = root_compute(&self.comm, self.root, || {
-            let phase =
-                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
-            let speeds = merge_speeds(&phase, previous.as_deref())?;
-            let candidate = planner.decompose(rows, cols, &speeds)?;
-            let d = policy.decide(&current, &candidate, &speeds, elem, ahead, bandwidth)?;
-            Ok((d, candidate))
-        })?;
+        let ctx = RootContext {
+            planner: self.planner(),
+            policy: self.network_policy(),
+            ahead,
+        };
+        let (decision, plan) = {
+            let proposal = data.propose(&ctx);
+            root_compute(&self.comm, self.root, || {
+                let phase = gathered
+                    .ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
+                let speeds = merge_speeds(&phase, previous.as_deref())?;
+                proposal(&speeds)
+            })?
+        };
         info!(
             remap = decision.remap,
             t_current = decision.t_current,
@@ -623,12 +636,10 @@ impl Balancer {
         self.speeds = Some(decision.speeds.clone());
         let moved = if decision.remap {
             let _s = info_span!("remap").entered();
-            let stats = array.remap(&candidate)?;
+            let stats = data.apply(plan)?;
             // Small moves are latency-bound and would underestimate the
             // bandwidth: learn it only from moves of at least 1 MiB per rank.
-            if stats.max_rank_bytes >= MIN_BANDWIDTH_SAMPLE && stats.seconds > 0.0 {
-                self.bandwidth = Some(stats.max_rank_bytes as f64 / stats.seconds);
-            }
+            self.observe(&stats);
             info!(
                 bytes = stats.bytes,
                 messages = stats.messages,
@@ -642,6 +653,147 @@ impl Balancer {
         agree(&self.comm, self.root, Ok(()))?;
         self.mark();
         Ok(RemapReport { decision, moved })
+    }
+
+    /// Partitions the root's `graph` for the current speeds (uniform when
+    /// none were measured) and scatters it with the root's `values`, one per
+    /// vertex, on the balancer's communicator. The root keeps an index
+    /// ordering of the graph — Hilbert curve (HCI) when it has coordinates,
+    /// spectral (RSBI) otherwise — so that [`Balancer::maybe_remap`] re-cuts
+    /// it in O(p log n) and moves few vertices ([KOR95] §3). `graph` and
+    /// `values` are read on the root only. A balance point.
+    pub fn scatter_graph<T: Serialize + DeserializeOwned + Clone>(
+        &mut self,
+        graph: Option<&Graph>,
+        values: Option<&[T]>,
+    ) -> Result<DistGraph<T>> {
+        let _w = waiting();
+        let _span = info_span!("scatter_graph").entered();
+        self.arrive("Balancer::scatter_graph")?;
+        let p = self.comm.size() as usize;
+        let uniform = vec![1.0; p];
+        let speeds = self.speeds.clone().unwrap_or(uniform);
+        let at_root = self.comm.rank() == self.root;
+        // Built on the root only (the index is O(n)); every rank learns whether it worked.
+        let built = at_root
+            .then(|| {
+                let g = graph.ok_or_else(|| {
+                    Error::InvalidInput("scatter_graph: the root has no graph".into())
+                })?;
+                if g.n() < p {
+                    return Err(Error::TooManyParts {
+                        parts: p,
+                        units: g.n(),
+                    });
+                }
+                let index = RootIndex::build(g, &speeds, std::mem::size_of::<T>())?;
+                let partition = index.ordering.to_partition(&index.cut)?;
+                Ok((index, partition))
+            })
+            .transpose();
+        let built = agree(&self.comm, self.root, built)?;
+        let (index, partition) = built.unzip();
+        let mut dg = DistGraph::scatter(&self.comm, self.root, graph, partition.as_ref(), values)?;
+        dg.index = index;
+        self.mark();
+        Ok(dg)
+    }
+}
+
+/// What the root needs from the balancer to propose a new layout.
+pub struct RootContext {
+    planner: Arc<dyn ArrayDecomposer>,
+    policy: (RemapPolicy, Option<f64>),
+    ahead: usize,
+}
+
+/// The root's proposal: for the merged speeds, the decision and the new layout.
+pub type Proposal<'a, P> = Box<dyn FnOnce(&[f64]) -> Result<(RemapDecision, P)> + 'a>;
+
+/// Distributed data a [`Balancer`] can rebalance: [`DistArray2`] and
+/// [`DistGraph`]. Sealed: implemented by nuce's containers only.
+pub trait Rebalance: sealed::Sealed {
+    /// The new layout, broadcast from the root.
+    type Plan: Serialize + DeserializeOwned;
+    /// This rank's work per iteration (cells; sum of vertex weights).
+    fn local_work(&self) -> f64;
+    /// The container's communicator.
+    fn comm(&self) -> &SimpleCommunicator;
+    /// The root's decision for given speeds (called on the root only).
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan>;
+    /// Moves the data to the new layout (collective).
+    fn apply(&mut self, plan: Self::Plan) -> Result<MoveStats>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T> Sealed for super::DistArray2<T> {}
+    impl<T> Sealed for super::DistGraph<T> {}
+}
+
+impl<T: Element> Rebalance for DistArray2<T> {
+    type Plan = ArrayPlan;
+    fn local_work(&self) -> f64 {
+        self.rect().area() as f64
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        DistArray2::comm(self)
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, ArrayPlan> {
+        Box::new(move |speeds| {
+            let (rows, cols) = self.global_shape();
+            let candidate = ctx.planner.decompose(rows, cols, speeds)?;
+            let (policy, bandwidth) = ctx.policy;
+            let elem = std::mem::size_of::<T>();
+            let d = policy.decide(self.plan(), &candidate, speeds, elem, ctx.ahead, bandwidth)?;
+            Ok((d, candidate))
+        })
+    }
+    fn apply(&mut self, plan: ArrayPlan) -> Result<MoveStats> {
+        self.remap(&plan)
+    }
+}
+
+impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
+    /// The new cut of the root's ordering and the partition it gives.
+    type Plan = (Option<IntervalCut>, Partition);
+    fn local_work(&self) -> f64 {
+        DistGraph::local_work(self)
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        DistGraph::comm(self)
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan> {
+        Box::new(move |speeds| {
+            let index = self.index.as_ref().ok_or_else(|| {
+                Error::InvalidInput(
+                    "maybe_remap: the graph has no index at the root (create it with Balancer::scatter_graph)"
+                        .into(),
+                )
+            })?;
+            let p = speeds.len();
+            let cut = index.ordering.recut(&index.cut, speeds, index.grouping)?;
+            let candidate = index.ordering.to_partition(&cut)?;
+            let current: Vec<usize> = self.owners().iter().map(|&q| q as usize).collect();
+            let volume = index.volume(&current, &candidate.parts, p);
+            let (policy, bandwidth) = ctx.policy;
+            let d = policy.decide_loads(
+                &index.loads(&current, p),
+                &index.loads(&candidate.parts, p),
+                speeds,
+                &volume,
+                ctx.ahead,
+                bandwidth,
+            )?;
+            Ok((d, (Some(cut), candidate)))
+        })
+    }
+    fn apply(&mut self, (cut, partition): Self::Plan) -> Result<MoveStats> {
+        let stats = self.remap(&partition)?;
+        if let (Some(index), Some(cut)) = (self.index.as_mut(), cut) {
+            index.cut = cut;
+        }
+        Ok(stats.moves)
     }
 }
 

@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     static IN_COMM: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+    /// Start of the open outermost section, if any.
+    static OPEN: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// An open communication section: while it lives, this thread's time is not
@@ -39,6 +41,7 @@ impl Drop for Waiting {
     fn drop(&mut self) {
         DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
         if let Some(s) = self.start {
+            OPEN.with(|o| o.set(None));
             IN_COMM.with(|c| c.set(c.get() + s.elapsed()));
         }
     }
@@ -52,14 +55,18 @@ pub fn waiting() -> Waiting {
         d.set(v + 1);
         v == 0
     });
-    Waiting {
-        start: outermost.then(Instant::now),
+    let start = outermost.then(Instant::now);
+    if start.is_some() {
+        OPEN.with(|o| o.set(start));
     }
+    Waiting { start }
 }
 
-/// Total time this thread has spent in closed communication sections.
+/// Total time this thread has spent in communication sections, the open
+/// one included up to now (so that a phase may start inside a section).
 pub fn comm_time() -> Duration {
-    IN_COMM.with(Cell::get)
+    let open = OPEN.with(Cell::get).map_or(Duration::ZERO, |s| s.elapsed());
+    IN_COMM.with(Cell::get) + open
 }
 
 /// A balance point: the start of a phase, from which [`Phase::compute`]
@@ -126,5 +133,20 @@ mod tests {
         assert!(wall >= 0.08, "{wall}");
         // 20 ms of compute; the 60 ms inside sections are excluded exactly once.
         assert!((0.02..0.035).contains(&compute), "compute {compute}");
+    }
+
+    #[test]
+    fn a_phase_may_start_inside_a_section() {
+        let phase = {
+            let _a = waiting();
+            spin(Duration::from_millis(30)); // before the phase: not its time
+            let phase = Phase::start();
+            spin(Duration::from_millis(10)); // the phase's, but communication
+            phase
+        };
+        spin(Duration::from_millis(20));
+        let compute = phase.compute().as_secs_f64();
+        assert!((0.02..0.03).contains(&compute), "compute {compute}");
+        assert!(phase.wall().as_secs_f64() >= 0.03);
     }
 }

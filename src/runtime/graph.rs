@@ -1,16 +1,19 @@
 //! Distributed unstructured graphs ([`DistGraph`]): a graph whose vertices,
 //! with one value each, are spread over the ranks by a [`Partition`] (part `r`
-//! lives on rank `r`), as the mapping of seed `001_b091384d76b527f5.txt` asks.
+//! lives on rank `r`), as the graph mapping of [KOR95] asks.
 //!
-//! * [`DistGraph::scatter_from_root`] — the root's graph, partition and vertex
-//!   values go out; each rank receives its owned vertices with their adjacency
-//!   (global ids, in the global CSR order) and values.
-//! * [`DistGraph::ghost_exchange`] — every rank receives the current values of
-//!   its ghosts (neighbours owned elsewhere) from their owners; the send and
-//!   receive lists are both sorted by global id, so no ids travel.
-//! * [`DistGraph::migrate`] — moves to a new partition: only vertices whose
-//!   owner changes travel, with their id, adjacency and value (bincode: values
-//!   arrive bit-exact).
+//! * [`DistGraph::scatter`] — the root's graph, partition and vertex values
+//!   go out; each rank receives its owned vertices with their adjacency
+//!   (global ids, in the global CSR order) and values. Through
+//!   [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph)
+//!   the partition follows the measured speeds and the root keeps an index
+//!   ordering for fast remaps.
+//! * [`DistGraph::exchange_ghosts`] — every rank receives the current values
+//!   of its ghosts (neighbours owned elsewhere) from their owners; the send
+//!   and receive lists are both sorted by global id, so no ids travel.
+//! * [`DistGraph::remap`] — moves to a new partition: only vertices whose
+//!   owner changes travel, with their id, adjacency and value (bincode:
+//!   values arrive bit-exact).
 //!
 //! Every rank keeps a copy of the partition (one `u32` per vertex) so that it
 //! can tell the owner of any ghost; everything else is local. All calls are
@@ -24,9 +27,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::array::MoveStats;
+use super::clock::waiting;
 use super::comm::{agree, alltoallv_bytes, bcast_value, decode, encode, max_f64, sum_f64};
 use crate::error::{Error, Result};
-use crate::plan::graph::{Graph, Partition};
+use crate::plan::graph::{Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb};
+use mpi::topology::SimpleCommunicator;
 
 /// One vertex as it travels: global id, neighbours (global ids), edge weights
 /// (empty when unweighted), vertex weight and value.
@@ -39,7 +44,7 @@ struct VertexRecord<T> {
     value: T,
 }
 
-/// What a [`DistGraph::migrate`] moved (identical on every rank).
+/// What a [`DistGraph::remap`] moved (identical on every rank).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct MigrateStats {
     /// Number of vertices that changed owner (and travelled).
@@ -48,10 +53,10 @@ pub struct MigrateStats {
     pub moves: MoveStats,
 }
 
-/// A graph distributed over the ranks of a communicator, with one value of
-/// type `T` per vertex.
+/// This rank's vertices of a distributed graph: everything of a
+/// [`DistGraph`] but its communicator and the root's index.
 #[derive(Debug, Clone)]
-pub struct DistGraph<T> {
+struct GraphPart<T> {
     rank: usize,
     n_global: usize,
     owner: Vec<u32>,
@@ -90,7 +95,7 @@ fn stats<C: Communicator>(
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
+impl<T: Serialize + DeserializeOwned + Clone> GraphPart<T> {
     /// Scatters `graph`, `partition` and `values` (significant on `root` only)
     /// to every rank. The partition must have one part per rank. Collective.
     pub fn scatter_from_root<C: Communicator>(
@@ -143,7 +148,7 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
         let got = alltoallv_bytes(comm, &sends)?;
         let mine: Result<Vec<VertexRecord<T>>> = decode(&got[root as usize], root);
         let recs = agree(comm, root, mine)?;
-        let mut dg = DistGraph::from_records(comm.rank() as usize, size, owner, recs);
+        let mut dg = GraphPart::from_records(comm.rank() as usize, size, owner, recs);
         dg.rebuild_halo();
         Ok(dg)
     }
@@ -156,7 +161,7 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     ) -> Self {
         recs.sort_by_key(|r| r.id);
         let n_global = owner.len();
-        let mut dg = DistGraph {
+        let mut dg = GraphPart {
             rank,
             n_global,
             owner,
@@ -353,7 +358,7 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
         let moved_in = incoming.len() as f64;
         keep.extend(incoming);
         let owner = new.parts.iter().map(|&p| p as u32).collect();
-        *self = DistGraph::from_records(self.rank, size, owner, keep);
+        *self = GraphPart::from_records(self.rank, size, owner, keep);
         self.rebuild_halo();
         let bytes: u64 = sends.iter().map(|b| b.len() as u64).sum();
         let recvd: u64 = got.iter().map(|b| b.len() as u64).sum();
@@ -388,39 +393,11 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
         agree(comm, root, res)
     }
 
-    /// Owned vertices (global ids, increasing).
-    pub fn owned(&self) -> &[usize] {
-        &self.owned
-    }
-    /// Ghost vertices (global ids, increasing).
-    pub fn ghosts(&self) -> &[usize] {
-        &self.ghosts
-    }
-    /// Values of the owned vertices.
-    pub fn values(&self) -> &[T] {
-        &self.values
-    }
-    /// Mutable values of the owned vertices.
-    pub fn values_mut(&mut self) -> &mut [T] {
-        &mut self.values
-    }
-    /// Ghost values from the last [`Self::ghost_exchange`] (empty before).
-    pub fn ghost_values(&self) -> &[T] {
-        &self.ghost_values
-    }
     /// Neighbours of owned vertex `i` as slots (`< owned().len()`: owned,
     /// otherwise ghost `slot − owned().len()`), with edge weights, in the
     /// order of the global CSR.
     pub fn neighbors(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
         (self.xadj[i]..self.xadj[i + 1]).map(move |a| (self.adj[a], self.ewgt[a]))
-    }
-    /// Weight of owned vertex `i`.
-    pub fn vertex_weight(&self, i: usize) -> f64 {
-        self.vwgt[i]
-    }
-    /// Owner of every vertex (the current partition).
-    pub fn owners(&self) -> &[u32] {
-        &self.owner
     }
     /// The current partition (one part per rank).
     pub fn partition(&self) -> Partition {
@@ -429,9 +406,206 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
             parts: self.owner.iter().map(|&p| p as usize).collect(),
         }
     }
+}
+
+/// The root's index of a graph balanced by a
+/// [`Balancer`](super::balancer::Balancer): the one-dimensional ordering, the
+/// current cut of it, and what the remap decision needs of every vertex.
+#[derive(Debug, Clone)]
+pub(crate) struct RootIndex {
+    pub(crate) ordering: Ordering,
+    pub(crate) cut: IntervalCut,
+    pub(crate) grouping: Grouping,
+    /// Vertex weights by global id.
+    pub(crate) weights: Vec<f64>,
+    /// Bytes a vertex takes when it moves (record size), by global id.
+    pub(crate) bytes: Vec<f64>,
+}
+
+impl RootIndex {
+    /// Builds the index of `g` for `speeds`: a Hilbert-curve ordering (HCI)
+    /// when the graph has coordinates, else recursive spectral bisection
+    /// (RSBI), cut by [`Grouping::Binpacking`] ([KOR95] §3).
+    pub(crate) fn build(g: &Graph, speeds: &[f64], value_bytes: usize) -> Result<RootIndex> {
+        let kind = if g.coords().is_some() {
+            IndexKind::Hci
+        } else {
+            IndexKind::Rsbi
+        };
+        let ordering = Ordering::build(g, kind, &Rsb::default(), 1024)?;
+        let grouping = Grouping::Binpacking;
+        let cut = ordering.cut(speeds, grouping)?;
+        let weights = (0..g.n()).map(|v| g.vertex_weight(v)).collect();
+        let per_edge = if g.has_edge_weights() { 16.0 } else { 8.0 };
+        let bytes = (0..g.n())
+            .map(|v| 32.0 + value_bytes as f64 + per_edge * g.neighbors(v).len() as f64)
+            .collect();
+        Ok(RootIndex {
+            ordering,
+            cut,
+            grouping,
+            weights,
+            bytes,
+        })
+    }
+
+    /// Work per part under `partition` (sum of vertex weights).
+    pub(crate) fn loads(&self, partition: &[usize], nparts: usize) -> Vec<f64> {
+        let mut l = vec![0.0; nparts];
+        for (v, &q) in partition.iter().enumerate() {
+            l[q] += self.weights[v];
+        }
+        l
+    }
+
+    /// What each rank sends plus receives (bytes, messages) to move from
+    /// `old` to `new`. O(n + p²) worst case in messages, O(n) usually.
+    pub(crate) fn volume(&self, old: &[usize], new: &[usize], nparts: usize) -> Vec<(f64, usize)> {
+        let mut vol = vec![(0.0, 0usize); nparts];
+        let mut pairs = std::collections::HashSet::new();
+        for (v, (&a, &b)) in old.iter().zip(new).enumerate() {
+            if a != b {
+                vol[a].0 += self.bytes[v];
+                vol[b].0 += self.bytes[v];
+                if pairs.insert((a, b)) {
+                    vol[a].1 += 1;
+                    vol[b].1 += 1;
+                }
+            }
+        }
+        vol
+    }
+}
+
+/// A graph distributed over the ranks of a communicator, with one value of
+/// type `T` per vertex.
+///
+/// The graph keeps its own duplicate of the communicator it was created on,
+/// so its messages never mix with the application's. Its data movements are
+/// communication sections of [`super::clock`]: never counted as compute.
+/// Every rank keeps a copy of the partition (one `u32` per vertex) to know
+/// the owner of any ghost.
+pub struct DistGraph<T> {
+    comm: SimpleCommunicator,
+    part: GraphPart<T>,
+    /// The balancer's index, on the root of a graph made by
+    /// [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph).
+    pub(crate) index: Option<RootIndex>,
+}
+
+impl<T> std::fmt::Debug for DistGraph<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DistGraph")
+            .field("rank", &self.part.rank)
+            .field("global_len", &self.part.n_global)
+            .field("owned", &self.part.owned.len())
+            .field("ghosts", &self.part.ghosts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
+    /// Scatters `graph`, `partition` and `values` (significant on `root`
+    /// only) to every rank, on a duplicate of `comm`. The partition must have
+    /// one part per rank. Collective; errors agree.
+    pub fn scatter<C: Communicator>(
+        comm: &C,
+        root: i32,
+        graph: Option<&Graph>,
+        partition: Option<&Partition>,
+        values: Option<&[T]>,
+    ) -> Result<Self> {
+        let _w = waiting();
+        let comm = comm.duplicate();
+        let part = GraphPart::scatter_from_root(&comm, root, graph, partition, values)?;
+        Ok(DistGraph {
+            comm,
+            part,
+            index: None,
+        })
+    }
+
+    /// Receives the current values of all ghosts from their owners. Collective.
+    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+        let _w = waiting();
+        self.part.ghost_exchange(&self.comm)
+    }
+
+    /// Moves to `new` (replicated on every rank, checked to agree): vertices
+    /// whose owner changes are sent, with id, adjacency and value, to their
+    /// new owner; the others stay. Ghost values are invalidated (call
+    /// [`Self::exchange_ghosts`]). Collective; on error every rank returns
+    /// the same `Err`.
+    pub fn remap(&mut self, new: &Partition) -> Result<MigrateStats> {
+        let _w = waiting();
+        self.part.migrate(&self.comm, new)
+    }
+
+    /// Gathers all values in global vertex order on `root` (`None` elsewhere).
+    pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
+        let _w = waiting();
+        self.part.gather_to_root(&self.comm, root)
+    }
+
+    /// The graph's communicator (a duplicate of the one it was created on).
+    pub fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+    /// Owned vertices (global ids, increasing).
+    pub fn owned(&self) -> &[usize] {
+        &self.part.owned
+    }
+    /// Ghost vertices (global ids, increasing).
+    pub fn ghosts(&self) -> &[usize] {
+        &self.part.ghosts
+    }
+    /// Values of the owned vertices.
+    pub fn values(&self) -> &[T] {
+        &self.part.values
+    }
+    /// Mutable values of the owned vertices.
+    pub fn values_mut(&mut self) -> &mut [T] {
+        &mut self.part.values
+    }
+    /// Ghost values from the last [`Self::exchange_ghosts`] (empty before).
+    pub fn ghost_values(&self) -> &[T] {
+        &self.part.ghost_values
+    }
+    /// The value of neighbour slot `s` of [`Self::neighbors`]: an owned
+    /// vertex's or a ghost's.
+    pub fn slot_value(&self, s: usize) -> &T {
+        let no = self.part.owned.len();
+        if s < no {
+            &self.part.values[s]
+        } else {
+            &self.part.ghost_values[s - no]
+        }
+    }
+    /// Neighbours of owned vertex `i` as slots (`< owned().len()`: owned,
+    /// otherwise ghost `slot − owned().len()`), with edge weights, in the
+    /// order of the global CSR.
+    pub fn neighbors(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.part.neighbors(i)
+    }
+    /// Weight of owned vertex `i`.
+    pub fn vertex_weight(&self, i: usize) -> f64 {
+        self.part.vwgt[i]
+    }
+    /// This rank's work per iteration: the sum of its vertices' weights.
+    pub fn local_work(&self) -> f64 {
+        self.part.vwgt.iter().sum()
+    }
+    /// Owner of every vertex (the current partition).
+    pub fn owners(&self) -> &[u32] {
+        &self.part.owner
+    }
+    /// The current partition (one part per rank).
+    pub fn partition(&self) -> Partition {
+        self.part.partition()
+    }
     /// Global number of vertices.
     pub fn global_len(&self) -> usize {
-        self.n_global
+        self.part.n_global
     }
 }
 

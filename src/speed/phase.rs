@@ -270,7 +270,8 @@ mod tests {
         let mut t = PhaseTimer::default();
         // ±20 % noise: a 30 % departure is noise (band 3·σ ≈ 60 %), not a change.
         for k in 0..8 {
-            t.record_speed(if k % 2 == 0 { 80.0 } else { 120.0 }).unwrap();
+            t.record_speed(if k % 2 == 0 { 80.0 } else { 120.0 })
+                .unwrap();
         }
         let before = t.speed().unwrap();
         let s = t.record_speed(before * 1.3).unwrap();
@@ -281,8 +282,12 @@ mod tests {
             .unwrap();
         plain.record_speed(100.0).unwrap();
         assert_eq!(plain.record_speed(25.0).unwrap(), 62.5);
-        assert!(PhaseTimer::default().with_change_detection(0.0, 0.1).is_err());
-        assert!(PhaseTimer::default().with_change_detection(3.0, f64::NAN).is_err());
+        assert!(PhaseTimer::default()
+            .with_change_detection(0.0, 0.1)
+            .is_err());
+        assert!(PhaseTimer::default()
+            .with_change_detection(3.0, f64::NAN)
+            .is_err());
     }
 
     #[test]

@@ -10,15 +10,17 @@
 //! remap  ⇔  t_new < (1 − hysteresis) · t_cur  and  (t_cur − t_new) · iterations > t_mig
 //! ```
 //!
-//! `bytes_r` counts what rank `r` sends plus receives (cells whose owner
-//! changes, × element size); the hysteresis keeps measurement noise from
-//! triggering a remap every phase. O(p²) for p parts.
+//! `bytes_r` counts what rank `r` sends plus receives (cells or vertices
+//! whose owner changes, × their size); the hysteresis keeps measurement
+//! noise from triggering a remap every phase. [`RemapPolicy::decide_loads`]
+//! is the model for any kind of work; [`RemapPolicy::decide`] applies it to
+//! two array plans (near-linear in p, see [`migration_volume`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
 use crate::array2d::overlay::overlaps;
 use crate::array2d::ArrayPlan;
+use crate::error::{Error, Result};
 
 /// Parameters of the remap decision.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -101,6 +103,36 @@ pub fn migration_volume(old: &ArrayPlan, new: &ArrayPlan) -> Vec<(usize, usize)>
     vol
 }
 
+/// What a move between two layouts costs each rank: `(bytes sent +
+/// received, messages sent + received)`, one entry per rank.
+pub type Volume = Vec<(f64, usize)>;
+
+/// Predicted time per iteration of parts with `loads` (work units per
+/// iteration) on ranks of `speeds`: `max_i load_i / s_i`, and the imbalance
+/// `max_i (load_i / s_i) / (Σ load / Σ s) − 1` (0 = perfect).
+pub fn load_time(loads: &[f64], speeds: &[f64]) -> Result<(f64, f64)> {
+    crate::check_speeds(speeds)?;
+    if speeds.len() != loads.len() {
+        return Err(Error::ShapeMismatch(format!(
+            "{} speeds for {} parts",
+            speeds.len(),
+            loads.len()
+        )));
+    }
+    let worst = loads
+        .iter()
+        .zip(speeds)
+        .map(|(l, s)| l / s)
+        .fold(0.0, f64::max);
+    let ideal = loads.iter().sum::<f64>() / speeds.iter().sum::<f64>();
+    let imbalance = if ideal > 0.0 {
+        worst / ideal - 1.0
+    } else {
+        0.0
+    };
+    Ok((worst, imbalance))
+}
+
 impl RemapPolicy {
     /// Decides whether moving from `current` to `candidate` pays off within
     /// `iterations` iterations, for elements of `elem_bytes` bytes.
@@ -113,17 +145,43 @@ impl RemapPolicy {
         iterations: usize,
         bandwidth: Option<f64>,
     ) -> Result<RemapDecision> {
+        let areas = |p: &ArrayPlan| p.parts.iter().map(|r| r.area() as f64).collect::<Vec<_>>();
+        let volume: Volume = migration_volume(current, candidate)
+            .into_iter()
+            .map(|(cells, msgs)| (cells as f64 * elem_bytes as f64, msgs))
+            .collect();
+        self.decide_loads(
+            &areas(current),
+            &areas(candidate),
+            speeds,
+            &volume,
+            iterations,
+            bandwidth,
+        )
+    }
+
+    /// The decision for any kind of work (arrays, graphs): the parts' loads
+    /// per iteration now and under the candidate, the ranks' speeds, and what
+    /// each rank would move. O(p).
+    pub fn decide_loads(
+        &self,
+        current: &[f64],
+        candidate: &[f64],
+        speeds: &[f64],
+        volume: &[(f64, usize)],
+        iterations: usize,
+        bandwidth: Option<f64>,
+    ) -> Result<RemapDecision> {
         if !(self.hysteresis.is_finite() && self.hysteresis >= 0.0 && self.latency >= 0.0) {
             return Err(Error::InvalidInput(format!("bad remap policy {self:?}")));
         }
         let bandwidth = bandwidth
             .filter(|b| b.is_finite() && *b > 0.0)
             .unwrap_or(self.default_bandwidth);
-        let t_current = iteration_time(current, speeds)?;
-        let t_candidate = iteration_time(candidate, speeds)?;
-        let vol = migration_volume(current, candidate);
-        let bytes = vol.iter().map(|v| v.0).max().unwrap_or(0) as f64 * elem_bytes as f64;
-        let msgs = vol.iter().map(|v| v.1).max().unwrap_or(0) as f64;
+        let (t_current, imbalance_current) = load_time(current, speeds)?;
+        let (t_candidate, imbalance_candidate) = load_time(candidate, speeds)?;
+        let bytes = volume.iter().map(|v| v.0).fold(0.0, f64::max);
+        let msgs = volume.iter().map(|v| v.1).max().unwrap_or(0) as f64;
         let t_migration = bytes / bandwidth + self.latency * msgs;
         let net_gain = (t_current - t_candidate) * iterations as f64 - t_migration;
         let remap = t_candidate < (1.0 - self.hysteresis) * t_current && net_gain > 0.0;
@@ -133,8 +191,8 @@ impl RemapPolicy {
             t_candidate,
             t_migration,
             net_gain,
-            imbalance_current: current.imbalance(speeds)?,
-            imbalance_candidate: candidate.imbalance(speeds)?,
+            imbalance_current,
+            imbalance_candidate,
             speeds: speeds.to_vec(),
             bandwidth,
             iterations,
@@ -194,9 +252,6 @@ mod tests {
             .unwrap();
         let v = migration_volume(&a, &b);
         let total: usize = v.iter().map(|x| x.0).sum();
-        assert_eq!(
-            total,
-            2 * crate::array2d::cells_changing_owner(&a, &b)
-        );
+        assert_eq!(total, 2 * crate::array2d::cells_changing_owner(&a, &b));
     }
 }

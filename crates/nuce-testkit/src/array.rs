@@ -174,8 +174,7 @@ fn halo(ctx: &Ctx) {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = global(rows, cols, t as u64);
         let (mut a, _) =
-            DistArray2::scatter(w, 0, plan, ghost, (w.rank() == 0).then_some(&g))
-                .expect("scatter");
+            DistArray2::scatter(w, 0, plan, ghost, (w.rank() == 0).then_some(&g)).expect("scatter");
         a.exchange_ghosts().expect("halo");
         // Every ghost cell inside the global array holds the neighbour's value (corners included).
         let me = a.rect();
@@ -273,7 +272,8 @@ fn errors(ctx: &Ctx) {
                 .collect();
             root_compute(w, 0, || RecursiveBisection2.decompose(m, n, &speeds)).map(|_| ())
         }
-        "too-many-ranks" => nuce::runtime::balancer::Balancer::new(w, RecursiveBisection2)
+        "too-many-ranks" => nuce::runtime::balancer::Balancer::new(w)
+            .map(|b| b.with_decomposer(RecursiveBisection2))
             .and_then(|b| b.plan(1, p - 1))
             .map(|_| ()),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),

@@ -59,8 +59,8 @@ fn remap(ctx: &Ctx) {
     let good_next = random_tiling(rows, cols, p, &mut rng);
     let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
     let root_global = (ctx.rank() == 0).then_some(&global);
-    let (mut a, _) = DistArray2::scatter(&ctx.world, 0, plan, 1, root_global)
-        .expect("scatter of a valid plan");
+    let (mut a, _) =
+        DistArray2::scatter(&ctx.world, 0, plan, 1, root_global).expect("scatter of a valid plan");
     let mut bad_plans: Vec<(&str, ArrayPlan)> = Vec::new();
     // Wrong part count.
     let mut extra = good_next.clone();
@@ -225,8 +225,7 @@ fn report(ctx: &Ctx, case: &str, err: Option<Error>, sender: i32) {
 
 fn hang(ctx: &Ctx) {
     let who: i32 = ctx.arg(0, ctx.world.size() - 1);
-    let mut bal =
-        Balancer::new(&ctx.world, nuce::plan::array2d::ColumnDp::default()).expect("balancer");
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&vec![1.0; ctx.world.size() as usize])
         .expect("speeds");
     if ctx.rank() == who {

@@ -125,7 +125,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "graph-scatter" | "graph-ghost" | "graph-migrate" => {
             let p = random_partition(&g, np, &mut rng);
-            let dg = DistGraph::scatter_from_root(
+            let dg = DistGraph::scatter(
                 world,
                 root,
                 is_root.then_some(&g),
@@ -140,7 +140,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 }
             };
             check_local(ctx, "scatter", &g, &p, &dg, salt);
-            let back = dg.gather_to_root(world, root).expect("gather");
+            let back = dg.gather(root).expect("gather");
             if let Some(all) = back {
                 let same = all
                     .iter()
@@ -153,7 +153,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 );
             }
             if name == "graph-ghost" {
-                let st = dg.ghost_exchange(world).expect("ghost exchange");
+                let st = dg.exchange_ghosts().expect("ghost exchange");
                 let ok = dg
                     .ghosts()
                     .iter()
@@ -182,7 +182,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 for round in 0..rounds {
                     let new = random_partition(&g, np, &mut rng);
                     let changed = cur.moved_to(&new).expect("same size").len() as u64;
-                    let st = dg.migrate(world, &new).expect("migrate");
+                    let st = dg.remap(&new).expect("migrate");
                     ctx.check(
                         "migrate-moved",
                         st.moved_vertices == changed,
@@ -202,13 +202,13 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                     cur = new;
                 }
                 // Migrating to the same partition moves nothing.
-                let st = dg.migrate(world, &cur).expect("migrate");
+                let st = dg.remap(&cur).expect("migrate");
                 ctx.check(
                     "migrate-idempotent",
                     st.moved_vertices == 0 && st.moves.bytes == 0,
                     "moved",
                 );
-                dg.ghost_exchange(world).expect("ghost exchange");
+                dg.exchange_ghosts().expect("ghost exchange");
                 let ok = dg
                     .ghosts()
                     .iter()
@@ -221,7 +221,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             // The root's partition has the wrong number of parts: every rank
             // must get the same error, nobody hangs.
             let p = Partition::new(np + 1, vec![0; g.n()]).expect("partition");
-            let r = DistGraph::scatter_from_root(
+            let r = DistGraph::scatter(
                 world,
                 root,
                 is_root.then_some(&g),
@@ -236,7 +236,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 }
             }
             let p = random_partition(&g, np, &mut rng);
-            let mut dg = DistGraph::scatter_from_root(
+            let mut dg = DistGraph::scatter(
                 world,
                 root,
                 is_root.then_some(&g),
@@ -245,7 +245,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             )
             .expect("scatter");
             let short = Partition::new(np, vec![0; g.n() - 1]).expect("partition");
-            let r = dg.migrate(world, &short);
+            let r = dg.remap(&short);
             ctx.check("bad-migrate", r.is_err(), "accepted a short partition");
             if let Err(e) = r {
                 println!("RESULT {} error {e}", ctx.rank());
