@@ -1,0 +1,120 @@
+//! The README's quick starts are tested as written: the code between the
+//! `ANCHOR` markers of `examples/quickstart.rs` and
+//! `examples/quickstart_graph.rs` must appear verbatim in the README, and both
+//! examples, run under `mpirun` with one rank doing 3× the work of every
+//! iteration (real extra work; nuce is not told), must measure it, remap, and
+//! give the slow rank the smaller share with a plan balanced within 10 % for
+//! the speeds nuce measured. (Wall-time goals are in BENCHMARKS.md, not here.)
+
+mod common;
+
+use std::time::Duration;
+
+/// The anchored region of an example, dedented.
+fn anchored(example: &str, name: &str) -> String {
+    let path = format!("{}/examples/{example}.rs", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("example source");
+    let start = format!("// ANCHOR: {name}");
+    let end = format!("// ANCHOR_END: {name}");
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim() != start)
+        .skip(1)
+        .take_while(|l| l.trim() != end)
+        .collect();
+    assert!(lines.len() > 5, "no anchored region {name} in {path}");
+    let indent = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    lines
+        .iter()
+        .map(|l| l.get(indent..).unwrap_or("").trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn readme_shows_the_examples_code() {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for (ex, name) in [
+        ("quickstart", "quickstart"),
+        ("quickstart_graph", "quickstart_graph"),
+    ] {
+        let code = anchored(ex, name);
+        assert!(
+            readme.contains(&code),
+            "README.md does not show examples/{ex}.rs as written; expected:\n{code}"
+        );
+    }
+}
+
+/// One `PHASE` line of a quick start, parsed.
+struct Phase {
+    remap: bool,
+    imbalance_after: f64,
+    areas: Vec<u64>,
+}
+
+fn phases(stdout: &str) -> Vec<Phase> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("PHASE "))
+        .map(|l| {
+            let field = |k: &str| {
+                l.split(&format!(" {k} "))
+                    .nth(1)
+                    .unwrap_or_else(|| panic!("no {k} in {l}"))
+            };
+            let word = |k: &str| field(k).split_whitespace().next().unwrap().to_string();
+            let list = field("areas");
+            let list = &list[list.find('[').unwrap() + 1..list.find(']').unwrap()];
+            Phase {
+                remap: word("remap") == "true",
+                imbalance_after: word("imbalance_after").parse().unwrap(),
+                areas: list.split(", ").map(|x| x.parse().unwrap()).collect(),
+            }
+        })
+        .collect()
+}
+
+fn balances(example: &str, n: &str) {
+    // Rank 1 does 3× the work of every sweep from phase 2 on.
+    let run = common::mpirun_prog(
+        2,
+        &common::example(example),
+        &[n, "7", "20", "1:3@2"],
+        Duration::from_secs(240),
+    );
+    run.assert_ok();
+    let ph = phases(&run.stdout);
+    assert_eq!(ph.len(), 7, "{}", run.stdout);
+    assert!(run.stdout.contains("RESULT"), "{}", run.stdout);
+    // After the slowdown: a remap, to a plan balanced within 10 % for the measured speeds.
+    let remap = ph[2..]
+        .iter()
+        .find(|p| p.remap)
+        .unwrap_or_else(|| panic!("no remap after the slowdown:\n{}", run.stdout));
+    assert!(remap.imbalance_after <= 0.10, "{}", run.stdout);
+    // The slow rank ends with clearly less work than the fast one.
+    let last = ph.last().unwrap();
+    assert!(
+        (last.areas[1] as f64) < 0.8 * last.areas[0] as f64,
+        "areas {:?}:\n{}",
+        last.areas,
+        run.stdout
+    );
+}
+
+#[test]
+fn array_quick_start_balances_a_slow_rank() {
+    balances("quickstart", "512");
+}
+
+#[test]
+fn graph_quick_start_balances_a_slow_rank() {
+    balances("quickstart_graph", "150");
+}
