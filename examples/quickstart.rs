@@ -75,7 +75,7 @@ fn main() -> nuce::Result<()> {
             sweep(&mut u, extra(world.rank(), phase)); // your solver's iteration
         }
         let report = bal.maybe_remap(&mut u, iters)?; // measure, decide, remap: same on every rank
-        // ANCHOR_END: quickstart
+                                                      // ANCHOR_END: quickstart
         let wall = {
             let _w = nuce::waiting();
             nuce::runtime::comm::max_f64(bal.comm(), t.elapsed().as_secs_f64())

@@ -72,7 +72,7 @@ fn main() -> nuce::Result<()> {
             relax(&mut g, extra(world.rank(), phase)); // your solver's iteration
         }
         let report = bal.maybe_remap(&mut g, iters)?; // same decision on every rank
-        // ANCHOR_END: quickstart_graph
+                                                      // ANCHOR_END: quickstart_graph
         let wall = {
             let _w = nuce::waiting();
             nuce::runtime::comm::max_f64(bal.comm(), t.elapsed().as_secs_f64())
@@ -93,7 +93,11 @@ fn main() -> nuce::Result<()> {
         }
     }
     if let Some(x) = g.gather(0)? {
-        println!("RESULT vertices {} sum {:.6}", x.len(), x.iter().sum::<f64>());
+        println!(
+            "RESULT vertices {} sum {:.6}",
+            x.len(),
+            x.iter().sum::<f64>()
+        );
     }
     Ok(())
 }

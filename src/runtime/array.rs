@@ -426,7 +426,7 @@ impl<T: Element> Tiled<T> {
     /// rank `r`, and unpacks what rank `r` sent into `recv[r]` of `target`
     /// (default `self`). With `collective`, one all-to-all-v and global
     /// statistics; otherwise nonblocking point-to-point messages with the
-    /// neighbours only (tag [`HALO_TAG`]) and this rank's statistics.
+    /// neighbours only (tag [`super::tags::HALO`]) and this rank's statistics.
     fn exchange<C: Communicator>(
         &mut self,
         comm: &C,
@@ -802,8 +802,7 @@ fn global_stats<C: Communicator>(
     }
 }
 
-/// Tag of the halo exchange's point-to-point messages.
-pub const HALO_TAG: mpi::Tag = 0x6e75;
+use super::tags::HALO as HALO_TAG;
 
 /// Nonblocking sends and receives of the non-empty slices of `sendbuf` /
 /// `recvbuf` (consecutive, sized by the counts), one message per neighbour.

@@ -34,10 +34,7 @@ use crate::runtime::comm::{agree, all_gather_values, bcast_value};
 use crate::runtime::netprobe::link_to_root;
 use crate::speed::network::ProbeConfig;
 
-/// Tag of input messages.
-const TAG_INPUT: i32 = 0x4d57;
-/// Tag of result messages.
-const TAG_RESULT: i32 = 0x4d58;
+use crate::runtime::tags::{MW_INPUT as TAG_INPUT, MW_RESULT as TAG_RESULT};
 
 /// How the master dispatches the inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,6 +235,10 @@ where
     FC: FnMut(&[f64], u64) -> Vec<f64>,
     FR: FnMut(i32, u64, Vec<f64>),
 {
+    // Point-to-point messages travel on nuce's own duplicate (tags never
+    // meet the application's); the time is communication, not compute.
+    let _w = crate::runtime::clock::waiting();
+    let comm = &comm.duplicate();
     agree(comm, master, plan.check(comm.size(), master))?;
     let size = comm.size() as usize;
     let me = comm.rank();

@@ -13,4 +13,5 @@ pub mod hierarchy;
 pub mod master_worker;
 pub mod netprobe;
 pub mod packing;
+pub mod tags;
 pub mod watchdog;

@@ -22,10 +22,7 @@ use crate::error::{Error, Result};
 use crate::runtime::comm::{agree, gather_values};
 use crate::speed::network::{LinkRecord, ProbeConfig};
 
-/// Message tag of the root's "your turn" message.
-const TAG_GO: i32 = 0x4e50;
-/// Message tag of the ping-pong messages.
-const TAG_PING: i32 = 0x4e51;
+use crate::runtime::tags::{PROBE_GO as TAG_GO, PROBE_PING as TAG_PING};
 
 fn check<C: Communicator>(comm: &C, root: i32, cfg: &ProbeConfig) -> Result<()> {
     if !(0..comm.size()).contains(&root) {
@@ -44,6 +41,9 @@ pub fn link_to_root<C: Communicator>(
     root: i32,
     cfg: &ProbeConfig,
 ) -> Result<Option<LinkRecord>> {
+    // Ping-pongs travel on nuce's own duplicate: the tags never meet the application's.
+    let _w = crate::runtime::clock::waiting();
+    let comm = &comm.duplicate();
     agree(comm, root, check(comm, root, cfg))?;
     let _span = tracing::debug_span!("netprobe", rank = comm.rank(), root).entered();
     let rounds = cfg.warmup + cfg.repeats;

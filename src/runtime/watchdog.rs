@@ -55,10 +55,7 @@ pub const ABORT_CODE: i32 = 75;
 pub const ROOT_FIRST: Duration = Duration::from_secs(2);
 /// How long the watchdog thread lets `MPI_Abort` work before it exits the process.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);
-/// Message tag of the checkpoint's arrival messages.
-const TAG_ARRIVE: i32 = 0x4e57;
-/// Message tag of the root's "I am here" messages.
-const TAG_ROOT_HERE: i32 = 0x4e58;
+use crate::runtime::tags::{ARRIVE as TAG_ARRIVE, ROOT_HERE as TAG_ROOT_HERE};
 
 /// Parses a timeout value: seconds as a positive decimal number, or `0` /
 /// `off` for no timeout. `None` (unset) gives [`DEFAULT_TIMEOUT_S`].

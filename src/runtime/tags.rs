@@ -1,0 +1,44 @@
+//! Every MPI message tag nuce uses, in one place.
+//!
+//! nuce sends only on communicators it owns (duplicates made by the
+//! [`Balancer`](super::balancer::Balancer), [`DistArray2`](super::array::DistArray2),
+//! [`DistGraph`](super::graph::DistGraph), or inside the free collective
+//! functions that use point-to-point messages), so these tags can never
+//! match an application's message. They are distinct from each other so that
+//! two of nuce's protocols on one communicator cannot match each other's
+//! messages either (checked by a test).
+
+use mpi::Tag;
+
+/// Ghost (halo) exchange of a [`DistArray2`](super::array::DistArray2).
+pub const HALO: Tag = 0x6e75;
+/// Master–worker input messages.
+pub const MW_INPUT: Tag = 0x4d57;
+/// Master–worker result messages.
+pub const MW_RESULT: Tag = 0x4d58;
+/// Network probe: the root's "your turn" message.
+pub const PROBE_GO: Tag = 0x4e50;
+/// Network probe: ping-pong messages.
+pub const PROBE_PING: Tag = 0x4e51;
+/// Watchdog checkpoint: arrival messages.
+pub const ARRIVE: Tag = 0x4e57;
+/// Watchdog checkpoint: the root's "I am here" messages.
+pub const ROOT_HERE: Tag = 0x4e58;
+
+/// All tags, for the distinctness check.
+pub const ALL: [Tag; 7] = [
+    HALO, MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE,
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tags_are_distinct_and_valid() {
+        let mut t = super::ALL.to_vec();
+        t.sort();
+        t.dedup();
+        assert_eq!(t.len(), super::ALL.len());
+        // MPI guarantees tags up to 32767 (MPI_TAG_UB >= 32767).
+        assert!(t.iter().all(|&x| (0..=32767).contains(&x)));
+    }
+}
