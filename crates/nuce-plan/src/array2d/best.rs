@@ -1,6 +1,6 @@
 //! `best`: run every concrete decomposer and keep the cheapest plan for the
-//! chosen cost — Acost (seed `000_3b7f5c9969a269e5.txt` §2) or, with a
-//! latency, `Acost + latency × internal edges` (000 §5). Costs are measured
+//! chosen cost — Acost (\[KRW96\] §2) or, with a
+//! latency, `Acost + latency × internal edges` (\[KRW96\] §5). Costs are measured
 //! on the integer plans. Cost: the sum of the candidates' costs plus
 //! `O(p log p)` per candidate for the cost evaluation.
 

@@ -1,8 +1,8 @@
 //! Optimal column-based decompositions by dynamic programming
-//! (seed `002_12465efe4da2a5ba.txt` §3.2.4, Algorithms 3 and 4, Table 2,
+//! (\[BBLRR01\] §3.2.4, Algorithms 3 and 4, Table 2,
 //! Figure 16), generalised from the unit square to an `rows × cols` array,
-//! with both orientations and an optional latency term (seed
-//! `000_3b7f5c9969a269e5.txt` §5).
+//! with both orientations and an optional latency term
+//! (\[KRW96\] §5).
 //!
 //! # The model
 //!
@@ -14,20 +14,20 @@
 //! of half-perimeters is
 //!
 //! ```text
-//! Ĉ = C·Lc + La · Σ_j k_j·W_j            (002 §3.2.4: "1 + k_i c_i" per column)
-//! Acost = Ĉ − (rows + cols)               (000 §4, Theorem 1's proof)
+//! Ĉ = C·Lc + La · Σ_j k_j·W_j            (\[BBLRR01\] §3.2.4: "1 + k_i c_i" per column)
+//! Acost = Ĉ − (rows + cols)               (\[KRW96\] §4, Theorem 1's proof)
 //! ```
 //!
-//! With `La = Lc = 1` this is exactly the MM-COL(s) objective of 002. The
-//! column-based class equals the XY class of 000 §4 (partition along one
-//! axis, then the other), and by 000 Theorem 1 an optimal member has its
+//! With `La = Lc = 1` this is exactly the MM-COL(s) objective of \[BBLRR01\]. The
+//! column-based class equals the XY class of \[KRW96\] §4 (partition along one
+//! axis, then the other), and by \[KRW96\] Theorem 1 an optimal member has its
 //! parts sorted by size with the slabs holding contiguous runs of the sorted
 //! order, so the search is over the `2^(p−1)` segmentations of the sorted
-//! weights — the 002 dynamic program.
+//! weights — the \[BBLRR01\] dynamic program.
 //!
-//! # Beyond the seed: an `O(p log p)` formulation
+//! # Beyond \[BBLRR01\]: an `O(p log p)` formulation
 //!
-//! 002's Algorithm 3 indexes its table by the number of columns `C` and runs
+//! \[BBLRR01\]'s Algorithm 3 indexes its table by the number of columns `C` and runs
 //! in `O(p³)` (Table 2 is its trace; [`partition_table`] reproduces it
 //! verbatim). But a slab's cost `Lc + La·(q−a)·(S_q − S_a)` does not depend
 //! on how many slabs precede it, so the `C` index can be dropped:
@@ -37,25 +37,25 @@
 //! `a ≤ b ≤ c ≤ d` (the difference is `x_ab·y_cd + x_cd·y_ab ≥ 0`). Hence a
 //! later candidate split, once better, stays better, and the DP is solved
 //! with the monotone candidate queue of the concave least-weight-subsequence
-//! problem (Hirschberg–Larmore 1987; Galil–Giancarlo 1989) in `O(p log p)`
+//! problem (Hirschberg–Larmore \[HiLa87\]; Galil–Giancarlo \[GG89\]) in `O(p log p)`
 //! ([`column_optimum`]).
 //!
 //! # Latency term
 //!
 //! With point-to-point messages every internal edge of the decomposition's
-//! planar graph costs a latency `L` (000 §5, `E_i = V_i + p − 1`). In a
+//! planar graph costs a latency `L` (\[KRW96\] §5, `E_i = V_i + p − 1`). In a
 //! column-based decomposition with no accidentally aligned cuts, slab `j`
 //! contributes `k_j − 1` internal corner points per side it shares with
 //! another slab: two sides for inner slabs, one for the two end slabs. The
 //! order of the slabs does not change `Ĉ`, so the two slabs with the most
 //! parts go to the ends, and `V_i = 2(p − C) − (k_(1) − 1) − (k_(2) − 1)`.
 //! In the sorted optimum the slabs of the smallest parts hold the most parts
-//! (000 Theorem 1), so the DP gives the end bonus to the first two segments:
+//! (\[KRW96\] Theorem 1), so the DP gives the end bonus to the first two segments:
 //! three chained Monge layers, still `O(p log p)`.
 //!
 //! # The integer plan decides
 //!
-//! The model misses two effects of the integer plan that 000's exhaustive
+//! The model misses two effects of the integer plan that \[KRW96\]'s exhaustive
 //! XY2 sees, because it costs every `pt(p)` candidate on the rounded plan:
 //! **aligned cuts** — neighbouring slabs whose cut heights coincide share
 //! corner points (a four-way crossing is one vertex), which equal parts in
@@ -66,7 +66,7 @@
 //! which can reorder layouts whose model costs differ by less than `p − C`.
 //! So [`ColumnDp`] uses the DP to propose candidates and the integer plan to
 //! choose among them ([`ColumnDp::layout`]): the model optima, the optima
-//! for each column count near the best (`Model::per_count`, 002's
+//! for each column count near the best (`Model::per_count`, \[BBLRR01\]'s
 //! Algorithm 3 with Monge layers), an exact-corner DP over sorted placements
 //! for small `p` (`Model::aligned`), and at latency 0 every segmentation
 //! whose model cost is within the rounding bound of the best integer cost
@@ -86,8 +86,8 @@ use super::cost::{acost, latency_cost};
 use super::{apportion, check_args, ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::{Error, Result};
 
-/// Optimal column-based decomposition (002 §3.2.4, Algorithms 3–4), both
-/// orientations, minimising `Acost + latency × internal edges` (000 §5) of
+/// Optimal column-based decomposition (\[BBLRR01\] §3.2.4, Algorithms 3–4), both
+/// orientations, minimising `Acost + latency × internal edges` (\[KRW96\] §5) of
 /// the **integer** plan over candidates proposed by the continuous DP (see
 /// the module docs and [`ColumnDp::layout`]).
 ///
@@ -104,7 +104,7 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// use nuce::plan::array2d::{cost::acost, ArrayDecomposer, ColumnDp};
-/// // The example of 002 §3.2.4 (Figure 16): three columns, Ĉ = 5.5 on the
+/// // The example of \[BBLRR01\] §3.2.4 (Figure 16): three columns, Ĉ = 5.5 on the
 /// // unit square, i.e. Acost ≈ (5.5 − 2)·1000 on a 1000 × 1000 array.
 /// let s = [0.05, 0.05, 0.08, 0.1, 0.1, 0.12, 0.2, 0.3];
 /// let plan = ColumnDp::default().decompose(1000, 1000, &s)?;
@@ -113,7 +113,7 @@ use crate::error::{Error, Result};
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ColumnDp {
-    /// Cost of one message start-up, in cell-edge units (000 §5); 0 minimises Acost.
+    /// Cost of one message start-up, in cell-edge units (\[KRW96\] §5); 0 minimises Acost.
     pub latency: f64,
 }
 
@@ -353,7 +353,7 @@ fn model_cost(columns: &[Vec<usize>], w: &[f64], along: f64, across: f64, latenc
 /// With all parts non-empty, `Acost = (C − 1)·Lc + Σ_j (k_j − 1)·width_j`
 /// exactly, and the interior corner points are each slab's `k_j − 1` cut
 /// heights on each of its interior sides, less the heights two neighbouring
-/// slabs share (aligned cuts, one vertex: 000 §5), so `E_i = V_i + p − 1`
+/// slabs share (aligned cuts, one vertex: \[KRW96\] §5), so `E_i = V_i + p − 1`
 /// needs no sort. `O(p log p)` (the largest-remainder rounding sorts).
 fn integer_cost(
     layout: &ColumnLayout,
@@ -520,7 +520,7 @@ pub fn column_optimum(w: &[f64], along: f64, across: f64, latency: f64) -> Resul
 /// empty; `None` when no *sorted* layout (slabs = contiguous runs of the
 /// sorted weights) satisfies them.
 ///
-/// The result is optimal among sorted layouts only: 000 Theorem 1's exchange
+/// The result is optimal among sorted layouts only: \[KRW96\] Theorem 1's exchange
 /// argument does not survive these constraints, and a mixed slab (say the
 /// smallest part with the third smallest) can be feasible when no sorted one
 /// is (the test `whole_cell_dp_equals_brute_force` checks optimality against
@@ -727,7 +727,7 @@ impl Model {
     }
 
     /// For each column count `c = 1..=c_max`, the optimal segmentation into
-    /// exactly `c` slabs (`None` where there is none): Algorithm 3 of 002
+    /// exactly `c` slabs (`None` where there is none): Algorithm 3 of \[BBLRR01\]
     /// §3.2.4 with its `C` index kept, each layer a Monge layer, so
     /// `O(c_max · p log p)` instead of `O(c_max · p²)`. The first two
     /// segments are the end slabs, as in `Model::optimum`.
@@ -765,11 +765,11 @@ impl Model {
 
     /// The segmentation minimising the cost of the *integer* plan in the
     /// sorted placement (slabs left to right in ascending weight order, as
-    /// in 000 Theorem 1 and XY2), with the corner points counted exactly:
+    /// in \[KRW96\] Theorem 1 and XY2), with the corner points counted exactly:
     /// each slab's cut heights are those of [`ColumnLayout::realize`]
     /// (largest remainder of `across` cells among its parts, by
     /// decreasing weight), two neighbouring slabs' equal cut heights are one
-    /// vertex (000 §5), and a slab's width is its share of `along` rounded
+    /// vertex (\[KRW96\] §5), and a slab's width is its share of `along` rounded
     /// to the nearest cell (`realize` rounds by largest remainder over all
     /// slabs, so the result is a candidate, costed exactly afterwards).
     ///
@@ -946,7 +946,7 @@ fn ends_first(segs: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
 
 /// Placement grouping slabs by decreasing part count (sorted order within a
 /// count): slabs of equally many equal parts become neighbours, whose
-/// horizontal cuts line up and share corner points (000 §5).
+/// horizontal cuts line up and share corner points (\[KRW96\] §5).
 fn by_count(mut segs: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
     segs.sort_by_key(|s| std::cmp::Reverse(s.len()));
     segs
@@ -1018,7 +1018,7 @@ fn monge_layer(
 }
 
 /// Model half-perimeter sum `C·Lc + La·Σ_j k_j·W_j` of a column layout
-/// (weights normalised to sum 1), 002 §3.2.4. `O(p)`.
+/// (weights normalised to sum 1), \[BBLRR01\] §3.2.4. `O(p)`.
 pub fn model_half_perimeter(columns: &[Vec<usize>], w: &[f64], along: f64, across: f64) -> f64 {
     let w = &rescaled(w);
     let total: f64 = w.iter().sum();
@@ -1031,7 +1031,7 @@ pub fn model_half_perimeter(columns: &[Vec<usize>], w: &[f64], along: f64, acros
         .sum()
 }
 
-/// Algorithm 3 of 002 §3.2.4 verbatim, on the unit square: the tables
+/// Algorithm 3 of \[BBLRR01\] §3.2.4 verbatim, on the unit square: the tables
 /// `perimeter[C−1][q]` = `f_C^perimeter(q)` and `cut[C−1][q]` = `f_C^cut(q)`
 /// for `1 ≤ C ≤ q ≤ p` (other entries are `∞` / 0), for areas `s` that are
 /// sorted ascending first (their order is returned too). `O(p³)`.
@@ -1074,7 +1074,7 @@ pub fn partition_table(s: &[f64]) -> Result<PartitionTable> {
     })
 }
 
-/// The tables of Algorithm 3 (002 §3.2.4); see [`partition_table`].
+/// The tables of Algorithm 3 (\[BBLRR01\] §3.2.4); see [`partition_table`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionTable {
     /// Input indices in ascending area order (the re-indexing of step 1).
@@ -1117,7 +1117,7 @@ impl PartitionTable {
 }
 
 /// Lower bound on Acost for any rectangle decomposition of `rows × cols`
-/// with areas proportional to `speeds` (002 §3.2.3, Lemma 1, scaled):
+/// with areas proportional to `speeds` (\[BBLRR01\] §3.2.3, Lemma 1, scaled):
 /// part `i` of area `A_i = s_i·m·n` has half-perimeter at least `2√A_i`,
 /// and — a valid strengthening — at least `min_{h ∈ [A_i/n, m]} h + A_i/h`
 /// since it must fit in the array. `Acost ≥ Σ_i that − (m + n)`. `O(p)`.
@@ -1139,7 +1139,7 @@ pub fn acost_lower_bound(rows: usize, cols: usize, speeds: &[f64]) -> Result<f64
 }
 
 /// The plain Lemma 1 bound on the unit square, `2·Σ√s_i` for areas
-/// normalised to sum 1 (002 §3.2.3).
+/// normalised to sum 1 (\[BBLRR01\] §3.2.3).
 pub fn lemma1_bound(speeds: &[f64]) -> Result<f64> {
     crate::check_speeds(speeds)?;
     let speeds = &rescaled(speeds);
@@ -1148,7 +1148,7 @@ pub fn lemma1_bound(speeds: &[f64]) -> Result<f64> {
 }
 
 /// Acost of the integer plan plus, when `latency > 0`, the latency term
-/// (000 §5) — the objective [`ColumnDp`] and `Best` minimise.
+/// (\[KRW96\] §5) — the objective [`ColumnDp`] and `Best` minimise.
 pub fn plan_cost(plan: &ArrayPlan, latency: f64) -> f64 {
     if latency > 0.0 {
         latency_cost(plan, latency)

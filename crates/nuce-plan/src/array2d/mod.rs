@@ -1,5 +1,5 @@
 //! Decompositions of an `rows × cols` array into `p` rectangles whose areas
-//! follow the speeds (seed `000_3b7f5c9969a269e5.txt`, and `002_12465efe4da2a5ba.txt` §3).
+//! follow the speeds (\[KRW96\], and \[BBLRR01\] §3).
 //!
 //! A plan is data: [`ArrayPlan`] lists one [`Rect`] per part, **in the order of
 //! the speeds given** (part `i` belongs to speed `i`, whatever order an

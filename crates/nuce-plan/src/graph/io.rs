@@ -26,7 +26,7 @@ fn num<T: std::str::FromStr>(tok: &str, file: &str, line: usize, what: &str) -> 
         .map_err(|_| perr(file, line, format!("expected {what}, found {tok:?}")))
 }
 
-/// Parses a METIS graph file (METIS 5 manual §4.1.1): a header `n m [fmt
+/// Parses a METIS graph file (METIS 5 manual \[Kar13\] §4.1.1): a header `n m [fmt
 /// [ncon]]` then one line per vertex with `[size] [weights…] (neighbour
 /// [edge weight])*`, neighbours 1-based, `%` comment lines. `fmt` digits: vertex
 /// sizes (read and ignored), vertex weights, edge weights; with `ncon > 1` the

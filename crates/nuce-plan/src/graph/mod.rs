@@ -1,5 +1,5 @@
 //! Partitioning unstructured computational graphs for nonuniform machines
-//! (seed `001_b091384d76b527f5.txt`, Kaddoura, Ou and Ranka).
+//! (\[KOR95\], Kaddoura, Ou and Ranka).
 //!
 //! Decompose a graph into p parts whose weights are in the ratio of the
 //! processors' speeds `a_1 : … : a_p` while keeping the cross edges ("Edges") and
@@ -70,7 +70,7 @@ pub enum Algo {
     /// Recursive spectral bisection.
     Rsb,
     /// RSB with every bisection improved by two-way FM (Hendrickson–Leland
-    /// RSB + KL, seed reference \[15\]); not in the seed's tables.
+    /// RSB + KL \[HeLe92\], cited by \[KOR95\]); not in \[KOR95\]'s tables.
     RsbKl,
     /// RSB index (1D order, then cut).
     Rsbi,

@@ -1,5 +1,5 @@
-//! Index-based mapping and fast remapping for adaptive environments (seed
-//! `001_b091384d76b527f5.txt` §3): the vertices are put once into a
+//! Index-based mapping and fast remapping for adaptive environments
+//! (\[KOR95\] §3): the vertices are put once into a
 //! one-dimensional order — along the Hilbert or Z curve (HCI, ZCI), or by
 //! recursive coordinate or spectral bisection into equal halves (RCBI, RSBI,
 //! Figure 5 (f)) — and every partition is then a cut of that order into
@@ -102,8 +102,8 @@ impl Ordering {
     }
 
     /// Builds the requested index. HCI/ZCI: O(n log n); RCBI: O(n log² n);
-    /// RSBI: one Fiedler vector per bisection down to `rsb_leaves` leaves (the
-    /// seed uses 1024 leaves with random order inside; we keep the Fiedler order
+    /// RSBI: one Fiedler vector per bisection down to `rsb_leaves` leaves (\[KOR95\]
+    /// uses 1024 leaves with random order inside; we keep the Fiedler order
     /// inside leaves, which costs nothing and is no worse).
     pub fn build(g: &Graph, kind: IndexKind, rsb: &Rsb, rsb_leaves: usize) -> Result<Self> {
         bisect::check_targets(g, &[1.0])?;
@@ -191,7 +191,7 @@ impl Ordering {
         })
     }
 
-    /// Remaps after a change of speeds (seed 001 §3): the new cut has interval
+    /// Remaps after a change of speeds (\[KOR95\] §3): the new cut has interval
     /// weights following `targets`; of the two candidate part sequences — the
     /// one of `old` (boundaries slide, only vertices between an old and a new
     /// boundary move) and the fresh one of `grouping` — the one moving fewer
@@ -225,7 +225,7 @@ impl Ordering {
     }
 }
 
-/// An index-based partitioner: builds the ordering, then cuts it (seed 001 §3,
+/// An index-based partitioner: builds the ordering, then cuts it (\[KOR95\] §3,
 /// "RSBI", "RCBI", and HCI/ZCI of §2).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct IndexPartitioner {
@@ -235,7 +235,7 @@ pub struct IndexPartitioner {
     pub grouping: Grouping,
     /// RSB parameters for RSBI.
     pub rsb: Rsb,
-    /// Number of RSBI leaves (the seed uses 1024).
+    /// Number of RSBI leaves (\[KOR95\] uses 1024).
     pub rsb_leaves: usize,
 }
 

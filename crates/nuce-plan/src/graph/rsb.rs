@@ -1,13 +1,13 @@
-//! Recursive spectral bisection (seed `001_b091384d76b527f5.txt` §2 item 3, after
-//! Pothen, Simon and Liou \[13\]): split a vertex set by sorting it along the
+//! Recursive spectral bisection (\[KOR95\] §2 item 3, after
+//! Pothen, Simon and Liou \[PSL90\]): split a vertex set by sorting it along the
 //! Fiedler vector (eigenvector of the second-smallest eigenvalue) of the
 //! weighted Laplacian `L = D − A` of the subgraph it induces, and cut the sorted
 //! list in the ratio of the two processor groups' speeds.
 //!
-//! The eigenvector comes from LOBPCG (the `linfa-linalg` crate), matrix-free on
+//! The eigenvector comes from LOBPCG \[Kny01\] (the `linfa-linalg` crate), matrix-free on
 //! the CSR Laplacian, Jacobi-preconditioned, constrained orthogonal to the
 //! constant vector (the Laplacian's null vector). By default it is computed
-//! multilevel, as in Barnard and Simon's extension \[4\] that the seed cites:
+//! multilevel, as in Barnard and Simon's extension \[BS93\] that \[KOR95\] cites:
 //! the graph is coarsened by heavy-edge matching down to at most
 //! [`Rsb::coarse_size`] vertices, the coarsest Fiedler vector is found by a dense
 //! symmetric eigensolver, then interpolated level by level and polished by a
@@ -43,9 +43,9 @@ pub struct Rsb {
     pub tol: f32,
     /// LOBPCG iteration cap per level (the single-level mode uses 20 times it).
     pub max_iter: usize,
-    /// Improve every spectral bisection with two-way FM (the "RSB + KL"
-    /// combination of Hendrickson and Leland \[15\], cited by the seed) within
-    /// this balance tolerance; `None` (the default) is the seed's plain RSB.
+    /// Improve every spectral bisection with two-way FM (the "RSB + KL" \[KL70\]
+    /// combination of Hendrickson and Leland \[HeLe92\], cited by \[KOR95\]) within
+    /// this balance tolerance; `None` (the default) is \[KOR95\]'s plain RSB.
     pub refine_bisections: Option<f64>,
 }
 
