@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 
 pub mod bisect;
+mod coarsen;
 pub mod csr;
+mod interval;
 pub mod io;
 pub mod metrics;
 pub mod order;

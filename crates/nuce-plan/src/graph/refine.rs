@@ -17,9 +17,9 @@ use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
+use super::coarsen::coarsen;
 use super::csr::Graph;
 use super::metrics::{part_weights, target_weights, Partition};
-use super::rsb::coarsen;
 use super::GraphPartitioner;
 use crate::error::Result;
 

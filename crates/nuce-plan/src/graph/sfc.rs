@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Grouping};
 use super::csr::{Coords, Graph};
+use super::interval::Ordering;
 use super::metrics::Partition;
-use super::order::Ordering;
 use super::GraphPartitioner;
 use crate::error::Result;
 
