@@ -4,8 +4,8 @@
 //! on the integer plans. Cost: the sum of the candidates' costs plus
 //! `O(p log p)` per candidate for the cost evaluation.
 
-use super::column::checked_speeds;
-use super::column::{check_latency, plan_cost};
+use super::checks::{check_latency, checked_speeds};
+use super::cost::plan_cost;
 use super::registry::practical_decomposers;
 use super::{ArrayDecomposer, ArrayPlan, ColumnDp};
 use crate::error::{Error, Result};

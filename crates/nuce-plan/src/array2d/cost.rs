@@ -100,6 +100,16 @@ pub fn latency_cost(plan: &ArrayPlan, latency: f64) -> f64 {
     acost(plan) as f64 + latency * internal_edges(plan) as f64
 }
 
+/// Acost of the integer plan plus, when `latency > 0`, the latency term
+/// (\[KRW96\] §5) — the objective [`ColumnDp`](super::ColumnDp) and [`Best`](super::Best) minimise.
+pub fn plan_cost(plan: &ArrayPlan, latency: f64) -> f64 {
+    if latency > 0.0 {
+        latency_cost(plan, latency)
+    } else {
+        acost(plan) as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

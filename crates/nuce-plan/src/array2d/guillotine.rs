@@ -2,7 +2,7 @@
 //! \[KRW96\] §6 (XY, XY2, TILE, RecursiveBisection 1/2/3):
 //! the weight order all of them work in and integer slicing of a rectangle.
 //! (Argument checks and the cost a search minimises are shared with the
-//! column DP: [`super::column::checked_speeds`], [`super::column::plan_cost`].)
+//! column DP: [`super::check_args`] and `checks::checked_speeds`, [`super::cost::plan_cost`].)
 //!
 //! **Rounding.** [`slice()`] cuts a rectangle into consecutive pieces by
 //! *cumulative rounding*: the `k`-th cut lies at `round(extent · W_k / W)` with

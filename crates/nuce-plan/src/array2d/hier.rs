@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 use crate::error::{Error, Result};
 

@@ -10,7 +10,7 @@
 //! [`ColumnDp`](super::ColumnDp), neither the grouping nor the order of the
 //! processors is optimised. `O(p log p)`.
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::column::model_half_perimeter;
 use super::{ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::{Error, Result};

@@ -20,7 +20,7 @@
 //! the worst case (a list split 1 : r − 1 at every level, e.g. one dominant
 //! speed per level for RB2/RB3).
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::guillotine::{cut_at, piece, sorted_desc, Axis};
 use super::{ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;

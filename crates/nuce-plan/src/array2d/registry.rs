@@ -38,7 +38,7 @@ pub fn decomposer_by_name(name: &str) -> Result<Box<dyn ArrayDecomposer>> {
 /// The decomposer called `name`; latency-aware ones (`column`, `best`)
 /// weigh `latency × internal edges` (\[KRW96\] §5).
 pub fn decomposer_with_latency(name: &str, latency: f64) -> Result<Box<dyn ArrayDecomposer>> {
-    super::column::check_latency(latency)?;
+    super::checks::check_latency(latency)?;
     Ok(match name {
         "column" => Box::new(ColumnDp::with_latency(latency)),
         "kl" => Box::new(KalinovLastovetsky::default()),

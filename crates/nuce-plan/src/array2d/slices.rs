@@ -4,7 +4,7 @@
 //! horizontal slices of height s_i") and §3.2.6 (Figure 17's comparison).
 //! Part `i` gets full-width rows, in input order, top to bottom. `O(p log p)`.
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::{ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::Result;
 

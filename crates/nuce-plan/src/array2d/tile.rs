@@ -24,7 +24,7 @@
 //! candidates in the worst case (§6.2), each O(p) to build (plus
 //! O(p log p) for the internal edges with a latency).
 
-use super::column::{check_latency, checked_speeds};
+use super::checks::{check_latency, checked_speeds};
 use super::guillotine::{cut_at, piece, slice, sorted_desc, Axis};
 use super::{ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;
@@ -49,7 +49,7 @@ impl ArrayDecomposer for Tile {
 
 impl Tile {
     /// The chosen plan and its cost (Acost, or `Acost + latency × internal
-    /// edges`), as [`super::column::plan_cost`] computes it.
+    /// edges`), as [`super::cost::plan_cost`] computes it.
     pub fn search(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(f64, ArrayPlan)> {
         self.run(rows, cols, speeds, true)
     }
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn incremental_cost_is_the_objective() {
-        use crate::array2d::column::plan_cost as objective;
+        use crate::array2d::cost::plan_cost as objective;
         let speeds = [3.0, 1.0, 2.5, 1.2, 0.7, 2.0, 1.1];
         for latency in [0.0, 10.0, 1000.0] {
             for (m, n) in [(100, 100), (50, 300), (300, 40), (3, 4)] {

@@ -19,8 +19,9 @@
 //! [`ColumnLayout::realize`], whose largest-remainder rounding sorts)
 //! (Table 8 of \[KRW96\]: XY2 is the cheaper of the exhaustive searches).
 
-use super::column::{check_latency, checked_speeds, plan_cost};
+use super::checks::{check_latency, checked_speeds};
 use super::columns::ColumnLayout;
+use super::cost::plan_cost;
 use super::guillotine::sorted_desc;
 use super::pt::for_each_partition;
 use super::{ArrayDecomposer, ArrayPlan};
