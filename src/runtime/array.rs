@@ -765,4 +765,3 @@ fn copy_rows<T: Copy>(a: &Array2<T>, r0: usize, c0: usize, region: &Rect, out: &
         ),
     }
 }
-

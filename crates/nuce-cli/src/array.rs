@@ -31,8 +31,6 @@ pub struct Args {
     hosts: Option<String>,
     /// Latency per internal edge, in cell-edge units ([KRW96] §5); used by
     /// `column` and `best`, and reported as `latency_cost`.
-    // clap prints this doc comment verbatim as `--help`: the key stays unescaped.
-    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     latency: f64,
     /// Print JSON instead of a table.

@@ -72,9 +72,9 @@ fn main() {
 pub(crate) fn parse_list(s: &str) -> nuce_plan::Result<Vec<f64>> {
     s.split(',')
         .map(|t| {
-            t.trim()
-                .parse::<f64>()
-                .map_err(|_| nuce_plan::Error::InvalidInput(format!("not a number: {t:?} in {s:?}")))
+            t.trim().parse::<f64>().map_err(|_| {
+                nuce_plan::Error::InvalidInput(format!("not a number: {t:?} in {s:?}"))
+            })
         })
         .collect()
 }
