@@ -142,9 +142,9 @@ fn increment(counts: &mut [usize], t: &[f64], more: usize) -> Vec<usize> {
 ///
 /// ```
 /// // \[BBLRR01\] Table 1: B = 78 chunks, cycle times 3, 5, 8.
-/// let c = nuce::plan::dist1d::optimal_counts(78, &[3.0, 5.0, 8.0])?;
+/// let c = nuce_plan::dist1d::optimal_counts(78, &[3.0, 5.0, 8.0])?;
 /// assert_eq!(c, vec![40, 24, 14]);
-/// # Ok::<(), nuce::Error>(())
+/// # Ok::<(), nuce_plan::Error>(())
 /// ```
 pub fn optimal_counts(chunks: usize, cycle_times: &[f64]) -> Result<Vec<usize>> {
     check_speeds(cycle_times)?;

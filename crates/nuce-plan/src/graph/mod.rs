@@ -19,7 +19,7 @@
 //! * [`metrics()`] — edge cut, setups, part weights, imbalance.
 //!
 //! ```
-//! use nuce::plan::graph::{grid_graph, metrics, GraphPartitioner, Hci, Refined};
+//! use nuce_plan::graph::{grid_graph, metrics, GraphPartitioner, Hci, Refined};
 //! let g = grid_graph(20, 30);
 //! let speeds = [1.0, 2.0, 4.0];
 //! let p = Refined::<Hci>::default().partition(&g, &speeds).unwrap();

@@ -23,7 +23,7 @@
 //! [`Packer`]; a [`Packing`] is plain serde data with placements in input order.
 //!
 //! ```
-//! use nuce::plan::packing::{Grid, Mesh, Packer, TightPacking, SubmeshAllocator, Scaling};
+//! use nuce_plan::packing::{Grid, Mesh, Packer, TightPacking, SubmeshAllocator, Scaling};
 //! let grids = [Grid::new(30, 20), Grid::new(15, 40), Grid::new(10, 10)];
 //! let mesh = Mesh::new(8, 8).unwrap();
 //! let alloc = SubmeshAllocator::new(TightPacking::default(), Scaling::NonUniform)

@@ -25,13 +25,13 @@ use crate::error::{Error, Result};
 /// descent round and at most 64 near-optimal candidates at latency 0.
 ///
 /// ```
-/// use nuce::plan::array2d::{cost::acost, ArrayDecomposer, ColumnDp};
+/// use nuce_plan::array2d::{cost::acost, ArrayDecomposer, ColumnDp};
 /// // The example of \[BBLRR01\] §3.2.4 (Figure 16): three columns, Ĉ = 5.5 on the
 /// // unit square, i.e. Acost ≈ (5.5 − 2)·1000 on a 1000 × 1000 array.
 /// let s = [0.05, 0.05, 0.08, 0.1, 0.1, 0.12, 0.2, 0.3];
 /// let plan = ColumnDp::default().decompose(1000, 1000, &s)?;
 /// assert!((acost(&plan) as i64 - 3500).abs() <= 8);
-/// # Ok::<(), nuce::Error>(())
+/// # Ok::<(), nuce_plan::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ColumnDp {
