@@ -61,17 +61,17 @@ impl CountLaw {
 /// Parameters of the random workload.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct AmrWorkload {
-    /// Refinement levels (200 in the seed).
+    /// Refinement levels (200 in \[VH94\]).
     pub levels: usize,
-    /// Coarse grids, each spawning fine grids at every level (40 in the seed).
+    /// Coarse grids, each spawning fine grids at every level (40 in \[VH94\]).
     pub coarse_grids: usize,
-    /// Processor mesh (32 × 32 in the seed).
+    /// Processor mesh (32 × 32 in \[VH94\]).
     pub mesh: Mesh,
     /// Relative spread of grid sizes, VAR (0.3 in Figures 7–8).
     pub var: f64,
     /// Largest aspect ratio, MAXRATIO.
     pub max_ratio: f64,
-    /// Average mesh points per processor (300 in the seed).
+    /// Average mesh points per processor (300 in \[VH94\]).
     pub points_per_proc: f64,
     /// Random seed.
     pub seed: u64,

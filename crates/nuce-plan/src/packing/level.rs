@@ -20,7 +20,7 @@
 //!
 //! The default [`LevelPacking`] is LP as §4.5 describes it. It packs far more
 //! tightly than \[VH94\]'s LP curves show (Figures 9–24). The fields select
-//! other readings of the seed, which `benchmarks/packing.md` ("Investigation:
+//! other readings of \[VH94\], which `benchmarks/packing.md` ("Investigation:
 //! TP vs LP") compares. One of them, [`LevelPacking::seed_figures`],
 //! reproduces most of \[VH94\]'s TP-vs-LP conclusions.
 

@@ -14,7 +14,7 @@
 //! `D/min(P, Q)`, with `D` the larger side of a quick `O(m)` packing that
 //! only uses the two corners on the axes. As the final packing may exceed
 //! `D`, we re-check and raise the bound until every submesh is non-empty
-//! (an addition to the seed, so that the guarantee always holds).
+//! (an addition to \[VH94\], so that the guarantee always holds).
 //! Scaling is `O(m)`; the allocation costs one packing per bound tried.
 
 use serde::{Deserialize, Serialize};
