@@ -1,10 +1,10 @@
 //! Adaptive mesh refinement with submesh allocation by collective packing
-//! (seed `004_64c626e209e0545b.txt` §3–§4): between solver phases the ranks
+//! (\[VH94\] §3–§4): between solver phases the ranks
 //! generate fine grids, allocate one processor submesh per grid with the
 //! collective TP packing, move each grid's data from the rank that generated
 //! it to its submesh (a `DistArray2` remap), and run Jacobi sweeps on each
 //! grid, every grid on its own sub-communicator. The allocation's predicted
-//! cost (the seed's objective, per sweep) is printed next to the measured
+//! cost (\[VH94\]'s objective, per sweep) is printed next to the measured
 //! phase time.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Reproduces the experiments of seed `004_64c626e209e0545b.txt` §4.5
+//! Reproduces the experiments of \[VH94\] §4.5
 //! (Figures 7–24): TP against LP on the random AMR workload, over grid size
 //! variance, aspect ratio, mesh ratio and number of grids, plus the two
 //! scalings and the four packing orders; and times TP on 1 000 grids.
@@ -8,7 +8,7 @@
 //! cargo run --release --example amr_experiment -- --investigate [--levels 200] [--seeds 3]
 //! ```
 //! `--investigate` compares TP with LP under every candidate reading of the
-//! seed (LP variants, size bounds, grid-count law) instead.
+//! \[VH94\] (LP variants, size bounds, grid-count law) instead.
 //! Writes `OUT/img/packing_*.svg` and prints Markdown tables on stdout.
 
 use std::time::Instant;
@@ -251,7 +251,7 @@ fn arg(args: &[String], name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_string())
 }
 
-/// One reading of the seed tried by `--investigate`: a name, the workload
+/// One reading of \[VH94\] tried by `--investigate`: a name, the workload
 /// change, the LP variant, and the minimum-size bound (for both TP and LP).
 struct Variant {
     name: &'static str,
@@ -260,8 +260,8 @@ struct Variant {
     bound: SizeBound,
 }
 
-/// The points of the seed's TP-vs-LP figures where it states a winner:
-/// (label, workload, seed's winner).
+/// The points of \[VH94\]'s TP-vs-LP figures where it states a winner:
+/// (label, workload, \[VH94\]'s winner).
 fn investigation_points() -> Vec<(&'static str, AmrWorkload, &'static str)> {
     let b = AmrWorkload::default();
     let mesh = |mr: f64| Mesh {
@@ -308,7 +308,7 @@ fn investigation_points() -> Vec<(&'static str, AmrWorkload, &'static str)> {
     ]
 }
 
-/// `--investigate`: TP against LP under each candidate reading of the seed
+/// `--investigate`: TP against LP under each candidate reading of \[VH94\]
 /// (benchmarks/packing.md, "Investigation: TP vs LP"). Prints, per variant and
 /// point, LP total / TP total (< 1: LP wins) and the utilisations.
 fn investigate(levels: usize, seeds: u64) -> Res<()> {
@@ -471,7 +471,7 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
         .iter()
         .map(|p| format!("{} ({})", p.0, p.2))
         .collect();
-    println!("### LP total / TP total (< 1: LP wins; seed's winner in parentheses)\n");
+    println!("### LP total / TP total (< 1: LP wins; [VH94]'s winner in parentheses)\n");
     println!("| variant | {} |", head.join(" | "));
     println!("|---{}|", "|---".repeat(points.len()));
     for (name, cells) in &rows {
@@ -496,7 +496,7 @@ fn investigate(levels: usize, seeds: u64) -> Res<()> {
             .collect();
         println!("| {name} | {} |", c.join(" | "));
     }
-    // Whole axes for the readings closest to the seed.
+    // Whole axes for the readings closest to [VH94].
     let sweeps = sweeps();
     let chosen: Vec<&Variant> = variants
         .iter()

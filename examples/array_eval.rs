@@ -1,9 +1,9 @@
-//! Reproduces the evaluation of seed `000_3b7f5c9969a269e5.txt` §6.4
+//! Reproduces the evaluation of \[KRW96\] §6.4
 //! (Tables 2–8): percentage improvement of TILE and XY2 over
 //! RecursiveBisection2 in average cost over random speed vectors, for
 //! p ∈ {4, 5, 7, 10, 15, 20}, Max/Min speed ratio ∈ {1, 2, 3, 4, 8}, arrays
 //! 1K × {1K, 2K, 3K, 5K, 10K, 20K} and latencies {0, 100, 1000}, plus the
-//! average planning times (Table 8) and the seed's side remarks (RB worst, XY
+//! average planning times (Table 8) and \[KRW96\]'s side remarks (RB worst, XY
 //! ≈ XY2, RB3 ≈ RB2).
 //!
 //! The cost is the latency-aware cost of §5, `Acost + latency × internal
@@ -29,19 +29,19 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 #[derive(Parser, Debug)]
-#[command(about = "Reproduce 000 §6.4 Tables 2-8 (array decompositions)")]
+#[command(about = "Reproduce [KRW96] §6.4 Tables 2-8 (array decompositions)")]
 struct Args {
     /// Small grid (p <= 10, arrays 1Kx1K and 1Kx3K, 5 samples): a smoke run.
     #[arg(long)]
     quick: bool,
-    /// Random speed vectors per cell (the seed uses 20).
+    /// Random speed vectors per cell ([KRW96] uses 20).
     #[arg(long)]
     samples: Option<usize>,
     /// Seed of the random speed vectors.
     #[arg(long, default_value_t = 2026)]
     seed: u64,
-    /// The seed paper's text (000_3b7f5c9969a269e5.txt): when given, its
-    /// Tables 2–7 are parsed and the differences (nuce − seed) printed.
+    /// A text extraction of [KRW96] (docs/references.md): when given, its
+    /// Tables 2–7 are parsed and the differences (nuce − [KRW96]) printed.
     #[arg(long)]
     compare_seed: Option<std::path::PathBuf>,
 }
@@ -51,7 +51,7 @@ const ALGOS: [&str; 7] = ["rb", "rb2", "rb3", "xy", "xy2", "tile", "column"];
 const XY2: usize = 4;
 /// Position of TILE in [`ALGOS`].
 const TILE: usize = 5;
-/// Position of the optimal column DP (`ColumnDp`, 002 §3.2.4) in [`ALGOS`]:
+/// Position of the optimal column DP (`ColumnDp`, \[BBLRR01\] §3.2.4) in [`ALGOS`]:
 /// the XY2-class algorithm measured against XY2.
 const COLUMN: usize = 6;
 
@@ -111,7 +111,7 @@ fn size_label(cols: usize) -> String {
     format!("1K x {}K", cols / 1000)
 }
 
-/// Prints one of Tables 2–7 in the seed's layout: blocks of three array sizes,
+/// Prints one of Tables 2–7 in \[KRW96\]'s layout: blocks of three array sizes,
 /// rows = Max/Min ratio, columns = processors.
 fn print_table(g: &Grid, number: usize, a: usize, l: usize) {
     let label = if ALGOS[a] == "tile" { "Tile" } else { "XY2" };
@@ -150,7 +150,7 @@ fn print_table(g: &Grid, number: usize, a: usize, l: usize) {
     println!();
 }
 
-/// 000 Figure 16: 1000 × 3000, seven parts; the seed's costs.
+/// \[KRW96\] Figure 16: 1000 × 3000, seven parts; \[KRW96\]'s costs.
 fn print_figure16() {
     let speeds = [0.5, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05];
     let seed = [
@@ -160,7 +160,7 @@ fn print_figure16() {
         ("rb2", 4666),
         ("rb3", 4700),
     ];
-    println!("Figure 16 (1000 x 3000, a = .5 .1 .1 .1 .1 .05 .05): Acost seed / nuce");
+    println!("Figure 16 (1000 x 3000, a = .5 .1 .1 .1 .1 .05 .05): Acost [KRW96] / nuce");
     for (name, want) in seed {
         match algorithm(name, 0.0).decompose(1000, 3000, &speeds) {
             Ok(plan) => println!(
@@ -268,7 +268,7 @@ fn main() {
     }
     bar.finish_and_clear();
     println!(
-        "000 §6.4 reproduction: {samples} random speed vectors per cell, seed {}, {:.1} s\n",
+        "[KRW96] §6.4 reproduction: {samples} random speed vectors per cell, seed {}, {:.1} s\n",
         args.seed,
         wall.elapsed().as_secs_f64()
     );
@@ -288,12 +288,12 @@ fn main() {
     }
 }
 
-/// The seed's grid, in the order its tables list it.
+/// \[KRW96\]'s grid, in the order its tables list it.
 const SEED_PROCS: [usize; 6] = [4, 5, 7, 10, 15, 20];
 const SEED_SIZES: [usize; 6] = [1000, 2000, 3000, 5000, 10000, 20000];
 const SEED_RATIOS: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 8.0];
 
-/// Parses Tables 2–7 of the seed text: each is two blocks of five rows
+/// Parses Tables 2–7 of \[KRW96\] text: each is two blocks of five rows
 /// `ratio` + 18 integers (three array sizes × six processor counts).
 /// Returns `tables[t][size][ratio][procs]`, `t = 0` for Table 2.
 fn parse_seed_tables(text: &str) -> Vec<Vec<Vec<Vec<f64>>>> {
@@ -319,16 +319,16 @@ fn parse_seed_tables(text: &str) -> Vec<Vec<Vec<Vec<f64>>>> {
         .collect()
 }
 
-/// Prints, for each of Tables 2–7, the mean and largest |nuce − seed| over the
+/// Prints, for each of Tables 2–7, the mean and largest |nuce − \[KRW96\]| over the
 /// cells both grids share, and the cells that differ in sign by > 2 points.
 fn compare_with_seed(g: &Grid, text: &str) {
     let tables = parse_seed_tables(text);
     if tables.len() < 6 {
-        eprintln!("found {} seed tables, expected 6", tables.len());
+        eprintln!("found {} [KRW96] tables, expected 6", tables.len());
         return;
     }
     println!();
-    println!("Differences nuce - seed (percentage points) over the shared cells:");
+    println!("Differences nuce - [KRW96] (percentage points) over the shared cells:");
     for (t, table) in tables.iter().take(6).enumerate() {
         let a = if t < 3 { TILE } else { XY2 };
         let li = t % 3;
@@ -414,7 +414,7 @@ fn print_times(g: &Grid, samples: usize) {
     println!();
 }
 
-/// The seed's remarks on the algorithms it did not tabulate: average
+/// \[KRW96\]'s remarks on the algorithms it did not tabulate: average
 /// improvement over RB2 of each algorithm across the whole grid, per latency.
 fn print_side_remarks(g: &Grid) {
     println!("Mean improvement over RecursiveBisection2 across the grid (%), and cells where the");
@@ -442,7 +442,7 @@ fn print_side_remarks(g: &Grid) {
         println!("{line}");
     }
     println!();
-    // XY2 vs XY (the seed: "XY2 produced the same as or marginally better").
+    // XY2 vs XY ([KRW96]: "XY2 produced the same as or marginally better").
     let mut xy2_better = 0;
     let mut xy_better = 0;
     let mut cells = 0;
@@ -482,7 +482,7 @@ fn print_side_remarks(g: &Grid) {
     println!("{line}");
     let (count, worst) = g.worse_than_xy2[COLUMN];
     println!(
-        "Goal \"XY2-class cost never worse than the seed's XY2\": ColumnDp above XY2 in {count} of {} runs (worst {:.3}%): {}",
+        "Goal \"XY2-class cost never worse than [KRW96] XY2\": ColumnDp above XY2 in {count} of {} runs (worst {:.3}%): {}",
         g.runs,
         100.0 * worst,
         if count == 0 { "met" } else { "NOT met" }

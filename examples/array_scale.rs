@@ -1,8 +1,8 @@
-//! Scaling benchmark of the array decomposers (seed 002 §3.2.4, 000 §6.4):
+//! Scaling benchmark of the array decomposers (\[BBLRR01\] §3.2.4, \[KRW96\] §6.4):
 //! for p = 10 … 10 000 random speeds on a square array, each algorithm's
-//! Acost against the lower bound (002 Lemma 1, scaled), its internal edges,
+//! Acost against the lower bound (\[BBLRR01\] Lemma 1, scaled), its internal edges,
 //! imbalance and plan time; then the timing goals of `ColumnDp` (the DP alone
-//! and the whole plan) and of `Hierarchical` up to p = 100 000, and the seed's
+//! and the whole plan) and of `Hierarchical` up to p = 100 000, and \[BBLRR01\]'s
 //! O(p³) Algorithm 3 for comparison.
 //!
 //! ```text
@@ -117,7 +117,7 @@ fn main() -> nuce::Result<()> {
     }
 
     println!("\n## ColumnDp timing (goal: p = 1000 ≤ 50 ms, p = 10 000 ≤ 1 s)\n");
-    println!("| p | DP only, L = 0 (ms) | DP only, L = 50 (ms) | whole plan (ms) | seed Algorithm 3, O(p³) (ms) |");
+    println!("| p | DP only, L = 0 (ms) | DP only, L = 50 (ms) | whole plan (ms) | [BBLRR01] Algorithm 3, O(p³) (ms) |");
     println!("|---:|---:|---:|---:|---:|");
     let big: &[usize] = if quick {
         &[100, 1000]

@@ -1,5 +1,5 @@
-//! Evaluation of the graph partitioners against METIS, after seed
-//! `001_b091384d76b527f5.txt` §2.1 and §3.1 (Tables 1–7). Run by
+//! Evaluation of the graph partitioners against METIS, after
+//! \[KOR95\] §2.1 and §3.1 (Tables 1–7). Run by
 //! `scripts/bench_graph.sh`, which generates the meshes and installs `gpmetis`.
 //!
 //! ```text
@@ -281,17 +281,17 @@ fn main() {
             );
             println!("{line}");
         };
-        println!("Edges / Setups averaged over ratios 1, 2, 4, 8 (as the seed's Table 3; B = Binpacking, S = Simple):\n");
+        println!("Edges / Setups averaged over ratios 1, 2, 4, 8 (as [KOR95] Table 3; B = Binpacking, S = Simple):\n");
         header("p");
         for &p in &PS {
             row(p.to_string(), Some(p), None);
         }
-        println!("\nEdges / Setups at p = 10 per max/min speed ratio (as the seed's Table 2):\n");
+        println!("\nEdges / Setups at p = 10 per max/min speed ratio (as [KOR95] Table 2):\n");
         header("ratio");
         for &r in &RATIOS {
             row(r.to_string(), Some(10), Some(r as u64));
         }
-        println!("\nMean time per partition (s; RSBI: the cut only, its ordering took {rsbi_time:.3} s once, as the seed's Table 7):\n");
+        println!("\nMean time per partition (s; RSBI: the cut only, its ordering took {rsbi_time:.3} s once, as [KOR95] Table 7):\n");
         println!("| p | RCB | ZCI | HCI | RSB | RSBI cut | METIS | RSB / METIS |\n|---|---|---|---|---|---|---|---|");
         for &p in &PS {
             let t = |a: &str| {
@@ -319,7 +319,7 @@ fn main() {
             })
             .collect();
         println!(
-            "\nGain of RSB over RSBI (Binpacking, as the seed's Table 6): {}\n",
+            "\nGain of RSB over RSBI (Binpacking, as [KOR95] Table 6): {}\n",
             gain.join(", ")
         );
         let ratio = ratio_sum / ratio_n;

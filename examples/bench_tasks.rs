@@ -1,4 +1,4 @@
-//! Benchmarks of the master–worker planners (002 §4, 003): prints a
+//! Benchmarks of the master–worker planners (\[BBLRR01\] §4, \[AJ88\]): prints a
 //! Markdown report. Run with `scripts/bench_tasks.sh` or
 //! `cargo run --release --example bench_tasks`.
 
@@ -100,7 +100,7 @@ fn main() -> nuce::Result<()> {
             sum1 as f64 / n as f64
         );
     }
-    println!("\n## Divisible work (003 eqs. 6–7), LP solve time\n");
+    println!("\n## Divisible work ([AJ88] eqs. 6–7), LP solve time\n");
     println!("| workers | kind | makespan | time (ms) |\n|---|---|---|---|");
     let costs = DivisibleCosts::new(
         AffineCost::new(1.21, 1.05),

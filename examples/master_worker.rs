@@ -1,4 +1,4 @@
-//! Master–worker matrix product in the spirit of 003_5022ee14c8b2ad95.txt §3:
+//! Master–worker matrix product in the spirit of \[AJ88\] §3:
 //! naive, semi-naive and optimal partitions of `C = A·B` by rows.
 //!
 //! ```text
@@ -8,17 +8,17 @@
 //!
 //! Rank 0 is the master; it holds `A` (rows × cols) and `B` (cols × cols).
 //! Each worker receives `B` and its rows of `A`, computes its rows of `C`
-//! and sends them back (003 §3.3: "each slave reads selected rows of one
+//! and sends them back (\[AJ88\] §3.3: "each slave reads selected rows of one
 //! matrix and all of the second matrix"). Heterogeneity is real: worker `k`
 //! repeats its product `mult[k]` times (`--mult`, cycled). The library is
 //! never told these multipliers: [`measure_worker_costs`] times each worker's
 //! kernel on a sample and probes its link to the master, and the planner
-//! ([`HeteroDivisible`], the LP of 003 eq. (7) with per-worker costs) chooses
+//! ([`HeteroDivisible`], the LP of \[AJ88\] eq. (7) with per-worker costs) chooses
 //! which workers to use, their order and their pieces, rounded to whole rows.
 //!
 //! Three runs, each repeated `--repeats` times (median reported):
-//! * naive — equal rows, all inputs posted at once (003 §3.4);
-//! * semi-naive — equal rows, one message at a time (003 §3.5);
+//! * naive — equal rows, all inputs posted at once (\[AJ88\] §3.4);
+//! * semi-naive — equal rows, one message at a time (\[AJ88\] §3.5);
 //! * optimal — the planned pieces, one at a time, outputs in input order.
 //!
 //! Prints a table and `RESULT <variant> predicted <s> measured <s>` lines;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Evaluation of nuce's graph partitioners against METIS (seed 001, Tables 1–7):
+# Evaluation of nuce's graph partitioners against METIS ([KOR95], Tables 1–7):
 # installs gmsh, gmsh-doc, sfepy meshes and metis when missing, generates the
 # meshes under target/bench_graph (git-ignored), and prints Markdown
 # (benchmarks/graph.md was written from its output).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces benchmarks/packing.md: the seed-004 §4.5 experiment (TP vs LP,
+# Reproduces benchmarks/packing.md: the [VH94] §4.5 experiment (TP vs LP,
 # scalings, orders; 200 levels, 3 seeds) with SVG plots in benchmarks/img/,
 # and the sequential TP timing on 1 000 grids.
 # Usage: scripts/bench_packing.sh [LEVELS] [SEEDS]
@@ -11,7 +11,7 @@ cargo build --release --example amr_experiment
 mkdir -p benchmarks/img
 ./target/release/examples/amr_experiment --levels "$LEVELS" --seeds "$SEEDS" --out benchmarks \
     | tee benchmarks/packing_tables.txt
-# TP against LP under every candidate reading of the seed ("Investigation: TP vs LP").
+# TP against LP under every candidate reading of [VH94] ("Investigation: TP vs LP").
 ./target/release/examples/amr_experiment --investigate --levels "$LEVELS" --seeds "$SEEDS" \
     | tee benchmarks/packing_investigation.txt
 

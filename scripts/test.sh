@@ -5,6 +5,17 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh iproute2
 . scripts/env.sh
 cargo build --release --workspace --all-targets
+# Quality gates: formatting, lints (release profile, so that clippy shares what
+# it can with the build above) and documentation without warnings.
+if command -v rustup >/dev/null; then
+  installed="$(rustup component list --installed)"
+  if ! grep -q '^rustfmt' <<<"$installed" || ! grep -q '^clippy' <<<"$installed"; then
+    rustup component add rustfmt clippy
+  fi
+fi
+cargo fmt --all -- --check
+cargo clippy --release --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc
 # --- cluster step (issue 7): MPI across the hosts of a namespace cluster ---

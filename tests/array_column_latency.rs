@@ -1,6 +1,6 @@
-//! `ColumnDp` (seed `002_12465efe4da2a5ba.txt` §3.2.4) against the seed's
-//! exhaustive XY2 (`000_3b7f5c9969a269e5.txt` §4–§6, Lemma 3, Table 5–7) on
-//! the integer cost `Acost + latency × internal edges` (000 §5): the
+//! `ColumnDp` (\[BBLRR01\] §3.2.4) against \[KRW96\]'s
+//! exhaustive XY2 (\[KRW96\] §4–§6, Lemma 3, Table 5–7) on
+//! the integer cost `Acost + latency × internal edges` (\[KRW96\] §5): the
 //! column-based class is the XY class, and the DP must never pick a plan
 //! that XY2's enumeration of the `pt(p)` sorted candidates beats.
 
@@ -22,7 +22,7 @@ fn costs(rows: usize, cols: usize, speeds: &[f64], latency: f64) -> (f64, f64) {
 
 #[test]
 fn equal_speeds_use_aligned_cuts() {
-    // 000 §5: XY2 picks 5 columns of 4 equal parts, whose horizontal cuts
+    // [KRW96] §5: XY2 picks 5 columns of 4 equal parts, whose horizontal cuts
     // line up (Acost 7000, 31 internal edges, cost 10 100). The generic-edge
     // model alone picked unequal columns (Acost 7200, 39 edges, 11 100).
     let speeds = [1.0; 20];
@@ -42,8 +42,8 @@ fn equal_speeds_use_aligned_cuts() {
 }
 
 #[test]
-fn never_worse_than_xy2_on_seed_like_inputs() {
-    // Inputs drawn like the seed's grid (000 §6.4; examples/array_eval.rs):
+fn never_worse_than_xy2_on_krw96_like_inputs() {
+    // Inputs drawn like [KRW96]'s grid ([KRW96] §6.4; examples/array_eval.rs):
     // one speed 1, one speed `ratio`, the rest uniform in between.
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let mut checked = 0;

@@ -1,4 +1,4 @@
-//! 1D distributions against seed `002_12465efe4da2a5ba.txt` §2: Table 1,
+//! 1D distributions against \[BBLRR01\] §2: Table 1,
 //! Figure 3's chunk of 7, Figure 6, Figure 8, the LU pattern of §2.4.2, and
 //! an independent optimality oracle.
 

@@ -1,4 +1,4 @@
-//! Properties of the graph partitioners of seed 001 (RCB, ZCI, HCI, RSB, RSBI,
+//! Properties of the graph partitioners of \[KOR95\] (RCB, ZCI, HCI, RSB, RSBI,
 //! RCBI with both groupings), the FM refiner and index-based remapping,
 //! checked against brute-force oracles.
 
@@ -232,7 +232,7 @@ fn refinement_lowers_the_cut_of_a_poor_partition() {
 
 #[test]
 fn rsb_beats_coordinate_methods_on_a_mesh() {
-    // Seed 001 Table 3: RSB cuts fewer edges than RCB and HCI.
+    // [KOR95] Table 3: RSB cuts fewer edges than RCB and HCI.
     let (g, _) = random_mesh(3, 40, 40, false);
     let speeds = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1.0, 2.0];
     let cut = |a: Algo| {

@@ -1,4 +1,4 @@
-//! The collective TP packing (seed 004 §4.2) under `mpirun` on 1–8 ranks:
+//! The collective TP packing (\[VH94\] §4.2) under `mpirun` on 1–8 ranks:
 //! identical to the sequential TP (all orders, modified TP, two ratios) and
 //! to the sequential submesh allocator, and bad inputs give the same error on
 //! every rank.

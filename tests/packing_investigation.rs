@@ -1,4 +1,4 @@
-//! The readings of seed 004 §4.5 compared in benchmarks/packing.md
+//! The readings of \[VH94\] §4.5 compared in benchmarks/packing.md
 //! ("Investigation: TP vs LP"): LP variants (orientation, level fit, drop
 //! mode, order, reported width), the minimum-size bounds of §4.3 and the
 //! grid-count laws of the workload.
@@ -87,7 +87,7 @@ fn size_order_and_orientation() {
     assert_eq!(b[0], (0, 1, 0, 10));
     assert_eq!(b[1], (1, 4, 0, 3));
     assert_eq!((w, h), (4, 10));
-    // The seed-figures reading is size order with rigid levels.
+    // [VH94]-figures reading is size order with rigid levels.
     let f = LevelPacking::seed_figures();
     assert_eq!(f.order, Some(PackingOrder::Area));
     assert!(f.rigid_drop && f.drop_down);
@@ -239,8 +239,8 @@ fn default_workload_stream_is_unchanged() {
 }
 
 /// The investigation's finding on a small workload with elongated grids
-/// (MAXRATIO 5): LP as described beats TP; the seed-figures reading of LP
-/// packs looser and loses to TP, as in the seed's Figures 13–16.
+/// (MAXRATIO 5): LP as described beats TP; \[VH94\]-figures reading of LP
+/// packs looser and loses to TP, as in \[VH94\] Figures 13–16.
 #[test]
 fn seed_figures_reading_loses_to_tp_on_elongated_grids() {
     let w = AmrWorkload {

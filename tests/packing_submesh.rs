@@ -1,4 +1,4 @@
-//! Submesh allocation (seed 004 §4.3) and hypercube embedding (§4.4).
+//! Submesh allocation (\[VH94\] §4.3) and hypercube embedding (§4.4).
 
 use nuce::plan::array2d::Rect;
 use nuce::plan::packing::gray::{
@@ -107,7 +107,7 @@ fn gray_embedding_maps_mesh_neighbours_to_cube_neighbours() {
                     }
                 }
             }
-            // The seed's matrix {a_i b_j} from the recursive codes.
+            // [VH94]'s matrix {a_i b_j} from the recursive codes.
             let (ca, cb) = (
                 reflected_gray_code(da).unwrap(),
                 reflected_gray_code(db).unwrap(),

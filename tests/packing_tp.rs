@@ -1,4 +1,4 @@
-//! Properties of the TP and LP packings (seed 004 §4.1, §4.5): no overlap,
+//! Properties of the TP and LP packings (\[VH94\] §4.1, §4.5): no overlap,
 //! the corner invariants of Theorem 2 after every step, the Remark's
 //! small-hole removal changes nothing, and the bounds of Theorems 3–4.
 

@@ -1,4 +1,4 @@
-//! Divisible work (003_5022ee14c8b2ad95.txt): the LP of eq. (7) against its
+//! Divisible work (\[AJ88\]): the LP of eq. (7) against its
 //! constraints, brute force, the special case a = b, integer rounding and
 //! heterogeneous workers.
 
@@ -62,7 +62,7 @@ fn lp_solutions_satisfy_eq_7_and_match_the_schedule() {
         check_constraints(&w, &plan.fractions, plan.makespan);
         // The schedule's exact makespan (zero pieces idle) is never worse.
         assert!(evaluate(&w, &plan.fractions) <= plan.makespan + 1e-7);
-        // Optimal beats the equal split (003 §3.6).
+        // Optimal beats the equal split ([AJ88] §3.6).
         assert!(plan.makespan <= c.equal_partition(n).unwrap().makespan + 1e-7);
     }
 }
@@ -94,7 +94,7 @@ fn two_pieces_against_a_grid_search() {
 
 #[test]
 fn special_case_a_equals_b_gives_equal_pieces() {
-    // 003 §2.4: a(.) = b(.) affine ⇒ s_k = 1/n.
+    // [AJ88] §2.4: a(.) = b(.) affine ⇒ s_k = 1/n.
     for n in 2..7 {
         let c = costs((0.3, 2.0), (0.1, 30.0), (0.3, 2.0));
         let plan = c.optimal_partition(n).unwrap();

@@ -1,5 +1,5 @@
 //! MaxTasks / MaxTasks1 / MaxTasks2 / MinTime against the examples of
-//! 002_12465efe4da2a5ba.txt §4 and against brute force over permutations.
+//! \[BBLRR01\] §4 and against brute force over permutations.
 
 use nuce::plan::tasks::{
     min_time, AssignmentSolver, AutoSolver, ExactSearch, Matching, MaxTasksSolver, NoCommunication,

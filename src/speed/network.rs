@@ -1,10 +1,10 @@
 //! Network link model and the pure part of the network probe.
 //!
-//! A link is described by the affine cost model of the seeds: sending `B`
+//! A link is described by the affine cost model of the papers: sending `B`
 //! bytes costs `τ + μ·B`, with `τ` the startup latency and `μ` the transfer
-//! time per byte (000_3b7f5c9969a269e5.txt §2, "the cost of communication on
+//! time per byte (\[KRW96\] §2, "the cost of communication on
 //! a local area network can be modeled as O(τ + μB)"; the same affine model
-//! of 003_5022ee14c8b2ad95.txt §2). This is Hockney's model; nuce reports
+//! of \[AJ88\] §2). This is Hockney's model \[Hoc94\]; nuce reports
 //! `latency_s = τ` and `bandwidth_bytes_per_s = 1/μ`.
 //!
 //! The MPI ping-pong that produces the timings is

@@ -1,5 +1,5 @@
 //! `nuce plan array`: decompose a `rows × cols` array into rectangles
-//! proportional to speeds (seeds 000 and 002 §3); JSON keys in `docs/cli.md`.
+//! proportional to speeds (\[KRW96\] and \[BBLRR01\] §3); JSON keys in `docs/cli.md`.
 
 use std::path::PathBuf;
 
@@ -29,7 +29,7 @@ pub struct Args {
     /// Host id of each part, comma-separated (for --algo hier).
     #[arg(long)]
     hosts: Option<String>,
-    /// Latency per internal edge, in cell-edge units (000 §5); used by
+    /// Latency per internal edge, in cell-edge units ([KRW96] §5); used by
     /// `column` and `best`, and reported as `latency_cost`.
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     latency: f64,

@@ -1,5 +1,5 @@
 //! `nuce plan distribute`: distribute `B` equal chunks over processors of
-//! given cycle times (seed 002 §2); JSON keys in `docs/cli.md`.
+//! given cycle times (\[BBLRR01\] §2); JSON keys in `docs/cli.md`.
 
 use nuce_plan::dist1d::{
     distributor_by_name, incremental_sequence, lu_update_costs, sweep_makespan, Panels,

@@ -1,5 +1,5 @@
 //! `nuce plan divisible`: optimal piece sizes for divisible work with input,
-//! compute and output phases (003_5022ee14c8b2ad95.txt §2.3, eq. 7; keys
+//! compute and output phases (\[AJ88\] §2.3, eq. 7; keys
 //! documented in docs/cli-tasks.md).
 
 use nuce_plan::divisible::{round_pieces, AffineCost, AgrawalJagadish, WorkerCosts, WorkerCount};

@@ -1,5 +1,5 @@
 //! `nuce plan graph`: partition an unstructured graph or mesh in proportion to
-//! speeds (seed 001), print its metrics, optionally write the METIS `.part`
+//! speeds (\[KOR95\]), print its metrics, optionally write the METIS `.part`
 //! file and an SVG drawing.
 
 use std::time::Instant;

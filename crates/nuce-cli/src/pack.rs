@@ -1,5 +1,5 @@
-//! `nuce plan pack`: AMR processor allocation by 2D packing (seed
-//! `004_64c626e209e0545b.txt` §4). JSON keys are documented in
+//! `nuce plan pack`: AMR processor allocation by 2D packing
+//! (\[VH94\] §4). JSON keys are documented in
 //! `docs/cli-pack.md`.
 
 use nuce_plan::packing::gray::HypercubeAllocator;

@@ -1,5 +1,5 @@
 //! `nuce plan tasks`: master–worker schedule of independent equal tasks
-//! (002_12465efe4da2a5ba.txt §4; keys documented in docs/cli-tasks.md).
+//! (\[BBLRR01\] §4; keys documented in docs/cli-tasks.md).
 
 use nuce_plan::tasks::{
     min_time, AutoSolver, ExactSearch, MaxTasksSolver, SortedOrder, TaskPlatform,

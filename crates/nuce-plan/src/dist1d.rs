@@ -1,5 +1,5 @@
 //! One-dimensional distributions of `B` equal chunks over processors of
-//! cycle times `t_1, …, t_p` (seed `002_12465efe4da2a5ba.txt` §2).
+//! cycle times `t_1, …, t_p` (\[BBLRR01\] §2).
 //!
 //! * [`Static`] — Algorithm 2 (§2.2, Table 1): the optimal chunk counts,
 //!   `c_i` owning consecutive chunks in input order.
@@ -89,7 +89,7 @@ fn check_chunks(chunks: usize) -> Result<()> {
     Ok(())
 }
 
-/// `max_i c_i t_i`, the execution time of an allocation (002 §2.2).
+/// `max_i c_i t_i`, the execution time of an allocation (\[BBLRR01\] §2.2).
 pub fn makespan(counts: &[usize], cycle_times: &[f64]) -> f64 {
     counts
         .iter()
@@ -135,16 +135,16 @@ fn increment(counts: &mut [usize], t: &[f64], more: usize) -> Vec<usize> {
     chosen
 }
 
-/// Algorithm 2 of 002 §2.2 (DISTRIBUTE): the optimal counts `c_i` for `B`
+/// Algorithm 2 of \[BBLRR01\] §2.2 (DISTRIBUTE): the optimal counts `c_i` for `B`
 /// chunks, minimising `max_i c_i t_i`. Initialise `c_i = ⌊(1/t_i)/Σ(1/t) · B⌋`,
 /// then increment `argmin_j t_j (c_j + 1)` until `Σ c = B` (lowest index on
 /// ties, which reproduces Table 1). `O(p log p)`.
 ///
 /// ```
-/// // 002 Table 1: B = 78 chunks, cycle times 3, 5, 8.
-/// let c = nuce::plan::dist1d::optimal_counts(78, &[3.0, 5.0, 8.0])?;
+/// // \[BBLRR01\] Table 1: B = 78 chunks, cycle times 3, 5, 8.
+/// let c = nuce_plan::dist1d::optimal_counts(78, &[3.0, 5.0, 8.0])?;
 /// assert_eq!(c, vec![40, 24, 14]);
-/// # Ok::<(), nuce::Error>(())
+/// # Ok::<(), nuce_plan::Error>(())
 /// ```
 pub fn optimal_counts(chunks: usize, cycle_times: &[f64]) -> Result<Vec<usize>> {
     check_speeds(cycle_times)?;
@@ -162,7 +162,7 @@ pub fn optimal_counts(chunks: usize, cycle_times: &[f64]) -> Result<Vec<usize>> 
     Ok(counts)
 }
 
-/// The incremental allocation of 002 §2.4.1 (Figure 8): the processor chosen
+/// The incremental allocation of \[BBLRR01\] §2.4.1 (Figure 8): the processor chosen
 /// for chunks `1..=B`, each time `argmin_j t_j (c_j + 1)` (lowest index on
 /// ties). Every prefix of length `s` is an optimal allocation of `s` chunks.
 /// `O((p + B) log p)`.
@@ -173,7 +173,7 @@ pub fn incremental_sequence(chunks: usize, cycle_times: &[f64]) -> Result<Vec<us
     Ok(increment(&mut counts, cycle_times, chunks))
 }
 
-/// Algorithm 2 (002 §2.2): optimal counts, processor `i` owning the `c_i`
+/// Algorithm 2 (\[BBLRR01\] §2.2): optimal counts, processor `i` owning the `c_i`
 /// chunks after those of processors `0..i`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Static;
@@ -194,7 +194,7 @@ impl ChunkDistributor for Static {
     }
 }
 
-/// The incremental DP allocation (002 §2.4.1, Figure 8): chunk `k` goes to
+/// The incremental DP allocation (\[BBLRR01\] §2.4.1, Figure 8): chunk `k` goes to
 /// the `k`-th processor of [`incremental_sequence`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Incremental;
@@ -209,7 +209,7 @@ impl ChunkDistributor for Incremental {
     }
 }
 
-/// LU column-block allocation (002 §2.4.2, Figures 9–10): slices of `slice`
+/// LU column-block allocation (\[BBLRR01\] §2.4.2, Figures 9–10): slices of `slice`
 /// chunks (0: one slice of all chunks); within a slice of `b` chunks the
 /// `k`-th chunk goes to `σ(b − k + 1)`, `σ` the incremental sequence — the
 /// pattern `P3 P2 P1 P1 P2 P1 P3 P1 P2 P1` for `t = (3, 5, 8)`, `B = 10`.
@@ -242,7 +242,7 @@ impl ChunkDistributor for LuSlices {
     }
 }
 
-/// Cost of each LU update step for a column-block allocation (002 §2.4,
+/// Cost of each LU update step for a column-block allocation (\[BBLRR01\] §2.4,
 /// Figures 7 and 10): after factoring block `k` (`k = 1..B−1`), blocks
 /// `k+1..B` are updated, taking `max_i t_i · #{j > k : owner_j = i}`.
 pub fn lu_update_costs(owners: &[usize], cycle_times: &[f64]) -> Result<Vec<f64>> {
@@ -260,7 +260,7 @@ pub fn lu_update_costs(owners: &[usize], cycle_times: &[f64]) -> Result<Vec<f64>
 }
 
 /// Cyclic (`CYCLIC(1)`) owners of `chunks` chunks over `p` processors: the
-/// homogeneous baseline of 002 Figure 10.
+/// homogeneous baseline of \[BBLRR01\] Figure 10.
 pub fn cyclic_owners(chunks: usize, p: usize) -> Vec<usize> {
     (0..chunks).map(|k| k % p.max(1)).collect()
 }
@@ -274,7 +274,7 @@ fn check_owners(owners: &[usize], p: usize) -> Result<()> {
     }
 }
 
-/// Periodic panel allocation for finite-difference sweeps (002 §2.3,
+/// Periodic panel allocation for finite-difference sweeps (\[BBLRR01\] §2.3,
 /// Figure 6): tile columns are cut into panels of `period` columns (0: one
 /// panel of all chunks). Inside every panel processor `i` gets `c_i`
 /// consecutive columns, `c` from Algorithm 2 for `period` chunks, processors
@@ -285,7 +285,7 @@ fn check_owners(owners: &[usize], p: usize) -> Result<()> {
 /// Under the horizontal schedule of [`sweep_makespan`] one panel is a flow
 /// shop of identical jobs (the rows) with stage times `c_i t_i`, whose
 /// makespan `Σ c_i t_i + (rows − 1)·max c_i t_i` does not depend on the
-/// stage order; the `c_i t_i` order of the seed decides where the start-up
+/// stage order; the `c_i t_i` order of \[BBLRR01\] decides where the start-up
 /// idle time falls, not the makespan (tested).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Panels {
@@ -327,7 +327,7 @@ impl ChunkDistributor for Panels {
 }
 
 /// Simulated execution time of a finite-difference sweep over `rows × B`
-/// tiles whose tile columns are owned as in `owners` (002 §2.3, Figure 5):
+/// tiles whose tile columns are owned as in `owners` (\[BBLRR01\] §2.3, Figure 5):
 /// tile `(r, c)` needs tiles `(r − 1, c)` and `(r, c − 1)`, `t_i` per tile.
 /// Each processor walks its blocks of consecutive columns left to right and,
 /// inside a block, processes tiles *horizontally* — row by row across the

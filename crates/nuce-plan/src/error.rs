@@ -2,8 +2,8 @@
 //!
 //! Every fallible function returns [`Result`]. Errors are plain data (`Clone`,
 //! `PartialEq`, serde) so that a collective call can broadcast the root's error
-//! and every rank returns *the same* `Err` (see `DESIGN.md`, "Collective errors
-//! agree").
+//! and every rank returns *the same* `Err` (see `docs/architecture.md`,
+//! "Collective errors agree").
 
 use serde::{Deserialize, Serialize};
 

@@ -18,6 +18,10 @@
 //! Speeds are *relative throughputs* (work units per second); cycle times are
 //! their inverses. [`check_speeds`] and [`speeds_from_cycle_times`] validate
 //! them: zero, negative, NaN or infinite values are an [`Error`], never a panic.
+//!
+//! Papers are cited by key and section (`[KRW96] §6.2`); the keys are listed
+//! in `docs/references.md`, and `docs/architecture.md` describes the two layers
+//! and the conventions (both in the repository).
 
 #![warn(missing_docs)]
 

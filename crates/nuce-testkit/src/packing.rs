@@ -1,4 +1,4 @@
-//! Scenarios for the collective TP packing (seed 004 §4.2): equality with the
+//! Scenarios for the collective TP packing (\[VH94\] §4.2): equality with the
 //! sequential TP and allocator, agreed errors, and per-round timing.
 
 use mpi::traits::*;

@@ -1,5 +1,5 @@
 //! Scenarios for the collective matching scheduler and the master–worker
-//! executor (002_12465efe4da2a5ba.txt §4, 003_5022ee14c8b2ad95.txt).
+//! executor (\[BBLRR01\] §4, \[AJ88\]).
 //!
 //! * `tasks-auction <seed> <instances>` — random integer rows, one per rank
 //!   (and again with rank 0 as a master without a row): the collective

@@ -1,11 +1,11 @@
 //! `best`: run every concrete decomposer and keep the cheapest plan for the
-//! chosen cost — Acost (seed `000_3b7f5c9969a269e5.txt` §2) or, with a
-//! latency, `Acost + latency × internal edges` (000 §5). Costs are measured
+//! chosen cost — Acost (\[KRW96\] §2) or, with a
+//! latency, `Acost + latency × internal edges` (\[KRW96\] §5). Costs are measured
 //! on the integer plans. Cost: the sum of the candidates' costs plus
 //! `O(p log p)` per candidate for the cost evaluation.
 
-use super::column::checked_speeds;
-use super::column::{check_latency, plan_cost};
+use super::checks::{check_latency, checked_speeds};
+use super::cost::plan_cost;
 use super::registry::practical_decomposers;
 use super::{ArrayDecomposer, ArrayPlan, ColumnDp};
 use crate::error::{Error, Result};

@@ -1,6 +1,6 @@
 //! Integer realisation of *column-based* decompositions (the XY class of
-//! seed `000_3b7f5c9969a269e5.txt` §4, the column-based class of
-//! `002_12465efe4da2a5ba.txt` §3.2): the array is cut into vertical slabs
+//! \[KRW96\] §4, the column-based class of
+//! \[BBLRR01\] §3.2): the array is cut into vertical slabs
 //! (columns), and each slab into rectangles stacked top to bottom.
 //!
 //! Given the continuous structure (which parts go in which column, in which

@@ -1,4 +1,4 @@
-//! Communication costs of an array decomposition (seed `000_3b7f5c9969a269e5.txt`).
+//! Communication costs of an array decomposition (\[KRW96\]).
 //!
 //! * **Acost** (§2, Figure 4): total length, in cell edges, of the internal
 //!   edges of the decomposition — the number of pairs of 4-neighbour cells with
@@ -15,14 +15,14 @@
 
 use super::{ArrayPlan, Rect};
 
-/// Acost: number of internal cell edges (000 §2). O(p).
+/// Acost: number of internal cell edges (\[KRW96\] §2). O(p).
 pub fn acost(plan: &ArrayPlan) -> usize {
     let perim: usize = plan.parts.iter().map(Rect::perimeter).sum();
     (perim - 2 * (plan.rows + plan.cols)) / 2
 }
 
 /// Bcost: internal cell edges plus wraparound edges between different parts
-/// (000 §2, Figure 4: Acost = m + n', Bcost = 2m + 2n'). O(p log p).
+/// (\[KRW96\] §2, Figure 4: Acost = m + n', Bcost = 2m + 2n'). O(p log p).
 pub fn bcost(plan: &ArrayPlan) -> usize {
     acost(plan) + wrap_mismatches(plan, true) + wrap_mismatches(plan, false)
 }
@@ -72,7 +72,7 @@ fn wrap_mismatches(plan: &ArrayPlan, horizontal: bool) -> usize {
 }
 
 /// Number of internal edges of the decomposition's planar graph, by the Euler
-/// formula `E_i = V_i + p − 1` (000 §5), with `p` the non-empty parts and `V_i`
+/// formula `E_i = V_i + p − 1` (\[KRW96\] §5), with `p` the non-empty parts and `V_i`
 /// the unique corner points strictly inside the array. O(p log p).
 pub fn internal_edges(plan: &ArrayPlan) -> usize {
     let mut corners: Vec<(usize, usize)> = Vec::with_capacity(4 * plan.parts.len());
@@ -95,9 +95,19 @@ pub fn internal_edges(plan: &ArrayPlan) -> usize {
     corners.len() + nonempty - 1
 }
 
-/// The latency-aware cost of 000 §5: `Acost + latency × internal edges`.
+/// The latency-aware cost of \[KRW96\] §5: `Acost + latency × internal edges`.
 pub fn latency_cost(plan: &ArrayPlan, latency: f64) -> f64 {
     acost(plan) as f64 + latency * internal_edges(plan) as f64
+}
+
+/// Acost of the integer plan plus, when `latency > 0`, the latency term
+/// (\[KRW96\] §5) — the objective [`ColumnDp`](super::ColumnDp) and [`Best`](super::Best) minimise.
+pub fn plan_cost(plan: &ArrayPlan, latency: f64) -> f64 {
+    if latency > 0.0 {
+        latency_cost(plan, latency)
+    } else {
+        acost(plan) as f64
+    }
 }
 
 #[cfg(test)]
@@ -137,7 +147,7 @@ mod tests {
 
     #[test]
     fn figure4_like_costs() {
-        // Vertical cut of an m×n array (000 Figure 5a): Acost = m, Bcost = 2m.
+        // Vertical cut of an m×n array ([KRW96] Figure 5a): Acost = m, Bcost = 2m.
         let p = ArrayPlan::new(
             "t",
             4,

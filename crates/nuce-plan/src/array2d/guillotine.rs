@@ -1,8 +1,8 @@
-//! Shared pieces of the guillotine-cut decompositions of seed
-//! `000_3b7f5c9969a269e5.txt` §6 (XY, XY2, TILE, RecursiveBisection 1/2/3):
+//! Shared pieces of the guillotine-cut decompositions of
+//! \[KRW96\] §6 (XY, XY2, TILE, RecursiveBisection 1/2/3):
 //! the weight order all of them work in and integer slicing of a rectangle.
 //! (Argument checks and the cost a search minimises are shared with the
-//! column DP: [`super::column::checked_speeds`], [`super::column::plan_cost`].)
+//! column DP: [`super::check_args`] and `checks::checked_speeds`, [`super::cost::plan_cost`].)
 //!
 //! **Rounding.** [`slice()`] cuts a rectangle into consecutive pieces by
 //! *cumulative rounding*: the `k`-th cut lies at `round(extent · W_k / W)` with
@@ -17,7 +17,7 @@ use super::Rect;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
     /// Pieces side by side, left to right, each of full height (vertical cuts,
-    /// the seed's "partitioning along X").
+    /// \[KRW96\]'s "partitioning along X").
     Cols,
     /// Pieces stacked top to bottom, each of full width (horizontal cuts).
     Rows,
@@ -32,7 +32,7 @@ impl Axis {
         }
     }
 
-    /// The axis of the longer side of `rect` (columns on ties, the seed's
+    /// The axis of the longer side of `rect` (columns on ties, \[KRW96\]'s
     /// convention `m ≤ n` with X the longer axis).
     pub const fn longer(rect: &Rect) -> Axis {
         if rect.cols >= rect.rows {
@@ -99,7 +99,7 @@ pub fn slice(rect: &Rect, axis: Axis, weights: &[f64], mut place: impl FnMut(usi
 }
 
 /// Part indices sorted by nonincreasing speed (ties by index): the
-/// `WeightList` order of the seed's Figures 13–15. O(p log p).
+/// `WeightList` order of \[KRW96\] Figures 13–15. O(p log p).
 pub fn sorted_desc(speeds: &[f64]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..speeds.len()).collect();
     order.sort_by(|&a, &b| speeds[b].total_cmp(&speeds[a]).then(a.cmp(&b)));

@@ -1,5 +1,5 @@
-//! Two-level decomposition for collections of clusters (seed
-//! `002_12465efe4da2a5ba.txt` §3.2.2, "Collections of clusters", Figure 14):
+//! Two-level decomposition for collections of clusters
+//! (\[BBLRR01\] §3.2.2, "Collections of clusters", Figure 14):
 //! the array is first cut into one rectangle per host, in proportion to the
 //! hosts' total speeds, then each host's rectangle is cut among the host's
 //! parts. Inter-host boundaries — the slow links — are thereby the boundaries
@@ -9,11 +9,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 use crate::error::{Error, Result};
 
-/// Hierarchical decomposition: across hosts, then within each host (002 Figure 14).
+/// Hierarchical decomposition: across hosts, then within each host (\[BBLRR01\] Figure 14).
 #[derive(Clone)]
 pub struct Hierarchical {
     /// Host id of each part (any integers; hosts are ordered by first

@@ -1,21 +1,21 @@
-//! The heterogeneous block distribution of Kalinov and Lastovetsky
-//! (seed `002_12465efe4da2a5ba.txt` §3.2.6, Figure 17).
+//! The heterogeneous block distribution of Kalinov and Lastovetsky \[KaLa99\]
+//! (\[BBLRR01\] §3.2.6, Figure 17).
 //!
 //! The processors are first placed in a *fixed* layout of processor columns
 //! (here: in input order, column by column, `⌈p/C⌉` or `⌊p/C⌋` per column);
 //! the load is then balanced *within* each column independently (heights
 //! proportional to speeds) and *between* columns (widths proportional to the
 //! columns' total speeds). Columns are cut along the longer array dimension
-//! (000 §4: partition along the larger axis first). Unlike
+//! (\[KRW96\] §4: partition along the larger axis first). Unlike
 //! [`ColumnDp`](super::ColumnDp), neither the grouping nor the order of the
 //! processors is optimised. `O(p log p)`.
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::column::model_half_perimeter;
 use super::{ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::{Error, Result};
 
-/// Kalinov–Lastovetsky heterogeneous block distribution (002 §3.2.6).
+/// Kalinov–Lastovetsky heterogeneous block distribution (\[BBLRR01\] §3.2.6).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KalinovLastovetsky {
     /// Number of processor columns; `None` picks `⌊c*⌋` or `⌈c*⌉` with

@@ -1,5 +1,5 @@
 //! Decompositions of an `rows × cols` array into `p` rectangles whose areas
-//! follow the speeds (seed `000_3b7f5c9969a269e5.txt`, and `002_12465efe4da2a5ba.txt` §3).
+//! follow the speeds (\[KRW96\], and \[BBLRR01\] §3).
 //!
 //! A plan is data: [`ArrayPlan`] lists one [`Rect`] per part, **in the order of
 //! the speeds given** (part `i` belongs to speed `i`, whatever order an
@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 pub mod best;
+mod checks;
 pub mod column;
 pub mod columns;
 pub mod cost;
@@ -28,6 +29,7 @@ pub mod tile;
 pub mod xy;
 
 pub use best::Best;
+pub use checks::check_args;
 pub use column::{acost_lower_bound, ColumnDp};
 pub use columns::ColumnLayout;
 pub use hier::Hierarchical;
@@ -240,15 +242,6 @@ pub trait ArrayDecomposer: Send + Sync {
     fn name(&self) -> &'static str;
     /// Decomposes a `rows × cols` array for the given speeds.
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan>;
-}
-
-/// Common argument checks for decomposers: valid speeds and a non-empty array.
-pub fn check_args(rows: usize, cols: usize, speeds: &[f64]) -> Result<()> {
-    crate::check_speeds(speeds)?;
-    if rows == 0 || cols == 0 {
-        return Err(Error::Empty(format!("array of {rows}x{cols} cells")));
-    }
-    Ok(())
 }
 
 /// Splits `total` integer units into `weights.len()` parts proportional to the

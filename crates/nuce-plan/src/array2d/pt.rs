@@ -1,5 +1,5 @@
-//! Sorted XY decompositions as integer partitions (seed
-//! `000_3b7f5c9969a269e5.txt` §4, Theorem 1 and Table 1).
+//! Sorted XY decompositions as integer partitions
+//! (\[KRW96\] §4, Theorem 1 and Table 1).
 //!
 //! By Theorem 1 an optimal XY decomposition can be taken with its vertical
 //! subarrays in nondecreasing order of their `count` (number of parts) and the
@@ -8,7 +8,7 @@
 //! `Σ xᵢ = p`: a partition of `p`. There are `pt(p)` of them (5, 7, 15, 42
 //! and 627 for p = 4, 5, 7, 10, 20).
 
-/// Number of partitions of `p` into positive parts, `pt(p)` of 000 Table 1
+/// Number of partitions of `p` into positive parts, `pt(p)` of \[KRW96\] Table 1
 /// (`pt(0) = 1`). O(p²) dynamic programme; saturates at `u64::MAX`.
 pub fn pt(p: usize) -> u64 {
     let mut ways = vec![0u64; p + 1];
@@ -22,7 +22,7 @@ pub fn pt(p: usize) -> u64 {
 }
 
 /// Calls `visit(counts)` for every partition of `p` into nondecreasing parts,
-/// in the order of the seed's XY recursion (Figure 13: the first column takes
+/// in the order of \[KRW96\]'s XY recursion (Figure 13: the first column takes
 /// `min = 1, 2, …` parts, the rest is partitioned with parts `≥ min`; the
 /// last option puts all remaining parts in one column). O(pt(p) · p).
 pub fn for_each_partition(p: usize, mut visit: impl FnMut(&[usize])) {
@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn table1_values() {
-        // 000 Table 1: pt(p) for p = 4, 5, 7, 10, 20.
+        // [KRW96] Table 1: pt(p) for p = 4, 5, 7, 10, 20.
         for (p, want) in [(4, 5), (5, 7), (7, 15), (10, 42), (20, 627)] {
             assert_eq!(pt(p), want);
             let mut n = 0u64;
@@ -67,8 +67,8 @@ mod tests {
     }
 
     #[test]
-    fn seed_order_for_five() {
-        // 000 §4 lists pt(5) = 7: 5, 4+1, 3+2, 3+1+1, 2+2+1, 2+1+1+1, 1+1+1+1+1.
+    fn krw96_order_for_five() {
+        // [KRW96] §4 lists pt(5) = 7: 5, 4+1, 3+2, 3+1+1, 2+2+1, 2+1+1+1, 1+1+1+1+1.
         let mut all = Vec::new();
         for_each_partition(5, |c| all.push(c.to_vec()));
         assert_eq!(

@@ -1,7 +1,7 @@
-//! Recursive bisection decompositions (seed `000_3b7f5c9969a269e5.txt` §6.3,
+//! Recursive bisection decompositions (\[KRW96\] §6.3,
 //! Figure 15).
 //!
-//! All three work on the weights sorted in nonincreasing order (the seed's
+//! All three work on the weights sorted in nonincreasing order (\[KRW96\]'s
 //! `WeightList`), cut the current rectangle in two, give each side a group of
 //! parts whose total weight sets the position of the cut, and recurse until a
 //! group holds one part. They differ in how the list is split and which side
@@ -20,15 +20,15 @@
 //! the worst case (a list split 1 : r − 1 at every level, e.g. one dominant
 //! speed per level for RB2/RB3).
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::guillotine::{cut_at, piece, sorted_desc, Axis};
 use super::{ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;
 
-/// RecursiveBisection of Crandall and Quinn (000 §6.3, Figure 15): split the
+/// RecursiveBisection of Crandall and Quinn \[CQ93\] (\[KRW96\] §6.3, Figure 15): split the
 /// sorted list into its first `⌈r/2⌉` parts and the rest, cut the array in
 /// proportion to the two sums, alternating the cut direction at each level
-/// (first cut across the longer side, the seed's `d = vertical` with `m ≤ n`).
+/// (first cut across the longer side, \[KRW96\] `d = vertical` with `m ≤ n`).
 ///
 /// The extracted Figure 15 reads `y := Σ_{i≤x} WeightListLeft_i / Σ_{i≤y}
 /// WeightList_i`; the upper bound of the second sum is garbled and is
@@ -36,17 +36,17 @@ use crate::error::Result;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecursiveBisection;
 
-/// RecursiveBisection2 (000 §6.3, variation 1): cut across the longer side of
+/// RecursiveBisection2 (\[KRW96\] §6.3, variation 1): cut across the longer side of
 /// the current rectangle, splitting the sorted list at the prefix whose weight
 /// is nearest half of the total (on a tie, the heavier prefix: this reproduces
-/// the seed's Figure 16 cost, 4666). O(p log p), O(p²) worst case.
+/// \[KRW96\] Figure 16 cost, 4666). O(p log p), O(p²) worst case.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecursiveBisection2;
 
-/// RecursiveBisection3 (000 §6.3, variation 2): as [`RecursiveBisection2`], but
+/// RecursiveBisection3 (\[KRW96\] §6.3, variation 2): as [`RecursiveBisection2`], but
 /// the list is divided into two groups of near-equal weight by bin packing
-/// (largest-first into the lighter of two bins, the classic LPT rule; the
-/// seed does not name its bin-packing heuristic). The group holding the
+/// (largest-first into the lighter of two bins, the classic LPT rule;
+/// \[KRW96\] does not name its bin-packing heuristic). The group holding the
 /// heaviest part goes first (left/top). O(p log p), O(p²) worst case.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecursiveBisection3;
@@ -227,7 +227,7 @@ mod tests {
         // Ties between 0.2 and 0.3 around 0.25 go to the heavier prefix.
         assert_eq!(near_half(&[0.1, 0.1, 0.1, 0.1, 0.05, 0.05]), 3);
         assert_eq!(near_half(&[0.4, 0.4, 0.1, 0.1]), 1);
-        // The seed's example for RB3: 0.4, 0.4, 0.1, 0.1 -> two halves of 0.5.
+        // [KRW96]'s example for RB3: 0.4, 0.4, 0.1, 0.1 -> two halves of 0.5.
         let w = [0.4, 0.4, 0.1, 0.1];
         let (a, b) = binpack(&[0, 1, 2, 3], &w);
         assert_eq!((a, b), (vec![0, 2], vec![1, 3]));

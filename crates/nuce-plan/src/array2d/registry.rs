@@ -18,7 +18,7 @@ pub const CONCRETE: &[&str] = &[
 ];
 
 /// The algorithms whose running time grows exponentially with p (they
-/// enumerate the pt(p) sorted XY decompositions, 000 §4, §6.1–6.2).
+/// enumerate the pt(p) sorted XY decompositions, \[KRW96\] §4, §6.1–6.2).
 pub const EXHAUSTIVE: &[&str] = &["xy", "xy2", "tile"];
 
 /// Largest p for which [`Best`] tries the [`EXHAUSTIVE`] algorithms; above
@@ -36,9 +36,9 @@ pub fn decomposer_by_name(name: &str) -> Result<Box<dyn ArrayDecomposer>> {
 }
 
 /// The decomposer called `name`; latency-aware ones (`column`, `best`)
-/// weigh `latency × internal edges` (000 §5).
+/// weigh `latency × internal edges` (\[KRW96\] §5).
 pub fn decomposer_with_latency(name: &str, latency: f64) -> Result<Box<dyn ArrayDecomposer>> {
-    super::column::check_latency(latency)?;
+    super::checks::check_latency(latency)?;
     Ok(match name {
         "column" => Box::new(ColumnDp::with_latency(latency)),
         "kl" => Box::new(KalinovLastovetsky::default()),

@@ -1,14 +1,14 @@
 //! Horizontal slices: the HPF `BLOCK` distribution of the first dimension
-//! with block sizes proportional to speed — the baseline of seed
-//! `002_12465efe4da2a5ba.txt` §3.2.1 ("tile the unit square into p
+//! with block sizes proportional to speed — the baseline of
+//! \[BBLRR01\] §3.2.1 ("tile the unit square into p
 //! horizontal slices of height s_i") and §3.2.6 (Figure 17's comparison).
 //! Part `i` gets full-width rows, in input order, top to bottom. `O(p log p)`.
 
-use super::column::checked_speeds;
+use super::checks::checked_speeds;
 use super::{ArrayDecomposer, ArrayPlan, ColumnLayout};
 use crate::error::Result;
 
-/// Horizontal slices in input order, heights proportional to speeds (002 §3.2.1).
+/// Horizontal slices in input order, heights proportional to speeds (\[BBLRR01\] §3.2.1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Slices;
 

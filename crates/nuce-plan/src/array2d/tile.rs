@@ -1,4 +1,4 @@
-//! TILE decomposition (seed `000_3b7f5c9969a269e5.txt` §6.2, Figure 14).
+//! TILE decomposition (\[KRW96\] §6.2, Figure 14).
 //!
 //! TILE searches the XY decompositions of Figure 13 with one change: whenever
 //! the subarray left after cutting off a column is taller than wide
@@ -18,22 +18,22 @@
 //! known in O(1) at its leaf, and skips a branch when the Acost lower bound
 //! `(Σ placed perimeters + perimeter of the rest − 2(m + n)) / 2` cannot beat
 //! the best found: the plan chosen is the same as the exhaustive search's
-//! (the first cheapest in the seed's order).
+//! (the first cheapest in \[KRW96\]'s order).
 //!
 //! Complexity: `Ω(pt(p))` candidates when no rotation happens, `O(2^{p−1})`
 //! candidates in the worst case (§6.2), each O(p) to build (plus
 //! O(p log p) for the internal edges with a latency).
 
-use super::column::{check_latency, checked_speeds};
+use super::checks::{check_latency, checked_speeds};
 use super::guillotine::{cut_at, piece, slice, sorted_desc, Axis};
 use super::{ArrayDecomposer, ArrayPlan, Rect};
 use crate::error::Result;
 
-/// TILE (000 §6.2, Figure 14): XY search that switches axes whenever the
+/// TILE (\[KRW96\] §6.2, Figure 14): XY search that switches axes whenever the
 /// remaining subarray becomes taller than wide.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Tile {
-    /// Latency per internal edge (000 §5); 0 selects by Acost alone.
+    /// Latency per internal edge (\[KRW96\] §5); 0 selects by Acost alone.
     pub latency: f64,
 }
 
@@ -49,13 +49,13 @@ impl ArrayDecomposer for Tile {
 
 impl Tile {
     /// The chosen plan and its cost (Acost, or `Acost + latency × internal
-    /// edges`), as [`super::column::plan_cost`] computes it.
+    /// edges`), as [`super::cost::plan_cost`] computes it.
     pub fn search(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(f64, ArrayPlan)> {
         self.run(rows, cols, speeds, true)
     }
 
     /// The search, with or without branch-and-bound pruning (the plan is the
-    /// same; `prune = false` is the seed's exhaustive enumeration).
+    /// same; `prune = false` is \[KRW96\]'s exhaustive enumeration).
     fn run(
         &self,
         rows: usize,
@@ -97,7 +97,7 @@ impl Tile {
 /// State of the depth-first enumeration of Figure 14. Besides the parts of
 /// the current path it keeps, incrementally and with undo on backtracking,
 /// the multiset of interior corner points and the number of non-empty parts,
-/// so a leaf's internal edges `V_i + p − 1` (000 §5) cost O(1) and a branch's
+/// so a leaf's internal edges `V_i + p − 1` (\[KRW96\] §5) cost O(1) and a branch's
 /// lower bound `Acost bound + latency × (V_i so far + parts so far − 1)` can
 /// prune it (corners and parts are only ever added along a path). Corners
 /// are kept only with a nonzero latency.
@@ -267,7 +267,7 @@ mod tests {
 
     #[test]
     fn figure8_shape_is_found() {
-        // 000 Figure 8: with m > (a2 + a3 + a4) n, rotating the rest after a1
+        // [KRW96] Figure 8: with m > (a2 + a3 + a4) n, rotating the rest after a1
         // beats Figure 7 (b); with (a3 + a4) < (a2 + a3 + a4)^2 it also beats
         // 7 (c). m = n = 200, a = .65, .25, .05, .05: Acost = m + m(a3 + a4)
         // / (a2 + a3 + a4) + n(a2 + a3 + a4) = 200 + 57.1 + 70 (7 (c): 340).
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn incremental_cost_is_the_objective() {
-        use crate::array2d::column::plan_cost as objective;
+        use crate::array2d::cost::plan_cost as objective;
         let speeds = [3.0, 1.0, 2.5, 1.2, 0.7, 2.0, 1.1];
         for latency in [0.0, 10.0, 1000.0] {
             for (m, n) in [(100, 100), (50, 300), (300, 40), (3, 4)] {

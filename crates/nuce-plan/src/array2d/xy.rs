@@ -1,4 +1,4 @@
-//! XY and XY2 decompositions (seed `000_3b7f5c9969a269e5.txt` §4, §5, §6.1,
+//! XY and XY2 decompositions (\[KRW96\] §4, §5, §6.1,
 //! Figure 13, Theorem 1, Lemma 3).
 //!
 //! An XY decomposition cuts the array along its longer axis X into vertical
@@ -17,31 +17,32 @@
 //!
 //! Complexity: O(pt(p) · p log p) (each candidate is realised by
 //! [`ColumnLayout::realize`], whose largest-remainder rounding sorts)
-//! (Table 8 of the seed: XY2 is the cheaper of the exhaustive searches).
+//! (Table 8 of \[KRW96\]: XY2 is the cheaper of the exhaustive searches).
 
-use super::column::{check_latency, checked_speeds, plan_cost};
+use super::checks::{check_latency, checked_speeds};
 use super::columns::ColumnLayout;
+use super::cost::plan_cost;
 use super::guillotine::sorted_desc;
 use super::pt::for_each_partition;
 use super::{ArrayDecomposer, ArrayPlan};
 use crate::error::{Error, Result};
 
-/// XY (000 §6.1, Figure 13): best of the `pt(p)` sorted XY decompositions.
+/// XY (\[KRW96\] §6.1, Figure 13): best of the `pt(p)` sorted XY decompositions.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Xy {
-    /// Latency per internal edge (000 §5); 0 selects by Acost alone.
+    /// Latency per internal edge (\[KRW96\] §5); 0 selects by Acost alone.
     pub latency: f64,
 }
 
-/// XY2 (000 §6.1): XY with the rotation rule of Lemma 3 applied to every
+/// XY2 (\[KRW96\] §6.1): XY with the rotation rule of Lemma 3 applied to every
 /// candidate before it is costed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Xy2 {
-    /// Latency per internal edge (000 §5); 0 selects by Acost alone.
+    /// Latency per internal edge (\[KRW96\] §5); 0 selects by Acost alone.
     pub latency: f64,
 }
 
-/// The coefficients `(d, k)` of `Acost = d·m + k·n` (000 Proof 1, Lemma 3) of
+/// The coefficients `(d, k)` of `Acost = d·m + k·n` (\[KRW96\] Proof 1, Lemma 3) of
 /// the XY decomposition whose columns hold `counts[i]` consecutive parts of
 /// `weights` (in layout order; normalised here). `m` is the length of a
 /// vertical cut (the extent across the columns), `n` the extent along them.

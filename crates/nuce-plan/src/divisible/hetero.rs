@@ -1,10 +1,10 @@
 //! Divisible work on workers of different speeds and links.
 //!
-//! Beyond 003_5022ee14c8b2ad95.txt, which assumes identical workers: here
+//! Beyond \[AJ88\], which assumes identical workers: here
 //! worker `i` has its own `a_i(s)`, `y_i(s)`, `b_i(s)`. For a *given*
 //! feeding order the LP of eq. (7) still gives the optimal sizes
 //! ([`super::solve_ordered`]); outputs are taken in the input order (the
-//! Order Maintenance Theorem is proved in 003 for identical workers only;
+//! Order Maintenance Theorem is proved in \[AJ88\] for identical workers only;
 //! here it is an assumption of the schedule, which the executor follows).
 //! What remains is choosing which workers to use and in which order.
 
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 /// * Otherwise, a heuristic: three base orders (by input slope, by compute
 ///   slope, by total slope `a_1+y_1+b_1`; fast links first feeds the others
 ///   sooner), each cut at every prefix length `n` like the successive-`n`
-///   search of 003 §2.3 (stopping once the master's busy-time bound
+///   search of \[AJ88\] §2.3 (stopping once the master's busy-time bound
 ///   `Σ_{i≤n}(a_0+b_0) + min(a_1+b_1)` reaches the best makespan), then a
 ///   local search that swaps adjacent workers, replaces a used worker by an
 ///   unused one, drops or appends one, while the makespan improves (at most

@@ -1,6 +1,6 @@
 //! Whole units of work: rounding a divisible plan to integers.
 //!
-//! Beyond 003_5022ee14c8b2ad95.txt, whose §4 notes that input can usually
+//! Beyond \[AJ88\], whose §4 notes that input can usually
 //! only be split at record boundaries and that integer programming could
 //! handle it; its §3.6.2 attributes part of the gap between predicted and
 //! measured times to "the rounding errors as each slave multiplies an

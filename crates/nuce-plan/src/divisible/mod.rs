@@ -1,6 +1,6 @@
 //! Divisible work with input, compute and output phases.
 //!
-//! Source: 003_5022ee14c8b2ad95.txt (Agrawal, Jagadish). A master splits the
+//! Source: \[AJ88\] (Agrawal, Jagadish). A master splits the
 //! separable phase of a job into `n` pieces of sizes `s_1 … s_n` (fractions of
 //! the whole, `Σ s_i = 1`). Piece `i` is *input* to its worker (`a(s_i)`),
 //! *computed* there (`y(s_i)`) and its result *output* back (`b(s_i)`); the
@@ -17,7 +17,7 @@
 //! eq. (7) ([`solve_ordered`]). The number of workers is chosen by trying
 //! successive `n` (§2.3, last paragraph).
 //!
-//! Beyond the seed: per-worker costs `a_i, y_i, b_i` ([`hetero`]), and whole
+//! Beyond \[AJ88\]: per-worker costs `a_i, y_i, b_i` ([`hetero`]), and whole
 //! units of work (rows, records) with the rounded schedule re-evaluated
 //! exactly ([`integer`]).
 
@@ -90,7 +90,7 @@ impl WorkerCosts {
     }
 }
 
-/// Identical workers (the setting of 003): one set of costs for all.
+/// Identical workers (the setting of \[AJ88\]): one set of costs for all.
 pub type DivisibleCosts = WorkerCosts;
 
 /// A divisible-work plan: pieces in feeding order.
@@ -131,7 +131,7 @@ pub fn evaluate(workers: &[WorkerCosts], sizes: &[f64]) -> f64 {
 }
 
 /// Optimal piece sizes for workers fed in the given order: the linear
-/// programme of 003 eq. (7), generalised to per-worker costs.
+/// programme of \[AJ88\] eq. (7), generalised to per-worker costs.
 ///
 /// Variables `T, s_1 … s_n ≥ 0`; minimise `T` subject to, for every `k`,
 /// `T ≥ Σ_{i≤k} a_i(s_i) + y_k(s_k) + Σ_{i≥k} b_i(s_i)` (eq. 5a; rows 1…n
@@ -197,14 +197,14 @@ pub trait DivisiblePartitioner {
 pub enum WorkerCount {
     /// Exactly this many pieces.
     Fixed(usize),
-    /// The best `n` in `1..=max` (003 §2.3: "try successively large values").
+    /// The best `n` in `1..=max` (\[AJ88\] §2.3: "try successively large values").
     Auto {
         /// Largest `n` tried.
         max: usize,
     },
 }
 
-/// The optimal partition of 003 §2.3 for identical workers: the LP of
+/// The optimal partition of \[AJ88\] §2.3 for identical workers: the LP of
 /// eq. (7) for a given `n`, or the best `n` found by trying successive
 /// values. The search stops early once the lower bound of §2.2,
 /// `T(n) ≥ n·(a_0 + b_0) + a_1 + b_1` (the master's own busy time), reaches
@@ -235,7 +235,7 @@ impl AgrawalJagadish {
 }
 
 impl DivisiblePartitioner for AgrawalJagadish {
-    /// The seed's setting needs identical workers: errors otherwise. Uses at
+    /// \[AJ88\]'s setting needs identical workers: errors otherwise. Uses at
     /// most `workers.len()` of them.
     fn partition(&self, workers: &[WorkerCosts]) -> Result<DivisiblePlan> {
         let first = *workers
@@ -310,7 +310,7 @@ impl WorkerCosts {
         Ok(best)
     }
 
-    /// Equal pieces, `1/n` each (the "naive" and "semi-naive" splits of 003
+    /// Equal pieces, `1/n` each (the "naive" and "semi-naive" splits of \[AJ88\]
     /// §3.4–3.5), with their makespan under one-at-a-time communication.
     pub fn equal_partition(&self, n: usize) -> Result<DivisiblePlan> {
         if n == 0 {

@@ -1,5 +1,5 @@
 //! Recursive bisection over processor groups, shared by every partitioner of
-//! seed `001_b091384d76b527f5.txt` §2: at each level the processors are split into
+//! \[KOR95\] §2: at each level the processors are split into
 //! two groups ([`Grouping::Simple`] or [`Grouping::Binpacking`]), the vertex set
 //! is split in the ratio of the groups' total speeds by a method-specific
 //! bisector (coordinate, curve index, Fiedler vector), and both halves recurse.
@@ -10,20 +10,20 @@ use super::csr::Graph;
 use super::metrics::Partition;
 use crate::error::{Error, Result};
 
-/// How the processors' weights are grouped at each bisection (seed
-/// `001_b091384d76b527f5.txt` §2, the "Simple" and "Binpacking" paragraph).
+/// How the processors' weights are grouped at each bisection
+/// (\[KOR95\] §2, the "Simple" and "Binpacking" paragraph).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Grouping {
     /// Take the first processors, in the given order, until their weights reach
     /// half of the total (the smallest such prefix, at least one processor and
     /// at most all but one). With weights 0.4, 0.4, 0.1, 0.1 this puts 80 % of the
-    /// graph on one side, as in the seed's example. O(k) for k processors.
+    /// graph on one side, as in \[KOR95\]'s example. O(k) for k processors.
     #[default]
     Simple,
     /// Split the weights into two groups of sums as equal as possible, by the
     /// bin-packing rule "largest weight first into the lighter bin" (LPT). The
-    /// seed's sentence is truncated in the extracted text ("such that the sum of
+    /// sentence of \[KOR95\] is truncated in the extracted text ("such that the sum of
     /// the two groups"); we read it as "are as equal as possible", which its
     /// example (0.4, 0.4, 0.1, 0.1 → two equal halves) confirms. O(k log k).
     Binpacking,
@@ -174,7 +174,7 @@ pub(crate) fn intervals_to_partition(
 
 /// Orders vertices by recursive bisection into halves of equal weight, down to
 /// slices of at most `leaf` vertices (kept in the bisector's order): the
-/// RCBI / RSBI orderings of seed `001_b091384d76b527f5.txt` §3 ("the index set
+/// RCBI / RSBI orderings of \[KOR95\] §3 ("the index set
 /// assigned to the first partition is from 1 to N/2, ..."). ⌈log₂(n/leaf)⌉ levels.
 pub(crate) fn order_by_bisection(
     n: usize,
@@ -205,8 +205,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_grouping_example() {
-        // Seed 001 §2: weights 0.4, 0.4, 0.1, 0.1.
+    fn kor95_grouping_example() {
+        // [KOR95] §2: weights 0.4, 0.4, 0.1, 0.1.
         let t = [0.4, 0.4, 0.1, 0.1];
         let (l, r) = Grouping::Simple.split(&[0, 1, 2, 3], &t);
         let s: f64 = l.iter().map(|&i| t[i]).sum();

@@ -1,4 +1,4 @@
-//! The compressed-sparse-row graph of seed `001_b091384d76b527f5.txt` §1: vertices are
+//! The compressed-sparse-row graph of \[KOR95\] §1: vertices are
 //! computational tasks (optionally weighted, optionally placed in 2D/3D space),
 //! edges are the communication between them (optionally weighted).
 

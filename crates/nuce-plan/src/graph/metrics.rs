@@ -1,5 +1,5 @@
-//! A partition of a graph's vertices and its quality measures (seed
-//! `001_b091384d76b527f5.txt` §1): the weighted number of cross edges ("Edges"),
+//! A partition of a graph's vertices and its quality measures
+//! (\[KOR95\] §1): the weighted number of cross edges ("Edges"),
 //! the number of edges of the supergraph of parts ("Setups": one message
 //! start-up per pair of communicating parts), per-part weights and imbalance
 //! against the targets.

@@ -1,5 +1,5 @@
 //! Partitioning unstructured computational graphs for nonuniform machines
-//! (seed `001_b091384d76b527f5.txt`, Kaddoura, Ou and Ranka).
+//! (\[KOR95\], Kaddoura, Ou and Ranka).
 //!
 //! Decompose a graph into p parts whose weights are in the ratio of the
 //! processors' speeds `a_1 : … : a_p` while keeping the cross edges ("Edges") and
@@ -19,7 +19,7 @@
 //! * [`metrics()`] — edge cut, setups, part weights, imbalance.
 //!
 //! ```
-//! use nuce::plan::graph::{grid_graph, metrics, GraphPartitioner, Hci, Refined};
+//! use nuce_plan::graph::{grid_graph, metrics, GraphPartitioner, Hci, Refined};
 //! let g = grid_graph(20, 30);
 //! let speeds = [1.0, 2.0, 4.0];
 //! let p = Refined::<Hci>::default().partition(&g, &speeds).unwrap();
@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 
 pub mod bisect;
+mod coarsen;
 pub mod csr;
+mod interval;
 pub mod io;
 pub mod metrics;
 pub mod order;
@@ -70,7 +72,7 @@ pub enum Algo {
     /// Recursive spectral bisection.
     Rsb,
     /// RSB with every bisection improved by two-way FM (Hendrickson–Leland
-    /// RSB + KL, seed reference \[15\]); not in the seed's tables.
+    /// RSB + KL \[HeLe92\], cited by \[KOR95\]); not in \[KOR95\]'s tables.
     RsbKl,
     /// RSB index (1D order, then cut).
     Rsbi,

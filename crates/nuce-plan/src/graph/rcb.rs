@@ -1,4 +1,4 @@
-//! Recursive coordinate bisection (seed `001_b091384d76b527f5.txt` §2 item 1,
+//! Recursive coordinate bisection (\[KOR95\] §2 item 1,
 //! after Williams \[17\], Figure 5 (a)–(e)): cut the vertex set by a hyperplane
 //! orthogonal to the longest side of its bounding box, placed so that the two
 //! sides' weights are in the ratio of the two processor groups' speeds, and
@@ -13,7 +13,7 @@ use super::GraphPartitioner;
 use crate::error::Result;
 
 /// The RCB partitioner. Each level sorts its vertices along one axis:
-/// O(n log n) per level, O(n log n log p) in all (the seed finds a median
+/// O(n log n) per level, O(n log n log p) in all (\[KOR95\] finds a median
 /// instead; a weighted split point needs the order, and sorting keeps the
 /// result deterministic).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

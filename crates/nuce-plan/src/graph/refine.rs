@@ -1,7 +1,7 @@
-//! k-way Fiduccia–Mattheyses refinement (beyond seed `001_b091384d76b527f5.txt`,
-//! whose partitioners it post-processes; FM: "A linear-time heuristic for
-//! improving network partitions", DAC 1982, in its k-way form as used by
-//! multilevel partitioners).
+//! k-way Fiduccia–Mattheyses refinement (beyond \[KOR95\],
+//! whose partitioners it post-processes; FM \[FM82\]: "A linear-time heuristic
+//! for improving network partitions", DAC 1982, in its k-way form as used by
+//! multilevel partitioners such as METIS \[KK98\]).
 //!
 //! A pass repeatedly moves the unlocked boundary vertex with the largest gain
 //! (decrease of the weighted cut) to an adjacent part, provided the receiving
@@ -17,9 +17,9 @@ use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
+use super::coarsen::coarsen;
 use super::csr::Graph;
 use super::metrics::{part_weights, target_weights, Partition};
-use super::rsb::coarsen;
 use super::GraphPartitioner;
 use crate::error::Result;
 

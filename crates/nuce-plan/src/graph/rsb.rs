@@ -1,13 +1,13 @@
-//! Recursive spectral bisection (seed `001_b091384d76b527f5.txt` §2 item 3, after
-//! Pothen, Simon and Liou \[13\]): split a vertex set by sorting it along the
+//! Recursive spectral bisection (\[KOR95\] §2 item 3, after
+//! Pothen, Simon and Liou \[PSL90\]): split a vertex set by sorting it along the
 //! Fiedler vector (eigenvector of the second-smallest eigenvalue) of the
 //! weighted Laplacian `L = D − A` of the subgraph it induces, and cut the sorted
 //! list in the ratio of the two processor groups' speeds.
 //!
-//! The eigenvector comes from LOBPCG (the `linfa-linalg` crate), matrix-free on
+//! The eigenvector comes from LOBPCG \[Kny01\] (the `linfa-linalg` crate), matrix-free on
 //! the CSR Laplacian, Jacobi-preconditioned, constrained orthogonal to the
 //! constant vector (the Laplacian's null vector). By default it is computed
-//! multilevel, as in Barnard and Simon's extension \[4\] that the seed cites:
+//! multilevel, as in Barnard and Simon's extension \[BS93\] that \[KOR95\] cites:
 //! the graph is coarsened by heavy-edge matching down to at most
 //! [`Rsb::coarse_size`] vertices, the coarsest Fiedler vector is found by a dense
 //! symmetric eigensolver, then interpolated level by level and polished by a
@@ -22,7 +22,8 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Grouping};
-use super::csr::{graph_unchecked, Graph};
+use super::coarsen::coarsen;
+use super::csr::Graph;
 use super::metrics::Partition;
 use super::refine::FmRefiner;
 use super::GraphPartitioner;
@@ -43,9 +44,9 @@ pub struct Rsb {
     pub tol: f32,
     /// LOBPCG iteration cap per level (the single-level mode uses 20 times it).
     pub max_iter: usize,
-    /// Improve every spectral bisection with two-way FM (the "RSB + KL"
-    /// combination of Hendrickson and Leland \[15\], cited by the seed) within
-    /// this balance tolerance; `None` (the default) is the seed's plain RSB.
+    /// Improve every spectral bisection with two-way FM (the "RSB + KL" \[KL70\]
+    /// combination of Hendrickson and Leland \[HeLe92\], cited by \[KOR95\]) within
+    /// this balance tolerance; `None` (the default) is \[KOR95\]'s plain RSB.
     pub refine_bisections: Option<f64>,
 }
 
@@ -211,73 +212,6 @@ fn lobpcg_fiedler(g: &Graph, x0: Vec<f64>, tol: f32, max_iter: usize) -> Result<
     Ok(v)
 }
 
-/// One level of heavy-edge matching (vertices visited in id order, each
-/// matched with its unmatched neighbour of heaviest edge; with `label`, only
-/// with a neighbour of the same label). Returns the coarse graph (vertex and
-/// edge weights summed) and the fine→coarse map. O(m).
-pub(crate) fn coarsen(g: &Graph, label: Option<&[usize]>) -> (Graph, Vec<usize>) {
-    let n = g.n();
-    let mut mate = vec![usize::MAX; n];
-    for v in 0..n {
-        if mate[v] != usize::MAX {
-            continue;
-        }
-        let best = g
-            .weighted_neighbors(v)
-            .filter(|&(u, _)| mate[u] == usize::MAX && label.is_none_or(|l| l[u] == l[v]))
-            .fold(None, |b: Option<(usize, f64)>, (u, w)| match b {
-                Some((_, bw)) if bw >= w => b,
-                _ => Some((u, w)),
-            });
-        match best {
-            Some((u, _)) => {
-                mate[v] = u;
-                mate[u] = v;
-            }
-            None => mate[v] = v,
-        }
-    }
-    let mut cmap = vec![usize::MAX; n];
-    let mut nc = 0;
-    for v in 0..n {
-        if cmap[v] == usize::MAX {
-            cmap[v] = nc;
-            cmap[mate[v]] = nc;
-            nc += 1;
-        }
-    }
-    let mut members = vec![Vec::with_capacity(2); nc];
-    for v in 0..n {
-        members[cmap[v]].push(v);
-    }
-    let mut xadj = vec![0usize];
-    let mut adjncy = Vec::new();
-    let mut ewgt = Vec::new();
-    let mut vwgt = Vec::with_capacity(nc);
-    let mut slot = vec![usize::MAX; nc];
-    for (c, mem) in members.iter().enumerate() {
-        let start = adjncy.len();
-        vwgt.push(mem.iter().map(|&v| g.vertex_weight(v)).sum());
-        for &v in mem {
-            for (u, w) in g.weighted_neighbors(v) {
-                let cu = cmap[u];
-                if cu == c {
-                    continue;
-                }
-                if slot[cu] == usize::MAX || slot[cu] < start {
-                    slot[cu] = adjncy.len();
-                    adjncy.push(cu);
-                    ewgt.push(w);
-                } else {
-                    ewgt[slot[cu]] += w;
-                }
-            }
-        }
-        xadj.push(adjncy.len());
-    }
-    (graph_unchecked(xadj, adjncy, Some(vwgt), Some(ewgt)), cmap)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,27 +261,5 @@ mod tests {
         .unwrap());
         assert!((d - exact).abs() < 1e-8, "{d} vs {exact}");
         assert!((l - exact).abs() < 1e-4, "{l} vs {exact}");
-    }
-
-    #[test]
-    fn coarsening_preserves_weights() {
-        let g = grid_graph(7, 9);
-        let (c, cmap) = coarsen(&g, None);
-        assert!(c.n() < g.n());
-        assert_eq!(c.total_weight(), g.total_weight());
-        // Cut edges of a coarse 2-colouring equal the fine cut of its projection.
-        let colour: Vec<usize> = (0..c.n()).map(|i| i % 2).collect();
-        let fine_cut: f64 = (0..g.n())
-            .flat_map(|v| g.neighbors(v).iter().map(move |&u| (v, u)))
-            .filter(|&(v, u)| colour[cmap[v]] != colour[cmap[u]])
-            .count() as f64
-            / 2.0;
-        let coarse_cut: f64 = (0..c.n())
-            .flat_map(|v| c.weighted_neighbors(v).map(move |(u, w)| (v, u, w)))
-            .filter(|&(v, u, _)| colour[v] != colour[u])
-            .map(|t| t.2)
-            .sum::<f64>()
-            / 2.0;
-        assert_eq!(fine_cut, coarse_cut);
     }
 }

@@ -1,12 +1,12 @@
-//! Index-based partitioning (seed `001_b091384d76b527f5.txt` §2, item 2): map each
+//! Index-based partitioning (\[KOR95\] §2, item 2): map each
 //! vertex's coordinates to a position on a space-filling curve, sort, and cut the
 //! sorted list into contiguous pieces proportional to the speeds.
 //!
 //! * ZCI — bit interleaving (the Z-curve of Figure 1): `(13, 4)` → `178`.
 //! * HCI — the Hilbert curve of Figure 2, computed with the table-driven
 //!   algorithm of Figure 3 in 2D; in 3D with Skilling's transpose algorithm
-//!   ("Programming the Hilbert curve", AIP Conf. Proc. 707, 2004), since the
-//!   seed gives only the 2D tables.
+//!   \[Ski04\] ("Programming the Hilbert curve", AIP Conf. Proc. 707, 2004), since
+//!   \[KOR95\] gives only the 2D tables.
 //!
 //! Coordinates are scaled uniformly (same factor on every axis, so that the
 //! curve's cells stay square) onto a `2^bits` grid: 16 bits per axis in 2D/3D,
@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Grouping};
 use super::csr::{Coords, Graph};
+use super::interval::Ordering;
 use super::metrics::Partition;
-use super::order::Ordering;
 use super::GraphPartitioner;
 use crate::error::Result;
 
@@ -36,7 +36,7 @@ pub enum Curve {
 }
 
 /// Z-curve index: interleaves the bits of the coordinates, most significant
-/// first, the first axis first (seed 001 §2: `(1101, 0100)` → `10110010`).
+/// first, the first axis first (\[KOR95\] §2: `(1101, 0100)` → `10110010`).
 /// O(dim × bits).
 pub fn zorder_index(p: &[u32], bits: u32) -> u64 {
     let mut h = 0u64;
@@ -64,7 +64,7 @@ const QUAD_TABLE: [[[u64; 2]; 2]; 4] = [
     [[3, 0], [2, 1]],
 ];
 
-/// The HCI procedure of seed 001 Figure 3: Hilbert index of `(x, y)` on a
+/// The HCI procedure of \[KOR95\] Figure 3: Hilbert index of `(x, y)` on a
 /// `2^bits × 2^bits` grid (side = `2^bits`). O(bits).
 pub fn hilbert_index_2d(mut x: u32, mut y: u32, bits: u32) -> u64 {
     let mut sense = 1i32;
@@ -184,7 +184,7 @@ pub fn curve_order(g: &Graph, curve: Curve) -> Result<Vec<usize>> {
     Ok(order)
 }
 
-/// Partitions by cutting the curve order (seed 001 §2: "sorted to rearrange the
+/// Partitions by cutting the curve order (\[KOR95\] §2: "sorted to rearrange the
 /// vertices, and then partitioned into appropriate sizes of contiguous
 /// sublists"), the pieces placed along the curve by recursive bisection with
 /// `grouping`.
@@ -194,14 +194,14 @@ fn cut_curve(g: &Graph, curve: Curve, targets: &[f64], grouping: Grouping) -> Re
     ord.to_partition(&ord.cut(targets, grouping)?)
 }
 
-/// ZCI: Z-curve index partitioning (seed 001 §2 item 2, Figure 1). O(n log n).
+/// ZCI: Z-curve index partitioning (\[KOR95\] §2 item 2, Figure 1). O(n log n).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Zci {
     /// Processor grouping at each cut.
     pub grouping: Grouping,
 }
 
-/// HCI: Hilbert-curve index partitioning (seed 001 §2 item 2, Figures 2–3).
+/// HCI: Hilbert-curve index partitioning (\[KOR95\] §2 item 2, Figures 2–3).
 /// O(n log n).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hci {
@@ -226,8 +226,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_zcurve_example() {
-        // Seed 001 §2: (13, 4) = (1101, 0100) → 10110010 = 178.
+    fn kor95_zcurve_example() {
+        // [KOR95] §2: (13, 4) = (1101, 0100) → 10110010 = 178.
         assert_eq!(zorder_index(&[13, 4], 4), 178);
     }
 

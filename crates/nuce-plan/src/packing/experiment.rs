@@ -1,15 +1,15 @@
-//! The random AMR workload of the seed's experiments
-//! (`004_64c626e209e0545b.txt` §4.5, Figures 7–24) and its cost sums.
+//! The random AMR workload of \[VH94\]'s experiments
+//! (\[VH94\] §4.5, Figures 7–24) and its cost sums.
 //!
 //! At each of `levels` refinement levels, every one of the `coarse_grids`
 //! coarse grids spawns a number of fine grids drawn from the discrete
 //! exponential (geometric) law with mean 1, `P(n) = 2^−(n+1)`; each fine grid
 //! has `U[k(1−VAR), k(1+VAR)]` mesh points and aspect ratio `U[1, MAXRATIO]`,
 //! where `k = 300·P·Q / coarse_grids` makes the average load 300 points per
-//! processor (the seed's MINSIZE, MAXSIZE = `k·0.7`, `k·1.3` is VAR = 0.3).
+//! processor (\[VH94\] MINSIZE, MAXSIZE = `k·0.7`, `k·1.3` is VAR = 0.3).
 //! Every level is allocated independently and its computation,
 //! communication and total costs (see [`super::AmrCost`]) are summed over
-//! the levels, with the mean processor utilisation, as in the seed's
+//! the levels, with the mean processor utilisation, as in \[VH94\]'s
 //! figures. Generation is `O(levels · m)`; the run costs one allocation per
 //! level.
 
@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 
 /// The law of the number of fine grids each coarse grid spawns per level.
 ///
-/// The seed (§4.5) says "exponentially distributed with a mean value of 1";
+/// \[VH94\] (§4.5) says "exponentially distributed with a mean value of 1";
 /// for a count, the discrete exponential law is the geometric one (default).
 /// Poisson with mean 1 is the other common reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -61,17 +61,17 @@ impl CountLaw {
 /// Parameters of the random workload.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct AmrWorkload {
-    /// Refinement levels (200 in the seed).
+    /// Refinement levels (200 in \[VH94\]).
     pub levels: usize,
-    /// Coarse grids, each spawning fine grids at every level (40 in the seed).
+    /// Coarse grids, each spawning fine grids at every level (40 in \[VH94\]).
     pub coarse_grids: usize,
-    /// Processor mesh (32 × 32 in the seed).
+    /// Processor mesh (32 × 32 in \[VH94\]).
     pub mesh: Mesh,
     /// Relative spread of grid sizes, VAR (0.3 in Figures 7–8).
     pub var: f64,
     /// Largest aspect ratio, MAXRATIO.
     pub max_ratio: f64,
-    /// Average mesh points per processor (300 in the seed).
+    /// Average mesh points per processor (300 in \[VH94\]).
     pub points_per_proc: f64,
     /// Random seed.
     pub seed: u64,
@@ -204,7 +204,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn workload_has_the_seeds_statistics() {
+    fn workload_has_the_vh94_statistics() {
         let w = AmrWorkload {
             levels: 400,
             ..Default::default()

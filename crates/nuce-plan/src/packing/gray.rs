@@ -1,11 +1,11 @@
-//! Processor allocation on hypercubes (seed `004_64c626e209e0545b.txt` §4.4):
+//! Processor allocation on hypercubes (\[VH94\] §4.4):
 //! a `2^da × 2^db` mesh is embedded in the `d = da + db` cube by reflected
 //! Gray codes, mesh node `(i, j)` becoming cube node `a_i b_j` (the bits of
 //! the `da`-bit code word `a_i` followed by those of the `db`-bit word `b_j`),
 //! so mesh neighbours are cube neighbours. The cube holds the
 //! `⌊d/2⌋ + 1` shapes `2^⌈d/2⌉ × 2^⌊d/2⌋ … 2^d × 2^0` (the longer side along x);
 //! [`HypercubeAllocator`] packs for each shape's ratio and keeps the one
-//! whose packing's `W/H` is closest to that ratio, as the seed suggests.
+//! whose packing's `W/H` is closest to that ratio, as \[VH94\] suggests.
 //! Code generation is `O(2^d)`; the allocator costs one allocation per shape.
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::{Allocation, Grid, Mesh, Packer, SubmeshAllocator};
 use crate::error::{Error, Result};
 
-/// The `d`-bit reflected Gray code by the seed's recursive construction:
+/// The `d`-bit reflected Gray code by \[VH94\]'s recursive construction:
 /// `{0b₁ … 0b_p, 1b_p … 1b₁}` from the `(d−1)`-bit code `{b₁ … b_p}`.
 /// `O(2^d)`; `d ≤ 24`.
 pub fn reflected_gray_code(d: u32) -> Result<Vec<u64>> {
@@ -128,7 +128,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn two_bit_code_is_the_seeds() {
+    fn two_bit_code_is_the_vh94_one() {
         assert_eq!(
             reflected_gray_code(2).unwrap(),
             vec![0b00, 0b01, 0b11, 0b10]

@@ -1,6 +1,6 @@
-//! The baseline of the seed's experiments: the modified first-fit level
-//! heuristic LP (seed `004_64c626e209e0545b.txt` §4.5, after Coffman, Garey,
-//! Johnson and Tarjan [18]) with the width search of §4.5.
+//! The baseline of \[VH94\]'s experiments: the modified first-fit level
+//! heuristic LP (\[VH94\] §4.5, after Coffman, Garey,
+//! Johnson and Tarjan \[CGJT80\]) with the width search of §4.5.
 //!
 //! For a bin of fixed width, grids are taken in decreasing order of height and
 //! packed level by level, first fit (a grid goes to the lowest level with room
@@ -9,20 +9,20 @@
 //! above the shortest of the level below; afterwards every grid *drops down*
 //! until it rests on a grid below (or the floor), which can only lower it.
 //! Grids keep a fixed orientation, long side along x (LP does not rotate;
-//! the seed credits TP's rotations for part of its advantage).
+//! \[VH94\] credits TP's rotations for part of its advantage).
 //!
 //! The width is not given in our problem, so the search starts at
 //! `W = √(R·S)` (`S = Σ wᵢhᵢ`, at least the longest grid side) and grows by
-//! 1% until the packing's `W/H` first reaches the mesh ratio `R` (the seed's
+//! 1% until the packing's `W/H` first reaches the mesh ratio `R` (\[VH94\]'s
 //! "small amount" is garbled in the text; we read it as 1%). One fixed-width
 //! packing costs `O(m²)` (first fit over levels, then the drop), the search
 //! `O(k·m²)` for `k` widths tried.
 //!
 //! The default [`LevelPacking`] is LP as §4.5 describes it. It packs far more
-//! tightly than the seed's LP curves show (Figures 9–24). The fields select
-//! other readings of the seed, which `benchmarks/packing.md` ("Investigation:
+//! tightly than \[VH94\]'s LP curves show (Figures 9–24). The fields select
+//! other readings of \[VH94\], which `benchmarks/packing.md` ("Investigation:
 //! TP vs LP") compares. One of them, [`LevelPacking::seed_figures`],
-//! reproduces most of the seed's TP-vs-LP conclusions.
+//! reproduces most of \[VH94\]'s TP-vs-LP conclusions.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +31,7 @@ use crate::error::Result;
 
 /// How LP orients a grid (LP itself never rotates while packing).
 ///
-/// The seed (§4.5) says only that LP considers the rectangles "in decreasing
+/// \[VH94\] (§4.5) says only that LP considers the rectangles "in decreasing
 /// order of height"; with its convention `wᵢ > hᵢ` (§4.1, Theorem 1; §4.5
 /// "aspect ratios … w/h (w > h)") the height is the short side, i.e. long
 /// sides along x ([`LpOrientation::LongX`], the default). `LongY` stands the
@@ -48,7 +48,7 @@ pub enum LpOrientation {
 /// How a grid chooses its level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum LevelFit {
-    /// The lowest level with room left (first fit, the seed's "as in the
+    /// The lowest level with room left (first fit, \[VH94\]'s "as in the
     /// first-fit heuristic"; default).
     #[default]
     FirstFit,
@@ -71,11 +71,11 @@ pub enum LpWidth {
 /// LP with the width search, as a [`Packer`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LevelPacking {
-    /// Relative width increase per iteration (the seed's small amount; 0.01).
+    /// Relative width increase per iteration (\[VH94\]'s small amount; 0.01).
     pub step: f64,
     /// Upper bound on the widths tried.
     pub max_iters: usize,
-    /// Let grids drop down onto the level below (the seed's modification).
+    /// Let grids drop down onto the level below (\[VH94\]'s modification).
     /// `false` keeps them on their level's shelf (plain alternating levels).
     pub drop_down: bool,
     /// With `drop_down`, drop each level as one rigid block (its grids keep
@@ -92,7 +92,7 @@ pub struct LevelPacking {
     /// Width reported as `W` (default the used width).
     #[serde(default)]
     pub width: LpWidth,
-    /// Order in which grids enter the levels: `None` (default) is the seed's
+    /// Order in which grids enter the levels: `None` (default) is \[VH94\]'s
     /// "decreasing order of height" (§4.5); `Some(order)` feeds LP one of
     /// TP's orders instead (e.g. decreasing size, the order §4.5 says it uses
     /// "in our remaining experiments"). A level is as tall as its tallest grid.
@@ -128,7 +128,7 @@ pub fn pack_fixed_width(grids: &[Grid], bin: u64, drop_down: bool) -> (Vec<Place
 }
 
 impl LevelPacking {
-    /// The reading of LP under which the seed's Figures 9–24 reproduce
+    /// The reading of LP under which \[VH94\] Figures 9–24 reproduce
     /// (`benchmarks/packing.md`, "Investigation: TP vs LP"): grids enter
     /// the levels in **decreasing size** `w·h`, TP's order, and every level
     /// drops as one **rigid block**. Everything else is as in the default.
@@ -140,10 +140,10 @@ impl LevelPacking {
     /// decreasing order of grid size as a packing order in our remaining
     /// experiments", which can also cover LP. With that order the heights in
     /// a level differ, and a level can drop only as far as its lowest gap
-    /// lets it. Under this reading LP uses 72–79 % of the processors, as the
-    /// seed's LP curves do (Figures 12, 16, 24: 75–84 %), where the default
+    /// lets it. Under this reading LP uses 72–79 % of the processors, as the LP
+    /// curves of \[VH94\] do (Figures 12, 16, 24: 75–84 %), where the default
     /// uses 87–90 %. TP then wins for large MAXRATIO, for large VAR and for
-    /// mesh ratios up to 2, as the seed says; LP wins for square grids and
+    /// mesh ratios up to 2, as \[VH94\] says; LP wins for square grids and
     /// for MESHRATIO 3. The text still supports the default better: it
     /// describes LP's order explicitly, and "tallest item in a level will be
     /// above the shortest in the previous level" only makes sense with height

@@ -1,9 +1,9 @@
-//! AMR processor allocation by two-dimensional packing (seed
-//! `004_64c626e209e0545b.txt`, Varadarajan & Hwang 1994).
+//! AMR processor allocation by two-dimensional packing
+//! (\[VH94\], Varadarajan & Hwang 1994).
 //!
 //! At every level of adaptive mesh refinement new rectangular fine grids
 //! (`w × h` mesh points) appear. Each grid gets its own submesh of a `P × Q`
-//! processor mesh, no processor serving two grids. The seed (§3.1) reduces the
+//! processor mesh, no processor serving two grids. \[VH94\] (§3.1) reduces the
 //! choice of submeshes to a packing problem: pack the grids, rotations allowed,
 //! from the origin of an unbounded bin so that `max(W, R·H)` is small
 //! (`R = P/Q`), then scale the packing onto the mesh (§4.3).
@@ -13,7 +13,7 @@
 //! * [`level`] — the baseline: modified first-fit level packing LP with the
 //!   width search of §4.5;
 //! * [`submesh`] — non-uniform and uniform scaling of a packing onto the mesh,
-//!   the minimum grid size bound, and the seed's cost model (§3.1, §4.5);
+//!   the minimum grid size bound, and \[VH94\]'s cost model (§3.1, §4.5);
 //! * [`gray`] — reflected Gray codes and mesh-into-hypercube embedding (§4.4);
 //! * [`oned`] — the one-dimensional iterative heuristic with inter-grid
 //!   communication (§5.1);
@@ -23,7 +23,7 @@
 //! [`Packer`]; a [`Packing`] is plain serde data with placements in input order.
 //!
 //! ```
-//! use nuce::plan::packing::{Grid, Mesh, Packer, TightPacking, SubmeshAllocator, Scaling};
+//! use nuce_plan::packing::{Grid, Mesh, Packer, TightPacking, SubmeshAllocator, Scaling};
 //! let grids = [Grid::new(30, 20), Grid::new(15, 40), Grid::new(10, 10)];
 //! let mesh = Mesh::new(8, 8).unwrap();
 //! let alloc = SubmeshAllocator::new(TightPacking::default(), Scaling::NonUniform)
@@ -48,7 +48,7 @@ pub use level::LevelPacking;
 pub use submesh::{Allocation, AmrCost, Scaling, SubmeshAllocator};
 pub use tp::TightPacking;
 
-/// A fine grid of `w × h` mesh points (the seed writes `w_i ≥ h_i`; any order
+/// A fine grid of `w × h` mesh points (\[VH94\] writes `w_i ≥ h_i`; any order
 /// is accepted here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Grid {
@@ -86,7 +86,7 @@ impl Grid {
 }
 
 /// Where one grid went: south-west corner `(x, y)` and orientation
-/// (`rotated`: its `w` side lies along y; the seed's `Orient_i = 1`).
+/// (`rotated`: its `w` side lies along y; \[VH94\] `Orient_i = 1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Placement {
     /// x of the south-west corner.
@@ -169,7 +169,7 @@ impl Packing {
 /// The four packing orders of §4.1 (all decreasing; ties keep input order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum PackingOrder {
-    /// Decreasing grid size `w·h` (best in the seed's Figure 8; the default).
+    /// Decreasing grid size `w·h` (best in \[VH94\] Figure 8; the default).
     #[default]
     Area,
     /// Decreasing longer side (the order of Theorems 3–4).
@@ -227,7 +227,7 @@ impl PackingOrder {
 }
 
 /// A processor mesh: `p` processors along x (columns), `q` along y (rows).
-/// The seed's `P × Q` mesh with mesh ratio `R = P/Q`.
+/// \[VH94\] `P × Q` mesh with mesh ratio `R = P/Q`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mesh {
     /// Processors along x.

@@ -1,5 +1,5 @@
 //! The one-dimensional allocation heuristic with inter-grid communication
-//! (seed `004_64c626e209e0545b.txt` §5.1).
+//! (\[VH94\] §5.1).
 //!
 //! `N` processors form a line; grid `j` (left to right) has `Mⱼ` points and
 //! was generated at processor `sⱼ`. Giving it `Xⱼ` contiguous processors

@@ -1,5 +1,5 @@
-//! From a packing to processor submeshes (seed `004_64c626e209e0545b.txt`
-//! §4.3), with the minimum grid size bound, and the seed's cost model (§3.1,
+//! From a packing to processor submeshes (\[VH94\]
+//! §4.3), with the minimum grid size bound, and \[VH94\]'s cost model (§3.1,
 //! objective of §4.5).
 //!
 //! A packing of width `W` and height `H` is scaled onto the `P × Q` mesh.
@@ -10,11 +10,11 @@
 //! submesh's shape proportional to its grid but may leave processors idle).
 //! Floors are monotone, so disjoint grids get disjoint submeshes, all inside
 //! the mesh. A grid gets at least one processor when `w' ≥ W/P` and
-//! `h' ≥ H/Q`; the seed ensures this by first raising every side below
+//! `h' ≥ H/Q`; \[VH94\] ensures this by first raising every side below
 //! `D/min(P, Q)`, with `D` the larger side of a quick `O(m)` packing that
 //! only uses the two corners on the axes. As the final packing may exceed
 //! `D`, we re-check and raise the bound until every submesh is non-empty
-//! (an addition to the seed, so that the guarantee always holds).
+//! (an addition to \[VH94\], so that the guarantee always holds).
 //! Scaling is `O(m)`; the allocation costs one packing per bound tried.
 
 use serde::{Deserialize, Serialize};
@@ -114,7 +114,7 @@ pub fn side_needed(width: u64, height: u64, mesh: Mesh, scaling: Scaling) -> u64
     (dx.div_ceil(nx)).max(dy.div_ceil(ny)) as u64
 }
 
-/// The seed's quick `O(m)` packing for the bound `D`: each grid goes, in the
+/// \[VH94\]'s quick `O(m)` packing for the bound `D`: each grid goes, in the
 /// orientation and to the one of the two axis corners (`(a, 0)` or `(0, b)`)
 /// that keeps `max(W, R·H)` smallest. Returns `max(W, H)`.
 pub fn quick_extent(grids: &[Grid], ratio: f64) -> u64 {
@@ -162,12 +162,12 @@ pub fn min_side(grids: &[Grid], mesh: Mesh) -> u64 {
 /// `⌈D / min(P, Q)⌉` of §4.3 before packing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum SizeBound {
-    /// `D` from the seed's quick `O(m)` two-corner packing
+    /// `D` from \[VH94\]'s quick `O(m)` two-corner packing
     /// ([`quick_extent`]), the bound §4.3 recommends ("To achieve better
     /// bound on D, we can quickly pack the grids …"; default).
     #[default]
     QuickPacking,
-    /// The seed's first, "very loose upper bound" `D = Σᵢ max(wᵢ, hᵢ)`.
+    /// \[VH94\]'s first, "very loose upper bound" `D = Σᵢ max(wᵢ, hᵢ)`.
     SumOfLongSides,
     /// No bound before packing: start from side 1 and only raise it while a
     /// submesh is empty (our re-check alone).
@@ -188,7 +188,7 @@ impl SizeBound {
     }
 }
 
-/// Weights of the seed's objective (§3.1); all 1 in the seed's experiments.
+/// Weights of \[VH94\]'s objective (§3.1); all 1 in \[VH94\]'s experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CostModel {
     /// Computation cost per mesh point (`U_comp`).
@@ -209,7 +209,7 @@ impl Default for CostModel {
     }
 }
 
-/// Costs of one allocation under the seed's objective, reconstructed from
+/// Costs of one allocation under \[VH94\]'s objective, reconstructed from
 /// §3.1 (the §4.5 formula is garbled in the text): for grid `j` of
 /// `w × h` points on an `X × Y` submesh, computation `U_comp·wh/(XY)` and
 /// intra-grid communication `2·U_comm·F·(w/X + h/Y)` (w along the submesh's

@@ -1,4 +1,4 @@
-//! The tight-packing heuristic TP (seed `004_64c626e209e0545b.txt` §4.1,
+//! The tight-packing heuristic TP (\[VH94\] §4.1,
 //! "Algorithm Packing" with FindBestCorner, UpdateCornerList and
 //! FindNewCornerSize, Figure 3), its modified form of Theorems 3–4 and the
 //! small-hole removal of the Remark.
@@ -11,7 +11,7 @@
 //! ties go to the corner that was created first. Placing a grid removes its
 //! corner, clips the room of the corners it blocks, and creates two corners
 //! (its SE and NW corners) whose room is found by scanning the left and
-//! bottom edges of the grids already placed (the seed's XScanList and
+//! bottom edges of the grids already placed (\[VH94\] XScanList and
 //! YScanList). Each step is `O(m)`, the whole packing `O(m²)`.
 //!
 //! Reconstructions (the extracted text is garbled in places):
@@ -23,7 +23,7 @@
 //!   and keep lines 9–16 as printed: orientation 0 if `m1 < m2`, else 1;
 //! * UpdateCornerList line 8, lost in extraction, is the mirror image of
 //!   lines 6–7: `if xk ≤ xj < xk + w' and yj ≤ yk < yj + qj then qj = yk − yj`;
-//! * corners of zero room are not inserted (the seed removes them in
+//! * corners of zero room are not inserted (\[VH94\] removes them in
 //!   UpdateCornerList; no grid can use them, so results are unchanged).
 
 use serde::{Deserialize, Serialize};
@@ -52,7 +52,7 @@ pub struct Corner {
 }
 
 /// A placed grid as a half-open box `[x0, x1) × [y0, y1)`: its left edge is
-/// the seed's XScanList element, its bottom edge the YScanList element.
+/// \[VH94\] XScanList element, its bottom edge the YScanList element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Placed {
     /// Left.
@@ -284,7 +284,7 @@ impl TpState {
     }
 }
 
-/// The TP heuristic as a [`Packer`] (seed §4.1; `O(m²)`).
+/// The TP heuristic as a [`Packer`] (\[VH94\] §4.1; `O(m²)`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TightPacking {
     /// Order in which grids are packed.

@@ -1,6 +1,6 @@
-//! Auction algorithm for the assignment problems of 002 §4.3–4.4.
+//! Auction algorithm for the assignment problems of \[BBLRR01\] §4.3–4.4.
 //!
-//! Bertsekas' auction (Jacobi form, every unassigned person bids in the same
+//! Bertsekas' auction \[Ber91\] (Jacobi form, every unassigned person bids in the same
 //! round) with ε-scaling. It is the assignment solver that ranks can run
 //! *together*: each person needs only its own row of weights and the common
 //! prices, and a round's bids combine with one max-reduction over the objects
@@ -10,7 +10,7 @@
 //! Exactness: weights are integers multiplied by `n + 1`, and the final
 //! phase uses ε = 1 in these units, i.e. ε = 1/(n+1) < 1/n in the original
 //! units; an ε-optimal assignment with ε < 1/n is optimal for integer
-//! weights (Bertsekas, *Linear Network Optimization*, Prop. 1.2).
+//! weights (\[Ber91\], Prop. 1.2).
 //! Complexity: `O(n·(max−min weight)·(n+1)/ε)` bids per phase in the worst
 //! case, `O(log_θ((n+1)·range))` phases (θ = [`EPS_FACTOR`]); each bid costs
 //! `O(n)`.

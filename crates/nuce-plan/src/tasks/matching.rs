@@ -1,6 +1,6 @@
 //! MaxTasks1(T) by maximum-weight bipartite matching.
 //!
-//! Source: 002_12465efe4da2a5ba.txt §4.3.2, Figures 22–23, Proposition 1.
+//! Source: \[BBLRR01\] §4.3.2, Figures 22–23, Proposition 1.
 //! Processors `P_i` on the left, permutation values (message slots) `S_j` on
 //! the right; the edge `P_i — S_j` weighs `⌊(T − j·t_com) / t_i⌋`, the tasks
 //! `P_i` completes when its message is the `j`-th. A maximum-weight perfect
@@ -14,7 +14,7 @@
 //!   (about 0.1 s at `p = 1000` against 2 s for the dense solver, see
 //!   `benchmarks/tasks.md`).
 //! * [`AssignmentSolver::Hungarian`]: shortest augmenting paths
-//!   (Kuhn–Munkres in the Jonker–Volgenant/e-maxx form, `O(p³)` worst case)
+//!   (Kuhn–Munkres \[Kuh55\] \[Mun57\] in the Jonker–Volgenant \[JV87\]/e-maxx form, `O(p³)` worst case)
 //!   on weights computed on the fly (no `p²` matrix), warm-started with the
 //!   slot potentials of the *continuous* problem. Without the floors the
 //!   weights `(T − j·t_com)·(1/t_i)` form a product (Monge) matrix whose
@@ -166,7 +166,7 @@ impl<F: Fn(usize, usize) -> i64> Assignment<F> {
                         }
                         // Among equal reduced costs prefer a free column:
                         // the search then stops at once (the weights of
-                        // 002 §4.3 have many ties).
+                        // [BBLRR01] §4.3 have many ties).
                         if minv[j] < delta || (minv[j] == delta && owner[j] == 0 && owner[j1] != 0)
                         {
                             delta = minv[j];
@@ -204,7 +204,7 @@ impl<F: Fn(usize, usize) -> i64> Assignment<F> {
     }
 }
 
-/// Slot prices of the continuous relaxation of MaxTasks1 (002 §4.3.2).
+/// Slot prices of the continuous relaxation of MaxTasks1 (\[BBLRR01\] §4.3.2).
 ///
 /// Without floors the weight of worker `i` in slot `j` is `(T − j·c)·r_i`
 /// with `r_i = 1/t_i`: a product matrix, whose optimal assignment puts the
@@ -254,7 +254,7 @@ pub fn slot_matching(
 ) -> Result<Vec<usize>> {
     let p = cycle_times.len();
     if solver == AssignmentSolver::Staircase {
-        // Every weight of 002 §4 is non-increasing in the slot.
+        // Every weight of [BBLRR01] §4 is non-increasing in the slot.
         // Slowest first: measured faster than fastest first.
         let mut order = fastest_first(cycle_times);
         order.reverse();
@@ -272,7 +272,7 @@ pub fn slot_matching(
 }
 
 /// MaxTasks1(T): optimal schedule with initial messages only, by weighted
-/// bipartite matching (002 §4.3.2, Proposition 1; `O(p³)` worst case, about
+/// bipartite matching (\[BBLRR01\] §4.3.2, Proposition 1; `O(p³)` worst case, about
 /// `O(p²)` with the default warm-started solver).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Matching {

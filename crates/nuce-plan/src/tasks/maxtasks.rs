@@ -1,7 +1,7 @@
 //! MaxTasks(T) without communication and the restricted search of
-//! Andonie et al. for MaxTasks1(T).
+//! Andonie et al. \[ACGG98\] for MaxTasks1(T).
 //!
-//! Source: 002_12465efe4da2a5ba.txt §4.1.1 (no communication) and §4.3.1
+//! Source: \[BBLRR01\] §4.1.1 (no communication) and §4.3.1
 //! (restricted search, with its two-worker counterexample).
 
 use serde::{Deserialize, Serialize};
@@ -10,7 +10,7 @@ use super::matching::fastest_first;
 use super::{check_deadline, tasks_within, MaxTasksSolver, TaskPlatform, TaskSchedule};
 use crate::error::{Error, Result};
 
-/// MaxTasks(T) without communication cost (002 §4.1.1): `c_i = ⌊T/t_i⌋`,
+/// MaxTasks(T) without communication cost (\[BBLRR01\] §4.1.1): `c_i = ⌊T/t_i⌋`,
 /// optimal. `O(p)`. Errors when the platform has message costs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoCommunication;
@@ -34,7 +34,7 @@ impl MaxTasksSolver for NoCommunication {
     }
 }
 
-/// The restricted search of Andonie et al. for MaxTasks1(T) (002 §4.3.1):
+/// The restricted search of Andonie et al. \[ACGG98\] for MaxTasks1(T) (\[BBLRR01\] §4.3.1):
 /// the fastest workers receive their message first (`σ` sorts the cycle
 /// times), then `c_i = ⌊(T − σ(i)·t_com)/t_i⌋`. `O(p log p)`. Not optimal:
 /// with `t = (5, 9)`, `t_com = 1`, `T = 28` it finds 7 tasks where starting

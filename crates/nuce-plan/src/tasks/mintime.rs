@@ -1,6 +1,6 @@
 //! MinTime(C) by binary search on the deadline.
 //!
-//! Source: 002_12465efe4da2a5ba.txt §4.1, after Definition 3: "we find a
+//! Source: \[BBLRR01\] §4.1, after Definition 3: "we find a
 //! solution to MinTime(C) by using binary search on T, calling MaxTasks(T)
 //! several times, and returning the smallest value of T for which the answer
 //! is at least C".

@@ -1,6 +1,6 @@
 //! Master–worker scheduling of independent equal tasks.
 //!
-//! Source: 002_12465efe4da2a5ba.txt §4 (Beaumont, Boudet, Legrand, Rastello,
+//! Source: \[BBLRR01\] §4 (Beaumont, Boudet, Legrand, Rastello,
 //! Robert). A master holds a pool of identical, atomic tasks; worker `P_i`
 //! needs `t_i` seconds per task (its *cycle time*). The master talks to one
 //! worker at a time over a shared bus (Figure 20):
@@ -283,14 +283,14 @@ pub fn check_deadline(deadline: f64) -> Result<()> {
     }
 }
 
-/// An algorithm for MaxTasks(T) in one of the models of 002 §4.1–4.2:
+/// An algorithm for MaxTasks(T) in one of the models of \[BBLRR01\] §4.1–4.2:
 /// given a deadline, a schedule with as many tasks as it can find.
 pub trait MaxTasksSolver {
     /// Schedules as many tasks as possible within `deadline`.
     fn max_tasks(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule>;
 }
 
-/// Picks the algorithm of 002 §4 for the platform's model: MaxTasks when
+/// Picks the algorithm of \[BBLRR01\] §4 for the platform's model: MaxTasks when
 /// there is no communication, the optimal matching (MaxTasks1) with initial
 /// messages only, the refined 2-factor approximation (MaxTasks2) otherwise.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

@@ -1,10 +1,10 @@
-//! Fast exact matching for the bipartite graphs of 002 §4.3–4.4.
+//! Fast exact matching for the bipartite graphs of \[BBLRR01\] §4.3–4.4.
 //!
-//! Not in the seed (which uses a generic `O(p³)` weighted matching,
+//! Not in \[BBLRR01\] (which uses a generic `O(p³)` weighted matching,
 //! Proposition 1): an exact reformulation of the same matchings that
 //! exploits the form of their weights.
 //!
-//! In every matching of 002 §4 (Figures 22–24) the weight of worker `i` in
+//! In every matching of \[BBLRR01\] §4 (Figures 22–24) the weight of worker `i` in
 //! message slot `j` is `⌊(B_i − j·t_com)/t_i⌋` for some budget `B_i`: a
 //! *non-increasing staircase* in `j`, with few distinct values when a
 //! message is cheaper than a task (about `1 + p·t_com/t_i`). A dense

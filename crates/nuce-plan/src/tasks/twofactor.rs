@@ -1,6 +1,6 @@
 //! MaxTasks2(T): initial and final messages.
 //!
-//! Source: 002_12465efe4da2a5ba.txt §4.2 (Definition 5), §4.4.1 (2-factor
+//! Source: \[BBLRR01\] §4.2 (Definition 5), §4.4.1 (2-factor
 //! approximation, Figure 24, Theorem 1) and §4.4.2 (exhaustive search is
 //! `O((p!)²)`; the problem is at least as hard as Permutation Sums).
 
@@ -12,7 +12,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 
-/// The 2-factor approximation of 002 §4.4.1 for MaxTasks2(T).
+/// The 2-factor approximation of \[BBLRR01\] §4.4.1 for MaxTasks2(T).
 ///
 /// The graph of Figure 24 has the first-message slots `F_j` on the left, the
 /// workers `P_i` in the middle and the final-message slots `S_k` on the
@@ -101,7 +101,7 @@ impl MaxTasksSolver for TwoFactor {
     }
 }
 
-/// Exact MaxTasks2(T) for small `p` (002 §4.4.2 notes that exhaustive search
+/// Exact MaxTasks2(T) for small `p` (\[BBLRR01\] §4.4.2 notes that exhaustive search
 /// over both permutations is `O((p!)²)`). Here every `σ1` is enumerated and
 /// the best `σ2` for it is found by one exact matching (weights
 /// `⌊(T − σ1(i)·t¹ − k·t²)/t_i⌋`), so the search is `O(p!·p³)`: fine up to

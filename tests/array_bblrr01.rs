@@ -1,4 +1,4 @@
-//! Column-based decompositions against seed `002_12465efe4da2a5ba.txt`
+//! Column-based decompositions against \[BBLRR01\]
 //! §3.2.4 (Table 2, Figure 16) and §3.2.6 (Figure 17), against brute-force
 //! enumeration of every column-based decomposition, and property tests.
 
@@ -14,12 +14,12 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// The areas of the 002 §3.2.4 example (Table 2, Figures 16–17).
+/// The areas of the \[BBLRR01\] §3.2.4 example (Table 2, Figures 16–17).
 const AREAS: [f64; 8] = [0.05, 0.05, 0.08, 0.1, 0.1, 0.12, 0.2, 0.3];
 
 #[test]
 fn table2_algorithm3_trace() {
-    // Table 2 transcribed from the seed: row C lists (q, f_C(q), a) for q = C..8.
+    // Table 2 transcribed from [BBLRR01]: row C lists (q, f_C(q), a) for q = C..8.
     let table: [&[(f64, usize)]; 8] = [
         &[
             (1.05, 0),
@@ -91,7 +91,7 @@ fn figure16_optimal_columns() {
     let plan = ColumnDp::default().decompose(1000, 1000, &AREAS).unwrap();
     let a = acost(&plan) as f64;
     assert!((a - 3500.0).abs() <= 8.0, "acost {a}");
-    // Lemma 1 bound and the 002 §3.2.4 guarantee Ĉ/(2Σ√s) ≤ √r (1 + 1/√p).
+    // Lemma 1 bound and the [BBLRR01] §3.2.4 guarantee Ĉ/(2Σ√s) ≤ √r (1 + 1/√p).
     let lb = lemma1_bound(&AREAS).unwrap();
     assert!(lb <= 5.5);
     assert!(5.5 / lb <= (0.3f64 / 0.05).sqrt() * (1.0 + 1.0 / 8f64.sqrt()));
@@ -106,7 +106,7 @@ fn figure17_kalinov_lastovetsky_and_slices() {
     let plan = kl.decompose(1000, 1000, &AREAS).unwrap();
     assert!((acost(&plan) as f64 - 4000.0).abs() <= 8.0);
     // Horizontal slices: one column of 8, Ĉ = 1 + 8 = 9 (Table 2, C = 1,
-    // q = 8; the seed's caption of Figure 17 says 8, counting differently).
+    // q = 8; [BBLRR01]'s caption of Figure 17 says 8, counting differently).
     let plan = Slices.decompose(1000, 1000, &AREAS).unwrap();
     assert_eq!(acost(&plan), 7000);
     // The column DP beats both.
@@ -404,7 +404,7 @@ proptest! {
             let kl = model_half_perimeter(&KalinovLastovetsky::grid(p, c), &speeds, along, across);
             prop_assert!(opt <= kl + 1e-9);
         }
-        // 002 §3.2.4 guarantee on the unit square.
+        // [BBLRR01] §3.2.4 guarantee on the unit square.
         let unit = column_optimum(&speeds, 1.0, 1.0, 0.0).unwrap().half_perimeter;
         let r = speeds.iter().cloned().fold(0.0, f64::max) / speeds.iter().cloned().fold(f64::INFINITY, f64::min);
         let lb = lemma1_bound(&speeds).unwrap();

@@ -1,4 +1,4 @@
-//! Array decompositions against seed `000_3b7f5c9969a269e5.txt`: the worked
+//! Array decompositions against \[KRW96\]: the worked
 //! example of Figure 16, the cost formulas of §3 (Figures 5–8) on integer
 //! plans, Theorem 1 by exhaustive enumeration, and properties on random input
 //! checked against brute-force counts on the cell grid.
@@ -106,7 +106,7 @@ const FIG16: [f64; 7] = [0.5, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05];
 
 #[test]
 fn figure16_costs() {
-    // 000 §6.4: 1000 x 3000, costs 5750 (RB), 4500 (XY2), 4500 (TILE),
+    // [KRW96] §6.4: 1000 x 3000, costs 5750 (RB), 4500 (XY2), 4500 (TILE),
     // 4666 (RB2, 4666.67 in the continuous plan), 4700 (RB3).
     let cases: [(&dyn ArrayDecomposer, usize); 5] = [
         (&RecursiveBisection, 5750),
