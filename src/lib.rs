@@ -15,7 +15,7 @@
 //! Two layers are kept apart:
 //!
 //! * [`plan`] — pure, deterministic planning functions (every algorithm of the
-//!   seed papers), usable without MPI and from the `nuce` command-line planner;
+//!   papers, see `docs/references.md`), usable without MPI and from the `nuce` command-line planner;
 //! * [`runtime`] — the thin collective layer over rsmpi: gather speeds,
 //!   broadcast plans, scatter, halo exchange, remap.
 //!

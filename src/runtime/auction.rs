@@ -12,7 +12,7 @@
 //! integer weights (ε = 1/(n+1) < 1/n in the last phase).
 //!
 //! [`collective_max_tasks1`] uses it for MaxTasks1(T) of
-//! 002_12465efe4da2a5ba.txt §4.3.2 (Proposition 1): each worker rank
+//! \[BBLRR01\] §4.3.2 (Proposition 1): each worker rank
 //! computes its own row `⌊(T − j·t_com)/t_i⌋` from its own cycle time.
 //!
 //! Cost: per round one all-reduce of `n` integers and `O(n)` work per
@@ -101,7 +101,7 @@ pub struct WorkerSelf {
     pub tcom: f64,
 }
 
-/// Collective MaxTasks1(T) (002 §4.3.2): every rank but `master` is a
+/// Collective MaxTasks1(T) (\[BBLRR01\] §4.3.2): every rank but `master` is a
 /// worker and passes `Some(WorkerSelf)` with its own measurements; the
 /// master passes `None`. The bus cost is the largest measured `tcom` (one
 /// value for all, as in the model). Each worker computes its own row of the

@@ -40,7 +40,7 @@
 //!   (`registry::decomposer_with_latency`);
 //! * [`Balancer::detect_hosts`] (shared-memory split + host names) and
 //!   [`Balancer::set_hierarchical`] plan in two levels, across hosts by
-//!   their total speed and then within each host ([`Hierarchical`], 002
+//!   their total speed and then within each host ([`Hierarchical`], \[BBLRR01\]
 //!   §3.2.2, Figure 14);
 //! * every collective starts with an arrival-checked barrier
 //!   ([`super::watchdog::checkpoint`]): a rank that never arrives ends the
@@ -136,7 +136,7 @@ impl Network {
 
     /// Master–worker communication time of every rank: sending `bytes`
     /// between the root (the master) and rank `r` costs `τ_r + bytes/β_r`
-    /// over the rank's measured link (Hockney's model, 000 §2); 0 for the
+    /// over the rank's measured link (Hockney's model, \[KRW96\] §2); 0 for the
     /// root itself. `size` is the communicator size. The `t_com` input of a
     /// master–worker planner. O(p).
     pub fn t_com(&self, size: usize, root: usize, bytes: usize) -> Vec<f64> {
@@ -154,7 +154,7 @@ impl Network {
     /// The latency in the unit of the latency-aware array decomposers
     /// ([`crate::plan::array2d::registry::decomposer_with_latency`]): the
     /// cost of one message expressed in cell transfers along a boundary,
-    /// `latency_s × bandwidth / element_bytes` (the Acost of 000 §5 counts
+    /// `latency_s × bandwidth / element_bytes` (the Acost of \[KRW96\] §5 counts
     /// cells; a message costs `τ + cells·e/β` seconds, i.e. `τβ/e + cells`
     /// cell-times). 0 when there is no link or `element_bytes` is 0.
     pub fn latency_cells(&self, element_bytes: usize) -> f64 {
@@ -196,7 +196,7 @@ pub struct Balancer {
 impl Balancer {
     /// Creates a balancer over a duplicate of `comm` (collective:
     /// `MPI_Comm_dup`), with rank 0 as the root. Arrays are planned by the
-    /// optimal column-based decomposition ([`ColumnDp`], [BBLRR01] §3.2.4)
+    /// optimal column-based decomposition ([`ColumnDp`], \[BBLRR01\] §3.2.4)
     /// unless [`Balancer::with_decomposer`] says otherwise. The collectives'
     /// timeout comes from `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed
     /// value is an error on every rank.
@@ -335,7 +335,7 @@ impl Balancer {
 
     /// Plans in two levels (local; all ranks must do the same): across hosts
     /// by their total speed, then within each host, both with the current
-    /// decomposer ([`Hierarchical`], 002 §3.2.2, Figure 14). Needs hosts
+    /// decomposer ([`Hierarchical`], \[BBLRR01\] §3.2.2, Figure 14). Needs hosts
     /// ([`Balancer::detect_hosts`] or [`Balancer::set_hosts`]); without them
     /// the plan is flat.
     pub fn set_hierarchical(&mut self, on: bool) {
@@ -575,7 +575,7 @@ impl Balancer {
     /// iterations (see [`RemapPolicy`]), and if so remaps `data`, moving only
     /// what changes owner. Arrays are re-planned by the balancer's
     /// decomposer; graphs made by [`Balancer::scatter_graph`] are re-cut
-    /// along the root's index ordering ([KOR95] §3, few vertices move). The
+    /// along the root's index ordering (\[KOR95\] §3, few vertices move). The
     /// decision and what moved are identical on every rank. `data` must live
     /// on this balancer's ranks in the same order.
     pub fn maybe_remap<D: Rebalance>(
@@ -665,7 +665,7 @@ impl Balancer {
     /// vertex, on the balancer's communicator. The root keeps an index
     /// ordering of the graph — Hilbert curve (HCI) when it has coordinates,
     /// spectral (RSBI) otherwise — so that [`Balancer::maybe_remap`] re-cuts
-    /// it in O(p log n) and moves few vertices ([KOR95] §3). `graph` and
+    /// it in O(p log n) and moves few vertices (\[KOR95\] §3). `graph` and
     /// `values` are read on the root only. A balance point.
     pub fn scatter_graph<T: Serialize + DeserializeOwned + Clone>(
         &mut self,
@@ -732,7 +732,7 @@ impl Balancer {
     }
 
     /// The MaxTasks1 schedule of a master–worker run, solved collectively
-    /// ([`collective_max_tasks1`], [BBLRR01] §4.3): every worker passes its
+    /// ([`collective_max_tasks1`], \[BBLRR01\] §4.3): every worker passes its
     /// own measured costs, the root (the master) `None`; every rank returns
     /// the same platform and schedule within `deadline`.
     pub fn schedule_tasks(
@@ -746,7 +746,7 @@ impl Balancer {
     }
 
     /// Allocates processor submeshes to the AMR grids of all ranks with the
-    /// collective TP packing ([`allocate_collective`], [VH94] §4.2–4.3):
+    /// collective TP packing ([`allocate_collective`], \[VH94\] §4.2–4.3):
     /// every rank passes its own grids and gets the submeshes of its grids.
     pub fn allocate_grids(
         &mut self,

@@ -2,7 +2,7 @@
 //!
 //! Everything here is *collective*: every rank of the communicator must call
 //! the same function in the same order. The functions keep the promise of
-//! `DESIGN.md`, "Collective errors agree": a call either succeeds on every
+//! the architecture page (`docs/architecture.md`), "Collective errors agree": a call either succeeds on every
 //! rank or returns the same [`Error`] on every rank.
 //!
 //! * [`agree`] turns a per-rank `Result` into a collective one;

@@ -1,6 +1,6 @@
 //! Distributed unstructured graphs ([`DistGraph`]): a graph whose vertices,
 //! with one value each, are spread over the ranks by a [`Partition`] (part `r`
-//! lives on rank `r`), as the graph mapping of [KOR95] asks.
+//! lives on rank `r`), as the graph mapping of \[KOR95\] asks.
 //!
 //! * [`DistGraph::scatter`] — the root's graph, partition and vertex values
 //!   go out; each rank receives its owned vertices with their adjacency
@@ -425,7 +425,7 @@ pub(crate) struct RootIndex {
 impl RootIndex {
     /// Builds the index of `g` for `speeds`: a Hilbert-curve ordering (HCI)
     /// when the graph has coordinates, else recursive spectral bisection
-    /// (RSBI), cut by [`Grouping::Binpacking`] ([KOR95] §3).
+    /// (RSBI), cut by [`Grouping::Binpacking`] (\[KOR95\] §3).
     pub(crate) fn build(g: &Graph, speeds: &[f64], value_bytes: usize) -> Result<RootIndex> {
         let kind = if g.coords().is_some() {
             IndexKind::Hci

@@ -6,7 +6,7 @@
 //! gathers every rank's leader and host name ([`crate::speed::topology`]) on
 //! every rank. The result, [`Hosts`], gives the host id of each rank in the
 //! form [`crate::plan::array2d::Hierarchical`] takes, for the two-level
-//! decomposition of 002_12465efe4da2a5ba.txt §3.2.2 (Figure 14): across hosts
+//! decomposition of \[BBLRR01\] §3.2.2 (Figure 14): across hosts
 //! by their total speed, then within each host.
 //!
 //! The shared-memory split is authoritative (two namespace "hosts" of

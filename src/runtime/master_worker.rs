@@ -1,15 +1,15 @@
-//! Master–worker executor: runs a schedule of 002 §4 or 003 over MPI.
+//! Master–worker executor: runs a schedule of \[BBLRR01\] §4 or \[AJ88\] over MPI.
 //!
 //! The master holds the work; each worker rank receives one input message,
 //! computes its share and sends one result back. The executor follows an
 //! [`ExecPlan`]:
 //!
 //! * [`Dispatch::OneAtATime`] — the master sends the inputs one at a time in
-//!   the plan's send order (σ1 of 002 §4, the feeding order of 003), then
-//!   receives the results in the plan's return order (σ2 of 002 §4.2, the
-//!   same order under 003's Order Maintenance Theorem). This is the schedule
-//!   the models assume ("one communication at a time", 003 §2.1, §3.2).
-//! * [`Dispatch::AllAtOnce`] — the "naive" approach of 003 §3.4: all inputs
+//!   the plan's send order (σ1 of \[BBLRR01\] §4, the feeding order of \[AJ88\]), then
+//!   receives the results in the plan's return order (σ2 of \[BBLRR01\] §4.2, the
+//!   same order under \[AJ88\]'s Order Maintenance Theorem). This is the schedule
+//!   the models assume ("one communication at a time", \[AJ88\] §2.1, §3.2).
+//! * [`Dispatch::AllAtOnce`] — the "naive" approach of \[AJ88\] §3.4: all inputs
 //!   are posted at once and results taken as they arrive.
 //!
 //! [`measure_worker_costs`] measures what the planners need, so that
@@ -19,7 +19,7 @@
 //!
 //! Every function here is collective over the communicator. Waiting ranks
 //! probe and sleep instead of spinning, so that ranks sharing a core (the
-//! emulated heterogeneity of `DESIGN.md`) leave it to the ones computing.
+//! emulated heterogeneity of `docs/architecture.md`) leave it to the ones computing.
 
 use std::time::{Duration, Instant};
 
@@ -65,7 +65,7 @@ impl ExecPlan {
         (0..size).filter(|&r| r != master).collect()
     }
 
-    /// From a task schedule of 002 §4 whose workers are the ranks other than
+    /// From a task schedule of \[BBLRR01\] §4 whose workers are the ranks other than
     /// `master`, in rank order: send order σ1, return order σ2 (or σ1).
     pub fn from_task_schedule(s: &TaskSchedule, size: i32, master: i32) -> Result<Self> {
         let ranks = Self::worker_ranks(size, master);
@@ -88,7 +88,7 @@ impl ExecPlan {
         })
     }
 
-    /// From integer pieces of a divisible plan (003): `pieces[k]` units for
+    /// From integer pieces of a divisible plan (\[AJ88\]): `pieces[k]` units for
     /// the `k`-th worker of `plan.order` (indices into `worker_ranks`);
     /// outputs in the input order (Order Maintenance).
     pub fn from_pieces(
@@ -123,7 +123,7 @@ impl ExecPlan {
 
     /// `total` units split as equally as possible over `worker_ranks`, sent
     /// in rank order: the naive (`AllAtOnce`) and semi-naive (`OneAtATime`)
-    /// splits of 003 §3.4–3.5.
+    /// splits of \[AJ88\] §3.4–3.5.
     pub fn equal(total: u64, worker_ranks: &[i32], size: i32, dispatch: Dispatch) -> Self {
         let n = worker_ranks.len().max(1) as u64;
         let mut units = vec![0; size as usize];
@@ -344,7 +344,7 @@ pub struct MessageSizes {
 /// after a barrier, so that ranks sharing cores are measured sharing them,
 /// as they will run). Returns on every rank the [`WorkerCosts`] of each
 /// non-master rank in rank order, with sizes as fractions of the whole job
-/// (`s = units / total_units`), as the LP of 003 eq. (7) expects.
+/// (`s = units / total_units`), as the LP of \[AJ88\] eq. (7) expects.
 /// Collective.
 pub fn measure_worker_costs<C, F>(
     comm: &C,

@@ -6,7 +6,7 @@
 //! the root, which echoes them. Half a round trip is a one-way time; the
 //! medians of the small and large one-way times give Hockney's `τ` and `β`
 //! ([`crate::speed::network::hockney_fit`], after the `τ + μB` model of
-//! 000_3b7f5c9969a269e5.txt §2).
+//! \[KRW96\] §2).
 //!
 //! Cost: `(p − 1) · (warmup + repeats) · (RTT(small) + RTT(large))` wall time,
 //! serialised at the root; `large_bytes` of buffer per rank.

@@ -1,5 +1,5 @@
 //! The parallel packing algorithm, executed collectively (seed
-//! `004_64c626e209e0545b.txt` §4.2, "Algorithm Parallel Packing" with
+//! \[VH94\] §4.2, "Algorithm Parallel Packing" with
 //! TokenPacking, GridPacking, FindBestCorner, UpdateCorners,
 //! FindNewCornerSize and SendPacketToSource), and the submesh allocation on
 //! top of it (§4.3).
