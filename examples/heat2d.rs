@@ -250,6 +250,10 @@ struct Summary {
     max_abs_diff: Option<f64>,
     relative_diff: Option<f64>,
     total_seconds: f64,
+    /// Mean time per iteration of the phases after the first (the steady state).
+    steady_s_per_iter: f64,
+    /// The ideal time per iteration for the last measured speeds: cells / Σ speeds.
+    ideal_s_per_iter: f64,
     final_plan: Vec<nuce::plan::array2d::Rect>,
 }
 
@@ -496,6 +500,15 @@ fn run(
         rel = Some(diff / scale);
     }
     let total = max_f64(bal.comm(), start.elapsed().as_secs_f64());
+    let steady: Vec<f64> = rows_out.iter().skip(1).map(|r| r.time_per_iter).collect();
+    let steady_s_per_iter = if steady.is_empty() {
+        rows_out.first().map_or(0.0, |r| r.time_per_iter)
+    } else {
+        steady.iter().sum::<f64>() / steady.len() as f64
+    };
+    let ideal_s_per_iter = rows_out.last().map_or(0.0, |r| {
+        (args.rows * args.cols) as f64 / r.speeds.iter().sum::<f64>()
+    });
     if rank == 0 {
         let summary = Summary {
             algorithm: bal.algorithm().to_string(),
@@ -511,6 +524,8 @@ fn run(
             max_abs_diff: max_abs,
             relative_diff: rel,
             total_seconds: total,
+            steady_s_per_iter,
+            ideal_s_per_iter,
             final_plan: a.plan().parts.clone(),
         };
         if args.json {
@@ -518,10 +533,15 @@ fn run(
                 "{}",
                 serde_json::to_string(&summary).map_err(|e| nuce::Error::Io(e.to_string()))?
             );
-        } else if let (Some(d), Some(r)) = (max_abs, rel) {
+        } else {
+            if let (Some(d), Some(r)) = (max_abs, rel) {
+                println!(
+                    "serial check: max |diff| = {d:.3e} (relative {r:.3e}) {}",
+                    if r <= 1e-12 { "OK" } else { "MISMATCH" }
+                );
+            }
             println!(
-                "serial check: max |diff| = {d:.3e} (relative {r:.3e}) {}",
-                if r <= 1e-12 { "OK" } else { "MISMATCH" }
+                "SUMMARY steady_s_per_iter {steady_s_per_iter:.6} ideal_s_per_iter {ideal_s_per_iter:.6}"
             );
         }
         if rel.is_some_and(|r| r > 1e-12) {
