@@ -15,7 +15,7 @@
 
 use std::time::Instant;
 
-use mpi::datatype::{Equivalence, Partition, PartitionMut};
+use mpi::datatype::{Equivalence, Partition, PartitionMut, UserDatatype};
 use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -634,10 +634,12 @@ fn other_parts(plan: &ArrayPlan, skip: i32) -> Vec<Block> {
 }
 
 /// True when `a` can be addressed in place by [`alltoallw_blocks`]: standard
-/// layout, and every byte offset within MPI's `int`.
-fn direct_capable<T>(a: &Array2<T>) -> bool {
+/// layout, every byte offset within MPI's `int`, and `T`'s MPI extent equal
+/// to its size. Otherwise the packing path serves.
+fn direct_capable<T: Element>(a: &Array2<T>) -> bool {
     a.is_standard_layout()
         && Count::try_from(a.len().saturating_mul(std::mem::size_of::<T>())).is_ok()
+        && extent_is_size::<T>()
 }
 
 /// True on every rank when `mine` is true on every rank (one all-reduce).
@@ -666,7 +668,7 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
 ) -> Result<()> {
     let elem = std::mem::size_of::<T>();
     let base = T::equivalent_datatype();
-    let describe = |a: &Array2<T>, b: &Block| -> Result<(Count, Count, Option<StridedType>)> {
+    let describe = |a: &Array2<T>, b: &Block| -> Result<(Count, Count, Option<UserDatatype>)> {
         match *b {
             Some((r0, c0, rows, cols)) if rows > 0 && cols > 0 => {
                 if r0 + rows > a.nrows() || c0 + cols > a.ncols() || !direct_capable(a) {
@@ -679,8 +681,8 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
                 let offset = (r0 * a.ncols() + c0) * elem;
                 Ok((
                     1,
-                    offset as Count,
-                    Some(StridedType::new(rows, cols, a.ncols(), base.as_raw())),
+                    count(offset)?,
+                    Some(strided_type::<T>(rows, cols, a.ncols())?),
                 ))
             }
             _ => Ok((0, 0, None)),
@@ -706,12 +708,12 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
     // Nobody enters the all-to-all unless everybody can.
     let (s, r) = agree(comm, 0, local)?;
     type Raw = (Vec<Count>, Vec<Count>, Vec<mpi::ffi::MPI_Datatype>);
-    let raw = |v: &[(Count, Count, Option<StridedType>)]| -> Raw {
+    let raw = |v: &[(Count, Count, Option<UserDatatype>)]| -> Raw {
         (
             v.iter().map(|x| x.0).collect(),
             v.iter().map(|x| x.1).collect(),
             v.iter()
-                .map(|x| x.2.as_ref().map_or(base.as_raw(), |t| t.raw))
+                .map(|x| x.2.as_ref().map_or(base.as_raw(), |t| t.as_raw()))
                 .collect(),
         )
     };
@@ -734,7 +736,7 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
     // SAFETY: every (count, byte offset, datatype) triple addresses cells
     // inside its standard-layout array (checked in `describe`); the arrays
     // outlive the blocking call; the datatypes are committed and freed after it.
-    unsafe {
+    let code = unsafe {
         mpi::ffi::MPI_Alltoallw(
             sptr,
             sc.as_ptr(),
@@ -745,44 +747,42 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
             rd.as_ptr(),
             rt.as_ptr(),
             comm.as_raw(),
-        );
+        )
+    };
+    // With MPI's default error handler a failure aborts before returning;
+    // under MPI_ERRORS_RETURN it is reported here, on every rank that saw it.
+    if code != mpi::ffi::MPI_SUCCESS as i32 {
+        return Err(Error::InvalidInput(format!(
+            "MPI_Alltoallw failed with MPI error code {code}"
+        )));
     }
     Ok(())
 }
 
-/// A committed `MPI_Type_vector` of `rows` blocks of `cols` elements, `stride`
-/// elements apart: one rectangle of a row-major block. Freed on drop.
-struct StridedType {
-    raw: mpi::ffi::MPI_Datatype,
+/// A committed `MPI_Type_vector` of `rows` blocks of `cols` elements,
+/// `stride` elements apart: one rectangle of a row-major block (rsmpi's safe
+/// constructor; freed on drop).
+fn strided_type<T: Element>(rows: usize, cols: usize, stride: usize) -> Result<UserDatatype> {
+    Ok(UserDatatype::vector(
+        count(rows)?,
+        count(cols)?,
+        count(stride)?,
+        &T::equivalent_datatype(),
+    ))
 }
 
-impl StridedType {
-    fn new(rows: usize, cols: usize, stride: usize, base: mpi::ffi::MPI_Datatype) -> Self {
-        let mut raw = std::mem::MaybeUninit::uninit();
-        // SAFETY: plain MPI calls on a valid base datatype; counts fit in `int`
-        // because the whole array's byte size does (`direct_capable`).
-        unsafe {
-            mpi::ffi::MPI_Type_vector(
-                rows as Count,
-                cols as Count,
-                stride as Count,
-                base,
-                raw.as_mut_ptr(),
-            );
-            let mut raw = raw.assume_init();
-            mpi::ffi::MPI_Type_commit(&mut raw);
-            StridedType { raw }
-        }
-    }
-}
-
-impl Drop for StridedType {
-    fn drop(&mut self) {
-        // SAFETY: `raw` was created and committed by `new` and is freed once.
-        unsafe {
-            mpi::ffi::MPI_Type_free(&mut self.raw);
-        }
-    }
+/// True when `T`'s MPI datatype has lower bound 0 and extent `size_of::<T>()`,
+/// so that byte offsets of Rust elements address MPI elements (checked once
+/// per call before the in-place path uses byte displacements).
+fn extent_is_size<T: Element>() -> bool {
+    let (mut lb, mut extent): (mpi::ffi::MPI_Aint, mpi::ffi::MPI_Aint) = (0, 0);
+    // SAFETY: a query on a valid predefined or committed datatype, writing two integers.
+    let rc = unsafe {
+        mpi::ffi::MPI_Type_get_extent(T::equivalent_datatype().as_raw(), &mut lb, &mut extent)
+    };
+    rc == mpi::ffi::MPI_SUCCESS as i32
+        && lb == 0
+        && usize::try_from(extent).is_ok_and(|e| e == std::mem::size_of::<T>())
 }
 
 /// Global statistics of one movement: this rank sent `sent` bytes and moved

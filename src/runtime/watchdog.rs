@@ -85,17 +85,21 @@ pub fn timeout_from_env() -> Result<Option<Duration>> {
     parse_timeout(v.as_deref())
 }
 
-/// Prints `msg` on stderr (flushed) and ends the whole job with `MPI_Abort`.
-pub fn abort_job(msg: &str) -> ! {
+/// Prints `msg` on stderr (flushed) and ends the whole job with `MPI_Abort`
+/// (only this process, with exit code [`ABORT_CODE`], when MPI is not
+/// initialised or already finalised). Crate-private: only the watchdog ends jobs.
+pub(crate) fn abort_job(msg: &str) -> ! {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{msg}");
     let _ = err.flush();
     drop(err);
     let _ = std::io::stdout().flush();
-    // SAFETY: MPI is initialised while a nuce runtime call or guard exists;
-    // MPI_Abort on MPI_COMM_WORLD takes no Rust-side buffers.
-    unsafe {
-        mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, ABORT_CODE);
+    if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+        // SAFETY: MPI is initialised and not finalised (checked just above);
+        // MPI_Abort on MPI_COMM_WORLD takes no Rust-side buffers.
+        unsafe {
+            mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, ABORT_CODE);
+        }
     }
     std::thread::sleep(EXIT_GRACE);
     std::process::exit(ABORT_CODE)

@@ -146,7 +146,11 @@ impl PhaseTimer {
             None => speed,
             Some(prev) => {
                 let departure = (speed - prev).abs() / prev;
-                let band = (self.change_factor * self.noise()).max(self.min_change);
+                let band = if self.change_factor.is_finite() {
+                    (self.change_factor * self.noise()).max(self.min_change)
+                } else {
+                    f64::INFINITY // detection off (∞·0 would be NaN)
+                };
                 if self.departures.len() == NOISE_WINDOW {
                     self.departures.remove(0);
                 }
