@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runtime benchmarks of issue 2, measured side by side in one run:
+# Runtime benchmarks, measured side by side in one run:
+#  0. heat2d on 2 ranks, one per core, rank 1 doing 3x the work (--slowdown 1:3@0): balanced /
+#     uniform time per iteration (goal <= 0.55; the ideal for 1:3 is 0.5), nuce timing by itself;
 #  1. heat2d on 3 ranks with real heterogeneity (ranks 0 and 1 share CPU 0, rank 2 has CPU 1):
 #     time per iteration, balanced vs uniform BLOCK, against the ideal predicted from measured speeds;
 #  2. after a speed change mid-run: phases until time/iteration is within 10 % of the new steady state;
@@ -15,6 +17,13 @@ H=target/release/examples/heat2d
 ROWS=${ROWS:-3072} COLS=${COLS:-3072} PH=${PH:-6} IT=${IT:-10}
 bind() { NUCE_BIND="0:0,1:0,2:1" mpirun --bind-to none -np 3 scripts/bind_ranks.sh "$@"; }
 
+# 0. two ranks, one per core, 1:3 work.
+two() { NUCE_BIND="0:0,1:1" mpirun --bind-to none -np 2 scripts/bind_ranks.sh "$@"; }
+R2=${R2:-1536}
+for k in 1 2; do
+  two $H --rows $R2 --cols $R2 --phases 8 --iters 30 --json --no-check --slowdown 1:3@0 > $out/two_bal$k.json
+  two $H --rows $R2 --cols $R2 --phases 8 --iters 30 --json --no-check --slowdown 1:3@0 --uniform > $out/two_uni$k.json
+done
 # 1. balanced vs uniform, same binding, back to back (twice, interleaved).
 for k in 1 2; do
   bind $H --rows $ROWS --cols $COLS --phases $PH --iters $IT --json --no-check > $out/bal$k.json
@@ -35,6 +44,15 @@ load = lambda n: json.load(open(f"{out}/{n}.json"))
 def steady(d, skip=2):
     ph = d["phases"][skip:]
     return st.median(p["time_per_iter"] for p in ph)
+print("### 0. Balanced vs uniform BLOCK on 2 ranks, one per core, rank 1 does 3x the work\n")
+print("| run | balanced s/iter | uniform s/iter | balanced / uniform (goal <= 0.55) | ideal s/iter (measured speeds) | ideal / uniform | balanced / ideal |")
+print("|---|---|---|---|---|---|---|")
+for k in (1, 2):
+    b, u = load(f"two_bal{k}"), load(f"two_uni{k}")
+    tb, tu = steady(b), steady(u)
+    ideal = b["ideal_s_per_iter"]
+    print(f"| {k} | {tb:.5f} | {tu:.5f} | {tb/tu:.3f} | {ideal:.5f} | {ideal/tu:.3f} | {tb/ideal:.3f} |")
+print()
 print("### 1. Balanced vs uniform BLOCK on 3 ranks (ranks 0, 1 share CPU 0; rank 2 alone)\n")
 print("| run | balanced s/iter | uniform s/iter | achieved speedup | ideal speedup (measured speeds) | achieved / ideal |")
 print("|---|---|---|---|---|---|")

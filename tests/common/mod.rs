@@ -73,6 +73,14 @@ pub fn mpi_env(cmd: &mut Command) {
     }
 }
 
+/// Serialises the runs of one test binary whose assertions depend on the
+/// speeds nuce measures: tests run in parallel threads, and two jobs sharing
+/// the machine's cores would measure each other, not the work they were given.
+pub fn measured_speeds_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `mpirun -np <np> <program> <args…>`, killing it after `timeout`.
 pub fn mpirun_prog(np: usize, program: &str, args: &[&str], timeout: Duration) -> Run {
     let mut cmd = Command::new("mpirun");
