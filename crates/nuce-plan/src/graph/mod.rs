@@ -35,6 +35,7 @@ pub mod bisect;
 pub mod csr;
 pub mod io;
 pub mod metrics;
+pub mod multilevel;
 pub mod order;
 pub mod rcb;
 pub mod refine;
@@ -44,6 +45,7 @@ pub mod sfc;
 pub use bisect::Grouping;
 pub use csr::{grid_graph, Coords, Graph};
 pub use metrics::{metrics, Metrics, Partition};
+pub use multilevel::Multilevel;
 pub use order::{IndexKind, IndexPartitioner, IntervalCut, Ordering};
 pub use rcb::Rcb;
 pub use refine::{FmRefiner, Refined};
@@ -76,11 +78,13 @@ pub enum Algo {
     Rsbi,
     /// RCB index (1D order, then cut).
     Rcbi,
+    /// Multilevel k-way ([`Multilevel`], [KK98]); also named `ml`.
+    Multilevel,
 }
 
 impl Algo {
     /// Every algorithm.
-    pub const ALL: [Algo; 7] = [
+    pub const ALL: [Algo; 8] = [
         Algo::Rcb,
         Algo::Zci,
         Algo::Hci,
@@ -88,10 +92,12 @@ impl Algo {
         Algo::RsbKl,
         Algo::Rsbi,
         Algo::Rcbi,
+        Algo::Multilevel,
     ];
 
-    /// Parses a lowercase name.
+    /// Parses a lowercase name (`ml` is short for `multilevel`).
     pub fn from_name(s: &str) -> Option<Algo> {
+        let s = if s == "ml" { "multilevel" } else { s };
         Algo::ALL.into_iter().find(|a| a.name() == s)
     }
 
@@ -105,12 +111,16 @@ impl Algo {
             Algo::RsbKl => "rsbkl",
             Algo::Rsbi => "rsbi",
             Algo::Rcbi => "rcbi",
+            Algo::Multilevel => "multilevel",
         }
     }
 
     /// True when the algorithm needs coordinates.
     pub fn needs_coords(self) -> bool {
-        !matches!(self, Algo::Rsb | Algo::RsbKl | Algo::Rsbi)
+        !matches!(
+            self,
+            Algo::Rsb | Algo::RsbKl | Algo::Rsbi | Algo::Multilevel
+        )
     }
 
     /// Runs the algorithm with default parameters and `grouping`, optionally
@@ -147,6 +157,7 @@ impl Algo {
                 ..IndexPartitioner::default()
             }
             .partition(g, targets),
+            Algo::Multilevel => Multilevel::default().partition(g, targets),
         }?;
         if let Some(r) = refine {
             r.refine(g, targets, &mut p)?;
