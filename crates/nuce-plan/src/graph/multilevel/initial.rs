@@ -4,7 +4,7 @@
 //! count, the vertex set in the ratio of the two halves' summed targets.
 //! Each bisection grows a region from `tries` random seeds, always adding the
 //! frontier vertex whose move lowers the cut most, until the region holds its
-//! share of the weight; two-way FM [FM82] ([`FmRefiner`]) then improves it
+//! share of the weight; two-way FM [FM82] ([`KwayRefiner`] with two parts) then improves it
 //! within the balance tolerance, and the least cut within balance is kept.
 //!
 //! Cost per bisection: O(tries · (m log m + FM passes · m log m)) on the
@@ -16,11 +16,11 @@ use std::collections::BinaryHeap;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
+use super::refine_kway::KwayRefiner;
 use super::{cut, Gain, View};
 use crate::error::Result;
 use crate::graph::csr::Graph;
 use crate::graph::metrics::{imbalance, part_weights, target_weights, Partition};
-use crate::graph::refine::FmRefiner;
 
 /// Part of every vertex of `g` for the `targets`, by recursive bisection.
 /// Each bisection is held to a tolerance of `(1 + tolerance)^(1 / levels) − 1`
@@ -89,16 +89,17 @@ pub fn bisect(
 ) -> Result<Vec<usize>> {
     let targets = [frac, 1.0 - frac];
     let tw = target_weights(&targets, g.total_weight())?;
-    let fm = FmRefiner {
+    let fm = KwayRefiner {
         tolerance: tol,
-        multilevel: false,
-        ..FmRefiner::default()
+        passes: 10,
+        fm_passes: 4,
+        fm_bad_moves: 50,
     };
     // FM cannot swap vertices when the caps leave no room for one more: a
     // second candidate of every try lets a first run exceed them by one of
     // the heaviest vertices, and the strict run restores the balance.
     let heaviest = (0..g.n()).map(|v| g.vertex_weight(v)).fold(0.0, f64::max);
-    let loose = FmRefiner {
+    let loose = KwayRefiner {
         tolerance: tol + heaviest / tw[0].min(tw[1]).max(f64::MIN_POSITIVE),
         ..fm
     };
@@ -107,14 +108,15 @@ pub fn bisect(
     for _ in 0..tries.max(1) {
         let grown = grow(&view, frac, rng);
         for relax in [false, true] {
-            let mut p = Partition {
-                nparts: 2,
-                parts: grown.clone(),
-            };
+            let mut side = grown.clone();
             if relax {
-                loose.refine(g, &targets, &mut p)?;
+                loose.refine(g, &tw, &mut side, false, rng);
             }
-            fm.refine(g, &targets, &mut p)?;
+            fm.refine(g, &tw, &mut side, true, rng);
+            let p = Partition {
+                nparts: 2,
+                parts: side,
+            };
             let imb = imbalance(&part_weights(g, &p), &tw);
             let over = imb > tol + 1e-9;
             let score = if over { imb } else { cut(&view, &p.parts) };

@@ -238,7 +238,8 @@ impl Multilevel {
             let cmap = &levels[i].1;
             let projected: Vec<usize> = cmap.iter().map(|&c| part[c]).collect();
             part = projected;
-            refiner.refine(fine, &tw, &mut part, i == 0, rng);
+            let r = if i == 0 && std::env::var("ML_NOFMFINE").is_ok() { refine_kway::KwayRefiner { fm_passes: 0, ..refiner } } else { refiner };
+            r.refine(fine, &tw, &mut part, i == 0, rng);
         }
         Ok(part)
     }

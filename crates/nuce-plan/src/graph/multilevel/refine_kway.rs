@@ -85,6 +85,10 @@ struct State<'a> {
     cap: Vec<f64>,
     /// Number of neighbours in other parts.
     ext: Vec<u32>,
+    /// Weight of the edges to the own part, and of all edges, per vertex: a
+    /// vertex with `2 · id > wdeg` has no move of gain >= 0.
+    id: Vec<f64>,
+    wdeg: Vec<f64>,
     /// Boundary vertices (ext > 0) and the position of each in `bnd`.
     bnd: Vec<usize>,
     pos: Vec<usize>,
@@ -131,11 +135,21 @@ impl<'a> State<'a> {
             .map(|t| t * (1.0 + tolerance.max(0.0)) * (1.0 + 1e-12))
             .collect();
         let mut ext = vec![0u32; n];
+        let mut id = vec![0.0; n];
+        let mut wdeg = vec![0.0; n];
         let mut bnd = Vec::new();
         let mut pos = vec![NONE; n];
         for x in 0..n {
             let px = part[x];
-            let e = v.arcs(x).filter(|&a| part[v.adj[a]] != px).count() as u32;
+            let mut e = 0;
+            for a in v.arcs(x) {
+                wdeg[x] += v.ew[a];
+                if part[v.adj[a]] == px {
+                    id[x] += v.ew[a];
+                } else {
+                    e += 1;
+                }
+            }
             ext[x] = e;
             if e > 0 {
                 pos[x] = bnd.len();
@@ -149,6 +163,8 @@ impl<'a> State<'a> {
             pw,
             cap,
             ext,
+            id,
+            wdeg,
             bnd,
             pos,
             conn: vec![0.0; k],
@@ -223,19 +239,24 @@ impl<'a> State<'a> {
         self.pw[a] -= wx;
         self.pw[b] += wx;
         self.part[x] = b;
-        let mut e = 0;
+        let (mut e, mut id) = (0, 0.0);
         for i in self.v.arcs(x) {
             let u = self.v.adj[i];
             let q = self.part[u];
+            let w = self.v.ew[i];
             if q != b {
                 e += 1;
+            } else {
+                id += w;
             }
             if q == a {
+                self.id[u] -= w;
                 self.ext[u] += 1;
                 if self.ext[u] == 1 {
                     self.set_boundary(u, true);
                 }
             } else if q == b {
+                self.id[u] += w;
                 self.ext[u] -= 1;
                 if self.ext[u] == 0 {
                     self.set_boundary(u, false);
@@ -243,6 +264,7 @@ impl<'a> State<'a> {
             }
         }
         self.ext[x] = e;
+        self.id[x] = id;
         self.set_boundary(x, e > 0);
     }
 
@@ -252,7 +274,7 @@ impl<'a> State<'a> {
         order.shuffle(rng);
         let mut moves = 0;
         for x in order {
-            if self.ext[x] == 0 {
+            if self.ext[x] == 0 || self.hopeless(x) {
                 continue;
             }
             let Some((gain, b)) = self.best_move(x) else {
@@ -268,6 +290,12 @@ impl<'a> State<'a> {
             }
         }
         moves
+    }
+
+    /// True when no move of `x` can have a gain >= 0 (its edges to its own
+    /// part outweigh all others). O(1).
+    fn hopeless(&self, x: usize) -> bool {
+        2.0 * self.id[x] > self.wdeg[x] * (1.0 + 1e-12)
     }
 
     /// (Re)queues `x` with its best move, if it has one.
@@ -296,7 +324,9 @@ impl<'a> State<'a> {
         self.heap.clear();
         for i in 0..self.bnd.len() {
             let x = self.bnd[i];
-            self.queue(x);
+            if !self.hopeless(x) {
+                self.queue(x);
+            }
         }
         let mut log: Vec<(usize, usize)> = Vec::new();
         let (mut cur, mut best, mut best_len, mut bad) = (0.0, 0.0, 0, 0);
