@@ -49,6 +49,7 @@ fn main() {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
     if let Some(v) = env("ML_FM") { ml.fm_passes = v; }
     if let Some(v) = env("ML_TRIES") { ml.initial_tries = v; }
+    if let Some(v) = env("ML_RUNS") { ml.initial_runs = v; }
     if let Some(v) = env("ML_CYCLES") { ml.cycles = v; }
     if let Some(v) = env("ML_BAD") { ml.fm_bad_moves = v; }
     if let Some(v) = env("ML_CPP") { ml.coarsen_per_part = v; }

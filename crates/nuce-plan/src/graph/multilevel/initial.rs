@@ -17,10 +17,10 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::refine_kway::KwayRefiner;
-use super::{cut, Gain, View};
+use super::{Best, Gain, View};
 use crate::error::Result;
 use crate::graph::csr::Graph;
-use crate::graph::metrics::{imbalance, part_weights, target_weights, Partition};
+use crate::graph::metrics::target_weights;
 
 /// Part of every vertex of `g` for the `targets`, by recursive bisection.
 /// Each bisection is held to a tolerance of `(1 + tolerance)^(1 / levels) − 1`
@@ -104,7 +104,7 @@ pub fn bisect(
         ..fm
     };
     let view = View::of(g);
-    let mut best: Option<(bool, f64, Vec<usize>)> = None;
+    let mut best = Best::new(tol);
     for _ in 0..tries.max(1) {
         let grown = grow(&view, frac, rng);
         for relax in [false, true] {
@@ -113,19 +113,10 @@ pub fn bisect(
                 loose.refine(g, &tw, &mut side, false, rng);
             }
             fm.refine(g, &tw, &mut side, true, rng);
-            let p = Partition {
-                nparts: 2,
-                parts: side,
-            };
-            let imb = imbalance(&part_weights(g, &p), &tw);
-            let over = imb > tol + 1e-9;
-            let score = if over { imb } else { cut(&view, &p.parts) };
-            if best.as_ref().is_none_or(|b| (over, score) < (b.0, b.1)) {
-                best = Some((over, score, p.parts));
-            }
+            best.offer(&view, &tw, side);
         }
     }
-    Ok(best.map(|b| b.2).unwrap_or_default())
+    Ok(best.take())
 }
 
 /// Greedy graph growing: side 0 grows from a random vertex by the frontier
@@ -179,8 +170,10 @@ fn grow(v: &View, frac: f64, rng: &mut impl Rng) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::cut;
     use super::*;
     use crate::graph::csr::grid_graph;
+    use crate::graph::metrics::{imbalance, part_weights, Partition};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 

@@ -38,9 +38,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::bisect::check_targets;
+use super::bisect::{check_targets, Grouping};
 use super::csr::Graph;
-use super::metrics::{imbalance, part_weights, target_weights, Partition};
+use super::metrics::{imbalance, target_weights, Partition};
+use super::rcb::Rcb;
 use super::GraphPartitioner;
 use crate::error::Result;
 
@@ -68,6 +69,9 @@ pub struct Multilevel {
     /// Greedy growths (each followed by FM) per bisection of the initial
     /// partition; the least cut is kept.
     pub initial_tries: usize,
+    /// Complete initial partitions of the coarsest graph (each refined
+    /// there); the least cut is projected.
+    pub initial_runs: usize,
     /// Maximum number of greedy refinement passes per level.
     pub refine_passes: usize,
     /// Maximum number of FM passes (hill climbing with rollback) per level,
@@ -78,6 +82,12 @@ pub struct Multilevel {
     /// Independent V-cycles (seeds `seed`, `seed + 1`, …); the least cut within
     /// the tolerance wins.
     pub cycles: usize,
+    /// When the graph has coordinates, also refine an RCB partition (binpacking
+    /// grouping) with the k-way refiner and keep it if its cut is less: straight
+    /// cuts win on grid-like graphs, where local refinement of a multilevel
+    /// partition cannot always straighten its cuts. Costs about one RCB
+    /// (O(n log n log k)) and one refinement of the input graph.
+    pub geometric_start: bool,
 }
 
 impl Default for Multilevel {
@@ -85,13 +95,15 @@ impl Default for Multilevel {
         Multilevel {
             tolerance: 0.03,
             seed: 1,
-            coarsen_per_part: 20,
+            coarsen_per_part: 30,
             coarsen_min: 100,
-            initial_tries: 8,
+            initial_tries: 2,
+            initial_runs: 4,
             refine_passes: 10,
             fm_passes: 2,
             fm_bad_moves: 50,
             cycles: 1,
+            geometric_start: true,
         }
     }
 }
@@ -144,6 +156,40 @@ impl Ord for Gain {
     }
 }
 
+/// Keeps the best of several candidate partitions of one graph: those
+/// within the tolerance first, among them the least cut; otherwise the
+/// least imbalance.
+pub(crate) struct Best {
+    tolerance: f64,
+    best: Option<(bool, f64, Vec<usize>)>,
+}
+
+impl Best {
+    pub(crate) fn new(tolerance: f64) -> Self {
+        Best {
+            tolerance,
+            best: None,
+        }
+    }
+    /// Offers `parts` of the graph `v` against the target weights `tw`. O(m).
+    pub(crate) fn offer(&mut self, v: &View, tw: &[f64], parts: Vec<usize>) {
+        let mut pw = vec![0.0; tw.len()];
+        for (x, &q) in parts.iter().enumerate() {
+            pw[q] += v.vw[x];
+        }
+        let imb = imbalance(&pw, tw);
+        let over = imb > self.tolerance + 1e-9;
+        let score = if over { imb } else { cut(v, &parts) };
+        if self.best.as_ref().is_none_or(|b| (over, score) < (b.0, b.1)) {
+            self.best = Some((over, score, parts));
+        }
+    }
+    /// The best partition offered (empty if none was).
+    pub(crate) fn take(self) -> Vec<usize> {
+        self.best.map(|b| b.2).unwrap_or_default()
+    }
+}
+
 /// Weighted edge cut of `part` on `g`. O(m).
 pub(crate) fn cut(v: &View, part: &[usize]) -> f64 {
     let mut c = 0.0;
@@ -166,34 +212,37 @@ impl GraphPartitioner for Multilevel {
         }
         let tw = target_weights(targets, g.total_weight())?;
         let view = View::of(g);
-        // (over the tolerance?, cut or overweight, parts)
-        let mut best: Option<(bool, f64, Vec<usize>)> = None;
+        let mut best = Best::new(self.tolerance);
         for cycle in 0..self.cycles.max(1) {
             let mut rng = ChaCha8Rng::seed_from_u64(self.seed.wrapping_add(cycle as u64));
-            let parts = self.v_cycle(g, targets, &mut rng)?;
-            let pw = part_weights(
-                g,
-                &Partition {
-                    nparts: k,
-                    parts: parts.clone(),
-                },
-            );
-            let imb = imbalance(&pw, &tw);
-            let over = imb > self.tolerance + 1e-9;
-            let score = if over { imb } else { cut(&view, &parts) };
-            if best
-                .as_ref()
-                .is_none_or(|b| (over, score) < (b.0, b.1))
-            {
-                best = Some((over, score, parts));
-            }
+            best.offer(&view, &tw, self.v_cycle(g, targets, &mut rng)?);
         }
-        let parts = best.map(|b| b.2).unwrap_or_default();
+        if self.geometric_start && g.coords().is_some() {
+            let mut p = Rcb {
+                grouping: Grouping::Binpacking,
+            }
+            .partition(g, targets)?
+            .parts;
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+            self.refiner().refine(g, &tw, &mut p, true, &mut rng);
+            best.offer(&view, &tw, p);
+        }
+        let parts = best.take();
         Partition::new(k, parts)
     }
 }
 
 impl Multilevel {
+    /// The k-way refiner with these parameters.
+    fn refiner(&self) -> refine_kway::KwayRefiner {
+        refine_kway::KwayRefiner {
+            tolerance: self.tolerance,
+            passes: self.refine_passes,
+            fm_passes: self.fm_passes,
+            fm_bad_moves: self.fm_bad_moves,
+        }
+    }
+
     /// One V-cycle with `rng`: coarsen, partition the coarsest graph, refine
     /// on the way back up.
     fn v_cycle(&self, g: &Graph, targets: &[f64], rng: &mut ChaCha8Rng) -> Result<Vec<usize>> {
@@ -219,27 +268,29 @@ impl Multilevel {
             }
         }
         let coarsest = levels.last().map_or(g, |l| &l.0);
-        let mut part = initial::recursive_bisection(
-            coarsest,
-            targets,
-            self.tolerance,
-            self.initial_tries,
-            rng,
-        )?;
-        let refiner = refine_kway::KwayRefiner {
-            tolerance: self.tolerance,
-            passes: self.refine_passes,
-            fm_passes: self.fm_passes,
-            fm_bad_moves: self.fm_bad_moves,
-        };
-        refiner.refine(coarsest, &tw, &mut part, levels.is_empty(), rng);
+        let refiner = self.refiner();
+        let cview = View::of(coarsest);
+        let mut best = Best::new(self.tolerance);
+        for _ in 0..self.initial_runs.max(1) {
+            let mut p = initial::recursive_bisection(
+                coarsest,
+                targets,
+                self.tolerance,
+                // When the input is the coarsest graph, the initial partition
+                // is the whole run: more tries cost little.
+                self.initial_tries * if levels.is_empty() { 4 } else { 1 },
+                rng,
+            )?;
+            refiner.refine(coarsest, &tw, &mut p, levels.is_empty(), rng);
+            best.offer(&cview, &tw, p);
+        }
+        let mut part = best.take();
         for i in (0..levels.len()).rev() {
             let fine = if i == 0 { g } else { &levels[i - 1].0 };
             let cmap = &levels[i].1;
             let projected: Vec<usize> = cmap.iter().map(|&c| part[c]).collect();
             part = projected;
-            let r = if i == 0 && std::env::var("ML_NOFMFINE").is_ok() { refine_kway::KwayRefiner { fm_passes: 0, ..refiner } } else { refiner };
-            r.refine(fine, &tw, &mut part, i == 0, rng);
+            refiner.refine(fine, &tw, &mut part, i == 0, rng);
         }
         Ok(part)
     }

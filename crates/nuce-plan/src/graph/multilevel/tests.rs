@@ -69,10 +69,14 @@ fn brute_force_cut(g: &Graph, targets: &[f64], tol: f64) -> f64 {
 fn grid_quarters_and_uneven_targets() {
     let g = grid_graph(32, 32);
     let t = [1.0; 4];
-    let p = Multilevel::default().partition(&g, &t).unwrap();
+    let coordinate_free = Multilevel {
+        geometric_start: false,
+        ..Multilevel::default()
+    };
+    let p = coordinate_free.partition(&g, &t).unwrap();
     let m = check(&g, &p, &t);
     assert!(m.imbalance <= 0.03 + 1e-9);
-    assert!(m.edge_cut <= 70.0, "cut {}", m.edge_cut); // straight quarters: 64
+    assert!(m.edge_cut <= 80.0, "cut {}", m.edge_cut); // straight quarters: 64, METIS 77
     let t = [1.0, 4.0, 1.0, 4.0, 2.0];
     let p = Multilevel::default().partition(&g, &t).unwrap();
     assert!(check(&g, &p, &t).imbalance <= 0.03 + 1e-9);
@@ -109,6 +113,12 @@ fn not_worse_than_rcb_on_grids() {
             vec![2.0, 1.0, 1.0, 3.0, 1.0, 1.0, 2.0, 1.0],
         ] {
             let ml = Multilevel::default().partition(&g, &t).unwrap();
+            let core = Multilevel {
+                geometric_start: false,
+                ..Multilevel::default()
+            }
+            .partition(&g, &t)
+            .unwrap();
             let rcb = Rcb {
                 grouping: Grouping::Binpacking,
             }
@@ -120,6 +130,16 @@ fn not_worse_than_rcb_on_grids() {
                 m.edge_cut <= b.edge_cut,
                 "{r}x{c} {t:?}: multilevel {} > RCB {}",
                 m.edge_cut,
+                b.edge_cut
+            );
+            // Without the geometric candidate, within 35 % of RCB's straight
+            // cuts (gpmetis on these grids: up to 1.31 × RCB, 45×45, k = 2).
+            let mc = check(&g, &core, &t);
+            assert!(mc.imbalance <= 0.03 + 1e-9);
+            assert!(
+                mc.edge_cut <= 1.35 * b.edge_cut,
+                "{r}x{c} {t:?}: multilevel alone {} vs RCB {}",
+                mc.edge_cut,
                 b.edge_cut
             );
         }
