@@ -1,4 +1,4 @@
-//! nuce's multilevel partitioner ([KK98]-style, `Algo::Multilevel`) side by
+//! nuce's multilevel partitioner (\[KK98\]-style, `Algo::Multilevel`) side by
 //! side with `gpmetis -tpwgts` on the same graphs and target weights. Run by
 //! `scripts/bench_multilevel.sh`, which generates the meshes and installs
 //! `gpmetis`.
@@ -45,14 +45,7 @@ fn main() {
         .get(1)
         .cloned()
         .unwrap_or_else(|| "target/bench_graph".into());
-    let mut ml = Multilevel::default();
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
-    if let Some(v) = env("ML_FM") { ml.fm_passes = v; }
-    if let Some(v) = env("ML_TRIES") { ml.initial_tries = v; }
-    if let Some(v) = env("ML_RUNS") { ml.initial_runs = v; }
-    if let Some(v) = env("ML_CYCLES") { ml.cycles = v; }
-    if let Some(v) = env("ML_BAD") { ml.fm_bad_moves = v; }
-    if let Some(v) = env("ML_CPP") { ml.coarsen_per_part = v; }
+    let ml = Multilevel::default();
     println!("nuce `Multilevel::default()` = {ml:?}; best of {reps} runs for both.\n");
     println!("| graph | vertices | p | targets | cut nuce | cut METIS | cut ratio | imb. nuce | imb. METIS | s nuce | s METIS | time ratio |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");

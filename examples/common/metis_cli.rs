@@ -52,4 +52,3 @@ pub fn load(file: &str) -> Graph {
         .expect("nodal graph")
         .0
 }
-

@@ -1,4 +1,4 @@
-//! Coarsening by heavy-edge matching ([KK98] §3.1, "HEM", with METIS's
+//! Coarsening by heavy-edge matching (\[KK98\], "HEM", with METIS's
 //! low-degree-first visit order): every vertex, visited in a seeded random
 //! order sorted by increasing degree, is matched with the unmatched
 //! neighbour joined by the heaviest edge, provided the pair weighs at most

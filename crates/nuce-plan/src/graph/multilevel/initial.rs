@@ -1,10 +1,10 @@
 //! Initial partition of the coarsest graph by recursive bisection that
-//! honours arbitrary targets ([KK98] §3.2 grows bisections greedily, "GGGP";
-//! the targets are those of [KOR95]): the parts are split into two halves by
+//! honours arbitrary targets (\[KK98\] grows bisections greedily, "GGGP";
+//! the targets are those of \[KOR95\]): the parts are split into two halves by
 //! count, the vertex set in the ratio of the two halves' summed targets.
 //! Each bisection grows a region from `tries` random seeds, always adding the
 //! frontier vertex whose move lowers the cut most, until the region holds its
-//! share of the weight; two-way FM [FM82] ([`KwayRefiner`] with two parts) then improves it
+//! share of the weight; two-way FM \[FM82\] ([`KwayRefiner`] with two parts) then improves it
 //! within the balance tolerance, and the least cut within balance is kept.
 //!
 //! Cost per bisection: O(tries · (m log m + FM passes · m log m)) on the
@@ -189,8 +189,7 @@ mod tests {
     fn recursive_bisection_follows_uneven_targets() {
         let g = grid_graph(12, 20);
         let t = [1.0, 3.0, 2.0];
-        let part =
-            recursive_bisection(&g, &t, 0.03, 4, &mut ChaCha8Rng::seed_from_u64(2)).unwrap();
+        let part = recursive_bisection(&g, &t, 0.03, 4, &mut ChaCha8Rng::seed_from_u64(2)).unwrap();
         let p = Partition::new(3, part).unwrap();
         let tw = target_weights(&t, 240.0).unwrap();
         assert!(imbalance(&part_weights(&g, &p), &tw) <= 0.03 + 1e-9);

@@ -1,5 +1,5 @@
 //! A multilevel k-way partitioner that honours arbitrary target weights, after
-//! the scheme of [KK98] (METIS), for the heterogeneous setting of [KOR95].
+//! the scheme of \[KK98\] (METIS), for the heterogeneous setting of \[KOR95\].
 //!
 //! One V-cycle:
 //!
@@ -10,7 +10,7 @@
 //! 2. **Initial partition** ([`initial`]): recursive bisection of the coarsest
 //!    graph, each bisection split in proportion to the targets of its two
 //!    halves, grown greedily from several random seeds and improved by
-//!    two-way FM [FM82]; the least cut within balance is kept.
+//!    two-way FM \[FM82\]; the least cut within balance is kept.
 //! 3. **Uncoarsening** ([`refine_kway`]): the partition is projected level by
 //!    level and improved by greedy k-way boundary passes that honour every
 //!    part's cap `(1 + tolerance) × target`, after a balancing pass; at the
@@ -180,7 +180,11 @@ impl Best {
         let imb = imbalance(&pw, tw);
         let over = imb > self.tolerance + 1e-9;
         let score = if over { imb } else { cut(v, &parts) };
-        if self.best.as_ref().is_none_or(|b| (over, score) < (b.0, b.1)) {
+        if self
+            .best
+            .as_ref()
+            .is_none_or(|b| (over, score) < (b.0, b.1))
+        {
             self.best = Some((over, score, parts));
         }
     }

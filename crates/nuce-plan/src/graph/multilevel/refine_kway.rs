@@ -1,6 +1,6 @@
 //! k-way boundary refinement with per-part target weights, as in the
-//! uncoarsening phase of [KK98] (METIS's greedy k-way refinement), with caps
-//! `(1 + tolerance) × target` taken from the heterogeneous targets of [KOR95].
+//! uncoarsening phase of \[KK98\] (METIS's greedy k-way refinement), with caps
+//! `(1 + tolerance) × target` taken from the heterogeneous targets of \[KOR95\].
 //!
 //! * **Balancing.** While a part is over its cap, its boundary vertices move,
 //!   best gain first (the gain may be negative), to the adjacent part with
@@ -310,7 +310,7 @@ impl<'a> State<'a> {
         }
     }
 
-    /// One k-way FM pass [FM82]: the boundary vertex of best gain moves (even
+    /// One k-way FM pass \[FM82\]: the boundary vertex of best gain moves (even
     /// at a loss) to an adjacent part with room and is locked; the
     /// neighbours' gains are updated; after `max_bad` moves without a new
     /// least cut the pass stops and the moves after the least cut are undone.
@@ -416,9 +416,7 @@ impl<'a> State<'a> {
         for _ in 0..4 * k {
             let Some(a) = (0..k)
                 .filter(|&q| self.pw[q] > self.cap[q])
-                .max_by(|&p, &q| {
-                    (self.pw[p] - self.cap[p]).total_cmp(&(self.pw[q] - self.cap[q]))
-                })
+                .max_by(|&p, &q| (self.pw[p] - self.cap[p]).total_cmp(&(self.pw[q] - self.cap[q])))
             else {
                 return;
             };

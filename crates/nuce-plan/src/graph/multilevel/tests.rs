@@ -168,7 +168,11 @@ fn optimal_on_simple_tiny_graphs() {
         ("grid", grid),
     ] {
         for t in [[1.0, 1.0], [1.0, 2.0]] {
-            let tol = if g.n() % 3 == 0 || t[1] == 1.0 { 0.03 } else { 0.2 };
+            let tol = if g.n() % 3 == 0 || t[1] == 1.0 {
+                0.03
+            } else {
+                0.2
+            };
             let ml = Multilevel {
                 tolerance: tol,
                 ..Multilevel::default()
@@ -197,12 +201,20 @@ fn near_optimal_on_random_tiny_graphs() {
             }
         }
         let g = Graph::from_edges(n, edges, true).unwrap();
-        let t = if case % 2 == 0 { [1.0, 1.0] } else { [1.0, 2.0] };
+        let t = if case % 2 == 0 {
+            [1.0, 1.0]
+        } else {
+            [1.0, 2.0]
+        };
         let p = Multilevel::default().partition(&g, &t).unwrap();
         let m = check(&g, &p, &t);
         let opt = brute_force_cut(&g, &t, 0.03);
         assert!(m.imbalance <= 0.03 + 1e-9);
-        assert!(m.edge_cut <= 2.0 * opt, "case {case}: {} vs optimum {opt}", m.edge_cut);
+        assert!(
+            m.edge_cut <= 2.0 * opt,
+            "case {case}: {} vs optimum {opt}",
+            m.edge_cut
+        );
         exact += usize::from(m.edge_cut == opt);
         sum += m.edge_cut;
         sum_opt += opt;
