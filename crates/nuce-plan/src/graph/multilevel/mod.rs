@@ -10,18 +10,25 @@
 //! 2. **Initial partition** ([`initial`]): recursive bisection of the coarsest
 //!    graph, each bisection split in proportion to the targets of its two
 //!    halves, grown greedily from several random seeds and improved by
-//!    two-way FM \[FM82\]; the least cut within balance is kept.
+//!    two-way FM \[FM82\]; the least cut within balance is kept. This is
+//!    done `initial_runs` times, each result refined on the coarsest graph,
+//!    and the least cut goes on.
 //! 3. **Uncoarsening** ([`refine_kway`]): the partition is projected level by
-//!    level and improved by greedy k-way boundary passes that honour every
-//!    part's cap `(1 + tolerance) × target`, after a balancing pass; at the
-//!    finest level a last balancing pass may also move vertices to parts they
-//!    do not touch, so the bound holds whenever the vertex weights allow it.
+//!    level and improved by greedy k-way boundary passes, then k-way FM passes
+//!    with rollback, that honour every part's cap `(1 + tolerance) × target`,
+//!    after a balancing pass; at the finest level a last balancing pass may
+//!    also move vertices to parts they do not touch, so the bound holds
+//!    whenever the vertex weights allow it.
+//!
+//! With coordinates, a refined RCB partition is a second candidate
+//! ([`Multilevel::geometric_start`]).
 //!
 //! Cost: coarsening O(m) per level and O(log(n / k)) levels on meshes;
-//! initial partition O(tries · m_c log m_c · log k) on the coarsest graph
-//! (m_c edges); refinement O(passes · Σ_{boundary v} deg v) per level. The
-//! whole cycle is near-linear in m on meshes; `cycles` repeats it with other
-//! seeds and keeps the best.
+//! initial partition O(runs · tries · m_c log m_c · log k) on the coarsest
+//! graph (m_c edges); refinement O(passes · Σ_{boundary v} deg v) per level
+//! for the greedy passes, O(moves · deg² · log n) for an FM pass. The whole
+//! cycle is near-linear in m on meshes; `cycles` repeats it with other seeds
+//! and keeps the best.
 //!
 //! ```
 //! use nuce_plan::graph::{grid_graph, metrics, GraphPartitioner, Multilevel};
