@@ -16,9 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use nuce::plan::graph::{
-    io, metrics, Algo, FmRefiner, Graph, Grouping, IndexKind, Ordering, Partition, Rsb,
-};
+use nuce::plan::graph::{io, metrics, Algo, FmRefiner, Grouping, IndexKind, Ordering, Rsb};
 use rand::{Rng, SeedableRng};
 
 #[path = "common/metis_cli.rs"]
