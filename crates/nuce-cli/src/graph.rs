@@ -33,7 +33,8 @@ struct Inner {
     /// Comma-separated speeds, one per part.
     #[arg(long)]
     speeds: String,
-    /// rcb, zci, hci, rsb, rsbi, rcbi, or best (every one, refined, least cut).
+    /// rcb, zci, hci, rsb, rsbkl, rsbi, rcbi, multilevel (ml), or best
+    /// (multilevel and the cheap geometric ones, refined; least cut).
     #[arg(long, default_value = "hci")]
     algo: String,
     /// Refine the partition with k-way Fiduccia–Mattheyses.
@@ -172,7 +173,8 @@ pub fn run(a: Args) -> Result<()> {
     }
 }
 
-/// Every algorithm that applies, refined; the least cut within tolerance wins.
+/// The algorithms of [`Algo::BEST`] that apply, refined; the least cut
+/// within tolerance wins.
 fn best(
     g: &Graph,
     speeds: &[f64],
@@ -180,7 +182,7 @@ fn best(
     refiner: FmRefiner,
 ) -> Result<(String, Partition)> {
     let mut winner: Option<(f64, String, Partition)> = None;
-    for algo in Algo::ALL {
+    for algo in Algo::BEST {
         if algo.needs_coords() && g.coords().is_none() {
             continue;
         }

@@ -204,7 +204,17 @@ fn cli_plans_a_graph() {
     let base = [
         "plan", "graph", "--graph", gs, "--coords", cs, "--speeds", "1,2,3", "--json",
     ];
-    for algo in ["rcb", "zci", "hci", "rsb", "rsbi", "rcbi", "best"] {
+    for algo in [
+        "rcb",
+        "zci",
+        "hci",
+        "rsb",
+        "rsbi",
+        "rcbi",
+        "multilevel",
+        "ml",
+        "best",
+    ] {
         let mut args = base.to_vec();
         args.extend([
             "--algo",

@@ -220,6 +220,14 @@ impl Graph {
     pub fn arc_weight(&self, a: usize) -> f64 {
         self.ewgt.as_ref().map_or(1.0, |w| w[a])
     }
+    /// The edge weights (parallel to `adjncy`), when given.
+    pub fn edge_weights(&self) -> Option<&[f64]> {
+        self.ewgt.as_deref()
+    }
+    /// The vertex weights, when given.
+    pub fn vertex_weights(&self) -> Option<&[f64]> {
+        self.vwgt.as_deref()
+    }
     /// True when edge weights were given.
     pub fn has_edge_weights(&self) -> bool {
         self.ewgt.is_some()

@@ -1,0 +1,470 @@
+//! k-way boundary refinement with per-part target weights, as in the
+//! uncoarsening phase of \[KK98\] (METIS's greedy k-way refinement), with caps
+//! `(1 + tolerance) × target` taken from the heterogeneous targets of \[KOR95\].
+//!
+//! * **Balancing.** While a part is over its cap, its boundary vertices move,
+//!   best gain first (the gain may be negative), to the adjacent part with
+//!   room that gains most. At the finest level, if a part is still over, its
+//!   vertices move (best gain first) to the part with the most room even if
+//!   they do not touch it, so the bound holds whenever the weights allow it.
+//! * **Greedy passes.** The boundary vertices are visited in a seeded random
+//!   order; each moves to the adjacent part of largest gain that has room, if
+//!   the gain is positive, or zero and the move lowers the larger relative
+//!   load of the two parts. A pass never raises the cut and never pushes a
+//!   part over its cap; passes repeat until one moves nothing.
+//!
+//! State: flat arrays (part weights, number of neighbours in other parts,
+//! the boundary as a vector with positions) and a dense per-part connectivity
+//! buffer, reset after each vertex. One pass costs O(Σ_{boundary v} deg v);
+//! a balancing round O(b log b + Σ deg) for b boundary vertices.
+
+use std::collections::BinaryHeap;
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+use super::{Gain, View};
+use crate::graph::csr::Graph;
+
+const NONE: usize = usize::MAX;
+
+/// The refiner's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KwayRefiner {
+    /// Allowed relative overweight of a part over its target.
+    pub tolerance: f64,
+    /// Maximum number of greedy passes.
+    pub passes: usize,
+    /// Maximum number of FM passes (hill climbing with rollback) after the
+    /// greedy ones.
+    pub fm_passes: usize,
+    /// Consecutive FM moves without a new least cut before a pass stops.
+    pub fm_bad_moves: usize,
+}
+
+impl KwayRefiner {
+    /// Refines `part` (one part id below `tw.len()` per vertex of `g`) against
+    /// the target weights `tw` (summing to `g`'s total weight). `finest`
+    /// enables the balancing moves to non-adjacent parts.
+    pub fn refine(
+        &self,
+        g: &Graph,
+        tw: &[f64],
+        part: &mut [usize],
+        finest: bool,
+        rng: &mut impl Rng,
+    ) {
+        let mut s = State::new(g, tw, self.tolerance, part);
+        s.balance();
+        if finest && s.over() {
+            s.force_balance();
+        }
+        for _ in 0..self.passes {
+            if s.greedy_pass(rng) == 0 {
+                break;
+            }
+        }
+        for _ in 0..self.fm_passes {
+            if !s.fm_pass(self.fm_bad_moves) {
+                break;
+            }
+            for _ in 0..self.passes {
+                if s.greedy_pass(rng) == 0 {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+struct State<'a> {
+    v: View<'a>,
+    tw: &'a [f64],
+    part: &'a mut [usize],
+    pw: Vec<f64>,
+    cap: Vec<f64>,
+    /// Number of neighbours in other parts.
+    ext: Vec<u32>,
+    /// Weight of the edges to the own part, and of all edges, per vertex: a
+    /// vertex with `2 · id > wdeg` has no move of gain >= 0.
+    id: Vec<f64>,
+    wdeg: Vec<f64>,
+    /// Boundary vertices (ext > 0) and the position of each in `bnd`.
+    bnd: Vec<usize>,
+    pos: Vec<usize>,
+    conn: Vec<f64>,
+    touched: Vec<usize>,
+    /// FM: version of every vertex's heap entry, lock flags, the heap.
+    ver: Vec<u32>,
+    locked: Vec<bool>,
+    heap: BinaryHeap<Entry>,
+}
+
+/// An FM heap entry: largest gain first, then the smallest vertex; stale
+/// when `ver` is not the vertex's current version.
+#[derive(PartialEq)]
+struct Entry {
+    gain: f64,
+    v: usize,
+    ver: u32,
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.gain.total_cmp(&o.gain).then(o.v.cmp(&self.v))
+    }
+}
+
+impl<'a> State<'a> {
+    /// O(n + m).
+    fn new(g: &'a Graph, tw: &'a [f64], tolerance: f64, part: &'a mut [usize]) -> Self {
+        let v = View::of(g);
+        let k = tw.len();
+        let n = v.n();
+        let mut pw = vec![0.0; k];
+        for x in 0..n {
+            pw[part[x]] += v.vw[x];
+        }
+        let cap = tw
+            .iter()
+            .map(|t| t * (1.0 + tolerance.max(0.0)) * (1.0 + 1e-12))
+            .collect();
+        let mut ext = vec![0u32; n];
+        let mut id = vec![0.0; n];
+        let mut wdeg = vec![0.0; n];
+        let mut bnd = Vec::new();
+        let mut pos = vec![NONE; n];
+        for x in 0..n {
+            let px = part[x];
+            let mut e = 0;
+            for a in v.arcs(x) {
+                wdeg[x] += v.ew[a];
+                if part[v.adj[a]] == px {
+                    id[x] += v.ew[a];
+                } else {
+                    e += 1;
+                }
+            }
+            ext[x] = e;
+            if e > 0 {
+                pos[x] = bnd.len();
+                bnd.push(x);
+            }
+        }
+        State {
+            v,
+            tw,
+            part,
+            pw,
+            cap,
+            ext,
+            id,
+            wdeg,
+            bnd,
+            pos,
+            conn: vec![0.0; k],
+            touched: Vec::with_capacity(k),
+            ver: Vec::new(),
+            locked: Vec::new(),
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    fn over(&self) -> bool {
+        self.pw.iter().zip(&self.cap).any(|(w, c)| w > c)
+    }
+
+    /// Load of part `q` relative to its target if it held `w`.
+    fn load(&self, q: usize, w: f64) -> f64 {
+        w / self.tw[q].max(f64::MIN_POSITIVE)
+    }
+
+    /// The best move of `x` to an adjacent part with room: (gain, part),
+    /// largest gain first, then the lightest relative load, then the
+    /// smallest part id. O(deg x).
+    fn best_move(&mut self, x: usize) -> Option<(f64, usize)> {
+        let a = self.part[x];
+        let wx = self.v.vw[x];
+        for i in self.v.arcs(x) {
+            let q = self.part[self.v.adj[i]];
+            if self.conn[q] == 0.0 {
+                self.touched.push(q);
+            }
+            self.conn[q] += self.v.ew[i];
+        }
+        let internal = self.conn[a];
+        let mut best: Option<(f64, f64, usize)> = None;
+        for &q in &self.touched {
+            if q != a && self.pw[q] + wx <= self.cap[q] {
+                let gain = self.conn[q] - internal;
+                let load = self.load(q, self.pw[q] + wx);
+                if best.is_none_or(|(bg, bl, bq)| {
+                    gain > bg || (gain == bg && (load < bl || (load == bl && q < bq)))
+                }) {
+                    best = Some((gain, load, q));
+                }
+            }
+        }
+        for &q in &self.touched {
+            self.conn[q] = 0.0;
+        }
+        self.touched.clear();
+        best.map(|(g, _, q)| (g, q))
+    }
+
+    fn set_boundary(&mut self, x: usize, on: bool) {
+        if on && self.pos[x] == NONE {
+            self.pos[x] = self.bnd.len();
+            self.bnd.push(x);
+        } else if !on && self.pos[x] != NONE {
+            let i = self.pos[x];
+            let last = self.bnd.pop().unwrap_or(x);
+            if last != x {
+                self.bnd[i] = last;
+                self.pos[last] = i;
+            }
+            self.pos[x] = NONE;
+        }
+    }
+
+    /// Moves `x` to part `b`, updating weights and the boundary. O(deg x).
+    fn move_to(&mut self, x: usize, b: usize) {
+        let a = self.part[x];
+        let wx = self.v.vw[x];
+        self.pw[a] -= wx;
+        self.pw[b] += wx;
+        self.part[x] = b;
+        let (mut e, mut id) = (0, 0.0);
+        for i in self.v.arcs(x) {
+            let u = self.v.adj[i];
+            let q = self.part[u];
+            let w = self.v.ew[i];
+            if q != b {
+                e += 1;
+            } else {
+                id += w;
+            }
+            if q == a {
+                self.id[u] -= w;
+                self.ext[u] += 1;
+                if self.ext[u] == 1 {
+                    self.set_boundary(u, true);
+                }
+            } else if q == b {
+                self.id[u] += w;
+                self.ext[u] -= 1;
+                if self.ext[u] == 0 {
+                    self.set_boundary(u, false);
+                }
+            }
+        }
+        self.ext[x] = e;
+        self.id[x] = id;
+        self.set_boundary(x, e > 0);
+    }
+
+    /// One greedy pass; returns the number of moves.
+    fn greedy_pass(&mut self, rng: &mut impl Rng) -> usize {
+        let mut order = self.bnd.clone();
+        order.shuffle(rng);
+        let mut moves = 0;
+        for x in order {
+            if self.ext[x] == 0 || self.hopeless(x) {
+                continue;
+            }
+            let Some((gain, b)) = self.best_move(x) else {
+                continue;
+            };
+            let a = self.part[x];
+            let wx = self.v.vw[x];
+            if gain > 0.0
+                || (gain == 0.0 && self.load(b, self.pw[b] + wx) < self.load(a, self.pw[a]))
+            {
+                self.move_to(x, b);
+                moves += 1;
+            }
+        }
+        moves
+    }
+
+    /// True when no move of `x` can have a gain >= 0 (its edges to its own
+    /// part outweigh all others). O(1).
+    fn hopeless(&self, x: usize) -> bool {
+        2.0 * self.id[x] > self.wdeg[x] * (1.0 + 1e-12)
+    }
+
+    /// (Re)queues `x` with its best move, if it has one.
+    fn queue(&mut self, x: usize) {
+        self.ver[x] = self.ver[x].wrapping_add(1);
+        if let Some((gain, _)) = self.best_move(x) {
+            self.heap.push(Entry {
+                gain,
+                v: x,
+                ver: self.ver[x],
+            });
+        }
+    }
+
+    /// One k-way FM pass \[FM82\]: the boundary vertex of best gain moves (even
+    /// at a loss) to an adjacent part with room and is locked; the
+    /// neighbours' gains are updated; after `max_bad` moves without a new
+    /// least cut the pass stops and the moves after the least cut are undone.
+    /// Returns true when the cut decreased. O(moves · deg² · log b).
+    fn fm_pass(&mut self, max_bad: usize) -> bool {
+        let n = self.v.n();
+        if self.ver.len() != n {
+            self.ver = vec![0; n];
+            self.locked = vec![false; n];
+        }
+        self.heap.clear();
+        for i in 0..self.bnd.len() {
+            let x = self.bnd[i];
+            if !self.hopeless(x) {
+                self.queue(x);
+            }
+        }
+        let mut log: Vec<(usize, usize)> = Vec::new();
+        let (mut cur, mut best, mut best_len, mut bad) = (0.0, 0.0, 0, 0);
+        while let Some(e) = self.heap.pop() {
+            if self.locked[e.v] || e.ver != self.ver[e.v] {
+                continue;
+            }
+            let Some((gain, b)) = self.best_move(e.v) else {
+                continue;
+            };
+            if gain < e.gain {
+                self.queue(e.v);
+                continue;
+            }
+            let a = self.part[e.v];
+            self.move_to(e.v, b);
+            self.locked[e.v] = true;
+            log.push((e.v, a));
+            cur -= gain;
+            if cur < best - 1e-9 {
+                best = cur;
+                best_len = log.len();
+                bad = 0;
+            } else {
+                bad += 1;
+                if bad > max_bad {
+                    break;
+                }
+            }
+            for i in self.v.arcs(e.v) {
+                let u = self.v.adj[i];
+                if !self.locked[u] && self.ext[u] > 0 {
+                    self.queue(u);
+                }
+            }
+        }
+        for &(x, a) in log[best_len..].iter().rev() {
+            self.move_to(x, a);
+        }
+        for &(x, _) in &log {
+            self.locked[x] = false;
+        }
+        best_len > 0
+    }
+
+    /// Moves boundary vertices out of overweight parts, best gain first.
+    fn balance(&mut self) {
+        let mut cand: Vec<Gain> = Vec::new();
+        for _round in 0..16 {
+            if !self.over() {
+                return;
+            }
+            cand.clear();
+            for i in 0..self.bnd.len() {
+                let x = self.bnd[i];
+                let a = self.part[x];
+                if self.pw[a] > self.cap[a] {
+                    if let Some((gain, _)) = self.best_move(x) {
+                        cand.push(Gain(gain, x));
+                    }
+                }
+            }
+            cand.sort_unstable_by(|p, q| q.cmp(p));
+            let mut moved = 0;
+            for &Gain(_, x) in &cand {
+                let a = self.part[x];
+                if self.pw[a] <= self.cap[a] {
+                    continue;
+                }
+                if let Some((_, b)) = self.best_move(x) {
+                    self.move_to(x, b);
+                    moved += 1;
+                }
+            }
+            if moved == 0 {
+                return;
+            }
+        }
+    }
+
+    /// Last resort at the finest level: moves vertices of an overweight part
+    /// to the part with the most room, adjacent or not, best gain first.
+    /// O(k · (n + m) + n log n) at most.
+    fn force_balance(&mut self) {
+        let k = self.tw.len();
+        let n = self.v.n();
+        for _ in 0..4 * k {
+            let Some(a) = (0..k)
+                .filter(|&q| self.pw[q] > self.cap[q])
+                .max_by(|&p, &q| (self.pw[p] - self.cap[p]).total_cmp(&(self.pw[q] - self.cap[q])))
+            else {
+                return;
+            };
+            let Some(b) = (0..k)
+                .filter(|&q| q != a)
+                .max_by(|&p, &q| {
+                    (self.cap[p] - self.pw[p])
+                        .total_cmp(&(self.cap[q] - self.pw[q]))
+                        .then(q.cmp(&p))
+                })
+                .filter(|&b| self.cap[b] > self.pw[b])
+            else {
+                return;
+            };
+            let mut cand: Vec<Gain> = (0..n)
+                .filter(|&x| self.part[x] == a)
+                .map(|x| {
+                    let gain: f64 = self
+                        .v
+                        .arcs(x)
+                        .map(|i| {
+                            let q = self.part[self.v.adj[i]];
+                            if q == b {
+                                self.v.ew[i]
+                            } else if q == a {
+                                -self.v.ew[i]
+                            } else {
+                                0.0
+                            }
+                        })
+                        .sum();
+                    Gain(gain, x)
+                })
+                .collect();
+            cand.sort_unstable_by(|p, q| q.cmp(p));
+            let mut moved = false;
+            for Gain(_, x) in cand {
+                if self.pw[a] <= self.cap[a] {
+                    break;
+                }
+                if self.pw[b] + self.v.vw[x] <= self.cap[b] {
+                    self.move_to(x, b);
+                    moved = true;
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+}
