@@ -405,6 +405,7 @@ fn run(
         let factor = factor_at(slow, rank, phase);
         let r = a.rect();
         let mut next = Array2::zeros((r.rows, r.cols));
+        let mut scratch = Array2::zeros((r.rows, r.cols));
         let mut compute = Duration::ZERO;
         let t_phase = Instant::now();
         let guard = watchdog::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
@@ -425,6 +426,12 @@ fn run(
                     args.cols,
                 );
                 black_box(&mut next);
+            }
+            // The copy back is part of an iteration's work too: a slowed rank
+            // repeats it (into scratch) so that its per-cell cost is really F×.
+            for _ in 1..factor {
+                scratch.assign(black_box(&next));
+                black_box(&mut scratch);
             }
             a.local_mut().assign(&next);
             compute += t.elapsed();
