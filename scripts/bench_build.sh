@@ -30,6 +30,6 @@ for c in before after plan_only; do
   t1=$(date +%s.%N)
   n=$(find "$work/target-$c/release/deps" -name '*.rlib' | wc -l)
   heavy=$(cd "$work/$c" && cargo tree -e normal --prefix none --offline 2>/dev/null | sed 's/ (.*//' |
-    grep -oE '^(clap|plotters|indicatif|tracing-subscriber|serde_json|mpi|hwloc2) ' | sort -u | tr '\n' ' ')
+    grep -oE '^(clap|plotters|indicatif|tracing-subscriber|serde_json|mpi|hwloc2) ' | sort -u | tr '\n' ' ' || true)
   printf '%-10s %7.1f s  %3d crates  heavy deps: %s\n' "$c" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" "$n" "${heavy:-none}"
 done

@@ -114,6 +114,42 @@ fn collectives_in_different_orders_are_reported() {
 }
 
 #[test]
+fn ranks_that_disagree_get_the_same_error_naming_the_calls() {
+    for np in [2, 3] {
+        let run = common::mpirun(np, &["faults-disagree"], END_WITHIN);
+        run.assert_checks(np);
+        let by = errors_by_case(&run);
+        let last = np - 1;
+        for (case, expect) in [
+            (
+                "shape",
+                vec![
+                    "calls Balancer::plan(64x48)".to_string(),
+                    format!("rank(s) [{last}] call Balancer::plan(65x48)"),
+                ],
+            ),
+            (
+                "call",
+                vec![
+                    "calls Balancer::plan(64x48)".to_string(),
+                    format!("rank(s) [{last}] call Balancer::measure"),
+                ],
+            ),
+        ] {
+            let (msgs, ranks) = by
+                .get(case)
+                .unwrap_or_else(|| panic!("no error for {case}:\n{}", run.stdout));
+            // Every rank reported, and all the same message.
+            assert_eq!((msgs.len(), *ranks), (1, np), "{case}: {msgs:?}");
+            let m = msgs.iter().next().unwrap();
+            for e in &expect {
+                assert!(m.contains(e), "{case}: {m:?} lacks {e:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn heat2d_with_a_dead_or_hanging_rank_ends_with_its_rank_named() {
     let heat = common::example("heat2d");
     let base = [

@@ -476,7 +476,7 @@ impl Balancer {
         let _w = waiting();
         let _span = info_span!("plan", rows, cols).entered();
         let p = self.comm.size() as usize;
-        self.arrive("Balancer::plan")?;
+        self.arrive(&format!("Balancer::plan({rows}x{cols})"))?;
         let planner = self.planner();
         let plan = root_compute(&self.comm, self.root, || {
             if rows.saturating_mul(cols) < p {
@@ -517,6 +517,8 @@ impl Balancer {
         global: Option<&ndarray::Array2<T>>,
         ghost: usize,
     ) -> Result<DistArray2<T>> {
+        let _w = waiting();
+        self.arrive(&format!("Balancer::scatter_array(ghost {ghost})"))?;
         let shape = root_compute(&self.comm, self.root, || {
             global
                 .map(|g| g.dim())
@@ -599,7 +601,10 @@ impl Balancer {
         let _w = waiting();
         let _span = info_span!("maybe_remap").entered();
         self.record_automatic(data.local_work(), iterations)?;
-        self.arrive("Balancer::maybe_remap")?;
+        self.arrive(&format!(
+            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements)",
+            data.global_len()
+        ))?;
         let same = matches!(
             self.comm.compare(data.comm()),
             CommunicatorRelation::Identical | CommunicatorRelation::Congruent
@@ -778,6 +783,8 @@ pub trait Rebalance: sealed::Sealed {
     type Plan: Serialize + DeserializeOwned;
     /// This rank's work per iteration (cells; sum of vertex weights).
     fn local_work(&self) -> f64;
+    /// Number of elements of the whole data (cells; vertices): must be the same on every rank.
+    fn global_len(&self) -> usize;
     /// The container's communicator.
     fn comm(&self) -> &SimpleCommunicator;
     /// The root's decision for given speeds (called on the root only).
@@ -796,6 +803,9 @@ impl<T: Element> Rebalance for DistArray2<T> {
     type Plan = ArrayPlan;
     fn local_work(&self) -> f64 {
         self.rect().area() as f64
+    }
+    fn global_len(&self) -> usize {
+        DistArray2::global_len(self)
     }
     fn comm(&self) -> &SimpleCommunicator {
         DistArray2::comm(self)
@@ -820,6 +830,9 @@ impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
     type Plan = (Option<IntervalCut>, Partition);
     fn local_work(&self) -> f64 {
         DistGraph::local_work(self)
+    }
+    fn global_len(&self) -> usize {
+        DistGraph::global_len(self)
     }
     fn comm(&self) -> &SimpleCommunicator {
         DistGraph::comm(self)

@@ -44,6 +44,7 @@ use std::time::{Duration, Instant};
 use mpi::traits::*;
 
 use crate::error::{Error, Result};
+use crate::runtime::comm::{gather_values, root_compute};
 
 /// Environment variable holding the timeout in seconds (`0` or `off` disables it).
 pub const ENV_TIMEOUT: &str = "NUCE_TIMEOUT_S";
@@ -127,7 +128,54 @@ const POLL: Duration = Duration::from_micros(200);
 /// counter per communicator); ranks that arrive with different numbers (a
 /// collective called by only some ranks) are reported as such. Without a
 /// timeout, a plain barrier. O(p) messages and work at the root.
+///
+/// Then every rank checks that all make the same call: `op` names the call
+/// and the arguments that must match (e.g. `Balancer::plan(300x240)`); the
+/// root gathers them and a difference is the same
+/// [`Error::InvalidInput`] on every rank, naming the call of each group of
+/// ranks ([`same_call`]).
 pub fn checkpoint<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    seq: u64,
+    timeout: Option<Duration>,
+) -> Result<()> {
+    arrival(comm, root, op, seq, timeout)?;
+    same_call(comm, root, op)
+}
+
+/// Checks that every rank of `comm` makes the same call `op` (collective):
+/// the root gathers the calls and broadcasts the verdict, so that a
+/// difference is the same error on every rank, before anyone waits on data.
+/// O(p · |op|) bytes at the root.
+pub fn same_call<C: Communicator>(comm: &C, root: i32, op: &str) -> Result<()> {
+    let calls = gather_values(comm, root, &op.to_string())?;
+    root_compute(comm, root, || {
+        let calls = calls.ok_or_else(|| Error::InvalidInput("no calls gathered".into()))?;
+        let mine = &calls[root as usize];
+        let mut groups: BTreeMap<&String, Vec<usize>> = BTreeMap::new();
+        for (r, c) in calls.iter().enumerate() {
+            if c != mine {
+                groups.entry(c).or_default().push(r);
+            }
+        }
+        if groups.is_empty() {
+            return Ok(());
+        }
+        let others: Vec<String> = groups
+            .iter()
+            .map(|(c, ranks)| format!("rank(s) {ranks:?} call {c}"))
+            .collect();
+        Err(Error::InvalidInput(format!(
+            "the ranks disagree on a collective call: the root (rank {root}) calls {mine}, {}",
+            others.join(", ")
+        )))
+    })
+}
+
+/// The arrival-checked barrier of [`checkpoint`].
+fn arrival<C: Communicator>(
     comm: &C,
     root: i32,
     op: &str,

@@ -14,6 +14,10 @@
 //!   works.
 //! * `faults-hang RANK` — RANK never arrives at a `Balancer` collective; the
 //!   others must end the job (run with a small `NUCE_TIMEOUT_S`).
+//! * `faults-disagree` — the last rank plans another shape, then calls
+//!   another collective than the others: each time every rank must return
+//!   the same error naming both calls and the rank, and the next agreeing
+//!   call must work.
 //! * `faults-order` — the last rank has made one more checkpoint than the
 //!   others (collectives called in different orders): the root must end the
 //!   job saying so.
@@ -38,6 +42,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
         "faults-messages" => messages(ctx),
         "faults-hang" => hang(ctx),
         "faults-order" => order(ctx),
+        "faults-disagree" => disagree(ctx),
         _ => return false,
     }
     true
@@ -250,4 +255,27 @@ fn order(ctx: &Ctx) {
         last == 0,
         format!("checkpoint returned {res:?}"),
     );
+}
+
+fn disagree(ctx: &Ctx) {
+    let last = ctx.world.size() - 1;
+    let odd = ctx.rank() == last && last > 0;
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let report = |case: &str, r: Result<(), Error>| match r {
+        Err(e) => println!("ERR {} {case} {e}", ctx.rank()),
+        Ok(()) => println!("OK {} {case}", ctx.rank()),
+    };
+    // Another shape on the last rank.
+    let rows = if odd { 65 } else { 64 };
+    report("shape", bal.plan(rows, 48).map(|_| ()));
+    // Another call on the last rank.
+    let r = if odd {
+        bal.measure().map(|_| ())
+    } else {
+        bal.plan(64, 48).map(|_| ())
+    };
+    report("call", r);
+    // Agreeing again: works.
+    let ok = bal.plan(64, 48);
+    ctx.check("disagree-then-agree", ok.is_ok(), format!("{ok:?}"));
 }
