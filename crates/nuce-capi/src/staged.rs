@@ -17,7 +17,7 @@ use ndarray::Array2;
 use nuce::{Balancer, DistArray2, Error, Rect, Result};
 
 /// Element sizes (bytes) the C API supports.
-pub const SIZES: [usize; 6] = [1, 2, 4, 8, 16, 32];
+pub(crate) const SIZES: [usize; 6] = [1, 2, 4, 8, 16, 32];
 
 /// An element of `N` bytes, opaque to nuce: MPI moves it as `N` `MPI_BYTE`s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
