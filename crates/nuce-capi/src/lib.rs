@@ -12,6 +12,12 @@
 //! application). The reference is `docs/c-api.md`.
 
 #![allow(non_camel_case_types)]
+// The exported functions are for C, which has no `unsafe`: each checks every
+// pointer for NULL and every buffer against its explicit length, and the
+// remaining contract (a non-NULL pointer is valid for what it claims) is the
+// C caller's, documented in docs/c-api.md. Every dereference is in an
+// `unsafe` block with its SAFETY comment.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 mod staged;
 
@@ -236,9 +242,7 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         // MPI_Comm_test_inter only reads it.
         unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
         if inter != 0 {
-            return Err(Error::InvalidInput(
-                "comm is an inter-communicator".into(),
-            ));
+            return Err(Error::InvalidInput("comm is an inter-communicator".into()));
         }
         // SAFETY: `comm` is a live intra-communicator (checked above). The
         // wrapper's Drop would MPI_Comm_free it: ManuallyDrop makes sure it
@@ -373,7 +377,10 @@ pub extern "C" fn nuce_plan_rect(b: *mut nuce_balancer, rank: c_int, out: *mut i
             .plan
             .as_ref()
             .ok_or_else(|| Error::InvalidInput("no plan yet: call nuce_plan first".into()))?;
-        let part = usize::try_from(rank).ok().and_then(|r| plan.parts.get(r)).copied();
+        let part = usize::try_from(rank)
+            .ok()
+            .and_then(|r| plan.parts.get(r))
+            .copied();
         // SAFETY: `out` is NULL or 4 writable int64_t (contract).
         unsafe { write_rect(part, out, rank) }
     })

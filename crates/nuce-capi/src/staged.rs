@@ -52,9 +52,7 @@ fn as_bytes<const N: usize>(s: &[Bytes<N>]) -> &[u8] {
 fn as_bytes_mut<const N: usize>(s: &mut [Bytes<N>]) -> &mut [u8] {
     // SAFETY: as in `as_bytes`; every byte pattern is a valid `Bytes<N>`,
     // and the returned slice borrows `s` mutably (no aliasing).
-    unsafe {
-        std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s))
-    }
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
 }
 
 /// Copies the cells of the global rectangles `regions` between two padded
