@@ -269,11 +269,19 @@ pub extern "C" fn nuce_balancer_create_f(comm: MPI_Fint, out: *mut *mut nuce_bal
 /// or after, in any order; they must not be used with another balancer.
 #[no_mangle]
 pub extern "C" fn nuce_balancer_free(b: *mut nuce_balancer) -> c_int {
+    // SAFETY: `b` is NULL or came from nuce_balancer_create, freed once (contract).
+    unsafe { free_handle(b) }
+}
+
+/// Drops a handle made by `Box::into_raw` (NULL is ignored).
+///
+/// # Safety
+/// `p` is NULL or a live handle of this library, not used afterwards.
+unsafe fn free_handle<T>(p: *mut T) -> c_int {
     guard(|| {
-        if !b.is_null() {
-            // SAFETY: `b` came from nuce_balancer_create (Box::into_raw) and
-            // is freed once (caller's contract).
-            drop(unsafe { Box::from_raw(b) });
+        if !p.is_null() {
+            // SAFETY: the caller's contract: a Box::into_raw pointer, freed once.
+            drop(unsafe { Box::from_raw(p) });
         }
         Ok(())
     })
@@ -493,14 +501,8 @@ pub extern "C" fn nuce_array_scatter(
 /// Frees an array (local; NULL is ignored).
 #[no_mangle]
 pub extern "C" fn nuce_array_free(a: *mut nuce_array) -> c_int {
-    guard(|| {
-        if !a.is_null() {
-            // SAFETY: `a` came from Box::into_raw in a constructor and is
-            // freed once (caller's contract).
-            drop(unsafe { Box::from_raw(a) });
-        }
-        Ok(())
-    })
+    // SAFETY: `a` is NULL or came from an array constructor, freed once (contract).
+    unsafe { free_handle(a) }
 }
 
 /// Rank `rank`'s rectangle in the array's current layout (local):
@@ -546,16 +548,31 @@ pub extern "C" fn nuce_array_read(a: *mut nuce_array, padded: *mut c_void, len: 
     })
 }
 
-/// Checks a rank's padded buffer collectively: every rank gets the same
-/// error if any rank's is NULL or of the wrong length.
+/// This rank's padded buffer (`len` elements), checked collectively: every
+/// rank gets the same error if any rank's is NULL or of the wrong length.
 ///
 /// # Safety
 /// `padded` is NULL or `len * elem_size` readable bytes.
-unsafe fn agree_padded(a: &dyn Staged, padded: *const c_void, len: usize) -> Result<()> {
+unsafe fn agreed_padded<'a>(a: &dyn Staged, padded: *const c_void, len: usize) -> Result<&'a [u8]> {
     let (n, e) = (a.padded_len(), a.elem_size());
     // SAFETY: the caller's contract.
-    let ok = unsafe { buffer(padded, len, n, e, "padded") }.map(|_| ());
-    agree(a.comm(), 0, ok)
+    agree(a.comm(), 0, unsafe { buffer(padded, len, n, e, "padded") })
+}
+
+/// [`agreed_padded`], writable.
+///
+/// # Safety
+/// `padded` is NULL or `len * elem_size` writable bytes not otherwise borrowed.
+unsafe fn agreed_padded_mut<'a>(
+    a: &dyn Staged,
+    padded: *mut c_void,
+    len: usize,
+) -> Result<&'a mut [u8]> {
+    let (n, e) = (a.padded_len(), a.elem_size());
+    // SAFETY: the caller's contract.
+    agree(a.comm(), 0, unsafe {
+        buffer_mut(padded, len, n, e, "padded")
+    })
 }
 
 /// Fills the ghost border of the application's `padded` buffer (`len`
@@ -572,10 +589,7 @@ pub extern "C" fn nuce_array_exchange_ghosts(
         let a = unsafe { array(a) }?;
         let _w = waiting();
         // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
-        unsafe { agree_padded(&*a.inner, padded, len) }?;
-        let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
-        // SAFETY: checked on every rank just above; writable (contract).
-        let app = unsafe { buffer_mut(padded, len, n, e, "padded") }?;
+        let app = unsafe { agreed_padded_mut(&*a.inner, padded, len) }?;
         let (send, recv) = a.inner.halo_regions();
         let flat = |v: Vec<Option<Rect>>| v.into_iter().flatten().collect::<Vec<_>>();
         a.inner.load(app, &flat(send));
@@ -601,7 +615,7 @@ pub extern "C" fn nuce_array_gather(
         let a = unsafe { array(a) }?;
         let _w = waiting();
         // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-        unsafe { agree_padded(&*a.inner, padded, len) }?;
+        let app = unsafe { agreed_padded(&*a.inner, padded, len) }?;
         let ((rows, cols), e) = (a.inner.global_shape(), a.inner.elem_size());
         let root = a.inner.comm().rank() == 0;
         let out = root.then(|| {
@@ -610,9 +624,6 @@ pub extern "C" fn nuce_array_gather(
             unsafe { buffer_mut(global, global_len, rows * cols, e, "global") }
         });
         let out = agree(a.inner.comm(), 0, out.transpose())?;
-        let n = a.inner.padded_len();
-        // SAFETY: checked on every rank above; readable (contract).
-        let app = unsafe { buffer(padded, len, n, e, "padded") }?;
         let me = a.inner.rect();
         a.inner.load(app, &[me]);
         a.inner.gather_into(0, out)
@@ -649,10 +660,7 @@ pub extern "C" fn nuce_maybe_remap(
         });
         let (iterations, remapped) = agree(h.bal.comm(), h.bal.root(), args)?;
         // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-        unsafe { agree_padded(&*a.inner, padded, len) }?;
-        let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
-        // SAFETY: checked on every rank just above; only read.
-        let app = unsafe { buffer(padded, len, n, e, "padded") }?;
+        let app = unsafe { agreed_padded(&*a.inner, padded, len) }?;
         let me = a.inner.rect();
         a.inner.load(app, &[me]);
         *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, iterations)?);
