@@ -18,8 +18,8 @@ target="${CARGO_TARGET_DIR:-target}"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
 install -d "$PREFIX/include" "$PREFIX/lib/pkgconfig" "$PREFIX/lib/cmake/nuce"
 install -m 644 crates/nuce-capi/include/nuce.h "$PREFIX/include/nuce.h"
-install -m 755 "$target/release/libnuce.so" "$PREFIX/lib/libnuce.so"
-install -m 644 "$target/release/libnuce.a" "$PREFIX/lib/libnuce.a"
+install -m 755 "$target/release/libnuce_capi.so" "$PREFIX/lib/libnuce.so"
+install -m 644 "$target/release/libnuce_capi.a" "$PREFIX/lib/libnuce.a"
 # The release profile keeps line tables for profiling; installed libraries do without.
 if command -v strip >/dev/null; then
   strip --strip-debug "$PREFIX/lib/libnuce.so" "$PREFIX/lib/libnuce.a"
@@ -51,7 +51,7 @@ if(NOT TARGET nuce::nuce)
   add_library(nuce::nuce SHARED IMPORTED)
   set_target_properties(nuce::nuce PROPERTIES
     IMPORTED_LOCATION "${_nuce_prefix}/lib/libnuce.so"
-    IMPORTED_NO_SONAME TRUE
+    IMPORTED_SONAME libnuce.so
     INTERFACE_INCLUDE_DIRECTORIES "${_nuce_prefix}/include"
     INTERFACE_LINK_LIBRARIES MPI::MPI_C)
   add_library(nuce::nuce_static STATIC IMPORTED)

@@ -123,6 +123,8 @@ int main(int argc, char **argv) {
          "maybe_remap(remapped = NULL on the root)");
   expect(nuce_maybe_remap(b, a, -1, u, len, &remapped), NUCE_ERR_INVALID_INPUT, 1,
          "maybe_remap(negative iterations)");
+  expect(nuce_maybe_remap_ahead(b, a, 10, -5, u, len, &remapped), NUCE_ERR_INVALID_INPUT, 1,
+         "maybe_remap_ahead(negative horizon)");
   expect(nuce_array_rect(a, -1, rect), NUCE_ERR_INVALID_INPUT, 0, "array_rect(rank -1)");
   expect(nuce_array_free(a), NUCE_OK, 0, "array_free");
   expect(nuce_array_free(NULL), NUCE_OK, 0, "array_free(NULL)");

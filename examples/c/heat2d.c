@@ -4,7 +4,7 @@
  * The rows × cols grid (row 0 held at 1, a Gaussian bump inside, Dirichlet
  * boundary) is decomposed in proportion to the ranks' measured speeds. The
  * solver runs `phases` phases of `iters` iterations (4-point update, ghost
- * width 1); between phases nuce_maybe_remap measures every rank's compute
+ * width 1); between phases nuce_maybe_remap_ahead measures every rank's compute
  * time by itself and remaps the grid when it pays off. At the end the grid
  * is gathered on rank 0 and compared bit for bit with a serial solve.
  *
@@ -184,7 +184,9 @@ int main(int argc, char **argv) {
     double per_iter = (MPI_Wtime() - t0) / (double)iters, worst;
     if (record) CHECK(nuce_record_phase(b, (double)(m * n * iters), compute));
     int remapped = 0;
-    CHECK(nuce_maybe_remap(b, a, iters, blk.u, blk.len, &remapped));
+    /* A remap must pay off within the iterations left (at least one phase). */
+    int64_t ahead = iters * (phases - phase - 1 > 1 ? phases - phase - 1 : 1);
+    CHECK(nuce_maybe_remap_ahead(b, a, iters, ahead, blk.u, blk.len, &remapped));
     if (remapped) {
       load_block(a, &blk); /* ghosts are refreshed by the next exchange */
       remaps++;

@@ -173,17 +173,29 @@ int nuce_array_gather(struct nuce_array *a,
 // rank's phase (its cells × `iterations` in its compute time since the last
 // balance point — everything outside nuce's calls — unless
 // [`nuce_record_phase`] was called), lets the root decide whether a new
-// layout pays off, and if so remaps the array. `padded` (`len` elements)
-// is this rank's current block, read only. `*remapped` is set to 1 when the
-// layout changed (same on every rank): the application then asks
-// [`nuce_array_padded_len`], allocates a buffer of that size, copies the new
-// block into it with [`nuce_array_read`] and exchanges ghosts.
+// layout pays off over the next `iterations` iterations, and if so remaps
+// the array. `padded` (`len` elements) is this rank's current block, read
+// only. `*remapped` is set to 1 when the layout changed (same on every
+// rank): the application then asks [`nuce_array_padded_len`], allocates a
+// buffer of that size, copies the new block into it with
+// [`nuce_array_read`] and exchanges ghosts.
 int nuce_maybe_remap(struct nuce_balancer *b,
                      struct nuce_array *a,
                      int64_t iterations,
                      const void *padded,
                      size_t len,
                      int *remapped);
+
+// [`nuce_maybe_remap`] with another decision horizon: the phase just done
+// had `iterations` iterations, and a remap must pay off within the next
+// `ahead` iterations (e.g. all those left in the run).
+int nuce_maybe_remap_ahead(struct nuce_balancer *b,
+                           struct nuce_array *a,
+                           int64_t iterations,
+                           int64_t ahead,
+                           const void *padded,
+                           size_t len,
+                           int *remapped);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -635,11 +635,12 @@ pub extern "C" fn nuce_array_gather(
 /// rank's phase (its cells × `iterations` in its compute time since the last
 /// balance point — everything outside nuce's calls — unless
 /// [`nuce_record_phase`] was called), lets the root decide whether a new
-/// layout pays off, and if so remaps the array. `padded` (`len` elements)
-/// is this rank's current block, read only. `*remapped` is set to 1 when the
-/// layout changed (same on every rank): the application then asks
-/// [`nuce_array_padded_len`], allocates a buffer of that size, copies the new
-/// block into it with [`nuce_array_read`] and exchanges ghosts.
+/// layout pays off over the next `iterations` iterations, and if so remaps
+/// the array. `padded` (`len` elements) is this rank's current block, read
+/// only. `*remapped` is set to 1 when the layout changed (same on every
+/// rank): the application then asks [`nuce_array_padded_len`], allocates a
+/// buffer of that size, copies the new block into it with
+/// [`nuce_array_read`] and exchanges ghosts.
 #[no_mangle]
 pub extern "C" fn nuce_maybe_remap(
     b: *mut nuce_balancer,
@@ -649,21 +650,38 @@ pub extern "C" fn nuce_maybe_remap(
     len: usize,
     remapped: *mut c_int,
 ) -> c_int {
+    nuce_maybe_remap_ahead(b, a, iterations, iterations, padded, len, remapped)
+}
+
+/// [`nuce_maybe_remap`] with another decision horizon: the phase just done
+/// had `iterations` iterations, and a remap must pay off within the next
+/// `ahead` iterations (e.g. all those left in the run).
+#[no_mangle]
+pub extern "C" fn nuce_maybe_remap_ahead(
+    b: *mut nuce_balancer,
+    a: *mut nuce_array,
+    iterations: i64,
+    ahead: i64,
+    padded: *const c_void,
+    len: usize,
+    remapped: *mut c_int,
+) -> c_int {
     guard(|| {
         // SAFETY: `b`, `a` are NULL or live handles; `remapped` NULL or writable.
         let (h, a, remapped) = unsafe { (balancer(b)?, array(a)?, remapped.as_mut()) };
         let _w = waiting();
         let args = to_usize(iterations, "iterations").and_then(|it| {
+            let ahead = to_usize(ahead, "ahead")?;
             let r = remapped.ok_or_else(|| null("remapped"))?;
             *r = 0;
-            Ok((it, r))
+            Ok((it, ahead, r))
         });
-        let (iterations, remapped) = agree(h.bal.comm(), h.bal.root(), args)?;
+        let (iterations, ahead, remapped) = agree(h.bal.comm(), h.bal.root(), args)?;
         // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
         let app = unsafe { agreed_padded(&*a.inner, padded, len) }?;
         let me = a.inner.rect();
         a.inner.load(app, &[me]);
-        *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, iterations)?);
+        *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, iterations, ahead)?);
         Ok(())
     })
 }

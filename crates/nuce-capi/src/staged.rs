@@ -105,8 +105,8 @@ pub trait Staged {
     fn exchange_ghosts(&mut self) -> Result<()>;
     /// The runtime's gather at `root`, written into `global` there.
     fn gather_into(&self, root: i32, global: Option<&mut [u8]>) -> Result<()>;
-    /// The balancer's `maybe_remap`; whether the layout changed.
-    fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize) -> Result<bool>;
+    /// The balancer's `maybe_remap_ahead`; whether the layout changed.
+    fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize, ahead: usize) -> Result<bool>;
 }
 
 impl<const N: usize> Staged for DistArray2<Bytes<N>> {
@@ -162,8 +162,8 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
         }
         Ok(())
     }
-    fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize) -> Result<bool> {
-        Ok(bal.maybe_remap(self, iterations)?.remap)
+    fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize, ahead: usize) -> Result<bool> {
+        Ok(bal.maybe_remap_ahead(self, iterations, ahead)?.remap)
     }
 }
 
