@@ -2,7 +2,8 @@
 # Installs the system packages nuce needs, when missing (idempotent).
 # Works as root or through sudo. Extra package names may be given as arguments.
 set -euo pipefail
-pkgs=(openmpi-bin libopenmpi-dev libclang-dev libhwloc-dev pkg-config "$@")
+# cmake and g++: the C API tests (scripts/test_capi.sh); gfortran: the Fortran API to come.
+pkgs=(openmpi-bin libopenmpi-dev libclang-dev libhwloc-dev pkg-config cmake g++ gfortran "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,6 +18,8 @@ cargo clippy --release --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc
+# The C API as a user builds it: install, mpicc + pkg-config, CMake, mpirun 1–3 ranks.
+scripts/test_capi.sh
 # --- cluster step (issue 7): MPI across the hosts of a namespace cluster ---
 # Runs only as root where network namespaces work; skips with a message otherwise.
 if [ "$(id -u)" -eq 0 ] && ip netns add nucetsh 2>/dev/null && ip netns del nucetsh; then

@@ -1,0 +1,687 @@
+//! The C API of nuce: `libnuce.so` / `libnuce.a` and `include/nuce.h`.
+//!
+//! This first slice covers 2D arrays (graphs, master–worker, AMR and the
+//! Fortran module come later). Every function returns an `int` error code
+//! (`NUCE_OK` = 0, otherwise one `NUCE_ERR_*` per kind of `nuce::Error`),
+//! never unwinds across the boundary (a panic is caught and reported as
+//! `NUCE_ERR_PANIC`), and sets a thread-local message readable with
+//! [`nuce_last_error`]. Collective functions return the same code on every
+//! rank. The application owns MPI (nuce never initialises nor finalises
+//! it), its communicator (duplicated, never freed) and its memory (nuce
+//! reads and writes the buffers it is given and allocates none for the
+//! application). The reference is `docs/c-api.md`.
+
+#![allow(non_camel_case_types)]
+// The exported functions are for C, which has no `unsafe`: each checks every
+// pointer for NULL and every buffer against its explicit length, and the
+// remaining contract (a non-NULL pointer is valid for what it claims) is the
+// C caller's, documented in docs/c-api.md. Every dereference is in an
+// `unsafe` block with its SAFETY comment.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+mod staged;
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::mem::ManuallyDrop;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use mpi::raw::FromRaw;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use nuce::runtime::comm::{agree, check_identical};
+use nuce::{waiting, ArrayPlan, Balancer, Error, Rect, Result};
+
+use staged::{create_dyn, Init, Staged};
+
+/// An MPI communicator, as `<mpi.h>` defines it.
+pub type MPI_Comm = mpi::ffi::MPI_Comm;
+/// A Fortran MPI handle, as `<mpi.h>` defines it.
+pub type MPI_Fint = mpi::ffi::RSMPI_Fint;
+
+/// Success.
+pub const NUCE_OK: c_int = 0;
+/// A speed is zero, negative, NaN or infinite (`nuce::Error::InvalidSpeed`).
+pub const NUCE_ERR_INVALID_SPEED: c_int = 1;
+/// No speeds, no parts or no work (`nuce::Error::Empty`).
+pub const NUCE_ERR_EMPTY: c_int = 2;
+/// Shapes or lengths disagree, e.g. a buffer of the wrong length (`nuce::Error::ShapeMismatch`).
+pub const NUCE_ERR_SHAPE_MISMATCH: c_int = 3;
+/// More ranks than cells (`nuce::Error::TooManyParts`).
+pub const NUCE_ERR_TOO_MANY_PARTS: c_int = 4;
+/// An inconsistent plan (`nuce::Error::InvalidPlan`).
+pub const NUCE_ERR_INVALID_PLAN: c_int = 5;
+/// Any other invalid argument: a NULL pointer, an unsupported element
+/// size, arguments that differ between ranks (`nuce::Error::InvalidInput`).
+pub const NUCE_ERR_INVALID_INPUT: c_int = 6;
+/// A file could not be parsed (`nuce::Error::Parse`).
+pub const NUCE_ERR_PARSE: c_int = 7;
+/// An I/O failure (`nuce::Error::Io`).
+pub const NUCE_ERR_IO: c_int = 8;
+/// A solver failed (`nuce::Error::Solver`).
+pub const NUCE_ERR_SOLVER: c_int = 9;
+/// A message from a peer could not be decoded (`nuce::Error::BadMessage`).
+pub const NUCE_ERR_BAD_MESSAGE: c_int = 10;
+/// A collective did not complete in time (`nuce::Error::Timeout`).
+pub const NUCE_ERR_TIMEOUT: c_int = 11;
+/// A panic inside nuce was caught at the boundary (a bug of nuce).
+pub const NUCE_ERR_PANIC: c_int = 12;
+/// An error of a kind this version does not know.
+pub const NUCE_ERR_UNKNOWN: c_int = 13;
+
+/// The code of an error. `Remote` (another rank failed in a collective)
+/// takes the code of that rank's error, so that every rank returns the
+/// same code.
+fn code_of(e: &Error) -> c_int {
+    match e {
+        Error::InvalidSpeed { .. } => NUCE_ERR_INVALID_SPEED,
+        Error::Empty(_) => NUCE_ERR_EMPTY,
+        Error::ShapeMismatch(_) => NUCE_ERR_SHAPE_MISMATCH,
+        Error::TooManyParts { .. } => NUCE_ERR_TOO_MANY_PARTS,
+        Error::InvalidPlan(_) => NUCE_ERR_INVALID_PLAN,
+        Error::InvalidInput(_) => NUCE_ERR_INVALID_INPUT,
+        Error::Parse { .. } => NUCE_ERR_PARSE,
+        Error::Io(_) => NUCE_ERR_IO,
+        Error::Solver(_) => NUCE_ERR_SOLVER,
+        Error::BadMessage { .. } => NUCE_ERR_BAD_MESSAGE,
+        Error::Remote { source, .. } => code_of(source),
+        Error::Timeout { .. } => NUCE_ERR_TIMEOUT,
+        _ => NUCE_ERR_UNKNOWN,
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn set_last_error(msg: &str) {
+    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|e| *e.borrow_mut() = c);
+}
+
+/// Runs the body of an exported function: its error becomes a code and the
+/// thread's last message, a panic becomes `NUCE_ERR_PANIC`.
+fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => NUCE_OK,
+        Ok(Err(e)) => {
+            set_last_error(&e.to_string());
+            code_of(&e)
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            set_last_error(&format!("internal error (panic) in nuce: {what}"));
+            NUCE_ERR_PANIC
+        }
+    }
+}
+
+fn null(what: &str) -> Error {
+    Error::InvalidInput(format!("{what} is NULL"))
+}
+
+/// `&mut *p`, or an error naming the argument.
+///
+/// # Safety
+/// `p` is NULL or points to a live, exclusively borrowed `T`.
+unsafe fn deref_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
+    // SAFETY: the caller's contract: NULL or valid and unaliased.
+    unsafe { p.as_mut() }.ok_or_else(|| null(what))
+}
+
+/// The bytes of a buffer of `len` elements of `elem` bytes, checked against
+/// the expected number of elements.
+///
+/// # Safety
+/// `p` is NULL or points to `len * elem` readable bytes.
+unsafe fn buffer<'a>(
+    p: *const c_void,
+    len: usize,
+    expected: usize,
+    elem: usize,
+    what: &str,
+) -> Result<&'a [u8]> {
+    if p.is_null() {
+        return Err(null(what));
+    }
+    if len != expected {
+        return Err(Error::ShapeMismatch(format!(
+            "{what} has {len} elements, {expected} expected"
+        )));
+    }
+    // SAFETY: non-null, and the caller's contract gives `len * elem` bytes.
+    Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len * elem) })
+}
+
+/// [`buffer`], writable.
+///
+/// # Safety
+/// `p` is NULL or points to `len * elem` writable bytes not otherwise borrowed.
+unsafe fn buffer_mut<'a>(
+    p: *mut c_void,
+    len: usize,
+    expected: usize,
+    elem: usize,
+    what: &str,
+) -> Result<&'a mut [u8]> {
+    // SAFETY: same contract as `buffer`, which checks NULL and the length.
+    unsafe { buffer(p, len, expected, elem, what)? };
+    // SAFETY: non-null and `len * elem` writable, unaliased bytes (contract).
+    Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), len * elem) })
+}
+
+fn to_usize(x: i64, what: &str) -> Result<usize> {
+    usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{what} = {x} is negative")))
+}
+
+/// Writes `r` as `row, col, rows, cols` into `out[4]`.
+///
+/// # Safety
+/// `out` is NULL or points to 4 writable `int64_t`.
+unsafe fn write_rect(r: Option<Rect>, out: *mut i64, rank: c_int) -> Result<()> {
+    let r = r.ok_or_else(|| Error::InvalidInput(format!("rank {rank} is out of range")))?;
+    if out.is_null() {
+        return Err(null("out"));
+    }
+    let v = [r.row, r.col, r.rows, r.cols].map(|x| x as i64);
+    // SAFETY: non-null, and 4 writable int64_t (contract).
+    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), out, 4) };
+    Ok(())
+}
+
+/// The version of nuce, e.g. `"0.1.0"` (a static string; never NULL).
+#[no_mangle]
+pub extern "C" fn nuce_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The message of the last failed call on this thread (`""` if none). Valid
+/// until the next failing call on this thread; never NULL.
+#[no_mangle]
+pub extern "C" fn nuce_last_error() -> *const c_char {
+    // The CString lives in the thread-local until it is replaced.
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+/// A load balancer (opaque): a duplicate of the application's communicator,
+/// the speeds, the last plan made by [`nuce_plan`].
+pub struct nuce_balancer {
+    bal: Balancer,
+    plan: Option<ArrayPlan>,
+}
+
+/// A distributed 2D array (opaque), bound to the balancer that created it:
+/// the layout, and the library's staging block (see `docs/c-api.md`).
+pub struct nuce_array {
+    inner: Box<dyn Staged>,
+}
+
+/// Creates a balancer over a duplicate of `comm` (collective over `comm`:
+/// `MPI_Comm_dup`), root rank 0, writing it to `*out` (`NULL` on failure).
+/// `comm` stays the caller's: nuce never frees it. MPI must be initialised.
+#[no_mangle]
+pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balancer) -> c_int {
+    guard(|| {
+        // SAFETY: `out` is NULL or a writable pointer (caller's contract).
+        let out = unsafe { deref_mut(out, "out") }?;
+        *out = std::ptr::null_mut();
+        if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
+            return Err(Error::InvalidInput("MPI is not initialised".into()));
+        }
+        // SAFETY: reading the null-handle constant of the MPI library.
+        if comm == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
+            return Err(Error::InvalidInput("comm is MPI_COMM_NULL".into()));
+        }
+        let mut inter: c_int = 0;
+        // SAFETY: `comm` is a non-null communicator handle from the caller;
+        // MPI_Comm_test_inter only reads it.
+        unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
+        if inter != 0 {
+            return Err(Error::InvalidInput("comm is an inter-communicator".into()));
+        }
+        // SAFETY: `comm` is a live intra-communicator (checked above). The
+        // wrapper's Drop would MPI_Comm_free it: ManuallyDrop makes sure it
+        // is never dropped, so the caller's handle is never freed; it is only
+        // borrowed here for Balancer::new, which duplicates it.
+        let borrowed = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm) });
+        let bal = Balancer::new(&*borrowed)?;
+        *out = Box::into_raw(Box::new(nuce_balancer { bal, plan: None }));
+        Ok(())
+    })
+}
+
+/// [`nuce_balancer_create`] for a Fortran communicator handle (converted
+/// with `MPI_Comm_f2c`).
+#[no_mangle]
+pub extern "C" fn nuce_balancer_create_f(comm: MPI_Fint, out: *mut *mut nuce_balancer) -> c_int {
+    // SAFETY: MPI_Comm_f2c converts a handle value; an invalid one gives
+    // MPI_COMM_NULL, which nuce_balancer_create rejects.
+    let c = unsafe { mpi::ffi::RSMPI_Comm_f2c(comm) };
+    nuce_balancer_create(c, out)
+}
+
+/// Frees a balancer (local; NULL is ignored). Its arrays must be freed first
+/// or after, in any order; they must not be used with another balancer.
+#[no_mangle]
+pub extern "C" fn nuce_balancer_free(b: *mut nuce_balancer) -> c_int {
+    // SAFETY: `b` is NULL or came from nuce_balancer_create, freed once (contract).
+    unsafe { free_handle(b) }
+}
+
+/// Drops a handle made by `Box::into_raw` (NULL is ignored).
+///
+/// # Safety
+/// `p` is NULL or a live handle of this library, not used afterwards.
+unsafe fn free_handle<T>(p: *mut T) -> c_int {
+    guard(|| {
+        if !p.is_null() {
+            // SAFETY: the caller's contract: a Box::into_raw pointer, freed once.
+            drop(unsafe { Box::from_raw(p) });
+        }
+        Ok(())
+    })
+}
+
+/// The balancer behind a handle.
+///
+/// # Safety
+/// `b` is NULL or a live handle from [`nuce_balancer_create`].
+unsafe fn balancer<'a>(b: *mut nuce_balancer) -> Result<&'a mut nuce_balancer> {
+    // SAFETY: the caller's contract.
+    unsafe { deref_mut(b, "balancer") }
+}
+
+/// The array behind a handle.
+///
+/// # Safety
+/// `a` is NULL or a live handle from [`nuce_array_create`] or [`nuce_array_scatter`].
+unsafe fn array<'a>(a: *mut nuce_array) -> Result<&'a mut nuce_array> {
+    // SAFETY: the caller's contract.
+    unsafe { deref_mut(a, "array") }
+}
+
+/// Measures every rank with the built-in kernel (collective); the next plans
+/// are in proportion to these speeds.
+#[no_mangle]
+pub extern "C" fn nuce_measure(b: *mut nuce_balancer) -> c_int {
+    // SAFETY: `b` is NULL or a live handle (contract of the C API).
+    guard(|| unsafe { balancer(b) }?.bal.measure().map(|_| ()))
+}
+
+/// Sets every rank's speed (collective): the root's `n` values are
+/// validated (finite, > 0, one per rank) and broadcast; `speeds` is read on
+/// rank 0 only (may be NULL elsewhere).
+#[no_mangle]
+pub extern "C" fn nuce_set_speeds(b: *mut nuce_balancer, speeds: *const f64, n: usize) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }?;
+        let root = h.bal.comm().rank() == h.bal.root();
+        let local = if root && speeds.is_null() {
+            Err(null("speeds"))
+        } else {
+            Ok(())
+        };
+        agree(h.bal.comm(), h.bal.root(), local)?;
+        let s: &[f64] = if root {
+            // SAFETY: non-null on the root, `n` readable doubles (contract).
+            unsafe { std::slice::from_raw_parts(speeds, n) }
+        } else {
+            &[]
+        };
+        h.bal.set_speeds(s)
+    })
+}
+
+/// Copies the current speed estimates (one per rank, work units per second)
+/// into `out[n]` (local). Fails when no speed is known yet or `n` is not
+/// the number of ranks.
+#[no_mangle]
+pub extern "C" fn nuce_speeds(b: *mut nuce_balancer, out: *mut f64, n: usize) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }?;
+        let s = h
+            .bal
+            .speeds()
+            .ok_or_else(|| Error::Empty("no speeds measured yet".into()))?;
+        // SAFETY: `out` is NULL or `n` writable doubles (contract).
+        let o = unsafe { buffer_mut(out.cast(), n, s.len(), 8, "out") }?;
+        for (d, x) in o.chunks_exact_mut(8).zip(s) {
+            d.copy_from_slice(&x.to_ne_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// Plans a `rows × cols` array for the current speeds (collective; uniform
+/// when none were measured) and keeps the plan for [`nuce_plan_rect`].
+#[no_mangle]
+pub extern "C" fn nuce_plan(b: *mut nuce_balancer, rows: i64, cols: i64) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }?;
+        let _w = waiting();
+        let shape = to_usize(rows, "rows").and_then(|r| Ok((r, to_usize(cols, "cols")?)));
+        let (rows, cols) = agree(h.bal.comm(), h.bal.root(), shape)?;
+        h.plan = Some(h.bal.plan(rows, cols)?);
+        Ok(())
+    })
+}
+
+/// Rank `rank`'s rectangle of the last [`nuce_plan`] (local):
+/// `out[4] = {row, col, rows, cols}` in global coordinates.
+#[no_mangle]
+pub extern "C" fn nuce_plan_rect(b: *mut nuce_balancer, rank: c_int, out: *mut i64) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }?;
+        let plan = h
+            .plan
+            .as_ref()
+            .ok_or_else(|| Error::InvalidInput("no plan yet: call nuce_plan first".into()))?;
+        let part = usize::try_from(rank)
+            .ok()
+            .and_then(|r| plan.parts.get(r))
+            .copied();
+        // SAFETY: `out` is NULL or 4 writable int64_t (contract).
+        unsafe { write_rect(part, out, rank) }
+    })
+}
+
+/// Records this rank's phase explicitly (local): `work` units (e.g. cells ×
+/// iterations) done in `seconds` of compute. Replaces the automatic timing
+/// of the current phase in the next [`nuce_maybe_remap`].
+#[no_mangle]
+pub extern "C" fn nuce_record_phase(b: *mut nuce_balancer, work: f64, seconds: f64) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }?;
+        if !(work.is_finite() && work >= 0.0) {
+            return Err(Error::InvalidInput(format!("work = {work}")));
+        }
+        let elapsed = Duration::try_from_secs_f64(seconds)
+            .map_err(|_| Error::InvalidInput(format!("seconds = {seconds}")))?;
+        h.bal.record_phase(work, elapsed)
+    })
+}
+
+/// Shared body of the two array constructors.
+fn new_array(
+    b: *mut nuce_balancer,
+    (rows, cols, elem_size, ghost): (i64, i64, usize, i64),
+    global: Option<(*const c_void, usize)>,
+    out: *mut *mut nuce_array,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `out` is NULL or a writable pointer (contract).
+        let out = unsafe { out.as_mut() };
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }?;
+        let _w = waiting();
+        let (comm, root) = (h.bal.comm(), h.bal.root());
+        let shape = to_usize(rows, "rows").and_then(|r| {
+            let out = out.ok_or_else(|| null("out"))?;
+            *out = std::ptr::null_mut();
+            Ok((r, to_usize(cols, "cols")?, to_usize(ghost, "ghost")?, out))
+        });
+        let (rows, cols, ghost, out) = agree(comm, root, shape)?;
+        let shape = (rows, cols, ghost);
+        check_identical(
+            comm,
+            root,
+            "array shape, element size or ghost width",
+            &(shape, elem_size),
+        )?;
+        let init = match global {
+            None => Init::Zero,
+            Some((p, len)) => {
+                let here = (comm.rank() == root).then(|| {
+                    let cells = shape.0.saturating_mul(shape.1);
+                    // SAFETY: `p` is NULL or `len * elem_size` readable bytes
+                    // on the root (contract); checked against rows × cols.
+                    unsafe { buffer(p, len, cells, elem_size, "global") }
+                });
+                Init::Scatter(agree(comm, root, here.transpose())?)
+            }
+        };
+        let inner = create_dyn(&mut h.bal, elem_size, shape, init)?;
+        *out = Box::into_raw(Box::new(nuce_array { inner }));
+        Ok(())
+    })
+}
+
+/// Plans a `rows × cols` array of `elem_size`-byte elements (1, 2, 4, 8, 16
+/// or 32) for the current speeds and creates it, zero-filled, with a ghost
+/// border of width `ghost` (collective; all arguments identical on every
+/// rank). A balance point. Copy this rank's block out with
+/// [`nuce_array_read`].
+#[no_mangle]
+pub extern "C" fn nuce_array_create(
+    b: *mut nuce_balancer,
+    rows: i64,
+    cols: i64,
+    elem_size: usize,
+    ghost: i64,
+    out: *mut *mut nuce_array,
+) -> c_int {
+    new_array(b, (rows, cols, elem_size, ghost), None, out)
+}
+
+/// Plans a `rows × cols` array for the current speeds and scatters the
+/// root's `global` buffer (`global_len` = rows × cols elements, row-major;
+/// read on rank 0 only, may be NULL elsewhere) with a ghost border of width
+/// `ghost` (collective; `rows`, `cols`, `elem_size`, `ghost` identical on
+/// every rank). A balance point. Copy this rank's block out with
+/// [`nuce_array_read`].
+#[no_mangle]
+pub extern "C" fn nuce_array_scatter(
+    b: *mut nuce_balancer,
+    rows: i64,
+    cols: i64,
+    elem_size: usize,
+    ghost: i64,
+    global: *const c_void,
+    global_len: usize,
+    out: *mut *mut nuce_array,
+) -> c_int {
+    new_array(
+        b,
+        (rows, cols, elem_size, ghost),
+        Some((global, global_len)),
+        out,
+    )
+}
+
+/// Frees an array (local; NULL is ignored).
+#[no_mangle]
+pub extern "C" fn nuce_array_free(a: *mut nuce_array) -> c_int {
+    // SAFETY: `a` is NULL or came from an array constructor, freed once (contract).
+    unsafe { free_handle(a) }
+}
+
+/// Rank `rank`'s rectangle in the array's current layout (local):
+/// `out[4] = {row, col, rows, cols}` in global coordinates.
+#[no_mangle]
+pub extern "C" fn nuce_array_rect(a: *mut nuce_array, rank: c_int, out: *mut i64) -> c_int {
+    guard(|| {
+        // SAFETY: `a` is NULL or a live handle.
+        let a = unsafe { array(a) }?;
+        let part = usize::try_from(rank).ok().and_then(|r| a.inner.part(r));
+        // SAFETY: `out` is NULL or 4 writable int64_t (contract).
+        unsafe { write_rect(part, out, rank) }
+    })
+}
+
+/// The number of elements of this rank's padded block, `(rows + 2g) ×
+/// (cols + 2g)` (local): the length of the buffer the application allocates
+/// for it.
+#[no_mangle]
+pub extern "C" fn nuce_array_padded_len(a: *mut nuce_array, len: *mut usize) -> c_int {
+    guard(|| {
+        // SAFETY: `a` is NULL or a live handle.
+        let a = unsafe { array(a) }?;
+        // SAFETY: `len` is NULL or writable (contract).
+        *unsafe { deref_mut(len, "len") }? = a.inner.padded_len();
+        Ok(())
+    })
+}
+
+/// Copies this rank's current block, ghost border included, into the
+/// application's `padded` buffer of `len` elements (local): after
+/// [`nuce_array_create`], [`nuce_array_scatter`] or a remap.
+#[no_mangle]
+pub extern "C" fn nuce_array_read(a: *mut nuce_array, padded: *mut c_void, len: usize) -> c_int {
+    guard(|| {
+        // SAFETY: `a` is NULL or a live handle.
+        let a = unsafe { array(a) }?;
+        let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
+        // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
+        let app = unsafe { buffer_mut(padded, len, n, e, "padded") }?;
+        a.inner.store_all(app);
+        Ok(())
+    })
+}
+
+/// This rank's padded buffer (`len` elements), checked collectively: every
+/// rank gets the same error if any rank's is NULL or of the wrong length.
+///
+/// # Safety
+/// `padded` is NULL or `len * elem_size` readable bytes.
+unsafe fn agreed_padded<'a>(a: &dyn Staged, padded: *const c_void, len: usize) -> Result<&'a [u8]> {
+    let (n, e) = (a.padded_len(), a.elem_size());
+    // SAFETY: the caller's contract.
+    agree(a.comm(), 0, unsafe { buffer(padded, len, n, e, "padded") })
+}
+
+/// [`agreed_padded`], writable.
+///
+/// # Safety
+/// `padded` is NULL or `len * elem_size` writable bytes not otherwise borrowed.
+unsafe fn agreed_padded_mut<'a>(
+    a: &dyn Staged,
+    padded: *mut c_void,
+    len: usize,
+) -> Result<&'a mut [u8]> {
+    let (n, e) = (a.padded_len(), a.elem_size());
+    // SAFETY: the caller's contract.
+    agree(a.comm(), 0, unsafe {
+        buffer_mut(padded, len, n, e, "padded")
+    })
+}
+
+/// Fills the ghost border of the application's `padded` buffer (`len`
+/// elements, this rank's block) with the neighbours' cells (collective over
+/// the array's ranks). Ghosts outside the global array are left untouched.
+#[no_mangle]
+pub extern "C" fn nuce_array_exchange_ghosts(
+    a: *mut nuce_array,
+    padded: *mut c_void,
+    len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `a` is NULL or a live handle.
+        let a = unsafe { array(a) }?;
+        let _w = waiting();
+        // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
+        let app = unsafe { agreed_padded_mut(&*a.inner, padded, len) }?;
+        let (send, recv) = a.inner.halo_regions();
+        let flat = |v: Vec<Option<Rect>>| v.into_iter().flatten().collect::<Vec<_>>();
+        a.inner.load(app, &flat(send));
+        a.inner.exchange_ghosts()?;
+        a.inner.store(app, &flat(recv));
+        Ok(())
+    })
+}
+
+/// Gathers the array on rank 0 into `global` (`global_len` = rows × cols
+/// elements, row-major; written on rank 0 only, may be NULL elsewhere) from
+/// every rank's `padded` buffer of `len` elements (collective).
+#[no_mangle]
+pub extern "C" fn nuce_array_gather(
+    a: *mut nuce_array,
+    padded: *const c_void,
+    len: usize,
+    global: *mut c_void,
+    global_len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `a` is NULL or a live handle.
+        let a = unsafe { array(a) }?;
+        let _w = waiting();
+        // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
+        let app = unsafe { agreed_padded(&*a.inner, padded, len) }?;
+        let ((rows, cols), e) = (a.inner.global_shape(), a.inner.elem_size());
+        let root = a.inner.comm().rank() == 0;
+        let out = root.then(|| {
+            // SAFETY: `global` is NULL or `global_len * elem_size` writable
+            // bytes on the root (contract).
+            unsafe { buffer_mut(global, global_len, rows * cols, e, "global") }
+        });
+        let out = agree(a.inner.comm(), 0, out.transpose())?;
+        let me = a.inner.rect();
+        a.inner.load(app, &[me]);
+        a.inner.gather_into(0, out)
+    })
+}
+
+/// A balance point between phases of `iterations` iterations (collective
+/// over the balancer's ranks; `a` made by this balancer): measures this
+/// rank's phase (its cells × `iterations` in its compute time since the last
+/// balance point — everything outside nuce's calls — unless
+/// [`nuce_record_phase`] was called), lets the root decide whether a new
+/// layout pays off over the next `iterations` iterations, and if so remaps
+/// the array. `padded` (`len` elements) is this rank's current block, read
+/// only. `*remapped` is set to 1 when the layout changed (same on every
+/// rank): the application then asks [`nuce_array_padded_len`], allocates a
+/// buffer of that size, copies the new block into it with
+/// [`nuce_array_read`] and exchanges ghosts.
+#[no_mangle]
+pub extern "C" fn nuce_maybe_remap(
+    b: *mut nuce_balancer,
+    a: *mut nuce_array,
+    iterations: i64,
+    padded: *const c_void,
+    len: usize,
+    remapped: *mut c_int,
+) -> c_int {
+    nuce_maybe_remap_ahead(b, a, iterations, iterations, padded, len, remapped)
+}
+
+/// [`nuce_maybe_remap`] with another decision horizon: the phase just done
+/// had `iterations` iterations, and a remap must pay off within the next
+/// `ahead` iterations (e.g. all those left in the run).
+#[no_mangle]
+pub extern "C" fn nuce_maybe_remap_ahead(
+    b: *mut nuce_balancer,
+    a: *mut nuce_array,
+    iterations: i64,
+    ahead: i64,
+    padded: *const c_void,
+    len: usize,
+    remapped: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b`, `a` are NULL or live handles; `remapped` NULL or writable.
+        let (h, a, remapped) = unsafe { (balancer(b)?, array(a)?, remapped.as_mut()) };
+        let _w = waiting();
+        let args = to_usize(iterations, "iterations").and_then(|it| {
+            let ahead = to_usize(ahead, "ahead")?;
+            let r = remapped.ok_or_else(|| null("remapped"))?;
+            *r = 0;
+            Ok((it, ahead, r))
+        });
+        let (iterations, ahead, remapped) = agree(h.bal.comm(), h.bal.root(), args)?;
+        // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
+        let app = unsafe { agreed_padded(&*a.inner, padded, len) }?;
+        let me = a.inner.rect();
+        a.inner.load(app, &[me]);
+        *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, iterations, ahead)?);
+        Ok(())
+    })
+}
