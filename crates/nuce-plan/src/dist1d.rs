@@ -23,8 +23,8 @@ use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
 use crate::check_speeds;
+use crate::error::{Error, Result};
 
 /// A distribution of chunks `0..B` over processors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

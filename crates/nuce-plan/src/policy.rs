@@ -16,9 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
 use crate::array2d::overlay::overlaps;
 use crate::array2d::ArrayPlan;
+use crate::error::{Error, Result};
 
 /// Parameters of the remap decision.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -194,9 +194,6 @@ mod tests {
             .unwrap();
         let v = migration_volume(&a, &b);
         let total: usize = v.iter().map(|x| x.0).sum();
-        assert_eq!(
-            total,
-            2 * crate::array2d::cells_changing_owner(&a, &b)
-        );
+        assert_eq!(total, 2 * crate::array2d::cells_changing_owner(&a, &b));
     }
 }

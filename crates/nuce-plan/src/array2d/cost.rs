@@ -14,6 +14,7 @@
 //!   term of [`latency_cost`].
 
 use super::{ArrayPlan, Rect};
+use crate::error::{Error, Result};
 
 /// Acost: number of internal cell edges (000 §2). O(p).
 pub fn acost(plan: &ArrayPlan) -> usize {
@@ -98,6 +99,46 @@ pub fn internal_edges(plan: &ArrayPlan) -> usize {
 /// The latency-aware cost of 000 §5: `Acost + latency × internal edges`.
 pub fn latency_cost(plan: &ArrayPlan, latency: f64) -> f64 {
     acost(plan) as f64 + latency * internal_edges(plan) as f64
+}
+
+/// Predicted time of one iteration of a stencil code running `plan` on
+/// parts of relative `speeds` — the criterion [`Best`](super::Best) ranks
+/// by:
+///
+/// ```text
+/// T = max_i area_i / (s_i / s̄)  +  Acost + latency × internal edges
+/// ```
+///
+/// with `s̄` the mean speed. The unit of time is the time a part of mean
+/// speed takes to update one cell; one internal cell edge (the data of one
+/// cell sent across a part boundary, \[KRW96\] §2) costs one such unit, and
+/// every internal edge of the decomposition's planar graph a further
+/// `latency` units (\[KRW96\] §5). The first term is the slowest part's
+/// compute time (the others wait for it at the halo exchange), so an
+/// unbalanced plan — e.g. all cells on one part of four — costs what it
+/// does, however small its communication. Errors: invalid speeds, a speed
+/// count that differs from the plan's part count, an invalid latency.
+/// `O(p log p)`.
+pub fn predicted_time(plan: &ArrayPlan, speeds: &[f64], latency: f64) -> Result<f64> {
+    super::column::check_latency(latency)?;
+    crate::check_speeds(speeds)?;
+    if speeds.len() != plan.parts.len() {
+        return Err(Error::ShapeMismatch(format!(
+            "{} speeds for a plan of {} parts",
+            speeds.len(),
+            plan.parts.len()
+        )));
+    }
+    // Divided by the maximum first: the mean cannot overflow.
+    let speeds = super::column::rescaled(speeds);
+    let mean = speeds.iter().sum::<f64>() / speeds.len() as f64;
+    let compute = plan
+        .parts
+        .iter()
+        .zip(&speeds)
+        .map(|(r, s)| r.rows as f64 * r.cols as f64 * (mean / s))
+        .fold(0.0, f64::max);
+    Ok(compute + latency_cost(plan, latency))
 }
 
 #[cfg(test)]

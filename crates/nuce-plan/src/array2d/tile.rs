@@ -22,12 +22,22 @@
 //!
 //! Complexity: `Ω(pt(p))` candidates when no rotation happens, `O(2^{p−1})`
 //! candidates in the worst case (§6.2), each O(p) to build (plus
-//! O(p log p) for the internal edges with a latency).
+//! O(p log p) for the internal edges with a latency) — but the search
+//! visits at most [`TILE_MAX_NODES`] nodes: when that budget runs out it
+//! stops, and the cheaper of the best decomposition found so far and the
+//! column DP's plan ([`ColumnDp`]) is returned, named `tile:capped` or
+//! `tile:column`. Below the budget the result is the exhaustive search's.
 
+use super::column::plan_cost;
 use super::column::{check_latency, checked_speeds};
 use super::guillotine::{cut_at, piece, slice, sorted_desc, Axis};
-use super::{ArrayDecomposer, ArrayPlan, Rect};
+use super::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 use crate::error::Result;
+
+/// Most search nodes (calls of the recursion of Figure 14 and complete
+/// decompositions) one TILE search visits: 2^20, about a second at 40
+/// parts. 40 parts on 1000 × 1000 ran for over 40 s without it.
+pub const TILE_MAX_NODES: usize = 1 << 20;
 
 /// TILE (000 §6.2, Figure 14): XY search that switches axes whenever the
 /// remaining subarray becomes taller than wide.
@@ -86,11 +96,25 @@ impl Tile {
             prune,
             best_cost: f64::INFINITY,
             best: Vec::new(),
+            nodes: 0,
         };
         let whole = Rect::new(0, 0, rows, cols);
         s.dfs(whole, 0, Axis::longer(&whole), 1, 0);
-        let cost = s.best_cost;
-        Ok((cost, ArrayPlan::new(self.name(), rows, cols, s.best)?))
+        if s.nodes <= TILE_MAX_NODES {
+            return Ok((
+                s.best_cost,
+                ArrayPlan::new(self.name(), rows, cols, s.best)?,
+            ));
+        }
+        // The budget ran out: the column DP's plan if it is cheaper.
+        let dp = ColumnDp::with_latency(self.latency).decompose(rows, cols, speeds)?;
+        let dp_cost = plan_cost(&dp, self.latency);
+        if s.best.is_empty() || dp_cost < s.best_cost {
+            let plan = ArrayPlan::new("tile:column", rows, cols, dp.parts)?;
+            return Ok((dp_cost, plan));
+        }
+        let plan = ArrayPlan::new("tile:capped", rows, cols, s.best)?;
+        Ok((s.best_cost, plan))
     }
 }
 
@@ -123,6 +147,8 @@ struct Search<'a> {
     prune: bool,
     best_cost: f64,
     best: Vec<Rect>,
+    /// Nodes visited; the search stops once it exceeds [`TILE_MAX_NODES`].
+    nodes: usize,
 }
 
 /// Undo point of a [`Search`]: lengths to roll back to.
@@ -205,6 +231,7 @@ impl Search<'_> {
 
     /// A complete decomposition: its cost is exactly [`Self::bound`].
     fn leaf(&mut self, perim: usize) {
+        self.nodes += 1;
         let cost = self.bound(perim, 0);
         if cost < self.best_cost {
             self.best_cost = cost;
@@ -216,6 +243,10 @@ impl Search<'_> {
     /// `x` the axis the columns are cut along; `perim` sums the perimeters of
     /// the parts placed on the current path.
     fn dfs(&mut self, rect: Rect, start: usize, x: Axis, min: usize, perim: usize) {
+        self.nodes += 1;
+        if self.nodes > TILE_MAX_NODES {
+            return;
+        }
         let p = self.order.len();
         let r = p - start;
         let m0 = self.mark();
@@ -256,6 +287,9 @@ impl Search<'_> {
                 }
             }
             self.undo(m0);
+            if self.nodes > TILE_MAX_NODES {
+                break;
+            }
         }
     }
 }
@@ -304,6 +338,20 @@ mod tests {
             let full = t.run(m, n, &speeds, false).unwrap();
             assert_eq!(fast, full, "{m}x{n} {speeds:?} L={latency}");
         }
+    }
+
+    #[test]
+    fn the_search_is_capped() {
+        // Issue 12: 40 parts on 1000 x 1000 ran for over 40 s.
+        let speeds: Vec<f64> = (0..40).map(|i| 1.0 + (i % 7) as f64 * 0.37).collect();
+        let t = std::time::Instant::now();
+        let (cost, plan) = Tile::default().search(1000, 1000, &speeds).unwrap();
+        assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
+        assert!(plan.algorithm.starts_with("tile:"), "{}", plan.algorithm);
+        // Never worse than the column DP it falls back on.
+        let dp = ColumnDp::default().decompose(1000, 1000, &speeds).unwrap();
+        assert!(cost <= plan_cost(&dp, 0.0));
+        assert_eq!(cost, plan_cost(&plan, 0.0));
     }
 
     #[test]

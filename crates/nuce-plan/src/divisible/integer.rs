@@ -12,8 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{evaluate, WorkerCosts};
-use crate::error::{Error, Result};
 use crate::array2d::apportion;
+use crate::error::{Error, Result};
 
 /// Integer pieces (units of work per piece, feeding order) and their exact
 /// makespan.

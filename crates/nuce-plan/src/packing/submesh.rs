@@ -20,8 +20,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Grid, Mesh, Packer, Packing};
-use crate::error::{Error, Result};
 use crate::array2d::Rect;
+use crate::error::{Error, Result};
 
 /// The two ways of §4.3 to map a packing onto the mesh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
