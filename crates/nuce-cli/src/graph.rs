@@ -8,6 +8,8 @@ use nuce_plan::graph::{io, metrics, Algo, FmRefiner, Graph, Grouping, Partition}
 use nuce_plan::{Error, Result};
 use serde::Serialize;
 
+use crate::output::outln;
+
 /// Arguments of `nuce plan graph` (boxed: they are many).
 #[derive(clap::Args)]
 pub struct Args {
@@ -133,8 +135,7 @@ pub fn run(a: Args) -> Result<()> {
     let seconds = t0.elapsed().as_secs_f64();
     let m = metrics(&g, &p, &speeds)?;
     if let Some(out) = &a.out {
-        std::fs::write(out, io::write_partition(&p))
-            .map_err(|e| Error::Io(format!("{out}: {e}")))?;
+        crate::output::write_file(out.as_ref(), io::write_partition(&p).as_bytes())?;
     }
     if let Some(svg) = &a.svg {
         draw(&g, &p, svg)?;
@@ -153,10 +154,11 @@ pub fn run(a: Args) -> Result<()> {
         target_weights: m.target_weights,
         seconds,
     };
+    crate::output::check_numbers(&r)?;
     if a.json {
-        crate::print_json(&r)
+        crate::output::print_json(&r)
     } else {
-        println!(
+        outln!(
             "{} ({:?}{}): {} vertices, {} edges; edge cut {}, setups {}, imbalance {:.2} %, {:.3} s",
             r.algo,
             r.grouping,
@@ -167,7 +169,7 @@ pub fn run(a: Args) -> Result<()> {
             r.setups,
             100.0 * r.imbalance,
             r.seconds
-        );
+        )?;
         Ok(())
     }
 }
@@ -223,34 +225,34 @@ fn draw(g: &Graph, p: &Partition, path: &str) -> Result<()> {
     }
     let pad = 0.02 * (x1 - x0).max(y1 - y0).max(1e-9);
     let io_err = |e: String| Error::Io(format!("{path}: {e}"));
-    let root = SVGBackend::new(path, (900, 900)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| io_err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(10)
-        .build_cartesian_2d(x0 - pad..x1 + pad, y0 - pad..y1 + pad)
-        .map_err(|e| io_err(e.to_string()))?;
-    let colour = |k: usize| Palette99::pick(k).to_rgba();
-    for v in 0..g.n() {
-        for &u in g.neighbors(v) {
-            if u > v {
-                let style = if p.parts[u] == p.parts[v] {
-                    colour(p.parts[v]).stroke_width(1)
-                } else {
-                    BLACK.mix(0.6).stroke_width(2)
-                };
-                let seg = vec![(c.of(v)[0], c.of(v)[1]), (c.of(u)[0], c.of(u)[1])];
-                chart
-                    .draw_series(std::iter::once(PathElement::new(seg, style)))
-                    .map_err(|e| io_err(e.to_string()))?;
+    crate::output::svg(std::path::Path::new(path), (900, 900), |root| {
+        root.fill(&WHITE).map_err(|e| io_err(e.to_string()))?;
+        let mut chart = ChartBuilder::on(root)
+            .margin(10)
+            .build_cartesian_2d(x0 - pad..x1 + pad, y0 - pad..y1 + pad)
+            .map_err(|e| io_err(e.to_string()))?;
+        let colour = |k: usize| Palette99::pick(k).to_rgba();
+        for v in 0..g.n() {
+            for &u in g.neighbors(v) {
+                if u > v {
+                    let style = if p.parts[u] == p.parts[v] {
+                        colour(p.parts[v]).stroke_width(1)
+                    } else {
+                        BLACK.mix(0.6).stroke_width(2)
+                    };
+                    let seg = vec![(c.of(v)[0], c.of(v)[1]), (c.of(u)[0], c.of(u)[1])];
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(seg, style)))
+                        .map_err(|e| io_err(e.to_string()))?;
+                }
             }
         }
-    }
-    chart
-        .draw_series(
-            (0..g.n())
-                .map(|v| Circle::new((c.of(v)[0], c.of(v)[1]), 2, colour(p.parts[v]).filled())),
-        )
-        .map_err(|e| io_err(e.to_string()))?;
-    root.present().map_err(|e| io_err(e.to_string()))?;
-    Ok(())
+        chart
+            .draw_series(
+                (0..g.n())
+                    .map(|v| Circle::new((c.of(v)[0], c.of(v)[1]), 2, colour(p.parts[v]).filled())),
+            )
+            .map_err(|e| io_err(e.to_string()))?;
+        Ok(())
+    })
 }
