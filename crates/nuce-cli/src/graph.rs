@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use nuce_plan::graph::{io, metrics, Algo, FmRefiner, Graph, Grouping, Partition};
+use nuce_plan::graph::{best_partition, io, metrics, Algo, FmRefiner, Graph, Grouping, Partition};
 use nuce_plan::{Error, Result};
 use serde::Serialize;
 
@@ -35,7 +35,9 @@ struct Inner {
     /// Comma-separated speeds, one per part.
     #[arg(long)]
     speeds: String,
-    /// rcb, zci, hci, rsb, rsbi, rcbi, or best (every one, refined, least cut).
+    /// rcb, zci, hci, rsb, rsbkl, rsbi, rcbi, or best (every one, refined;
+    /// those within the tolerance first, then the least cut; when none is
+    /// within it, the least imbalance, then the least cut).
     #[arg(long, default_value = "hci")]
     algo: String,
     /// Refine the partition with k-way Fiduccia–Mattheyses.
@@ -69,6 +71,10 @@ struct Report {
     cut_edges: usize,
     setups: usize,
     imbalance: f64,
+    /// `best` only: whether the winner meets the tolerance (false: no
+    /// candidate did, the least imbalance was chosen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tolerance_met: Option<bool>,
     part_weights: Vec<f64>,
     target_weights: Vec<f64>,
     seconds: f64,
@@ -124,13 +130,18 @@ pub fn run(a: Args) -> Result<()> {
         ..FmRefiner::default()
     };
     let t0 = Instant::now();
-    let (name, p) = if a.algo == "best" {
-        best(&g, &speeds, grouping, refiner)?
+    let (name, p, tolerance_met) = if a.algo == "best" {
+        let b = best_partition(&g, &speeds, grouping, refiner)?;
+        (
+            format!("best:{}", b.algo.name()),
+            b.partition,
+            Some(b.met_tolerance),
+        )
     } else {
         let algo = Algo::from_name(&a.algo)
             .ok_or_else(|| Error::InvalidInput(format!("unknown algorithm {:?}", a.algo)))?;
         let p = algo.partition(&g, &speeds, grouping, a.refine.then_some(refiner))?;
-        (algo.name().to_string(), p)
+        (algo.name().to_string(), p, None)
     };
     let seconds = t0.elapsed().as_secs_f64();
     let m = metrics(&g, &p, &speeds)?;
@@ -150,6 +161,7 @@ pub fn run(a: Args) -> Result<()> {
         cut_edges: m.cut_edges,
         setups: m.setups,
         imbalance: m.imbalance,
+        tolerance_met,
         part_weights: m.part_weights,
         target_weights: m.target_weights,
         seconds,
@@ -170,37 +182,14 @@ pub fn run(a: Args) -> Result<()> {
             100.0 * r.imbalance,
             r.seconds
         )?;
+        if r.tolerance_met == Some(false) {
+            outln!(
+                "no candidate meets the tolerance {}: the least imbalance (then cut) was chosen",
+                a.tolerance
+            )?;
+        }
         Ok(())
     }
-}
-
-/// Every algorithm that applies, refined; the least cut within tolerance wins.
-fn best(
-    g: &Graph,
-    speeds: &[f64],
-    grouping: Grouping,
-    refiner: FmRefiner,
-) -> Result<(String, Partition)> {
-    let mut winner: Option<(f64, String, Partition)> = None;
-    for algo in Algo::ALL {
-        if algo.needs_coords() && g.coords().is_none() {
-            continue;
-        }
-        let p = algo.partition(g, speeds, grouping, Some(refiner))?;
-        let m = metrics(g, &p, speeds)?;
-        let score = m.edge_cut
-            + if m.imbalance > refiner.tolerance + 1e-9 {
-                1e300
-            } else {
-                0.0
-            };
-        if winner.as_ref().is_none_or(|w| score < w.0) {
-            winner = Some((score, format!("best:{}", algo.name()), p));
-        }
-    }
-    winner
-        .map(|w| (w.1, w.2))
-        .ok_or_else(|| Error::InvalidInput("no algorithm applies".into()))
 }
 
 /// Draws vertices coloured by part, cut edges in grey (2D coordinates).
