@@ -17,7 +17,6 @@ use nuce_plan::{Error, Result};
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, IntoDrawingArea, SVGBackend};
 use serde::Serialize;
-use serde_json::Value;
 
 /// Writes one line to stdout (see the module docs for errors).
 macro_rules! outln {
@@ -58,36 +57,43 @@ pub(crate) fn warn(msg: &str) {
 
 /// Checks that every number of `v`'s JSON form is finite: serde writes
 /// infinity and NaN as `null`, which no key of the documented outputs may
-/// hold. The error names the key, e.g. `makespan` or `parts[3].cost`.
+/// hold (their optional keys are left out, not `null`). The error names
+/// the key, e.g. `makespan`.
 pub(crate) fn check_numbers<T: Serialize>(v: &T) -> Result<()> {
-    let json = serde_json::to_value(v).map_err(|e| Error::Io(e.to_string()))?;
-    match first_null(&json, String::new()) {
-        Some(key) => Err(Error::InvalidInput(format!(
-            "the result has a non-finite number at `{key}` (an overflow: the \
-             inputs are too large or too small for f64)"
-        ))),
-        None => Ok(()),
-    }
+    let json = serde_json::to_string(v).map_err(|e| Error::Io(e.to_string()))?;
+    check_text(&json)
 }
 
-/// The path of the first `null` in `v`.
-fn first_null(v: &Value, at: String) -> Option<String> {
-    match v {
-        Value::Null => Some(if at.is_empty() { "(root)".into() } else { at }),
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| first_null(x, format!("{at}[{i}]"))),
-        Value::Object(o) => o.iter().find_map(|(k, x)| {
-            let key = if at.is_empty() {
-                k.clone()
-            } else {
-                format!("{at}.{k}")
-            };
-            first_null(x, key)
-        }),
-        _ => None,
+/// [`check_numbers`] on serialized JSON: a scan for a `null` outside
+/// strings, O(length), no tree built (outputs can hold millions of numbers).
+fn check_text(json: &str) -> Result<()> {
+    let b = json.as_bytes();
+    let (mut i, mut key) = (0, "(root)");
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = i.min(b.len());
+                // A string followed by ':' is a key.
+                if b.get(end + 1) == Some(&b':') {
+                    key = json.get(start..end).unwrap_or("?");
+                }
+            }
+            b'n' if b[i..].starts_with(b"null") => {
+                return Err(Error::InvalidInput(format!(
+                    "the result has a non-finite number at `{key}` (an overflow: the \
+                     inputs are too large or too small for f64)"
+                )));
+            }
+            _ => {}
+        }
+        i += 1;
     }
+    Ok(())
 }
 
 /// Prints a serializable value as pretty JSON on stdout, after
@@ -152,12 +158,15 @@ mod tests {
             b: vec![2.0, f64::INFINITY],
         };
         let e = check_numbers(&bad).unwrap_err().to_string();
-        assert!(e.contains("`b[1]`"), "{e}");
+        assert!(e.contains("`b`"), "{e}");
         let nan = Out {
             a: f64::NAN,
             b: vec![],
         };
         assert!(check_numbers(&nan).unwrap_err().to_string().contains("`a`"));
+        // "null" inside a string is no number.
+        assert!(check_text(r#"{"a":"null \"x\" null","b":[1,2]}"#).is_ok());
+        assert!(check_text(r#"{"a":"x","b":[1,null]}"#).is_err());
     }
 
     #[test]
