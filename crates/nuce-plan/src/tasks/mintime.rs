@@ -23,20 +23,35 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::{MaxTasksSolver, TaskPlatform, TaskSchedule};
+use super::{MaxTasksSolver, TaskPlatform, TaskSchedule, MAX_COUNT};
 use crate::error::{Error, Result};
 
 /// Most solver calls of one search.
 const MAX_PROBES: usize = 200;
 
 /// MinTime(C): a schedule of exactly `tasks` tasks with the smallest
-/// makespan found by binary search over `solver`'s MaxTasks(T).
+/// makespan found by binary search over `solver`'s MaxTasks(T). At most
+/// [`MAX_COUNT`] = 2^40 tasks ([`Error::InvalidInput`] above); the whole
+/// search shares one work limit ([`super::MAX_WORK`]).
 pub fn min_time<S: MaxTasksSolver + ?Sized>(
     solver: &S,
     platform: &TaskPlatform,
     tasks: u64,
 ) -> Result<TaskSchedule> {
     platform.check()?;
+    if tasks > MAX_COUNT as u64 {
+        return Err(Error::InvalidInput(format!(
+            "{tasks} tasks: at most 2^40 = {MAX_COUNT}"
+        )));
+    }
+    super::with_work_limit(super::MAX_WORK, || search(solver, platform, tasks))
+}
+
+fn search<S: MaxTasksSolver + ?Sized>(
+    solver: &S,
+    platform: &TaskPlatform,
+    tasks: u64,
+) -> Result<TaskSchedule> {
     let p = platform.workers();
     if tasks == 0 {
         let slots: Vec<usize> = (1..=p).collect();
@@ -45,8 +60,23 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
     }
     let rate: f64 = platform.cycle_times.iter().map(|t| 1.0 / t).sum();
     let max_t = platform.cycle_times.iter().cloned().fold(0.0, f64::max);
+    let min_t = platform
+        .cycle_times
+        .iter()
+        .cloned()
+        .fold(f64::INFINITY, f64::min);
     let mut lo = tasks as f64 / rate;
-    let mut hi = lo + p as f64 * (platform.tcom + platform.tcom_return) + max_t;
+    // Any pair of permutations reaches C tasks by the first bound; the
+    // fastest worker alone, first in both orders, by the second (workers
+    // without tasks need no message). The second keeps a huge cycle time
+    // (1e308) from making the bracket, and the event search, absurd.
+    let mut hi = (lo + p as f64 * (platform.tcom + platform.tcom_return) + max_t)
+        .min(tasks as f64 * min_t + platform.tcom + platform.tcom_return);
+    if !hi.is_finite() {
+        return Err(Error::InvalidInput(format!(
+            "the makespan of {tasks} tasks overflows f64 (cycle times up to {max_t:e})"
+        )));
+    }
     let mut probes = 0;
     let mut best = loop {
         let s = solver.max_tasks(platform, hi)?;
@@ -66,11 +96,6 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
     // Without return messages every makespan is an event time j·t_com + k·t_i:
     // bisect on reals only until the bracket is narrower than min t_i / 8,
     // then bisect over the sorted event times inside it (exact, fewer probes).
-    let min_t = platform
-        .cycle_times
-        .iter()
-        .cloned()
-        .fold(f64::INFINITY, f64::min);
     let enumerable = platform.tcom_return == 0.0 && p <= 2048;
     let stop = |lo: f64, hi: f64| {
         hi - lo <= 1e-12 * hi.abs().max(1e-300) || (enumerable && hi - lo <= min_t / 8.0)
@@ -92,8 +117,9 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
             lo = mid;
         }
     }
-    if enumerable {
-        let events = event_times(platform, lo, hi);
+    // Only once the bracket is narrow (the probes may have run out before).
+    if enumerable && hi - lo <= min_t / 8.0 {
+        let events = event_times(platform, lo, hi)?;
         // The first feasible event time (hi, feasible, is the sentinel).
         let (mut a, mut b) = (0usize, events.len());
         while a < b && probes < MAX_PROBES {
@@ -116,8 +142,9 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
 
 /// Event times `j·t_com + k·t_i` (`1 ≤ j ≤ p`, `k ≥ 1`) in `(lo, hi)`,
 /// sorted and deduplicated: the only possible MaxTasks1 makespans there.
-/// `O(p² · (1 + (hi − lo)/min t))` time and memory.
-fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Vec<f64> {
+/// `O(p² · (1 + (hi − lo)/min t))` time and memory, each event a step of
+/// the work limit.
+fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Result<Vec<f64>> {
     let p = platform.workers();
     let slots: Vec<f64> = if platform.tcom == 0.0 {
         vec![0.0]
@@ -129,6 +156,7 @@ fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Vec<f64> {
         for &start in &slots {
             let mut k = ((lo - start) / t).floor().max(0.0) + 1.0;
             loop {
+                super::spend(1)?;
                 let e = start + k * t;
                 if e >= hi {
                     break;
@@ -142,7 +170,7 @@ fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Vec<f64> {
     }
     out.sort_by(f64::total_cmp);
     out.dedup();
-    out
+    Ok(out)
 }
 
 /// Finish-time key of the trimming heap (max-heap on finish time).

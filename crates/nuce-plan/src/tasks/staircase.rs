@@ -171,7 +171,13 @@ pub fn staircase_assignment(
             row_order.len()
         )));
     }
-    let mut flow = Flow::new(p, (0..p).map(|i| options(p, &|j| weight(i, j))).collect());
+    let mut opts = Vec::with_capacity(p);
+    for i in 0..p {
+        let o = options(p, &|j| weight(i, j));
+        super::spend(o.len() + 1)?;
+        opts.push(o);
+    }
+    let mut flow = Flow::new(p, opts);
     let mut sr = Search::new(2 * p + 1);
     let mut edges = Vec::new();
     for &start in row_order {
@@ -189,7 +195,7 @@ pub fn staircase_assignment(
         // Fast path: an augmenting path of zero reduced cost is a shortest
         // one; a depth-first search finds one without settling the large
         // plateaus of equal distance that Dijkstra would sweep.
-        if !flow.zero_path(start, &mut sr, &mut edges) {
+        if !flow.zero_path(start, &mut sr, &mut edges)? {
             flow.dijkstra(start, &mut sr, &mut edges)?;
         }
         flow.augment(start, &sr.pred);
@@ -277,16 +283,19 @@ impl Flow {
     }
 
     /// Depth-first search over edges of zero reduced cost; fills `sr.pred`.
+    /// Every edge looked at is a step of the work limit
+    /// ([`super::with_work_limit`]).
     fn zero_path(
         &self,
         start: usize,
         sr: &mut Search,
         edges: &mut Vec<(usize, i64, u8, usize)>,
-    ) -> bool {
+    ) -> Result<bool> {
         sr.reset(start);
         let mut stack = vec![start];
         while let Some(u) = stack.pop() {
             self.edges(u, edges);
+            super::spend(edges.len() + 1)?;
             for &(v, cost, kind, idx) in edges.iter() {
                 if sr.done[v] || self.reduced(u, v, cost) != 0 {
                     continue;
@@ -295,12 +304,12 @@ impl Flow {
                 sr.touched.push(v);
                 sr.pred[v] = (u, kind, idx);
                 if v == self.sink() {
-                    return true;
+                    return Ok(true);
                 }
                 stack.push(v);
             }
         }
-        false
+        Ok(false)
     }
 
     /// Dijkstra on reduced costs, stopped when the sink is settled; then
@@ -325,6 +334,7 @@ impl Flow {
                 break;
             }
             self.edges(u, edges);
+            super::spend(edges.len() + 1)?;
             for &(v, cost, kind, idx) in edges.iter() {
                 sr.relax(u, v, cost, (kind, idx), &self.pot);
             }
