@@ -428,12 +428,14 @@ impl ChunkDistributor for Panels {
 pub fn sweep_makespan(owners: &[usize], rows: usize, cycle_times: &[f64]) -> Result<f64> {
     check_speeds(cycle_times)?;
     check_owners(owners, cycle_times.len())?;
+    // Rows alone too: one value per row is kept, even without chunks.
     if rows
-        .checked_mul(owners.len())
-        .is_none_or(|n| n > MAX_SWEEP_TILES)
+        .max(owners.len())
+        .max(rows.saturating_mul(owners.len()))
+        > MAX_SWEEP_TILES
     {
         return Err(Error::InvalidInput(format!(
-            "sweep of {rows} x {} tiles: at most 2^27 = {MAX_SWEEP_TILES} tiles are simulated",
+            "sweep of {rows} x {} tiles: at most 2^27 = {MAX_SWEEP_TILES} tiles (and rows) are simulated",
             owners.len()
         )));
     }
@@ -531,5 +533,8 @@ mod tests {
         let e = Static.distribute(4, &[1e308, 1e308]).unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)), "{e}");
         assert!(sweep_makespan(&[0; 1000], usize::MAX, &[1.0]).is_err());
+        // No chunks but 2^64 - 1 rows: the per-row vector was a
+        // capacity-overflow panic.
+        assert!(sweep_makespan(&[], usize::MAX, &[1.0]).is_err());
     }
 }

@@ -23,7 +23,7 @@
 //! Complexity: `Ω(pt(p))` candidates when no rotation happens, `O(2^{p−1})`
 //! candidates in the worst case (§6.2), each O(p) to build (plus
 //! O(p log p) for the internal edges with a latency) — but the search
-//! visits at most [`TILE_MAX_NODES`] nodes: when that budget runs out it
+//! spends at most [`TILE_MAX_WORK`] steps: when that budget runs out it
 //! stops, and the cheaper of the best decomposition found so far and the
 //! column DP's plan ([`ColumnDp`]) is returned, named `tile:capped` or
 //! `tile:column`. Below the budget the result is the exhaustive search's.
@@ -34,10 +34,12 @@ use super::guillotine::{cut_at, piece, slice, sorted_desc, Axis};
 use super::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 use crate::error::Result;
 
-/// Most search nodes (calls of the recursion of Figure 14 and complete
-/// decompositions) one TILE search visits: 2^20, about a second at 40
-/// parts. 40 parts on 1000 × 1000 ran for over 40 s without it.
-pub const TILE_MAX_NODES: usize = 1 << 20;
+/// Most steps one TILE search spends: 2^26, about a second. A step is a
+/// call of the recursion of Figure 14, a column tried, a part placed or a
+/// complete decomposition costed. 40 parts on 1000 × 1000 ran for over
+/// 40 s without it, 10 000 parts on 1 × 1000 for minutes (each call tries
+/// up to `p` columns of up to `p` parts).
+pub const TILE_MAX_WORK: usize = 1 << 26;
 
 /// TILE (000 §6.2, Figure 14): XY search that switches axes whenever the
 /// remaining subarray becomes taller than wide.
@@ -96,11 +98,11 @@ impl Tile {
             prune,
             best_cost: f64::INFINITY,
             best: Vec::new(),
-            nodes: 0,
+            work: 0,
         };
         let whole = Rect::new(0, 0, rows, cols);
         s.dfs(whole, 0, Axis::longer(&whole), 1, 0);
-        if s.nodes <= TILE_MAX_NODES {
+        if s.work <= TILE_MAX_WORK {
             return Ok((
                 s.best_cost,
                 ArrayPlan::new(self.name(), rows, cols, s.best)?,
@@ -147,8 +149,8 @@ struct Search<'a> {
     prune: bool,
     best_cost: f64,
     best: Vec<Rect>,
-    /// Nodes visited; the search stops once it exceeds [`TILE_MAX_NODES`].
-    nodes: usize,
+    /// Steps spent; the search stops once they exceed [`TILE_MAX_WORK`].
+    work: usize,
 }
 
 /// Undo point of a [`Search`]: lengths to roll back to.
@@ -209,6 +211,7 @@ impl Search<'_> {
     /// `axis`; returns the sum of their perimeters.
     fn stack(&mut self, rect: &Rect, axis: Axis, start: usize, count: usize) -> usize {
         let (order, w) = (self.order, self.sorted_w);
+        self.work += count;
         let mut perim = 0;
         slice(rect, axis, &w[start..start + count], |k, piece| {
             perim += piece.perimeter();
@@ -231,7 +234,7 @@ impl Search<'_> {
 
     /// A complete decomposition: its cost is exactly [`Self::bound`].
     fn leaf(&mut self, perim: usize) {
-        self.nodes += 1;
+        self.work += 1;
         let cost = self.bound(perim, 0);
         if cost < self.best_cost {
             self.best_cost = cost;
@@ -243,8 +246,8 @@ impl Search<'_> {
     /// `x` the axis the columns are cut along; `perim` sums the perimeters of
     /// the parts placed on the current path.
     fn dfs(&mut self, rect: Rect, start: usize, x: Axis, min: usize, perim: usize) {
-        self.nodes += 1;
-        if self.nodes > TILE_MAX_NODES {
+        self.work += 1;
+        if self.work > TILE_MAX_WORK {
             return;
         }
         let p = self.order.len();
@@ -260,6 +263,7 @@ impl Search<'_> {
         let total = self.prefix[p] - self.prefix[start];
         let extent = x.extent(&rect);
         for c in min..=r {
+            self.work += 1;
             if c == r {
                 // Last column: all remaining parts stacked along Y.
                 let per = perim + self.stack(&rect, y, start, r);
@@ -287,7 +291,7 @@ impl Search<'_> {
                 }
             }
             self.undo(m0);
-            if self.nodes > TILE_MAX_NODES {
+            if self.work > TILE_MAX_WORK {
                 break;
             }
         }

@@ -114,12 +114,7 @@ impl HeteroDivisible {
         if p == 0 {
             return Err(Error::Empty("no workers".into()));
         }
-        if p > super::MAX_LP_WORKERS {
-            return Err(Error::InvalidInput(format!(
-                "{p} workers: the LP of eq. (7) takes at most {}",
-                super::MAX_LP_WORKERS
-            )));
-        }
+        super::check_workers(p, super::MAX_LP_WORKERS)?;
         for w in workers {
             w.check()?;
         }

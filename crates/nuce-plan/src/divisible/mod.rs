@@ -158,11 +158,7 @@ pub fn solve_ordered(workers: &[WorkerCosts]) -> Result<(Vec<f64>, f64)> {
     if n == 0 {
         return Err(Error::Empty("no workers".into()));
     }
-    if n > MAX_LP_WORKERS {
-        return Err(Error::InvalidInput(format!(
-            "{n} workers: the LP of eq. (7) takes at most {MAX_LP_WORKERS}"
-        )));
-    }
+    check_workers(n, MAX_LP_WORKERS)?;
     for w in workers {
         w.check()?;
     }
@@ -226,6 +222,24 @@ pub fn solve_ordered(workers: &[WorkerCosts]) -> Result<(Vec<f64>, f64)> {
 /// second in the worst case measured (zero intercepts, compute-bound) on a
 /// busy machine; the LP's time grows about as `n³`.
 pub const MAX_LP_WORKERS: usize = 500;
+
+/// Most pieces of [`WorkerCosts::equal_partition`] (no LP; 2^24, 128 MiB
+/// of fractions).
+pub const MAX_EQUAL_WORKERS: usize = 1 << 24;
+
+/// Rejects 0 workers ([`Error::Empty`]) and more than `limit`
+/// ([`Error::InvalidInput`]) before anything is allocated for them.
+pub(crate) fn check_workers(n: usize, limit: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::Empty("zero workers".into()));
+    }
+    if n > limit {
+        return Err(Error::InvalidInput(format!(
+            "{n} workers: at most {limit} here (the LP of eq. (7) has dense rows)"
+        )));
+    }
+    Ok(())
+}
 
 /// Most workers [`WorkerCount::Auto`] tries (one LP per count, `1..=max`):
 /// 128, under a second; 400 took 43 s.
@@ -335,9 +349,7 @@ impl WorkerCosts {
 
     /// The LP of eq. (7) for `n` identical workers with these costs.
     pub fn optimal_partition(&self, n: usize) -> Result<DivisiblePlan> {
-        if n == 0 {
-            return Err(Error::Empty("zero workers".into()));
-        }
+        check_workers(n, MAX_LP_WORKERS)?;
         let (fractions, makespan) = solve_ordered(&vec![*self; n])?;
         Ok(DivisiblePlan {
             workers: n,
@@ -378,9 +390,7 @@ impl WorkerCosts {
     /// Equal pieces, `1/n` each (the "naive" and "semi-naive" splits of 003
     /// §3.4–3.5), with their makespan under one-at-a-time communication.
     pub fn equal_partition(&self, n: usize) -> Result<DivisiblePlan> {
-        if n == 0 {
-            return Err(Error::Empty("zero workers".into()));
-        }
+        check_workers(n, MAX_EQUAL_WORKERS)?;
         let fractions = vec![1.0 / n as f64; n];
         let makespan = evaluate(&vec![*self; n], &fractions);
         Ok(DivisiblePlan {
@@ -438,6 +448,10 @@ mod tests {
         .unwrap();
         let e = c.optimal_partition(10_000).unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        // Refused before a vector of that many workers is built (it was a
+        // capacity-overflow panic).
+        assert!(c.optimal_partition(usize::MAX).is_err());
+        assert!(c.equal_partition(usize::MAX).is_err());
         assert!(c.optimal_workers(MAX_AUTO_WORKERS + 1).is_err());
         assert!(c.optimal_partition(MAX_LP_WORKERS).is_ok());
     }

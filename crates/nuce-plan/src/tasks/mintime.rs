@@ -54,9 +54,7 @@ fn search<S: MaxTasksSolver + ?Sized>(
 ) -> Result<TaskSchedule> {
     let p = platform.workers();
     if tasks == 0 {
-        let slots: Vec<usize> = (1..=p).collect();
-        let ret = (platform.tcom_return > 0.0).then(|| slots.clone());
-        return Ok(TaskSchedule::new(platform, vec![0; p], slots, ret));
+        return Ok(TaskSchedule::empty(platform));
     }
     let rate: f64 = platform.cycle_times.iter().map(|t| 1.0 / t).sum();
     let max_t = platform.cycle_times.iter().cloned().fold(0.0, f64::max);

@@ -35,8 +35,8 @@
 //! for [`min_time`] at most 2^40 tasks in all) and return an
 //! [`Error::InvalidInput`] instead of a silently capped count. The
 //! matching solvers (everything with message costs) run under a work
-//! limit of [`MAX_WORK`] steps of the staircase flow per call (about 2 to
-//! 5 s; [`with_work_limit`] sets another): a platform of thousands of
+//! limit of [`MAX_WORK`] steps of the staircase flow per call (about a
+//! second; [`with_work_limit`] sets another): a platform of thousands of
 //! workers whose messages cost as much as their tasks ends with an error
 //! in bounded time rather than running for minutes. Every schedule is
 //! checked before it is returned: the finish time of every worker, in the
@@ -143,8 +143,9 @@ pub fn signed_tasks_within(budget: f64, t: f64) -> i64 {
 }
 
 /// Steps of the staircase flow one entry point may spend by default
-/// (2^28: about 2 to 5 s on a busy machine). Before this bound MinTime
-/// with return messages on 1 000 workers ran for over 100 s.
+/// (2^25: about a second on a busy machine, and at most one heap entry of
+/// 24 bytes per step, 800 MB, for Dijkstra's lazy deletions). Before this
+/// bound MinTime with return messages on 1 000 workers ran for over 100 s.
 pub const MAX_WORK: u64 = 1 << 28;
 
 thread_local! {
@@ -236,6 +237,13 @@ impl TaskSchedule {
         };
         s.makespan = s.model_makespan(platform);
         s
+    }
+
+    /// The schedule of no task: slots in worker order.
+    pub fn empty(platform: &TaskPlatform) -> Self {
+        let slots: Vec<usize> = (1..=platform.workers()).collect();
+        let ret = (platform.tcom_return > 0.0).then(|| slots.clone());
+        Self::new(platform, vec![0; platform.workers()], slots, ret)
     }
 
     /// Total number of tasks `Σ c_i`.
@@ -395,6 +403,16 @@ pub trait MaxTasksSolver {
     /// ([`TaskSchedule::check`]) before returning it.
     fn max_tasks(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
         check_problem(platform, deadline)?;
+        // No worker fits one task even with the first messages: nothing
+        // to match (a deadline of 0 on 10 000 workers kept the matching
+        // busy for its whole work limit).
+        if platform
+            .cycle_times
+            .iter()
+            .all(|t| platform.tcom + t + platform.tcom_return > deadline)
+        {
+            return Ok(TaskSchedule::empty(platform));
+        }
         let mut s = with_work_limit(MAX_WORK, || self.schedule(platform, deadline))?;
         s.fit(platform, deadline);
         s.check(platform, Some(deadline))?;

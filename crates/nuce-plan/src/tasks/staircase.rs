@@ -91,6 +91,10 @@ fn options(p: usize, w: &impl Fn(usize) -> i64) -> Vec<Opt> {
     out
 }
 
+/// Most options (steps of the staircases) of one assignment: 2^24, 256 MiB
+/// (10 000 workers with a distinct count in every slot asked for 10^8).
+pub const MAX_OPTIONS: usize = 1 << 24;
+
 /// Kinds of residual edges on a shortest path.
 const FORWARD: u8 = 0; // worker → slot node, an option
 const BACK: u8 = 1; // slot node → worker, releasing its option
@@ -172,9 +176,17 @@ pub fn staircase_assignment(
         )));
     }
     let mut opts = Vec::with_capacity(p);
+    let mut total = 0usize;
     for i in 0..p {
         let o = options(p, &|j| weight(i, j));
         super::spend(o.len() + 1)?;
+        total += o.len();
+        if total > MAX_OPTIONS {
+            return Err(Error::InvalidInput(format!(
+                "problem too large: over {MAX_OPTIONS} matching options ({p} workers whose \
+                 task counts differ in almost every message slot)"
+            )));
+        }
         opts.push(o);
     }
     let mut flow = Flow::new(p, opts);
@@ -337,6 +349,13 @@ impl Flow {
             super::spend(edges.len() + 1)?;
             for &(v, cost, kind, idx) in edges.iter() {
                 sr.relax(u, v, cost, (kind, idx), &self.pot);
+            }
+            // Lazy deletion leaves stale entries: drop them once they
+            // outnumber the nodes, so memory stays O(p), not O(steps).
+            if sr.heap.len() > 4 * sr.dist.len() + 1024 {
+                let (done, dist) = (&sr.done, &sr.dist);
+                sr.heap
+                    .retain(|&Reverse((d, _, v))| !done[v] && d == dist[v]);
             }
         }
         let sink = self.sink();
