@@ -76,7 +76,7 @@ impl ChunkPlan {
         }
         if !self.makespan.is_finite() {
             return Err(Error::InvalidInput(format!(
-                "the makespan overflows f64: cycle times up to {} times counts up to {}",
+                "the makespan overflows f64: cycle times up to {:e} times counts up to {}",
                 cycle_times.iter().copied().fold(0.0, f64::max),
                 self.counts.iter().max().unwrap_or(&0)
             )));
