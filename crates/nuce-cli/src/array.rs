@@ -1,7 +1,7 @@
 //! `nuce plan array`: decompose a `rows × cols` array into rectangles
 //! proportional to speeds (seeds 000 and 002 §3); JSON keys in `docs/cli.md`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use nuce_plan::array2d::column::{acost_lower_bound, check_latency, rescaled};
 use nuce_plan::array2d::cost::{acost, bcost, internal_edges, latency_cost, predicted_time};
@@ -189,7 +189,7 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// Draws the tiling: one labelled rectangle per part, costs in the caption.
-fn draw_svg(path: &PathBuf, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> Result<()> {
+fn draw_svg(path: &Path, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> Result<()> {
     use plotters::prelude::*;
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     let err = |e: String| Error::Io(format!("{}: {e}", path.display()));

@@ -1,6 +1,6 @@
 //! The baseline of the seed's experiments: the modified first-fit level
 //! heuristic LP (seed `004_64c626e209e0545b.txt` §4.5, after Coffman, Garey,
-//! Johnson and Tarjan [18]) with the width search of §4.5.
+//! Johnson and Tarjan \[18\]) with the width search of §4.5.
 //!
 //! For a bin of fixed width, grids are taken in decreasing order of height and
 //! packed level by level, first fit (a grid goes to the lowest level with room
