@@ -125,6 +125,23 @@ fn check(args: &[&str]) -> Outcome {
     o
 }
 
+/// `plan array` on 50 x 40 cells for speeds 1,2,3 with this `--latency`.
+fn latency_case(latency: &str) -> Vec<&str> {
+    vec![
+        "plan",
+        "array",
+        "--rows",
+        "50",
+        "--cols",
+        "40",
+        "--speeds",
+        "1,2,3",
+        "--latency",
+        latency,
+        "--json",
+    ]
+}
+
 /// The extreme numbers of the fuzz.
 const NUMBERS: &[&str] = &[
     "0",
@@ -265,31 +282,19 @@ fn fuzz_array() {
         ]);
     }
     for lat in NUMBERS {
-        check(&[
-            "plan",
-            "array",
-            "--rows",
-            "50",
-            "--cols",
-            "40",
-            "--speeds",
-            "1,2,3",
-            "--latency",
-            lat,
-            "--json",
-        ]);
+        check(&latency_case(lat));
     }
     check(&[
         "plan",
         "array",
-        "--rows",
-        "50",
-        "--cols",
-        "40",
-        "--speeds",
-        "1,2",
         "--algo",
         "hier",
+        "--rows",
+        "60",
+        "--cols",
+        "30",
+        "--speeds",
+        "1,2",
         "--hosts",
         "0,18446744073709551615",
     ]);
@@ -726,8 +731,8 @@ fn divisible_costs_scale_and_workers_are_bounded() {
 #[test]
 fn panel_periods_are_bounded() {
     // Before: 1e9 took 22 s and 7.8 GB, 1e12 aborted, 2^64 - 1 panicked.
-    for p in ["1000000000", "1000000000000"] {
-        let o = check(&[
+    let panel = |period: &'static str| {
+        [
             "plan",
             "distribute",
             "--chunks",
@@ -737,26 +742,15 @@ fn panel_periods_are_bounded() {
             "--mode",
             "panel",
             "--period",
-            p,
-        ]);
+            period,
+        ]
+    };
+    for p in ["1000000000", "1000000000000"] {
+        let o = check(&panel(p));
         assert_eq!(o.code, Some(0));
         assert!(o.elapsed.as_secs_f64() < 5.0, "{p}: {:?}", o.elapsed);
     }
-    refused(
-        &[
-            "plan",
-            "distribute",
-            "--chunks",
-            "10",
-            "--cycle-times",
-            "1,2,3",
-            "--mode",
-            "panel",
-            "--period",
-            "18446744073709551615",
-        ],
-        5.0,
-    );
+    refused(&panel("18446744073709551615"), 5.0);
 }
 
 #[test]
@@ -787,22 +781,7 @@ fn non_finite_results_are_errors_not_null() {
         ],
         5.0,
     );
-    refused(
-        &[
-            "plan",
-            "array",
-            "--rows",
-            "50",
-            "--cols",
-            "40",
-            "--speeds",
-            "1,2,3",
-            "--latency",
-            "1e308",
-            "--json",
-        ],
-        5.0,
-    );
+    refused(&latency_case("1e308"), 5.0);
 }
 
 #[test]

@@ -14,7 +14,7 @@
 //!   term of [`latency_cost`].
 
 use super::{ArrayPlan, Rect};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Acost: number of internal cell edges (000 §2). O(p).
 pub fn acost(plan: &ArrayPlan) -> usize {
@@ -121,14 +121,7 @@ pub fn latency_cost(plan: &ArrayPlan, latency: f64) -> f64 {
 /// `O(p log p)`.
 pub fn predicted_time(plan: &ArrayPlan, speeds: &[f64], latency: f64) -> Result<f64> {
     super::column::check_latency(latency)?;
-    crate::check_speeds(speeds)?;
-    if speeds.len() != plan.parts.len() {
-        return Err(Error::ShapeMismatch(format!(
-            "{} speeds for a plan of {} parts",
-            speeds.len(),
-            plan.parts.len()
-        )));
-    }
+    plan.check_speeds(speeds)?;
     // Divided by the maximum first: the mean cannot overflow.
     let speeds = super::column::rescaled(speeds);
     let mean = speeds.iter().sum::<f64>() / speeds.len() as f64;

@@ -207,9 +207,9 @@ impl ArrayPlan {
         Ok(())
     }
 
-    /// Relative load imbalance: `max_i (area_i / speed_i) / (cells / Σ speed) - 1`.
-    /// 0 means every part holds exactly its share.
-    pub fn imbalance(&self, speeds: &[f64]) -> Result<f64> {
+    /// Checks `speeds` for this plan: valid ([`crate::check_speeds`]) and
+    /// one per part ([`Error::ShapeMismatch`] otherwise).
+    pub fn check_speeds(&self, speeds: &[f64]) -> Result<()> {
         crate::check_speeds(speeds)?;
         if speeds.len() != self.parts.len() {
             return Err(Error::ShapeMismatch(format!(
@@ -218,6 +218,13 @@ impl ArrayPlan {
                 self.parts.len()
             )));
         }
+        Ok(())
+    }
+
+    /// Relative load imbalance: `max_i (area_i / speed_i) / (cells / Σ speed) - 1`.
+    /// 0 means every part holds exactly its share.
+    pub fn imbalance(&self, speeds: &[f64]) -> Result<f64> {
+        self.check_speeds(speeds)?;
         // Speeds divided by their maximum: the sum cannot overflow.
         let speeds = column::rescaled(speeds);
         let total: f64 = speeds.iter().sum();

@@ -419,12 +419,17 @@ mod tests {
         assert!((evaluate(&[c], &[1.0]) - 14.7).abs() < 1e-12);
     }
 
+    /// Input, compute and output all `v + v·s`.
+    fn uniform(v: f64) -> WorkerCosts {
+        let unit = AffineCost::new(v, v);
+        WorkerCosts::new(unit, unit, unit).unwrap()
+    }
+
     #[test]
     fn costs_are_scaled() {
         // Issue 12: all costs 1e10 made the LP "infeasible" (1e9 worked),
         // 1e308 panicked inside the solver.
-        let unit = |v: f64| AffineCost::new(v, v);
-        let plan = |v: f64| WorkerCosts::new(unit(v), unit(v), unit(v)).unwrap();
+        let plan = uniform;
         let one = plan(1.0).optimal_partition(4).unwrap();
         for v in [1e9, 1e10, 1e200] {
             let p = plan(v).optimal_partition(4).unwrap();
@@ -440,12 +445,7 @@ mod tests {
     #[test]
     fn worker_counts_are_bounded() {
         // Issue 12: 10 000 workers took 27 s and 7 GB.
-        let c = WorkerCosts::new(
-            AffineCost::new(1.0, 1.0),
-            AffineCost::new(1.0, 1.0),
-            AffineCost::new(1.0, 1.0),
-        )
-        .unwrap();
+        let c = uniform(1.0);
         let e = c.optimal_partition(10_000).unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)), "{e}");
         // Refused before a vector of that many workers is built (it was a
