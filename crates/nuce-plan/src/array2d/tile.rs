@@ -239,6 +239,7 @@ impl Search<'_> {
         if cost < self.best_cost {
             self.best_cost = cost;
             self.best.clone_from(&self.parts);
+            self.work += self.parts.len();
         }
     }
 

@@ -32,7 +32,9 @@ const MAX_PROBES: usize = 200;
 /// MinTime(C): a schedule of exactly `tasks` tasks with the smallest
 /// makespan found by binary search over `solver`'s MaxTasks(T). At most
 /// [`MAX_COUNT`] = 2^40 tasks ([`Error::InvalidInput`] above); the whole
-/// search shares one work limit ([`super::MAX_WORK`]).
+/// search shares one work limit ([`super::MAX_WORK`]). With fewer tasks
+/// than workers only the `C` fastest workers are scheduled (an optimal
+/// schedule exists among them), the others get the later slots.
 pub fn min_time<S: MaxTasksSolver + ?Sized>(
     solver: &S,
     platform: &TaskPlatform,
@@ -43,6 +45,38 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
         return Err(Error::InvalidInput(format!(
             "{tasks} tasks: at most 2^40 = {MAX_COUNT}"
         )));
+    }
+    let p = platform.workers();
+    if tasks > 0 && tasks < p as u64 {
+        // At most C workers get a task, and a faster worker in the same
+        // slots finishes no later: an optimal schedule exists among the C
+        // fastest (workers without tasks need no message). Their schedule,
+        // with the others in the later slots, is the answer.
+        let keep = &super::matching::fastest_first(&platform.cycle_times)[..tasks as usize];
+        let sub = TaskPlatform::new(
+            keep.iter().map(|&i| platform.cycle_times[i]).collect(),
+            platform.tcom,
+            platform.tcom_return,
+        )?;
+        let s = super::with_work_limit(super::MAX_WORK, || search(solver, &sub, tasks))?;
+        let mut counts = vec![0; p];
+        let mut send: Vec<usize> = (1..=p).collect();
+        let mut ret = send.clone();
+        let mut used = vec![false; p];
+        for (k, &i) in keep.iter().enumerate() {
+            counts[i] = s.counts[k];
+            send[i] = s.send_slot[k];
+            ret[i] = s.return_slot_of(k);
+            used[i] = true;
+        }
+        for (next, i) in (keep.len() + 1..).zip((0..p).filter(|&i| !used[i])) {
+            send[i] = next;
+            ret[i] = next;
+        }
+        let ret = s.return_slot.as_ref().map(|_| ret);
+        let full = TaskSchedule::new(platform, counts, send, ret);
+        full.check(platform, None)?;
+        return Ok(full);
     }
     super::with_work_limit(super::MAX_WORK, || search(solver, platform, tasks))
 }

@@ -495,6 +495,22 @@ mod tests {
     }
 
     #[test]
+    fn few_tasks_on_many_workers_use_the_fastest() {
+        // 3 tasks on 10 000 workers ran into the work limit of the full
+        // matching; the 3 fastest workers are enough, and optimal.
+        let t: Vec<f64> = (0..10_000).map(|i| 1.0 + (i % 13) as f64 * 0.37).collect();
+        for tret in [0.0, 1.0] {
+            let pf = TaskPlatform::new(t.clone(), 1.0, tret).unwrap();
+            let s = min_time(&AutoSolver, &pf, 3).unwrap();
+            assert_eq!(s.total(), 3);
+            s.check(&pf, Some(s.makespan)).unwrap();
+            let small = TaskPlatform::new(vec![1.0; 3], 1.0, tret).unwrap();
+            let best = min_time(&AutoSolver, &small, 3).unwrap();
+            assert_eq!(s.makespan, best.makespan);
+        }
+    }
+
+    #[test]
     fn the_work_limit_ends_large_matchings() {
         // 3000 workers whose messages cost as much as their tasks: minutes
         // before; now an error within the work limit.
