@@ -124,7 +124,7 @@ pub fn imbalance(weights: &[f64], target: &[f64]) -> f64 {
 
 /// Computes every measure of `p` on `g` against `targets` (speeds).
 /// O(p + m log m) time, O(p + cut edges) memory (the former `p × p`
-/// table of part pairs took 10 GB at p = 100 000).
+/// table of part pairs would need 10 GB at p = 100 000).
 pub fn metrics(g: &Graph, p: &Partition, targets: &[f64]) -> Result<Metrics> {
     p.check_for(g, targets.len())?;
     let target = target_weights(targets, g.total_weight())?;
