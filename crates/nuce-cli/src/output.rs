@@ -96,11 +96,12 @@ fn check_text(json: &str) -> Result<()> {
     Ok(())
 }
 
-/// Prints a serializable value as pretty JSON on stdout, after
-/// [`check_numbers`].
+/// Prints a serializable value as pretty JSON on stdout, after the check
+/// of [`check_numbers`] on that text.
 pub(crate) fn print_json<T: Serialize>(v: &T) -> Result<()> {
-    check_numbers(v)?;
-    print_json_unchecked(v)
+    let s = serde_json::to_string_pretty(v).map_err(|e| Error::Io(e.to_string()))?;
+    check_text(&s)?;
+    line(format_args!("{s}"))
 }
 
 /// Prints pretty JSON on stdout as it is (`null` allowed: `nuce measure`
@@ -164,7 +165,9 @@ mod tests {
             b: vec![],
         };
         assert!(check_numbers(&nan).unwrap_err().to_string().contains("`a`"));
-        // "null" inside a string is no number.
+        // Pretty JSON names the key too; "null" inside a string is no number.
+        let pretty = serde_json::to_string_pretty(&bad).unwrap();
+        assert!(check_text(&pretty).unwrap_err().to_string().contains("`b`"));
         assert!(check_text(r#"{"a":"null \"x\" null","b":[1,2]}"#).is_ok());
         assert!(check_text(r#"{"a":"x","b":[1,null]}"#).is_err());
     }
