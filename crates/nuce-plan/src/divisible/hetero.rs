@@ -222,3 +222,42 @@ impl DivisiblePartitioner for HeteroDivisible {
         self.plan(workers)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::divisible::AffineCost;
+
+    fn workers(p: usize) -> Vec<WorkerCosts> {
+        (0..p)
+            .map(|i| {
+                let k = 1.0 + i as f64 * 0.1;
+                WorkerCosts::new(
+                    AffineCost::new(0.1, k),
+                    AffineCost::new(0.2, 5.0 * k),
+                    AffineCost::new(0.1, k),
+                )
+                .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lp_budget_bounds_both_searches() {
+        // An exhaustive search over 12 workers (1.3·10^9 ordered subsets)
+        // is refused at once; the heuristic on 200 workers stops within its
+        // budget with a plan.
+        let t = std::time::Instant::now();
+        let exhaustive = HeteroDivisible {
+            exhaustive_up_to: 12,
+            ..HeteroDivisible::default()
+        };
+        assert!(matches!(
+            exhaustive.plan(&workers(12)),
+            Err(Error::InvalidInput(_))
+        ));
+        let plan = HeteroDivisible::default().plan(&workers(200)).unwrap();
+        super::super::check_fractions(&plan.fractions).unwrap();
+        assert!(t.elapsed().as_secs_f64() < 60.0, "{:?}", t.elapsed());
+    }
+}
