@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use nuce::plan::divisible::{AffineCost, DivisibleCosts, HeteroDivisible, WorkerCosts};
 use nuce::plan::tasks::{
-    min_time, AssignmentSolver, ExactSearch, Matching, MaxTasksSolver, SortedOrder, TaskPlatform,
-    TwoFactor,
+    min_time, with_work_limit, AssignmentSolver, ExactSearch, Matching, MaxTasksSolver,
+    SortedOrder, TaskPlatform, TwoFactor,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,6 +24,12 @@ fn platform(rng: &mut ChaCha8Rng, p: usize, tcom: f64, tret: f64) -> TaskPlatfor
 }
 
 fn main() -> nuce::Result<()> {
+    // MinTime with return messages at p = 1000 takes tens of seconds: more
+    // than the planners' default work limit, which is lifted here.
+    with_work_limit(u64::MAX, run)
+}
+
+fn run() -> nuce::Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(2001);
     println!("## MaxTasks1(T), p = 1000 (cycle times uniform in [1, 10), t_com = 0.05)\n");
     println!("| T | solver | tasks | time (ms) |\n|---|---|---|---|");

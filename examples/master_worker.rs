@@ -42,7 +42,20 @@ struct Opts {
     verbose: bool,
 }
 
-fn parse() -> Opts {
+/// Largest `rows × cols` (and `cols × cols`) accepted: 2^27 values (1 GiB
+/// of `f64` per matrix on the master).
+const MAX_VALUES: usize = 1 << 27;
+
+/// A positive integer option.
+fn positive<T: std::str::FromStr + PartialOrd + Default>(name: &str, v: &str) -> Result<T, String> {
+    match v.parse::<T>() {
+        Ok(x) if x > T::default() => Ok(x),
+        _ => Err(format!("{name} takes a positive integer, got {v:?}")),
+    }
+}
+
+/// Parses the options; a bad one is a message, never a panic.
+fn parse() -> Result<Opts, String> {
     let mut o = Opts {
         rows: 1200,
         cols: 200,
@@ -58,19 +71,30 @@ fn parse() -> Opts {
     for w in args.chunks(2) {
         let v = w.get(1).map(String::as_str).unwrap_or("");
         match w[0].as_str() {
-            "--rows" => o.rows = v.parse().expect("--rows N"),
-            "--cols" => o.cols = v.parse().expect("--cols N"),
-            "--repeats" => o.repeats = v.parse().expect("--repeats N"),
+            "--rows" => o.rows = positive("--rows", v)?,
+            "--cols" => o.cols = positive("--cols", v)?,
+            "--repeats" => o.repeats = positive("--repeats", v)?,
             "--mult" => {
                 o.mult = v
                     .split(',')
-                    .map(|x| x.trim().parse().expect("--mult a,b,c"))
-                    .collect()
+                    .map(|x| positive("--mult", x.trim()))
+                    .collect::<Result<_, _>>()?
             }
-            other => panic!("unknown option {other}"),
+            other => return Err(format!("unknown option {other:?}")),
         }
     }
-    o
+    for (what, n) in [
+        ("rows x cols", o.rows.checked_mul(o.cols)),
+        ("cols x cols", o.cols.checked_mul(o.cols)),
+    ] {
+        if n.is_none_or(|n| n > MAX_VALUES) {
+            return Err(format!(
+                "{what} = {} x {}: at most {MAX_VALUES} values",
+                o.rows, o.cols
+            ));
+        }
+    }
+    Ok(o)
 }
 
 /// Rows of `A·B` for `a` (n × k, row-major) and `b` (k × m), `repeat` times.
@@ -98,10 +122,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> nuce::Result<()> {
+    // Options first: a bad one ends every rank with a message and status 2
+    // (it panicked: `--rows 0`, `--rows abc`).
+    let o = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("master_worker: {e}");
+            std::process::exit(2);
+        }
+    };
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
-    let o = parse();
     if size < 2 {
         eprintln!("master_worker: run with at least 2 ranks");
         return Ok(());

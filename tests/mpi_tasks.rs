@@ -74,3 +74,28 @@ fn master_worker_example_runs_and_checks_its_product() {
             .any(|l| l.starts_with(&format!("{variant} "))));
     }
 }
+
+#[test]
+fn master_worker_rejects_bad_options_without_panicking() {
+    // Issue 12: `--rows 0` and `--rows abc` panicked. The options are now
+    // checked before MPI starts: a message and status 2 (no mpirun needed).
+    let exe = common::example("master_worker");
+    for args in [
+        &["--rows", "0"][..],
+        &["--rows", "abc"],
+        &["--cols", "-3"],
+        &["--rows", "18446744073709551615", "--cols", "2"],
+        &["--mult", "1,,2"],
+        &["--repeats"],
+        &["--bogus", "1"],
+    ] {
+        let out = std::process::Command::new(&exe)
+            .args(args)
+            .output()
+            .expect("run master_worker");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("master_worker: "), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

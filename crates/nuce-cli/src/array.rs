@@ -1,14 +1,16 @@
 //! `nuce plan array`: decompose a `rows × cols` array into rectangles
 //! proportional to speeds (\[KRW96\] and \[BBLRR01\] §3); JSON keys in `docs/cli.md`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use nuce_plan::array2d::column::{acost_lower_bound, check_latency, rescaled};
-use nuce_plan::array2d::cost::{acost, bcost, internal_edges, latency_cost};
+use nuce_plan::array2d::cost::{acost, bcost, internal_edges, latency_cost, predicted_time};
 use nuce_plan::array2d::registry::{decomposer_with_latency, names};
 use nuce_plan::array2d::{ArrayDecomposer, ArrayPlan, Hierarchical};
 use nuce_plan::{Error, Result};
 use serde::Serialize;
+
+use crate::output::outln;
 
 /// Arguments of this subcommand.
 #[derive(clap::Args)]
@@ -64,6 +66,7 @@ struct Output {
     internal_edges: usize,
     latency: f64,
     latency_cost: f64,
+    predicted_time: f64,
     imbalance: f64,
     lower_bound: f64,
     parts: Vec<PartOut>,
@@ -117,6 +120,7 @@ pub fn run(args: Args) -> Result<()> {
         internal_edges: internal_edges(&plan),
         latency: args.latency,
         latency_cost: latency_cost(&plan, args.latency),
+        predicted_time: predicted_time(&plan, &speeds, args.latency)?,
         imbalance: plan.imbalance(&rescaled(&speeds))?,
         lower_bound: acost_lower_bound(plan.rows, plan.cols, &speeds)?,
         parts: plan
@@ -135,13 +139,14 @@ pub fn run(args: Args) -> Result<()> {
             })
             .collect(),
     };
+    crate::output::check_numbers(&out)?;
     if let Some(path) = &args.svg {
         draw_svg(path, &plan, &speeds, &out)?;
     }
     if args.json {
-        return crate::print_json(&out);
+        return crate::output::print_json(&out);
     }
-    println!(
+    outln!(
         "{} on {}x{}: acost {}  bcost {}  internal edges {}  latency cost {:.1} (L = {})",
         out.algorithm,
         out.rows,
@@ -151,26 +156,40 @@ pub fn run(args: Args) -> Result<()> {
         out.internal_edges,
         out.latency_cost,
         out.latency,
-    );
-    println!(
-        "imbalance {:.4}  acost lower bound {:.1}",
-        out.imbalance, out.lower_bound
-    );
-    println!(
+    )?;
+    outln!(
+        "predicted time {:.1}  imbalance {:.4}  acost lower bound {:.1}",
+        out.predicted_time,
+        out.imbalance,
+        out.lower_bound
+    )?;
+    outln!(
         "{:>5} {:>10} {:>7} {:>7} {:>7} {:>7} {:>10}",
-        "part", "speed", "row", "col", "rows", "cols", "area"
-    );
+        "part",
+        "speed",
+        "row",
+        "col",
+        "rows",
+        "cols",
+        "area"
+    )?;
     for p in &out.parts {
-        println!(
+        outln!(
             "{:>5} {:>10} {:>7} {:>7} {:>7} {:>7} {:>10}",
-            p.part, p.speed, p.row, p.col, p.rows, p.cols, p.area
-        );
+            p.part,
+            p.speed,
+            p.row,
+            p.col,
+            p.rows,
+            p.cols,
+            p.area
+        )?;
     }
     Ok(())
 }
 
 /// Draws the tiling: one labelled rectangle per part, costs in the caption.
-fn draw_svg(path: &PathBuf, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> Result<()> {
+fn draw_svg(path: &Path, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> Result<()> {
     use plotters::prelude::*;
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     let err = |e: String| Error::Io(format!("{}: {e}", path.display()));
@@ -192,36 +211,38 @@ fn draw_svg(path: &PathBuf, plan: &ArrayPlan, speeds: &[f64], out: &Output) -> R
         out.latency_cost,
         out.imbalance
     );
-    let root = SVGBackend::new(path, (w + 20, h + 60)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let body = root
-        .titled(&caption, ("sans-serif", 16))
-        .map_err(|e| err(e.to_string()))?
-        .margin(5, 5, 10, 10);
-    let px = |v: usize| (v as f64 * scale).round() as i32;
-    for (i, (r, s)) in plan.parts.iter().zip(speeds).enumerate() {
-        if r.is_empty() {
-            continue;
+    crate::output::svg(path, (w + 20, h + 60), |root| {
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let body = root
+            .titled(&caption, ("sans-serif", 16))
+            .map_err(|e| err(e.to_string()))?
+            .margin(5, 5, 10, 10);
+        let px = |v: usize| (v as f64 * scale).round() as i32;
+        for (i, (r, s)) in plan.parts.iter().zip(speeds).enumerate() {
+            if r.is_empty() {
+                continue;
+            }
+            let (x0, y0, x1, y1) = (px(r.col), px(r.row), px(r.col_end()), px(r.row_end()));
+            let color = Palette99::pick(i).mix(0.45);
+            body.draw(&Rectangle::new([(x0, y0), (x1, y1)], color.filled()))
+                .and_then(|_| {
+                    body.draw(&Rectangle::new([(x0, y0), (x1, y1)], BLACK.stroke_width(1)))
+                })
+                .map_err(|e| err(e.to_string()))?;
+            // Label only rectangles large enough to hold it.
+            if x1 - x0 >= 40 && y1 - y0 >= 14 {
+                let style = ("sans-serif", 12)
+                    .into_font()
+                    .into_text_style(&body)
+                    .pos(Pos::new(HPos::Center, VPos::Center));
+                body.draw(&Text::new(
+                    format!("{i}: {s}"),
+                    ((x0 + x1) / 2, (y0 + y1) / 2),
+                    style,
+                ))
+                .map_err(|e| err(e.to_string()))?;
+            }
         }
-        let (x0, y0, x1, y1) = (px(r.col), px(r.row), px(r.col_end()), px(r.row_end()));
-        let color = Palette99::pick(i).mix(0.45);
-        body.draw(&Rectangle::new([(x0, y0), (x1, y1)], color.filled()))
-            .and_then(|_| body.draw(&Rectangle::new([(x0, y0), (x1, y1)], BLACK.stroke_width(1))))
-            .map_err(|e| err(e.to_string()))?;
-        // Label only rectangles large enough to hold it.
-        if x1 - x0 >= 40 && y1 - y0 >= 14 {
-            let style = ("sans-serif", 12)
-                .into_font()
-                .into_text_style(&body)
-                .pos(Pos::new(HPos::Center, VPos::Center));
-            body.draw(&Text::new(
-                format!("{i}: {s}"),
-                ((x0 + x1) / 2, (y0 + y1) / 2),
-                style,
-            ))
-            .map_err(|e| err(e.to_string()))?;
-        }
-    }
-    root.present().map_err(|e| err(e.to_string()))?;
-    Ok(())
+        Ok(())
+    })
 }

@@ -7,6 +7,8 @@ use nuce_plan::dist1d::{
 use nuce_plan::Result;
 use serde::Serialize;
 
+use crate::output::outln;
+
 /// Arguments of this subcommand.
 #[derive(clap::Args)]
 pub struct Args {
@@ -90,26 +92,27 @@ pub fn run(args: Args) -> Result<()> {
         sweep_time,
         update_costs,
     };
+    crate::output::check_numbers(&out)?;
     if args.json {
-        return crate::print_json(&out);
+        return crate::output::print_json(&out);
     }
-    println!("{} distribution of {} chunks", out.mode, out.chunks);
-    println!("counts:   {:?}", out.counts);
-    println!("makespan: {}", out.makespan);
+    outln!("{} distribution of {} chunks", out.mode, out.chunks)?;
+    outln!("counts:   {:?}", out.counts)?;
+    outln!("makespan: {}", out.makespan)?;
     if let Some(s) = &out.sequence {
-        println!("sequence: {s:?}");
+        outln!("sequence: {s:?}")?;
     }
     if let (Some(o), Some(c)) = (&out.order, &out.panel_counts) {
-        println!("panel order: {o:?}  per-panel counts: {c:?}");
+        outln!("panel order: {o:?}  per-panel counts: {c:?}")?;
     }
     if let Some(x) = out.sweep_time {
-        println!("simulated sweep time: {x}");
+        outln!("simulated sweep time: {x}")?;
     }
     if let Some(u) = &out.update_costs {
-        println!("LU update cost per step: {u:?}");
+        outln!("LU update cost per step: {u:?}")?;
     }
     if out.owners.len() <= 200 {
-        println!("owners:   {:?}", out.owners);
+        outln!("owners:   {:?}", out.owners)?;
     }
     Ok(())
 }

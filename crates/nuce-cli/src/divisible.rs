@@ -6,6 +6,8 @@ use nuce_plan::divisible::{round_pieces, AffineCost, AgrawalJagadish, WorkerCost
 use nuce_plan::Error;
 use serde::Serialize;
 
+use crate::output::outln;
+
 /// Arguments of this subcommand.
 #[derive(clap::Args)]
 pub struct Args {
@@ -86,22 +88,25 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
         units_makespan: rounded.as_ref().map(|r| r.makespan),
         units: rounded.map(|r| r.units),
     };
+    crate::output::check_numbers(&out)?;
     if args.json {
-        return crate::print_json(&out);
+        return crate::output::print_json(&out);
     }
-    println!(
+    outln!(
         "{} workers, makespan {:.6} (equal split: {:.6})",
-        out.workers, out.makespan, out.equal_split_makespan
-    );
+        out.workers,
+        out.makespan,
+        out.equal_split_makespan
+    )?;
     for (k, f) in out.fractions.iter().enumerate() {
         let u = out
             .units
             .as_ref()
             .map_or(String::new(), |u| format!("  {} units", u[k]));
-        println!("piece {:>3}: {:.6}{u}", k + 1, f);
+        outln!("piece {:>3}: {:.6}{u}", k + 1, f)?;
     }
     if let Some(m) = out.units_makespan {
-        println!("whole units: makespan {m:.6}");
+        outln!("whole units: makespan {m:.6}")?;
     }
     Ok(())
 }

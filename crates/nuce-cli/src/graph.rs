@@ -4,9 +4,11 @@
 
 use std::time::Instant;
 
-use nuce_plan::graph::{io, metrics, Algo, FmRefiner, Graph, Grouping, Partition};
+use nuce_plan::graph::{best_partition, io, metrics, Algo, FmRefiner, Graph, Grouping, Partition};
 use nuce_plan::{Error, Result};
 use serde::Serialize;
+
+use crate::output::outln;
 
 /// Arguments of `nuce plan graph` (boxed: they are many).
 #[derive(clap::Args)]
@@ -34,7 +36,9 @@ struct Inner {
     #[arg(long)]
     speeds: String,
     /// rcb, zci, hci, rsb, rsbkl, rsbi, rcbi, multilevel (ml), or best
-    /// (multilevel and the cheap geometric ones, refined; least cut).
+    /// (multilevel, rcb and rsbkl, refined; those within the tolerance first,
+    /// then the least cut; when none is within it, the least imbalance, then
+    /// the least cut).
     #[arg(long, default_value = "hci")]
     algo: String,
     /// Refine the partition with k-way Fiduccia–Mattheyses.
@@ -68,6 +72,10 @@ struct Report {
     cut_edges: usize,
     setups: usize,
     imbalance: f64,
+    /// `best` only: whether the winner meets the tolerance (false: no
+    /// candidate did, the least imbalance was chosen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tolerance_met: Option<bool>,
     part_weights: Vec<f64>,
     target_weights: Vec<f64>,
     seconds: f64,
@@ -123,19 +131,23 @@ pub fn run(a: Args) -> Result<()> {
         ..FmRefiner::default()
     };
     let t0 = Instant::now();
-    let (name, p) = if a.algo == "best" {
-        best(&g, &speeds, grouping, refiner)?
+    let (name, p, tolerance_met) = if a.algo == "best" {
+        let b = best_partition(&g, &speeds, grouping, refiner)?;
+        (
+            format!("best:{}", b.algo.name()),
+            b.partition,
+            Some(b.met_tolerance),
+        )
     } else {
         let algo = Algo::from_name(&a.algo)
             .ok_or_else(|| Error::InvalidInput(format!("unknown algorithm {:?}", a.algo)))?;
         let p = algo.partition(&g, &speeds, grouping, a.refine.then_some(refiner))?;
-        (algo.name().to_string(), p)
+        (algo.name().to_string(), p, None)
     };
     let seconds = t0.elapsed().as_secs_f64();
     let m = metrics(&g, &p, &speeds)?;
     if let Some(out) = &a.out {
-        std::fs::write(out, io::write_partition(&p))
-            .map_err(|e| Error::Io(format!("{out}: {e}")))?;
+        crate::output::write_file(out.as_ref(), io::write_partition(&p).as_bytes())?;
     }
     if let Some(svg) = &a.svg {
         draw(&g, &p, svg)?;
@@ -150,14 +162,16 @@ pub fn run(a: Args) -> Result<()> {
         cut_edges: m.cut_edges,
         setups: m.setups,
         imbalance: m.imbalance,
+        tolerance_met,
         part_weights: m.part_weights,
         target_weights: m.target_weights,
         seconds,
     };
+    crate::output::check_numbers(&r)?;
     if a.json {
-        crate::print_json(&r)
+        crate::output::print_json(&r)
     } else {
-        println!(
+        outln!(
             "{} ({:?}{}): {} vertices, {} edges; edge cut {}, setups {}, imbalance {:.2} %, {:.3} s",
             r.algo,
             r.grouping,
@@ -168,39 +182,15 @@ pub fn run(a: Args) -> Result<()> {
             r.setups,
             100.0 * r.imbalance,
             r.seconds
-        );
+        )?;
+        if r.tolerance_met == Some(false) {
+            outln!(
+                "no candidate meets the tolerance {}: the least imbalance (then cut) was chosen",
+                a.tolerance
+            )?;
+        }
         Ok(())
     }
-}
-
-/// The algorithms of [`Algo::BEST`] that apply, refined; the least cut
-/// within tolerance wins.
-fn best(
-    g: &Graph,
-    speeds: &[f64],
-    grouping: Grouping,
-    refiner: FmRefiner,
-) -> Result<(String, Partition)> {
-    let mut winner: Option<(f64, String, Partition)> = None;
-    for algo in Algo::BEST {
-        if algo.needs_coords() && g.coords().is_none() {
-            continue;
-        }
-        let p = algo.partition(g, speeds, grouping, Some(refiner))?;
-        let m = metrics(g, &p, speeds)?;
-        let score = m.edge_cut
-            + if m.imbalance > refiner.tolerance + 1e-9 {
-                1e300
-            } else {
-                0.0
-            };
-        if winner.as_ref().is_none_or(|w| score < w.0) {
-            winner = Some((score, format!("best:{}", algo.name()), p));
-        }
-    }
-    winner
-        .map(|w| (w.1, w.2))
-        .ok_or_else(|| Error::InvalidInput("no algorithm applies".into()))
 }
 
 /// Draws vertices coloured by part, cut edges in grey (2D coordinates).
@@ -225,34 +215,34 @@ fn draw(g: &Graph, p: &Partition, path: &str) -> Result<()> {
     }
     let pad = 0.02 * (x1 - x0).max(y1 - y0).max(1e-9);
     let io_err = |e: String| Error::Io(format!("{path}: {e}"));
-    let root = SVGBackend::new(path, (900, 900)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| io_err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(10)
-        .build_cartesian_2d(x0 - pad..x1 + pad, y0 - pad..y1 + pad)
-        .map_err(|e| io_err(e.to_string()))?;
-    let colour = |k: usize| Palette99::pick(k).to_rgba();
-    for v in 0..g.n() {
-        for &u in g.neighbors(v) {
-            if u > v {
-                let style = if p.parts[u] == p.parts[v] {
-                    colour(p.parts[v]).stroke_width(1)
-                } else {
-                    BLACK.mix(0.6).stroke_width(2)
-                };
-                let seg = vec![(c.of(v)[0], c.of(v)[1]), (c.of(u)[0], c.of(u)[1])];
-                chart
-                    .draw_series(std::iter::once(PathElement::new(seg, style)))
-                    .map_err(|e| io_err(e.to_string()))?;
+    crate::output::svg(std::path::Path::new(path), (900, 900), |root| {
+        root.fill(&WHITE).map_err(|e| io_err(e.to_string()))?;
+        let mut chart = ChartBuilder::on(root)
+            .margin(10)
+            .build_cartesian_2d(x0 - pad..x1 + pad, y0 - pad..y1 + pad)
+            .map_err(|e| io_err(e.to_string()))?;
+        let colour = |k: usize| Palette99::pick(k).to_rgba();
+        for v in 0..g.n() {
+            for &u in g.neighbors(v) {
+                if u > v {
+                    let style = if p.parts[u] == p.parts[v] {
+                        colour(p.parts[v]).stroke_width(1)
+                    } else {
+                        BLACK.mix(0.6).stroke_width(2)
+                    };
+                    let seg = vec![(c.of(v)[0], c.of(v)[1]), (c.of(u)[0], c.of(u)[1])];
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(seg, style)))
+                        .map_err(|e| io_err(e.to_string()))?;
+                }
             }
         }
-    }
-    chart
-        .draw_series(
-            (0..g.n())
-                .map(|v| Circle::new((c.of(v)[0], c.of(v)[1]), 2, colour(p.parts[v]).filled())),
-        )
-        .map_err(|e| io_err(e.to_string()))?;
-    root.present().map_err(|e| io_err(e.to_string()))?;
-    Ok(())
+        chart
+            .draw_series(
+                (0..g.n())
+                    .map(|v| Circle::new((c.of(v)[0], c.of(v)[1]), 2, colour(p.parts[v]).filled())),
+            )
+            .map_err(|e| io_err(e.to_string()))?;
+        Ok(())
+    })
 }

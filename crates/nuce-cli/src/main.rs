@@ -2,7 +2,9 @@
 //!
 //! `nuce plan …` runs the planning layer on numbers given on the command line
 //! and prints the plan (JSON with `--json`); `nuce measure` measures this
-//! machine's speed. Each subcommand lives in its own module.
+//! machine's speed. Each subcommand lives in its own module; everything
+//! they write goes through [`output`] (write failures are errors, a closed
+//! pipe is a quiet end, no `null` for a number).
 
 use clap::{Parser, Subcommand};
 
@@ -12,6 +14,7 @@ mod divisible;
 mod graph;
 #[cfg(feature = "measure")]
 mod measure;
+mod output;
 mod pack;
 mod tasks;
 
@@ -61,8 +64,8 @@ fn main() {
         #[cfg(feature = "measure")]
         Cmd::Measure(a) => measure::run(a),
     };
-    if let Err(e) = res {
-        eprintln!("nuce: error: {e}");
+    if let Err(e) = res.and_then(|()| output::flush()) {
+        output::warn(&format!("nuce: error: {e}"));
         std::process::exit(2);
     }
 }
@@ -77,16 +80,4 @@ pub(crate) fn parse_list(s: &str) -> nuce_plan::Result<Vec<f64>> {
             })
         })
         .collect()
-}
-
-/// Prints a serializable value as pretty JSON on stdout.
-#[allow(dead_code)]
-pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> nuce_plan::Result<()> {
-    use std::io::Write;
-    let s = serde_json::to_string_pretty(v).map_err(|e| nuce_plan::Error::Io(e.to_string()))?;
-    // A closed pipe (`nuce … | head`) is not an error worth a panic.
-    match writeln!(std::io::stdout().lock(), "{s}") {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
 }

@@ -5,10 +5,11 @@
 //! `mpirun -np 3 scripts/bind_ranks.sh target/release/nuce measure --json`
 //! shows the measured effect of a binding without any MPI call.
 
-use std::io::Write;
 use std::time::Duration;
 
 use nuce::speed::{topology, try_measure_kernel, Kernel, KernelConfig, SpeedRecord};
+
+use crate::output::outln;
 
 /// Arguments of this subcommand.
 #[derive(clap::Args)]
@@ -57,14 +58,12 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
     let m = try_measure_kernel(&cfg)?;
     let rec = SpeedRecord::from_kernel(launcher_rank(), m, topology());
     if args.json {
-        return crate::print_json(&rec);
+        return crate::output::print_json_unchecked(&rec);
     }
     let t = &rec.topology;
-    let mut out = std::io::stdout().lock();
     let kib = |b: Option<u64>| b.map_or("?".to_string(), |b| format!("{} KiB", b / 1024));
     let k = rec.kernel.as_ref();
-    writeln!(
-        out,
+    outln!(
         "rank {} on {}: {} kernel {:.4e} cell updates/s (median of {}, min {:.4e}, max {:.4e}, spread {:.1} %)",
         rec.rank,
         t.host,
@@ -75,8 +74,7 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
         k.map_or(0.0, |k| k.max),
         100.0 * k.map_or(0.0, |k| k.relative_spread()),
     )?;
-    writeln!(
-        out,
+    outln!(
         "  cores {} PUs {} bound to {:?}; L1 {} L2 {} L3 {}",
         t.cores,
         t.pus,

@@ -10,6 +10,8 @@ use nuce_plan::{Error, Result};
 use plotters::prelude::*;
 use serde::Serialize;
 
+use crate::output::outln;
+
 /// Arguments of this subcommand.
 #[derive(clap::Args)]
 pub struct Args {
@@ -162,10 +164,11 @@ pub fn run(args: Args) -> Result<()> {
         cost: alloc.cost,
         cube,
     };
+    crate::output::check_numbers(&out)?;
     if args.json {
-        return crate::print_json(&out);
+        return crate::output::print_json(&out);
     }
-    println!(
+    outln!(
         "{} packing {}x{} (min side {}), mesh {}x{}, utilization {:.1}%, cost comp {:.1} comm {:.1} total {:.1}",
         out.algo,
         out.width,
@@ -177,16 +180,29 @@ pub fn run(args: Args) -> Result<()> {
         out.cost.comp,
         out.cost.comm,
         out.cost.total
-    );
-    println!("grid        at (x,y)     rot  submesh rows x cols @ (row,col)");
+    )?;
+    outln!("grid        at (x,y)     rot  submesh rows x cols @ (row,col)")?;
     for (i, (pl, s)) in out.placements.iter().zip(&out.submeshes).enumerate() {
-        println!(
+        outln!(
             "{:>4} {:>5}x{:<5} ({:>5},{:>5}) {:>4}  {:>3} x {:<3} @ ({},{})",
-            i, grids[i].w, grids[i].h, pl.x, pl.y, pl.rotated, s.rows, s.cols, s.row, s.col
-        );
+            i,
+            grids[i].w,
+            grids[i].h,
+            pl.x,
+            pl.y,
+            pl.rotated,
+            s.rows,
+            s.cols,
+            s.row,
+            s.col
+        )?;
     }
     Ok(())
 }
+
+/// Most processor-mesh lines drawn (`P + Q`); a larger mesh is drawn
+/// without them.
+const MAX_MESH_LINES: usize = 2048;
 
 /// Draws the packing (grids numbered in input order) and the mesh lines.
 fn draw_svg(path: &str, grids: &[Grid], alloc: &nuce_plan::packing::Allocation) -> Result<()> {
@@ -196,50 +212,56 @@ fn draw_svg(path: &str, grids: &[Grid], alloc: &nuce_plan::packing::Allocation) 
     let scale = px / w.max(h);
     let (iw, ih) = ((w * scale) as u32 + 20, (h * scale) as u32 + 20);
     let io = |e: &dyn std::fmt::Display| Error::Io(e.to_string());
-    let root = SVGBackend::new(path, (iw, ih)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| io(&e))?;
-    let to = |x: f64, y: f64| (10 + (x * scale) as i32, ih as i32 - 10 - (y * scale) as i32);
-    // Mesh lines: processor boundaries mapped back into packing coordinates.
-    let (mp, mq) = (alloc.mesh.p as f64, alloc.mesh.q as f64);
-    for c in 0..=alloc.mesh.p {
-        let x = c as f64 * w / mp;
-        root.draw(&PathElement::new(
-            vec![to(x, 0.0), to(x, h)],
-            RGBColor(220, 220, 220),
-        ))
-        .map_err(|e| io(&e))?;
-    }
-    for r in 0..=alloc.mesh.q {
-        let y = r as f64 * h / mq;
-        root.draw(&PathElement::new(
-            vec![to(0.0, y), to(w, y)],
-            RGBColor(220, 220, 220),
-        ))
-        .map_err(|e| io(&e))?;
-    }
-    for i in 0..grids.len() {
-        let Some((x0, y0, x1, y1)) = pk.rect_of(
-            &grids
-                .iter()
-                .map(|g| Grid::new(g.w.max(alloc.min_side), g.h.max(alloc.min_side)))
-                .collect::<Vec<_>>(),
-            i,
-        ) else {
-            continue;
+    crate::output::svg(std::path::Path::new(path), (iw, ih), |root| {
+        root.fill(&WHITE).map_err(|e| io(&e))?;
+        let to = |x: f64, y: f64| (10 + (x * scale) as i32, ih as i32 - 10 - (y * scale) as i32);
+        // Mesh lines: processor boundaries mapped back into packing
+        // coordinates (not for meshes of more than MAX_MESH_LINES lines,
+        // which would only fill the picture and the file).
+        let (mp, mq) = (alloc.mesh.p as f64, alloc.mesh.q as f64);
+        let lines = alloc.mesh.p.saturating_add(alloc.mesh.q);
+        let (cols, rows) = if lines <= MAX_MESH_LINES {
+            (alloc.mesh.p, alloc.mesh.q)
+        } else {
+            (0, 0)
         };
-        let color = Palette99::pick(i).mix(0.6);
-        let (a, b) = (to(x0 as f64, y1 as f64), to(x1 as f64, y0 as f64));
-        root.draw(&Rectangle::new([a, b], color.filled()))
+        for c in 0..=cols {
+            let x = c as f64 * w / mp;
+            root.draw(&PathElement::new(
+                vec![to(x, 0.0), to(x, h)],
+                RGBColor(220, 220, 220),
+            ))
             .map_err(|e| io(&e))?;
-        root.draw(&Rectangle::new([a, b], BLACK.stroke_width(1)))
+        }
+        for r in 0..=rows {
+            let y = r as f64 * h / mq;
+            root.draw(&PathElement::new(
+                vec![to(0.0, y), to(w, y)],
+                RGBColor(220, 220, 220),
+            ))
             .map_err(|e| io(&e))?;
-        root.draw(&Text::new(
-            format!("{i}"),
-            ((a.0 + b.0) / 2, (a.1 + b.1) / 2),
-            ("sans-serif", 14),
-        ))
-        .map_err(|e| io(&e))?;
-    }
-    root.present().map_err(|e| io(&e))?;
-    Ok(())
+        }
+        let padded: Vec<Grid> = grids
+            .iter()
+            .map(|g| Grid::new(g.w.max(alloc.min_side), g.h.max(alloc.min_side)))
+            .collect();
+        for i in 0..grids.len() {
+            let Some((x0, y0, x1, y1)) = pk.rect_of(&padded, i) else {
+                continue;
+            };
+            let color = Palette99::pick(i).mix(0.6);
+            let (a, b) = (to(x0 as f64, y1 as f64), to(x1 as f64, y0 as f64));
+            root.draw(&Rectangle::new([a, b], color.filled()))
+                .map_err(|e| io(&e))?;
+            root.draw(&Rectangle::new([a, b], BLACK.stroke_width(1)))
+                .map_err(|e| io(&e))?;
+            root.draw(&Text::new(
+                format!("{i}"),
+                ((a.0 + b.0) / 2, (a.1 + b.1) / 2),
+                ("sans-serif", 14),
+            ))
+            .map_err(|e| io(&e))?;
+        }
+        Ok(())
+    })
 }

@@ -7,6 +7,8 @@ use nuce_plan::tasks::{
 use nuce_plan::Error;
 use serde::Serialize;
 
+use crate::output::outln;
+
 /// Arguments of this subcommand.
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("goal").required(true).args(["deadline", "tasks"])))]
@@ -82,27 +84,31 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
         deadline: args.deadline,
         counts: schedule.counts,
     };
+    crate::output::check_numbers(&out)?;
     if args.json {
-        return crate::print_json(&out);
+        return crate::output::print_json(&out);
     }
-    println!("{} tasks, makespan {}", out.total, out.makespan);
-    println!(
+    outln!("{} tasks, makespan {}", out.total, out.makespan)?;
+    outln!(
         "worker  cycle-time  tasks  send-slot{}",
         if out.return_order.is_some() {
             "  return-pos"
         } else {
             ""
         }
-    );
+    )?;
     for i in 0..out.counts.len() {
         let ret = out
             .return_order
             .as_ref()
             .map_or(String::new(), |r| format!("  {:>10}", r[i]));
-        println!(
+        outln!(
             "{:>6}  {:>10}  {:>5}  {:>9}{ret}",
-            i, platform.cycle_times[i], out.counts[i], out.order[i]
-        );
+            i,
+            platform.cycle_times[i],
+            out.counts[i],
+            out.order[i]
+        )?;
     }
     Ok(())
 }

@@ -157,6 +157,51 @@ fn medit_tetrahedra() {
     ));
 }
 
+/// A Medit mesh of `k` triangles: all around the edge (1, 2) (`book`, every
+/// pair of cells shares two nodes: a clique as dual graph), or a fan
+/// around node 1 (neighbours share an edge: a cycle).
+fn star_mesh(k: usize, book: bool) -> String {
+    use std::fmt::Write;
+    let hub = if book { 2 } else { 1 };
+    let mut s = format!(
+        "MeshVersionFormatted 1\nDimension 2\nVertices\n{}\n",
+        hub + k
+    );
+    s.push_str(if book { "0 0 0\n1 0 0\n" } else { "0 0 0\n" });
+    for i in 0..k {
+        let a = i as f64 / k as f64 * std::f64::consts::TAU;
+        writeln!(s, "{} {} 0", 2.0 * a.cos(), 2.0 * a.sin() + 0.5).unwrap();
+    }
+    writeln!(s, "Triangles\n{k}").unwrap();
+    for i in 0..k {
+        if book {
+            writeln!(s, "1 2 {} 0", 3 + i).unwrap();
+        } else {
+            writeln!(s, "1 {} {} 0", 2 + i, 2 + (i + 1) % k).unwrap();
+        }
+    }
+    s + "End\n"
+}
+
+#[test]
+fn star_meshes_have_bounded_dual_graphs() {
+    // Issue 12: 13 000 triangles around one edge (417 KB of text) asked for
+    // a dual graph of 8.4e7 edges and grew to gigabytes; now an error at
+    // once. A fan of as many triangles around one node is a fine mesh.
+    let t = std::time::Instant::now();
+    let book = parse_medit(&star_mesh(13_000, true), "book.mesh").unwrap();
+    let e = book.dual_graph(None).unwrap_err();
+    assert!(e.to_string().contains("shared by 13000 cells"), "{e}");
+    // Below the work bound, the edge bound stops the clique early.
+    let book = parse_medit(&star_mesh(10_000, true), "book.mesh").unwrap();
+    let e = book.dual_graph(None).unwrap_err();
+    assert!(e.to_string().contains("dual graph too large"), "{e}");
+    let fan = parse_medit(&star_mesh(13_000, false), "fan.mesh").unwrap();
+    let g = fan.dual_graph(None).unwrap();
+    assert_eq!((g.n(), g.num_edges()), (13_000, 13_000));
+    assert!(t.elapsed().as_secs_f64() < 30.0, "{:?}", t.elapsed());
+}
+
 #[test]
 fn real_sfepy_meshes_parse_when_installed() {
     let dir = "/usr/lib/python3/dist-packages/sfepy/meshes";

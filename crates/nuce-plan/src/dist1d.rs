@@ -52,6 +52,55 @@ impl ChunkPlan {
             .collect()
     }
 
+    /// Checks the plan against its own constraints before it is returned:
+    /// `chunks` owners, each below `p`, counts that match them and sum to
+    /// `chunks`, and a finite makespan equal to `max_i c_i t_i` (cycle times
+    /// near `f64::MAX` times a count overflow: an [`Error::InvalidInput`]).
+    /// A violation of the others is an internal error ([`Error::InvalidPlan`]),
+    /// never a wrong answer.
+    pub fn check(&self, chunks: usize, cycle_times: &[f64]) -> Result<()> {
+        let p = cycle_times.len();
+        let mut counts = vec![0usize; p];
+        for &o in &self.owners {
+            match counts.get_mut(o) {
+                Some(c) => *c += 1,
+                None => return Err(Error::InvalidPlan(format!("owner {o} of {p} processors"))),
+            }
+        }
+        if self.owners.len() != chunks || counts != self.counts {
+            return Err(Error::InvalidPlan(format!(
+                "{} owners and counts summing to {} for {chunks} chunks",
+                self.owners.len(),
+                self.counts.iter().map(|&c| c as u128).sum::<u128>()
+            )));
+        }
+        if !self.makespan.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "the makespan overflows f64: cycle times up to {:e} times counts up to {}",
+                cycle_times.iter().copied().fold(0.0, f64::max),
+                self.counts.iter().max().unwrap_or(&0)
+            )));
+        }
+        if self.makespan != makespan(&self.counts, cycle_times) {
+            return Err(Error::InvalidPlan(
+                "makespan differs from max c_i t_i".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`ChunkPlan::from_owners`], then [`ChunkPlan::check`].
+    fn checked(
+        algorithm: &str,
+        owners: Vec<usize>,
+        chunks: usize,
+        cycle_times: &[f64],
+    ) -> Result<Self> {
+        let plan = Self::from_owners(algorithm, owners, cycle_times);
+        plan.check(chunks, cycle_times)?;
+        Ok(plan)
+    }
+
     /// Builds a plan from the owner of each chunk.
     pub fn from_owners(algorithm: &str, owners: Vec<usize>, cycle_times: &[f64]) -> Self {
         let mut counts = vec![0; cycle_times.len()];
@@ -76,9 +125,22 @@ pub trait ChunkDistributor {
     fn distribute(&self, chunks: usize, cycle_times: &[f64]) -> Result<ChunkPlan>;
 }
 
-/// Largest number of chunks for which a per-chunk owner list is built
-/// (8 bytes each); [`optimal_counts`] alone has no limit.
-pub const MAX_CHUNKS: usize = 100_000_000;
+/// Largest number of chunks for which a per-chunk owner list is built:
+/// 2^22 (4 194 304: 32 MiB of owners, about 2 s for `nuce plan
+/// distribute --mode incremental --json` at 10 000 processors on a busy
+/// machine, 80 MB of JSON). It was 10^8, which took minutes and
+/// gigabytes. [`optimal_counts`] alone allows up to [`MAX_COUNT_CHUNKS`].
+pub const MAX_CHUNKS: usize = 1 << 22;
+
+/// Largest number of chunks (or panel period) [`optimal_counts`] accepts:
+/// 2^53, below which the `f64` shares of Algorithm 2's initialisation are
+/// within one of their exact value, so that at most about `p` increments
+/// follow.
+pub const MAX_COUNT_CHUNKS: usize = 1 << 53;
+
+/// Largest `rows × chunks` of [`sweep_makespan`] (one step per tile):
+/// 2^27, about a second.
+pub const MAX_SWEEP_TILES: usize = 1 << 27;
 
 fn check_chunks(chunks: usize) -> Result<()> {
     if chunks > MAX_CHUNKS {
@@ -125,7 +187,7 @@ fn increment(counts: &mut [usize], t: &[f64], more: usize) -> Vec<usize> {
         .enumerate()
         .map(|(j, (&tj, &c))| Next(tj * (c + 1) as f64, j))
         .collect();
-    let mut chosen = Vec::with_capacity(more);
+    let mut chosen = Vec::with_capacity(more.min(MAX_CHUNKS));
     for _ in 0..more {
         let Some(Next(_, j)) = heap.pop() else { break };
         counts[j] += 1;
@@ -138,7 +200,8 @@ fn increment(counts: &mut [usize], t: &[f64], more: usize) -> Vec<usize> {
 /// Algorithm 2 of \[BBLRR01\] §2.2 (DISTRIBUTE): the optimal counts `c_i` for `B`
 /// chunks, minimising `max_i c_i t_i`. Initialise `c_i = ⌊(1/t_i)/Σ(1/t) · B⌋`,
 /// then increment `argmin_j t_j (c_j + 1)` until `Σ c = B` (lowest index on
-/// ties, which reproduces Table 1). `O(p log p)`.
+/// ties, which reproduces Table 1). `O(p log p)`. At most
+/// [`MAX_COUNT_CHUNKS`] chunks ([`Error::InvalidInput`] above).
 ///
 /// ```
 /// // \[BBLRR01\] Table 1: B = 78 chunks, cycle times 3, 5, 8.
@@ -148,16 +211,31 @@ fn increment(counts: &mut [usize], t: &[f64], more: usize) -> Vec<usize> {
 /// ```
 pub fn optimal_counts(chunks: usize, cycle_times: &[f64]) -> Result<Vec<usize>> {
     check_speeds(cycle_times)?;
-    let inv: f64 = cycle_times.iter().map(|t| 1.0 / t).sum();
-    let mut counts: Vec<usize> = cycle_times
-        .iter()
-        .map(|t| ((1.0 / t) / inv * chunks as f64).floor() as usize)
-        .collect();
-    if counts.iter().sum::<usize>() > chunks {
-        // Only possible through rounding of the shares: restart from zero.
-        counts.iter_mut().for_each(|c| *c = 0);
+    if chunks > MAX_COUNT_CHUNKS {
+        return Err(Error::InvalidInput(format!(
+            "{chunks} chunks: at most 2^53 = {MAX_COUNT_CHUNKS}"
+        )));
     }
-    let more = chunks - counts.iter().sum::<usize>();
+    // Shares of the speeds 1/t_i, each divided by the largest first so
+    // that tiny cycle times (huge speeds) cannot overflow the sum.
+    let fastest = cycle_times.iter().copied().fold(f64::INFINITY, f64::min);
+    let rel: Vec<f64> = cycle_times.iter().map(|t| fastest / t).collect();
+    let inv: f64 = rel.iter().sum();
+    let mut counts: Vec<usize> = rel
+        .iter()
+        .map(|r| (r / inv * chunks as f64).floor() as usize)
+        .collect();
+    let total = |c: &[usize]| c.iter().map(|&x| x as u128).sum::<u128>();
+    if total(&counts) > chunks as u128 {
+        // Only possible through rounding of the shares: lower every count
+        // by one (still a lower bound of the optimum, and at most p more
+        // increments than from the exact floors).
+        counts.iter_mut().for_each(|c| *c = c.saturating_sub(1));
+        if total(&counts) > chunks as u128 {
+            counts.iter_mut().for_each(|c| *c = 0);
+        }
+    }
+    let more = (chunks as u128 - total(&counts)) as usize;
     increment(&mut counts, cycle_times, more);
     Ok(counts)
 }
@@ -190,7 +268,7 @@ impl ChunkDistributor for Static {
             .enumerate()
             .flat_map(|(i, &c)| std::iter::repeat_n(i, c))
             .collect();
-        Ok(ChunkPlan::from_owners(self.name(), owners, cycle_times))
+        ChunkPlan::checked(self.name(), owners, chunks, cycle_times)
     }
 }
 
@@ -205,7 +283,7 @@ impl ChunkDistributor for Incremental {
     }
     fn distribute(&self, chunks: usize, cycle_times: &[f64]) -> Result<ChunkPlan> {
         let seq = incremental_sequence(chunks, cycle_times)?;
-        Ok(ChunkPlan::from_owners(self.name(), seq, cycle_times))
+        ChunkPlan::checked(self.name(), seq, chunks, cycle_times)
     }
 }
 
@@ -238,7 +316,7 @@ impl ChunkDistributor for LuSlices {
             let len = b.min(chunks - owners.len());
             owners.extend(seq[..len].iter().rev());
         }
-        Ok(ChunkPlan::from_owners(self.name(), owners, cycle_times))
+        ChunkPlan::checked(self.name(), owners, chunks, cycle_times)
     }
 }
 
@@ -250,10 +328,14 @@ pub fn lu_update_costs(owners: &[usize], cycle_times: &[f64]) -> Result<Vec<f64>
     check_owners(owners, cycle_times.len())?;
     let mut counts = vec![0usize; cycle_times.len()];
     let mut costs = Vec::with_capacity(owners.len().saturating_sub(1));
-    // Walk backwards: the suffix after block k is known incrementally.
+    // Walk backwards: the suffix after block k is known incrementally, and
+    // its cost only grows, so the running maximum is the makespan (O(B),
+    // not O(B·p)).
+    let mut worst = 0.0f64;
     for &o in owners.iter().skip(1).rev() {
         counts[o] += 1;
-        costs.push(makespan(&counts, cycle_times));
+        worst = worst.max(counts[o] as f64 * cycle_times[o]);
+        costs.push(worst);
     }
     costs.reverse();
     Ok(costs)
@@ -301,6 +383,11 @@ impl Panels {
         } else {
             self.period
         };
+        if b > MAX_COUNT_CHUNKS {
+            return Err(Error::InvalidInput(format!(
+                "panel period {b}: at most 2^53 = {MAX_COUNT_CHUNKS}"
+            )));
+        }
         let counts = optimal_counts(b, cycle_times)?;
         let mut order: Vec<usize> = (0..cycle_times.len()).collect();
         order.sort_by(|&a, &c| {
@@ -317,12 +404,13 @@ impl ChunkDistributor for Panels {
     fn distribute(&self, chunks: usize, cycle_times: &[f64]) -> Result<ChunkPlan> {
         check_chunks(chunks)?;
         let (order, counts) = self.pattern(chunks, cycle_times)?;
-        let panel: Vec<usize> = order
+        // The panel pattern, repeated lazily: a period far beyond `chunks`
+        // costs nothing (it once built the whole panel: 8 GB for 10^9).
+        let panel = order
             .iter()
-            .flat_map(|&i| std::iter::repeat_n(i, counts[i]))
-            .collect();
-        let owners = panel.iter().copied().cycle().take(chunks).collect();
-        Ok(ChunkPlan::from_owners(self.name(), owners, cycle_times))
+            .flat_map(|&i| std::iter::repeat_n(i, counts[i]));
+        let owners = panel.cycle().take(chunks).collect();
+        ChunkPlan::checked(self.name(), owners, chunks, cycle_times)
     }
 }
 
@@ -335,10 +423,22 @@ impl ChunkDistributor for Panels {
 /// other, each processor processes tiles horizontally") — so it never delays
 /// the next processor. Ordering tiles by (block, row, column) is a
 /// topological order of all dependencies, which gives the simulation in one
-/// pass. `O(rows · B)`.
+/// pass. `O(rows · B)`, at most [`MAX_SWEEP_TILES`] tiles
+/// ([`Error::InvalidInput`] above).
 pub fn sweep_makespan(owners: &[usize], rows: usize, cycle_times: &[f64]) -> Result<f64> {
     check_speeds(cycle_times)?;
     check_owners(owners, cycle_times.len())?;
+    // Rows alone too: one value per row is kept, even without chunks.
+    if rows
+        .max(owners.len())
+        .max(rows.saturating_mul(owners.len()))
+        > MAX_SWEEP_TILES
+    {
+        return Err(Error::InvalidInput(format!(
+            "sweep of {rows} x {} tiles: at most 2^27 = {MAX_SWEEP_TILES} tiles (and rows) are simulated",
+            owners.len()
+        )));
+    }
     let mut free = vec![0.0f64; cycle_times.len()];
     // Finish time, per row, of the column left of the current block.
     let mut boundary = vec![0.0f64; rows];
@@ -397,5 +497,44 @@ mod tests {
         }
         let p = Panels { period: 4 }.distribute(0, &[1.0]).unwrap();
         assert!(p.owners.is_empty());
+    }
+
+    #[test]
+    fn huge_periods_cost_nothing() {
+        // Issue 12: `--mode panel --period 1e9` built a panel of 10^9 owners
+        // (22 s, 7.8 GB), 1e12 aborted on allocation, 2^64 - 1 panicked.
+        let t = std::time::Instant::now();
+        let p = Panels {
+            period: 1_000_000_000,
+        }
+        .distribute(10, &[1.0, 2.0, 3.0])
+        .unwrap();
+        assert_eq!(p.owners.len(), 10);
+        let p = Panels {
+            period: 1_000_000_000_000,
+        }
+        .distribute(10, &[1.0, 2.0, 3.0])
+        .unwrap();
+        assert_eq!(p.counts.iter().sum::<usize>(), 10);
+        assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
+        let e = Panels { period: usize::MAX }.distribute(10, &[1.0, 2.0]);
+        assert!(matches!(e, Err(Error::InvalidInput(_))), "{e:?}");
+        // Counts of 2^53 chunks are exact and quick.
+        let c = optimal_counts(MAX_COUNT_CHUNKS, &[1.0, 3.0, 1e-300]).unwrap();
+        assert_eq!(
+            c.iter().map(|&x| x as u128).sum::<u128>(),
+            MAX_COUNT_CHUNKS as u128
+        );
+    }
+
+    #[test]
+    fn overflowing_makespans_are_errors() {
+        // 1e308 × 2 chunks is infinite: JSON printed `null`.
+        let e = Static.distribute(4, &[1e308, 1e308]).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        assert!(sweep_makespan(&[0; 1000], usize::MAX, &[1.0]).is_err());
+        // No chunks but 2^64 - 1 rows: the per-row vector was a
+        // capacity-overflow panic.
+        assert!(sweep_makespan(&[], usize::MAX, &[1.0]).is_err());
     }
 }

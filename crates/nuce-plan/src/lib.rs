@@ -55,11 +55,18 @@ pub fn speeds_from_cycle_times(cycle_times: &[f64]) -> Result<Vec<f64>> {
     Ok(cycle_times.iter().map(|t| 1.0 / t).collect())
 }
 
-/// Speeds normalised to sum to 1 (after validation).
+/// Speeds normalised to sum to 1 (after validation). When the sum of
+/// valid speeds near `f64::MAX` overflows, they are divided by their
+/// maximum first.
 pub fn normalized(speeds: &[f64]) -> Result<Vec<f64>> {
     check_speeds(speeds)?;
     let total: f64 = speeds.iter().sum();
-    Ok(speeds.iter().map(|s| s / total).collect())
+    if total.is_finite() {
+        return Ok(speeds.iter().map(|s| s / total).collect());
+    }
+    let max = speeds.iter().copied().fold(0.0, f64::max);
+    let total: f64 = speeds.iter().map(|s| s / max).sum();
+    Ok(speeds.iter().map(|s| s / max / total).collect())
 }
 
 #[cfg(test)]
@@ -76,6 +83,12 @@ mod tests {
             ));
         }
         assert!(check_speeds(&[1.0, 2.0]).is_ok());
+    }
+
+    #[test]
+    fn huge_speeds_normalise() {
+        // The sum of 1e308 + 1e308 overflowed to inf: every share was 0.
+        assert_eq!(normalized(&[1e308, 1e308]).unwrap(), vec![0.5, 0.5]);
     }
 
     #[test]

@@ -5,11 +5,26 @@
 
 use crate::error::{Error, Result};
 
-/// Common argument checks for decomposers: valid speeds and a non-empty array.
+/// Largest number of cells (`rows × cols`) a decomposer accepts: `2^53`, the
+/// largest integer range in which every area, perimeter sum and cost is
+/// exact both as `usize` and as `f64` (areas are divided by speeds in
+/// `f64`). Larger arrays are an [`Error::InvalidInput`] at once, before any
+/// work; so is a product that overflows `usize`.
+pub const MAX_CELLS: usize = 1 << 53;
+
+/// Common argument checks for decomposers: valid speeds and a non-empty
+/// array of at most [`MAX_CELLS`] cells. Every `ArrayDecomposer` of this
+/// module calls it first (directly or through
+/// [`checked_speeds`]), so the bound holds for all of them.
 pub fn check_args(rows: usize, cols: usize, speeds: &[f64]) -> Result<()> {
     crate::check_speeds(speeds)?;
     if rows == 0 || cols == 0 {
         return Err(Error::Empty(format!("array of {rows}x{cols} cells")));
+    }
+    if rows.checked_mul(cols).is_none_or(|n| n > MAX_CELLS) {
+        return Err(Error::InvalidInput(format!(
+            "array of {rows}x{cols} cells: at most 2^53 = {MAX_CELLS} cells are supported"
+        )));
     }
     Ok(())
 }

@@ -14,6 +14,7 @@
 //!   term of [`latency_cost`].
 
 use super::{ArrayPlan, Rect};
+use crate::error::Result;
 
 /// Acost: number of internal cell edges (\[KRW96\] §2). O(p).
 pub fn acost(plan: &ArrayPlan) -> usize {
@@ -108,6 +109,39 @@ pub fn plan_cost(plan: &ArrayPlan, latency: f64) -> f64 {
     } else {
         acost(plan) as f64
     }
+}
+
+/// Predicted time of one iteration of a stencil code running `plan` on
+/// parts of relative `speeds` — the criterion [`Best`](super::Best) ranks
+/// by:
+///
+/// ```text
+/// T = max_i area_i / (s_i / s̄)  +  Acost + latency × internal edges
+/// ```
+///
+/// with `s̄` the mean speed. The unit of time is the time a part of mean
+/// speed takes to update one cell; one internal cell edge (the data of one
+/// cell sent across a part boundary, \[KRW96\] §2) costs one such unit, and
+/// every internal edge of the decomposition's planar graph a further
+/// `latency` units (\[KRW96\] §5). The first term is the slowest part's
+/// compute time (the others wait for it at the halo exchange), so an
+/// unbalanced plan — e.g. all cells on one part of four — costs what it
+/// does, however small its communication. Errors: invalid speeds, a speed
+/// count that differs from the plan's part count, an invalid latency.
+/// `O(p log p)`.
+pub fn predicted_time(plan: &ArrayPlan, speeds: &[f64], latency: f64) -> Result<f64> {
+    super::checks::check_latency(latency)?;
+    plan.check_speeds(speeds)?;
+    // Divided by the maximum first: the mean cannot overflow.
+    let speeds = super::checks::rescaled(speeds);
+    let mean = speeds.iter().sum::<f64>() / speeds.len() as f64;
+    let compute = plan
+        .parts
+        .iter()
+        .zip(&speeds)
+        .map(|(r, s)| r.rows as f64 * r.cols as f64 * (mean / s))
+        .fold(0.0, f64::max);
+    Ok(compute + latency_cost(plan, latency))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub mod tile;
 pub mod xy;
 
 pub use best::Best;
-pub use checks::check_args;
+pub use checks::{check_args, MAX_CELLS};
 pub use column::{acost_lower_bound, ColumnDp};
 pub use columns::ColumnLayout;
 pub use hier::Hierarchical;
@@ -209,9 +209,9 @@ impl ArrayPlan {
         Ok(())
     }
 
-    /// Relative load imbalance: `max_i (area_i / speed_i) / (cells / Σ speed) - 1`.
-    /// 0 means every part holds exactly its share.
-    pub fn imbalance(&self, speeds: &[f64]) -> Result<f64> {
+    /// Checks `speeds` for this plan: valid ([`crate::check_speeds`]) and
+    /// one per part ([`Error::ShapeMismatch`] otherwise).
+    pub fn check_speeds(&self, speeds: &[f64]) -> Result<()> {
         crate::check_speeds(speeds)?;
         if speeds.len() != self.parts.len() {
             return Err(Error::ShapeMismatch(format!(
@@ -220,13 +220,22 @@ impl ArrayPlan {
                 self.parts.len()
             )));
         }
+        Ok(())
+    }
+
+    /// Relative load imbalance: `max_i (area_i / speed_i) / (cells / Σ speed) - 1`.
+    /// 0 means every part holds exactly its share.
+    pub fn imbalance(&self, speeds: &[f64]) -> Result<f64> {
+        self.check_speeds(speeds)?;
+        // Speeds divided by their maximum: the sum cannot overflow.
+        let speeds = column::rescaled(speeds);
         let total: f64 = speeds.iter().sum();
-        let ideal = (self.rows * self.cols) as f64 / total;
+        let ideal = self.rows as f64 * self.cols as f64 / total;
         let worst = self
             .parts
             .iter()
-            .zip(speeds)
-            .map(|(p, s)| p.area() as f64 / s)
+            .zip(&speeds)
+            .map(|(p, s)| p.rows as f64 * p.cols as f64 / s)
             .fold(0.0, f64::max);
         Ok(worst / ideal - 1.0)
     }
@@ -246,11 +255,13 @@ pub trait ArrayDecomposer: Send + Sync {
 
 /// Splits `total` integer units into `weights.len()` parts proportional to the
 /// weights, by largest remainder: parts sum to `total` exactly and each differs
-/// from its real share by less than one.
+/// from its real share by less than one (up to the `f64` rounding of the
+/// shares when `total` exceeds `2^53`).
 ///
 /// Weights are scaled by their maximum first, so huge finite values cannot
 /// overflow the sum; non-finite or non-positive weights count as 0 (all
-/// zero: equal shares).
+/// zero: equal shares). Sums are taken in `u128` and corrections are made
+/// in bulk, so any `total` up to `usize::MAX` costs `O(p log p)`.
 pub fn apportion(total: usize, weights: &[f64]) -> Vec<usize> {
     if weights.is_empty() {
         return Vec::new();
@@ -268,25 +279,37 @@ pub fn apportion(total: usize, weights: &[f64]) -> Vec<usize> {
         .iter()
         .map(|s| (s.floor() as usize).min(total))
         .collect();
-    // Floating-point error could make the floors overshoot: take back from the largest.
-    while out.iter().sum::<usize>() > total {
-        if let Some(i) = (0..out.len()).max_by_key(|&i| out[i]) {
-            out[i] -= 1;
+    let assigned = |out: &[usize]| out.iter().map(|&c| c as u128).sum::<u128>();
+    // Floating-point error could make the floors overshoot: take the excess
+    // back from the largest parts, in bulk.
+    let mut excess = assigned(&out).saturating_sub(total as u128);
+    if excess > 0 {
+        let mut by_size: Vec<usize> = (0..out.len()).collect();
+        // Largest first, the later index on ties (as `max_by_key` picks).
+        by_size.sort_by(|&a, &b| out[b].cmp(&out[a]).then(b.cmp(&a)));
+        for i in by_size {
+            let d = excess.min(out[i] as u128);
+            out[i] -= d as usize;
+            excess -= d;
         }
     }
-    let mut left = total - out.iter().sum::<usize>();
+    // What is left (less than p, plus rounding above 2^53) goes to the
+    // largest remainders: first an equal number each, then one more each.
+    let left = total as u128 - assigned(&out);
+    let p = out.len() as u128;
+    let (each, mut extra) = ((left / p) as usize, (left % p) as usize);
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&a, &b| {
         let ra = shares[a] - shares[a].floor();
         let rb = shares[b] - shares[b].floor();
         rb.total_cmp(&ra).then(a.cmp(&b))
     });
-    for &i in order.iter().cycle() {
-        if left == 0 {
-            break;
+    for &i in &order {
+        out[i] += each;
+        if extra > 0 {
+            out[i] += 1;
+            extra -= 1;
         }
-        out[i] += 1;
-        left -= 1;
     }
     out
 }
@@ -310,6 +333,34 @@ mod tests {
         assert_eq!(apportion(10, &[1.0, 1.0, 1.0]).iter().sum::<usize>(), 10);
         assert_eq!(apportion(7, &[3.0, 1.0]), vec![5, 2]);
         assert_eq!(apportion(0, &[1.0, 2.0]), vec![0, 0]);
+    }
+
+    #[test]
+    fn apportion_of_huge_totals_is_exact_and_fast() {
+        // Sums of counts near usize::MAX wrapped, and the correction loop
+        // then ran one unit at a time (issue 12: `--rows 2^64-1` ran > 60 s).
+        for total in [usize::MAX, usize::MAX - 7, 1 << 60] {
+            let out = apportion(total, &[1.0, 2.0, 3.0, 1e-300]);
+            assert_eq!(out.iter().map(|&c| c as u128).sum::<u128>(), total as u128);
+            assert!(out[2] > out[1] && out[1] > out[0]);
+        }
+    }
+
+    #[test]
+    fn arrays_beyond_2_pow_53_cells_are_rejected_at_once() {
+        let t = std::time::Instant::now();
+        let mut algos = registry::all_decomposers();
+        algos.push(Box::new(Best::default()));
+        for d in &algos {
+            for (rows, cols) in [(usize::MAX, 1), (1, usize::MAX), (1 << 32, 1 << 32)] {
+                let e = d.decompose(rows, cols, &[1.0, 2.0, 3.0]).unwrap_err();
+                assert!(matches!(e, Error::InvalidInput(_)), "{}: {e}", d.name());
+            }
+            // At the limit every algorithm tiles the array.
+            let plan = d.decompose(MAX_CELLS, 1, &[1.0, 2.0, 3.0]).unwrap();
+            assert_eq!(plan.areas().iter().sum::<usize>(), MAX_CELLS);
+        }
+        assert!(t.elapsed().as_secs_f64() < 10.0, "{:?}", t.elapsed());
     }
 
     #[test]

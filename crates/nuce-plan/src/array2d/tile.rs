@@ -22,12 +22,24 @@
 //!
 //! Complexity: `Ω(pt(p))` candidates when no rotation happens, `O(2^{p−1})`
 //! candidates in the worst case (§6.2), each O(p) to build (plus
-//! O(p log p) for the internal edges with a latency).
+//! O(p log p) for the internal edges with a latency) — but the search
+//! spends at most [`TILE_MAX_WORK`] steps: when that budget runs out it
+//! stops, and the cheaper of the best decomposition found so far and the
+//! column DP's plan ([`ColumnDp`]) is returned, named `tile:capped` or
+//! `tile:column`. Below the budget the result is the exhaustive search's.
 
 use super::checks::{check_latency, checked_speeds};
+use super::cost::plan_cost;
 use super::guillotine::{cut_at, piece, slice, sorted_desc, Axis};
-use super::{ArrayDecomposer, ArrayPlan, Rect};
+use super::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 use crate::error::Result;
+
+/// Most steps one TILE search spends: 2^26, about a second. A step is a
+/// call of the recursion of Figure 14, a column tried, a part placed or a
+/// complete decomposition costed. 40 parts on 1000 × 1000 ran for over
+/// 40 s without it, 10 000 parts on 1 × 1000 for minutes (each call tries
+/// up to `p` columns of up to `p` parts).
+pub const TILE_MAX_WORK: usize = 1 << 26;
 
 /// TILE (\[KRW96\] §6.2, Figure 14): XY search that switches axes whenever the
 /// remaining subarray becomes taller than wide.
@@ -86,11 +98,25 @@ impl Tile {
             prune,
             best_cost: f64::INFINITY,
             best: Vec::new(),
+            work: 0,
         };
         let whole = Rect::new(0, 0, rows, cols);
         s.dfs(whole, 0, Axis::longer(&whole), 1, 0);
-        let cost = s.best_cost;
-        Ok((cost, ArrayPlan::new(self.name(), rows, cols, s.best)?))
+        if s.work <= TILE_MAX_WORK {
+            return Ok((
+                s.best_cost,
+                ArrayPlan::new(self.name(), rows, cols, s.best)?,
+            ));
+        }
+        // The budget ran out: the column DP's plan if it is cheaper.
+        let dp = ColumnDp::with_latency(self.latency).decompose(rows, cols, speeds)?;
+        let dp_cost = plan_cost(&dp, self.latency);
+        if s.best.is_empty() || dp_cost < s.best_cost {
+            let plan = ArrayPlan::new("tile:column", rows, cols, dp.parts)?;
+            return Ok((dp_cost, plan));
+        }
+        let plan = ArrayPlan::new("tile:capped", rows, cols, s.best)?;
+        Ok((s.best_cost, plan))
     }
 }
 
@@ -123,6 +149,8 @@ struct Search<'a> {
     prune: bool,
     best_cost: f64,
     best: Vec<Rect>,
+    /// Steps spent; the search stops once they exceed [`TILE_MAX_WORK`].
+    work: usize,
 }
 
 /// Undo point of a [`Search`]: lengths to roll back to.
@@ -183,6 +211,7 @@ impl Search<'_> {
     /// `axis`; returns the sum of their perimeters.
     fn stack(&mut self, rect: &Rect, axis: Axis, start: usize, count: usize) -> usize {
         let (order, w) = (self.order, self.sorted_w);
+        self.work += count;
         let mut perim = 0;
         slice(rect, axis, &w[start..start + count], |k, piece| {
             perim += piece.perimeter();
@@ -205,10 +234,12 @@ impl Search<'_> {
 
     /// A complete decomposition: its cost is exactly [`Self::bound`].
     fn leaf(&mut self, perim: usize) {
+        self.work += 1;
         let cost = self.bound(perim, 0);
         if cost < self.best_cost {
             self.best_cost = cost;
             self.best.clone_from(&self.parts);
+            self.work += self.parts.len();
         }
     }
 
@@ -216,6 +247,10 @@ impl Search<'_> {
     /// `x` the axis the columns are cut along; `perim` sums the perimeters of
     /// the parts placed on the current path.
     fn dfs(&mut self, rect: Rect, start: usize, x: Axis, min: usize, perim: usize) {
+        self.work += 1;
+        if self.work > TILE_MAX_WORK {
+            return;
+        }
         let p = self.order.len();
         let r = p - start;
         let m0 = self.mark();
@@ -229,6 +264,7 @@ impl Search<'_> {
         let total = self.prefix[p] - self.prefix[start];
         let extent = x.extent(&rect);
         for c in min..=r {
+            self.work += 1;
             if c == r {
                 // Last column: all remaining parts stacked along Y.
                 let per = perim + self.stack(&rect, y, start, r);
@@ -256,6 +292,9 @@ impl Search<'_> {
                 }
             }
             self.undo(m0);
+            if self.work > TILE_MAX_WORK {
+                break;
+            }
         }
     }
 }
@@ -304,6 +343,20 @@ mod tests {
             let full = t.run(m, n, &speeds, false).unwrap();
             assert_eq!(fast, full, "{m}x{n} {speeds:?} L={latency}");
         }
+    }
+
+    #[test]
+    fn the_search_is_capped() {
+        // Issue 12: 40 parts on 1000 x 1000 ran for over 40 s.
+        let speeds: Vec<f64> = (0..40).map(|i| 1.0 + (i % 7) as f64 * 0.37).collect();
+        let t = std::time::Instant::now();
+        let (cost, plan) = Tile::default().search(1000, 1000, &speeds).unwrap();
+        assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
+        assert!(plan.algorithm.starts_with("tile:"), "{}", plan.algorithm);
+        // Never worse than the column DP it falls back on.
+        let dp = ColumnDp::default().decompose(1000, 1000, &speeds).unwrap();
+        assert!(cost <= plan_cost(&dp, 0.0));
+        assert_eq!(cost, plan_cost(&plan, 0.0));
     }
 
     #[test]

@@ -17,14 +17,15 @@
 //!
 //! Complexity: O(pt(p) · p log p) (each candidate is realised by
 //! [`ColumnLayout::realize`], whose largest-remainder rounding sorts)
-//! (Table 8 of \[KRW96\]: XY2 is the cheaper of the exhaustive searches).
+//! (Table 8 of \[KRW96\]: XY2 is the cheaper of the exhaustive searches),
+//! for at most [`XY_MAX_PARTS`] parts; above, the column DP's cost.
 
 use super::checks::{check_latency, checked_speeds};
 use super::columns::ColumnLayout;
 use super::cost::plan_cost;
 use super::guillotine::sorted_desc;
 use super::pt::for_each_partition;
-use super::{ArrayDecomposer, ArrayPlan};
+use super::{ArrayDecomposer, ArrayPlan, ColumnDp};
 use crate::error::{Error, Result};
 
 /// XY (\[KRW96\] §6.1, Figure 13): best of the `pt(p)` sorted XY decompositions.
@@ -91,8 +92,17 @@ macro_rules! xy_variant {
 xy_variant!(Xy, "xy", false);
 xy_variant!(Xy2, "xy2", true);
 
+/// Most parts for which [`Xy`] and [`Xy2`] enumerate their `pt(p)`
+/// candidates: 43, the largest `p` with `pt(p) ≤ 2^16` (63 261 candidates,
+/// under a second). With more parts the enumeration would grow without
+/// bound in time (`pt(60)` ≈ 10^6 candidates took 14 s), so the column DP
+/// ([`ColumnDp`], which searches the same class of column-based
+/// decompositions, both orientations, with the same cost) stands in, and
+/// the plan's `algorithm` reads `xy:column` (`xy2:column`).
+pub const XY_MAX_PARTS: usize = 43;
+
 /// Enumerates the sorted XY decompositions in the order of Figure 13, keeping
-/// the first cheapest.
+/// the first cheapest (above [`XY_MAX_PARTS`] parts: the column DP's plan).
 fn search(
     name: &str,
     rows: usize,
@@ -104,6 +114,13 @@ fn search(
     // Speeds divided by their maximum: sums cannot overflow.
     let speeds = &checked_speeds(rows, cols, speeds)?;
     check_latency(latency)?;
+    if speeds.len() > XY_MAX_PARTS {
+        // pt(p) candidates would take too long: the column DP, which
+        // searches the same class, stands in (named `xy:column`).
+        let (layout, _) = ColumnDp::with_latency(latency).layout(rows, cols, speeds)?;
+        let plan = layout.realize(&format!("{name}:column"), rows, cols, speeds)?;
+        return Ok((layout, plan));
+    }
     let order = sorted_desc(speeds);
     let sorted_w: Vec<f64> = order.iter().map(|&i| speeds[i]).collect();
     // X is the longer axis: vertical slabs when cols >= rows.
@@ -173,5 +190,26 @@ mod tests {
         let plan = Xy2::default().decompose(10, 1000, &[1.0, 2.0]).unwrap();
         assert_eq!(acost(&plan), 10);
         assert!(Xy { latency: -1.0 }.decompose(4, 4, &[1.0]).is_err());
+    }
+
+    #[test]
+    fn many_parts_fall_back_to_the_column_dp() {
+        // Issue 12: 60 parts on 1000 x 1000 took 14 s (pt(60) = 966 467
+        // candidates); now the column DP stands in, at once.
+        let speeds: Vec<f64> = (0..60).map(|i| 1.0 + (i % 7) as f64 * 0.37).collect();
+        let t = std::time::Instant::now();
+        for d in [&Xy::default() as &dyn ArrayDecomposer, &Xy2::default()] {
+            let plan = d.decompose(1000, 1000, &speeds).unwrap();
+            assert_eq!(plan.algorithm, format!("{}:column", d.name()));
+            let dp = ColumnDp::default().decompose(1000, 1000, &speeds).unwrap();
+            assert_eq!(plan.parts, dp.parts);
+        }
+        assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
+        // At the limit the enumeration still runs.
+        let speeds = &speeds[..XY_MAX_PARTS];
+        assert_eq!(
+            Xy::default().decompose(50, 70, speeds).unwrap().algorithm,
+            "xy"
+        );
     }
 }

@@ -25,6 +25,13 @@ use crate::error::{Error, Result};
 ///   local search that swaps adjacent workers, replaces a used worker by an
 ///   unused one, drops or appends one, while the makespan improves (at most
 ///   `max_rounds` rounds of `O(p²)` LPs).
+///
+/// Bounds: the LPs of one plan may cost at most [`MAX_HETERO_WORK`] in
+/// all, counting `n³` for an LP of `n` pieces (the measured growth of its
+/// time). An exhaustive search over more is refused at once
+/// ([`Error::InvalidInput`]); the heuristic stops when the budget is spent
+/// and returns the best plan found so far. At most
+/// [`MAX_LP_WORKERS`](super::MAX_LP_WORKERS) workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeteroDivisible {
     /// Exhaustive search up to this many workers.
@@ -42,9 +49,14 @@ impl Default for HeteroDivisible {
     }
 }
 
-/// Best plan so far.
+/// Budget of the LPs of one [`HeteroDivisible`] plan, `Σ n³` over LPs of
+/// `n` pieces: 2^29, about 3 s on a busy machine.
+pub const MAX_HETERO_WORK: u64 = 1 << 29;
+
+/// Best plan so far, and the LP budget left.
 struct Best {
     plan: Option<DivisiblePlan>,
+    work_left: u64,
 }
 
 impl Best {
@@ -52,8 +64,18 @@ impl Best {
         self.plan.as_ref().map_or(f64::INFINITY, |p| p.makespan)
     }
 
-    /// Solves the LP for `order` and keeps it if strictly better.
+    /// True when the LP for `n` pieces still fits in the budget.
+    fn affords(&self, n: usize) -> bool {
+        (n as u64).pow(3) <= self.work_left
+    }
+
+    /// Solves the LP for `order` and keeps it if strictly better; false
+    /// without solving when the budget is spent.
     fn try_order(&mut self, workers: &[WorkerCosts], order: &[usize]) -> Result<bool> {
+        if !self.affords(order.len()) {
+            return Ok(false);
+        }
+        self.work_left -= (order.len() as u64).pow(3);
         let costs: Vec<WorkerCosts> = order.iter().map(|&i| workers[i]).collect();
         let (fractions, makespan) = solve_ordered(&costs)?;
         if makespan < self.makespan() * (1.0 - 1e-9) {
@@ -92,11 +114,28 @@ impl HeteroDivisible {
         if p == 0 {
             return Err(Error::Empty("no workers".into()));
         }
+        super::check_workers(p, super::MAX_LP_WORKERS)?;
         for w in workers {
             w.check()?;
         }
-        let mut best = Best { plan: None };
+        let mut best = Best {
+            plan: None,
+            work_left: MAX_HETERO_WORK,
+        };
         if p <= self.exhaustive_up_to {
+            // Σ_n p!/(p−n)! ordered subsets, n³ each: refused at once
+            // beyond the budget.
+            let (mut work, mut count) = (0u64, 1u64);
+            for n in 1..=p as u64 {
+                count = count.saturating_mul(p as u64 - n + 1);
+                work = work.saturating_add(count.saturating_mul(n.pow(3)));
+            }
+            if work > MAX_HETERO_WORK {
+                return Err(Error::InvalidInput(format!(
+                    "exhaustive order search over {p} workers needs {work} LP work units, \
+                     over the limit {MAX_HETERO_WORK}; lower exhaustive_up_to"
+                )));
+            }
             ordered_subsets(p, &mut Vec::new(), &mut |o| {
                 best.try_order(workers, o).map(|_| ())
             })?;
@@ -129,13 +168,16 @@ impl HeteroDivisible {
             for n in 1..=p {
                 let w = &workers[order[n - 1]];
                 intercepts += w.input.intercept + w.output.intercept;
-                if intercepts + min_slope >= best.makespan() {
+                if intercepts + min_slope >= best.makespan() || !best.affords(n) {
                     break;
                 }
                 best.try_order(workers, &order[..n])?;
             }
         }
         for _ in 0..self.max_rounds {
+            if best.work_left == 0 {
+                break;
+            }
             let Some(cur) = best.plan.as_ref().map(|b| b.order.clone()) else {
                 break;
             };
@@ -178,5 +220,44 @@ impl HeteroDivisible {
 impl DivisiblePartitioner for HeteroDivisible {
     fn partition(&self, workers: &[WorkerCosts]) -> Result<DivisiblePlan> {
         self.plan(workers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::divisible::AffineCost;
+
+    fn workers(p: usize) -> Vec<WorkerCosts> {
+        (0..p)
+            .map(|i| {
+                let k = 1.0 + i as f64 * 0.1;
+                WorkerCosts::new(
+                    AffineCost::new(0.1, k),
+                    AffineCost::new(0.2, 5.0 * k),
+                    AffineCost::new(0.1, k),
+                )
+                .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lp_budget_bounds_both_searches() {
+        // An exhaustive search over 12 workers (1.3·10^9 ordered subsets)
+        // is refused at once; the heuristic on 200 workers stops within its
+        // budget with a plan.
+        let t = std::time::Instant::now();
+        let exhaustive = HeteroDivisible {
+            exhaustive_up_to: 12,
+            ..HeteroDivisible::default()
+        };
+        assert!(matches!(
+            exhaustive.plan(&workers(12)),
+            Err(Error::InvalidInput(_))
+        ));
+        let plan = HeteroDivisible::default().plan(&workers(200)).unwrap();
+        super::super::check_fractions(&plan.fractions).unwrap();
+        assert!(t.elapsed().as_secs_f64() < 60.0, "{:?}", t.elapsed());
     }
 }

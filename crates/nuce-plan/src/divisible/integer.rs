@@ -29,9 +29,17 @@ fn sizes(units: &[u64], total: u64) -> Vec<f64> {
     units.iter().map(|&u| u as f64 / total as f64).collect()
 }
 
+/// Most makespan evaluations of `O(n)` steps each one [`round_pieces`]
+/// spends on improving moves: `2^27 / n` (so `2^27` steps, about a
+/// second); with many pieces fewer moves are tried, and the rounding is
+/// returned as improved so far.
+pub const MAX_ROUNDING_STEPS: u64 = 1 << 27;
+
 /// Rounds `fractions` (feeding order, workers `workers`) to `total` whole
 /// units and improves the rounding by single-unit moves (best move first,
-/// `O(n²)` evaluations of `O(n)` each per move, at most `4·n + 16` moves).
+/// `O(n²)` evaluations of `O(n)` each per move, at most `4·n + 16` moves
+/// and at most [`MAX_ROUNDING_STEPS`] evaluation steps in all). The units
+/// are checked to sum to `total` and the makespan to be finite.
 pub fn round_pieces(workers: &[WorkerCosts], fractions: &[f64], total: u64) -> Result<IntegerPlan> {
     if workers.len() != fractions.len() || workers.is_empty() {
         return Err(Error::ShapeMismatch(format!(
@@ -56,7 +64,9 @@ pub fn round_pieces(workers: &[WorkerCosts], fractions: &[f64], total: u64) -> R
         .map(|u| u as u64)
         .collect();
     let mut best = evaluate(workers, &sizes(&units, total));
-    for _ in 0..(4 * n + 16) {
+    let per_move = (n as u64).pow(3).max(1);
+    let moves = (4 * n as u64 + 16).min(MAX_ROUNDING_STEPS / per_move);
+    for _ in 0..moves {
         let mut mv: Option<(usize, usize, f64)> = None;
         for from in 0..n {
             if units[from] == 0 {
@@ -81,6 +91,16 @@ pub fn round_pieces(workers: &[WorkerCosts], fractions: &[f64], total: u64) -> R
             }
             None => break,
         }
+    }
+    if units.iter().map(|&u| u as u128).sum::<u128>() != total as u128 {
+        return Err(Error::InvalidPlan(format!(
+            "rounded units do not sum to {total}"
+        )));
+    }
+    if !best.is_finite() {
+        return Err(Error::InvalidInput(
+            "the makespan of the whole units overflows f64".into(),
+        ));
     }
     Ok(IntegerPlan {
         units,

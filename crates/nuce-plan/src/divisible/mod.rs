@@ -142,14 +142,41 @@ pub fn evaluate(workers: &[WorkerCosts], sizes: &[f64]) -> f64 {
 /// reads `y(s_i)`; the matrix of eq. (6) shows it is `y(s_k)`. Every worker
 /// pays its intercepts even for a piece of size 0, as in eq. (7).
 /// `n + 1` variables, `n + 2` constraints; simplex (microlp).
+///
+/// **Scaling.** The programme is homogeneous in the costs, so they are
+/// divided by the largest coefficient before solving and `T` is multiplied
+/// back: costs of 10^10 (once "LP infeasible") or 10^300 (once a panic
+/// inside the solver) solve like costs of 1. A makespan that overflows
+/// `f64` is an [`Error::InvalidInput`].
+///
+/// **Bounds.** The rows are dense (`O(n²)` non-zeros): at most
+/// [`MAX_LP_WORKERS`] workers, [`Error::InvalidInput`] above (10 000
+/// workers took 27 s and 7 GB). The plan is checked before it is returned
+/// (fractions finite, `≥ 0`, summing to 1; the makespan finite).
 pub fn solve_ordered(workers: &[WorkerCosts]) -> Result<(Vec<f64>, f64)> {
     let n = workers.len();
     if n == 0 {
         return Err(Error::Empty("no workers".into()));
     }
+    check_workers(n, MAX_LP_WORKERS)?;
     for w in workers {
         w.check()?;
     }
+    let scale = workers
+        .iter()
+        .flat_map(|w| [w.input, w.compute, w.output])
+        .flat_map(|c| [c.intercept, c.slope])
+        .fold(0.0, f64::max);
+    let scale = if scale > 0.0 { scale } else { 1.0 };
+    let scaled = |c: AffineCost| AffineCost::new(c.intercept / scale, c.slope / scale);
+    let workers: Vec<WorkerCosts> = workers
+        .iter()
+        .map(|w| WorkerCosts {
+            input: scaled(w.input),
+            compute: scaled(w.compute),
+            output: scaled(w.output),
+        })
+        .collect();
     let mut vars = variables!();
     let t = vars.add(variable().min(0.0));
     let s: Vec<_> = (0..n).map(|_| vars.add(variable().min(0.0))).collect();
@@ -177,11 +204,57 @@ pub fn solve_ordered(workers: &[WorkerCosts]) -> Result<(Vec<f64>, f64)> {
         .map_err(|e| Error::Solver(format!("divisible LP: {e}")))?;
     let mut fractions: Vec<f64> = s.iter().map(|&v| sol.value(v).max(0.0)).collect();
     let total: f64 = fractions.iter().sum();
-    if total.is_nan() || total <= 0.0 {
+    if !total.is_finite() || total <= 0.0 {
         return Err(Error::Solver("divisible LP returned no work".into()));
     }
     fractions.iter_mut().for_each(|f| *f /= total);
-    Ok((fractions, sol.value(t)))
+    let makespan = sol.value(t) * scale;
+    if !makespan.is_finite() {
+        return Err(Error::InvalidInput(format!(
+            "the makespan overflows f64 (costs up to {scale:e})"
+        )));
+    }
+    check_fractions(&fractions)?;
+    Ok((fractions, makespan))
+}
+
+/// Most workers (pieces) of one LP of [`solve_ordered`]: 500, about a
+/// second in the worst case measured (zero intercepts, compute-bound) on a
+/// busy machine; the LP's time grows about as `n³`.
+pub const MAX_LP_WORKERS: usize = 500;
+
+/// Most pieces of [`WorkerCosts::equal_partition`] (no LP; 2^24, 128 MiB
+/// of fractions).
+pub const MAX_EQUAL_WORKERS: usize = 1 << 24;
+
+/// Rejects 0 workers ([`Error::Empty`]) and more than `limit`
+/// ([`Error::InvalidInput`]) before anything is allocated for them.
+pub(crate) fn check_workers(n: usize, limit: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::Empty("zero workers".into()));
+    }
+    if n > limit {
+        return Err(Error::InvalidInput(format!(
+            "{n} workers: at most {limit} here (the LP of eq. (7) has dense rows)"
+        )));
+    }
+    Ok(())
+}
+
+/// Most workers [`WorkerCount::Auto`] tries (one LP per count, `1..=max`):
+/// 128, under a second; 400 took 43 s.
+pub const MAX_AUTO_WORKERS: usize = 128;
+
+/// Checks piece sizes: finite, `≥ 0`, summing to 1 (to `1e-9`); a
+/// violation is an internal error ([`Error::InvalidPlan`]).
+pub fn check_fractions(fractions: &[f64]) -> Result<()> {
+    let sum: f64 = fractions.iter().sum();
+    if fractions.iter().any(|f| !(f.is_finite() && *f >= 0.0)) || (sum - 1.0).abs() > 1e-9 {
+        return Err(Error::InvalidPlan(format!(
+            "piece sizes do not sum to 1 (sum {sum})"
+        )));
+    }
+    Ok(())
 }
 
 /// A divisible-work partitioner: chooses the workers used, their feeding
@@ -276,9 +349,7 @@ impl WorkerCosts {
 
     /// The LP of eq. (7) for `n` identical workers with these costs.
     pub fn optimal_partition(&self, n: usize) -> Result<DivisiblePlan> {
-        if n == 0 {
-            return Err(Error::Empty("zero workers".into()));
-        }
+        check_workers(n, MAX_LP_WORKERS)?;
         let (fractions, makespan) = solve_ordered(&vec![*self; n])?;
         Ok(DivisiblePlan {
             workers: n,
@@ -289,10 +360,16 @@ impl WorkerCosts {
     }
 
     /// The best number of identical workers in `1..=max` (see
-    /// [`AgrawalJagadish`]); ties go to the smaller `n`.
+    /// [`AgrawalJagadish`]); ties go to the smaller `n`. At most
+    /// [`MAX_AUTO_WORKERS`] ([`Error::InvalidInput`] above).
     pub fn optimal_workers(&self, max: usize) -> Result<DivisiblePlan> {
         if max == 0 {
             return Err(Error::Empty("zero workers".into()));
+        }
+        if max > MAX_AUTO_WORKERS {
+            return Err(Error::InvalidInput(format!(
+                "up to {max} workers: the search over worker counts tries at most {MAX_AUTO_WORKERS}"
+            )));
         }
         let mut best = self.optimal_partition(1)?;
         for n in 2..=max {
@@ -313,9 +390,7 @@ impl WorkerCosts {
     /// Equal pieces, `1/n` each (the "naive" and "semi-naive" splits of \[AJ88\]
     /// §3.4–3.5), with their makespan under one-at-a-time communication.
     pub fn equal_partition(&self, n: usize) -> Result<DivisiblePlan> {
-        if n == 0 {
-            return Err(Error::Empty("zero workers".into()));
-        }
+        check_workers(n, MAX_EQUAL_WORKERS)?;
         let fractions = vec![1.0 / n as f64; n];
         let makespan = evaluate(&vec![*self; n], &fractions);
         Ok(DivisiblePlan {
@@ -342,6 +417,43 @@ mod tests {
         let p = c.optimal_partition(1).unwrap();
         assert!((p.makespan - 14.7).abs() < 1e-9);
         assert!((evaluate(&[c], &[1.0]) - 14.7).abs() < 1e-12);
+    }
+
+    /// Input, compute and output all `v + v·s`.
+    fn uniform(v: f64) -> WorkerCosts {
+        let unit = AffineCost::new(v, v);
+        WorkerCosts::new(unit, unit, unit).unwrap()
+    }
+
+    #[test]
+    fn costs_are_scaled() {
+        // Issue 12: all costs 1e10 made the LP "infeasible" (1e9 worked),
+        // 1e308 panicked inside the solver.
+        let plan = uniform;
+        let one = plan(1.0).optimal_partition(4).unwrap();
+        for v in [1e9, 1e10, 1e200] {
+            let p = plan(v).optimal_partition(4).unwrap();
+            assert!((p.makespan / v - one.makespan).abs() < 1e-9 * one.makespan);
+            for (a, b) in p.fractions.iter().zip(&one.fractions) {
+                assert!((a - b).abs() < 1e-9, "{v}: {:?}", p.fractions);
+            }
+        }
+        let e = plan(1e308).optimal_partition(4).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    }
+
+    #[test]
+    fn worker_counts_are_bounded() {
+        // Issue 12: 10 000 workers took 27 s and 7 GB.
+        let c = uniform(1.0);
+        let e = c.optimal_partition(10_000).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+        // Refused before a vector of that many workers is built (it was a
+        // capacity-overflow panic).
+        assert!(c.optimal_partition(usize::MAX).is_err());
+        assert!(c.equal_partition(usize::MAX).is_err());
+        assert!(c.optimal_workers(MAX_AUTO_WORKERS + 1).is_err());
+        assert!(c.optimal_partition(MAX_LP_WORKERS).is_ok());
     }
 
     #[test]

@@ -122,14 +122,15 @@ pub fn imbalance(weights: &[f64], target: &[f64]) -> f64 {
         .max(0.0)
 }
 
-/// Computes every measure of `p` on `g` against `targets` (speeds). O(m + p²) time.
+/// Computes every measure of `p` on `g` against `targets` (speeds).
+/// O(p + m log m) time, O(p + cut edges) memory (the former `p × p`
+/// table of part pairs would need 10 GB at p = 100 000).
 pub fn metrics(g: &Graph, p: &Partition, targets: &[f64]) -> Result<Metrics> {
     p.check_for(g, targets.len())?;
     let target = target_weights(targets, g.total_weight())?;
     let mut edge_cut = 0.0;
     let mut cut_edges = 0;
-    let k = p.nparts;
-    let mut pair = vec![false; k * k];
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
     for v in 0..g.n() {
         let pv = p.parts[v];
         for (u, w) in g.weighted_neighbors(v) {
@@ -137,15 +138,17 @@ pub fn metrics(g: &Graph, p: &Partition, targets: &[f64]) -> Result<Metrics> {
             if u > v && pu != pv {
                 edge_cut += w;
                 cut_edges += 1;
-                pair[pv.min(pu) * k + pv.max(pu)] = true;
+                pairs.push((pv.min(pu), pv.max(pu)));
             }
         }
     }
+    pairs.sort_unstable();
+    pairs.dedup();
     let part_weights = part_weights(g, p);
     Ok(Metrics {
         edge_cut,
         cut_edges,
-        setups: pair.iter().filter(|&&b| b).count(),
+        setups: pairs.len(),
         imbalance: imbalance(&part_weights, &target),
         part_weights,
         target_weights: target,

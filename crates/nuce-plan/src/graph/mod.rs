@@ -20,6 +20,8 @@
 //! * [`Ordering`] — index-based remapping (§3): one 1D order, re-cut in
 //!   O(p log n) when speeds change, moving few vertices.
 //! * [`metrics()`] — edge cut, setups, part weights, imbalance.
+//! * [`best_partition`] — every algorithm, refined, chosen by a
+//!   lexicographic rule (meets the tolerance, then cut; see [`best`]).
 //!
 //! ```
 //! use nuce_plan::graph::{grid_graph, metrics, GraphPartitioner, Hci, Refined};
@@ -34,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 
+pub mod best;
 pub mod bisect;
 mod coarsen;
 pub mod csr;
@@ -47,6 +50,7 @@ pub mod refine;
 pub mod rsb;
 pub mod sfc;
 
+pub use best::{best_partition, BestPartition};
 pub use bisect::Grouping;
 pub use csr::{grid_graph, Coords, Graph};
 pub use metrics::{metrics, Metrics, Partition};
@@ -147,6 +151,15 @@ impl Algo {
         grouping: Grouping,
         refine: Option<FmRefiner>,
     ) -> Result<Partition> {
+        // Valid speeds whose sum overflows (near f64::MAX) are normalised
+        // first: every partitioner sums them.
+        let normal;
+        let targets = if targets.iter().sum::<f64>().is_finite() {
+            targets
+        } else {
+            normal = crate::normalized(targets)?;
+            &normal
+        };
         let mut p = match self {
             Algo::Rcb => Rcb { grouping }.partition(g, targets),
             Algo::Zci => Zci { grouping }.partition(g, targets),

@@ -71,7 +71,7 @@ impl<P: Packer> HypercubeAllocator<P> {
         if d > 24 {
             return Err(Error::InvalidInput(format!("{d}-cube is too large")));
         }
-        let mut best: Option<(f64, f64, HypercubeAllocation)> = None;
+        let mut best: Option<(f64, f64, u32, u32, Allocation)> = None;
         let mut last_err = None;
         for (da, db) in admissible_shapes(d) {
             let mesh = Mesh::new(1 << da, 1 << db)?;
@@ -89,37 +89,35 @@ impl<P: Packer> HypercubeAllocator<P> {
             let cost = allocation.cost.total;
             if best
                 .as_ref()
-                .is_some_and(|(bd, bc, _)| (*bd, *bc) <= (dev, cost))
+                .is_some_and(|(bd, bc, ..)| (*bd, *bc) <= (dev, cost))
             {
                 continue;
             }
-            let nodes = allocation
-                .submeshes
-                .iter()
-                .map(|r| {
-                    (r.col..r.col_end())
-                        .flat_map(|i| {
-                            (r.row..r.row_end()).map(move |j| mesh_node(i as u64, j as u64, db))
-                        })
-                        .collect()
-                })
-                .collect();
-            best = Some((
-                dev,
-                cost,
-                HypercubeAllocation {
-                    da,
-                    db,
-                    allocation,
-                    nodes,
-                },
-            ));
+            best = Some((dev, cost, da, db, allocation));
         }
-        match (best, last_err) {
-            (Some((_, _, a)), _) => Ok(a),
-            (None, Some(e)) => Err(e),
-            (None, None) => Err(Error::Empty("no mesh shape".into())),
-        }
+        let (da, db, allocation) = match (best, last_err) {
+            (Some((_, _, da, db, a)), _) => (da, db, a),
+            (None, Some(e)) => return Err(e),
+            (None, None) => return Err(Error::Empty("no mesh shape".into())),
+        };
+        // The node lists of the winner only (up to 2^d ids in all).
+        let nodes = allocation
+            .submeshes
+            .iter()
+            .map(|r| {
+                (r.col..r.col_end())
+                    .flat_map(|i| {
+                        (r.row..r.row_end()).map(move |j| mesh_node(i as u64, j as u64, db))
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(HypercubeAllocation {
+            da,
+            db,
+            allocation,
+            nodes,
+        })
     }
 }
 

@@ -248,9 +248,10 @@ impl Mesh {
     pub fn ratio(&self) -> f64 {
         self.p as f64 / self.q as f64
     }
-    /// Number of processors.
+    /// Number of processors (saturating: a mesh built directly with
+    /// sides near `usize::MAX` cannot overflow it).
     pub fn size(&self) -> usize {
-        self.p * self.q
+        self.p.saturating_mul(self.q)
     }
 }
 
@@ -263,11 +264,24 @@ pub trait Packer: Send + Sync {
     fn pack(&self, grids: &[Grid], ratio: f64) -> Result<Packing>;
 }
 
-/// Common argument checks: at least one grid, no empty grid, sizes small
-/// enough that coordinates cannot overflow, and a finite positive ratio.
+/// Most grids one packing takes: 10 000. The packers grow faster than
+/// linearly (TP packed 20 000 grids in about 1.4 s, and the hypercube
+/// allocator packs once per mesh shape: `--cube 24` took 18 s for 20 000
+/// grids, 6 s for 10 000 on a busy machine).
+pub const MAX_GRIDS: usize = 10_000;
+
+/// Common argument checks: at least one grid and at most [`MAX_GRIDS`], no
+/// empty grid, sizes small enough that coordinates cannot overflow, and a
+/// finite positive ratio.
 pub fn check_grids(grids: &[Grid], ratio: f64) -> Result<()> {
     if grids.is_empty() {
         return Err(Error::Empty("no grids to pack".into()));
+    }
+    if grids.len() > MAX_GRIDS {
+        return Err(Error::InvalidInput(format!(
+            "{} grids: at most {MAX_GRIDS} are packed",
+            grids.len()
+        )));
     }
     if !(ratio.is_finite() && ratio > 0.0) {
         return Err(Error::InvalidInput(format!(
@@ -328,6 +342,8 @@ mod tests {
         assert!(check_grids(&[Grid::new(0, 3)], 1.0).is_err());
         assert!(check_grids(&[Grid::new(1, 3)], f64::NAN).is_err());
         assert!(check_grids(&[Grid::new(u64::MAX, 3)], 1.0).is_err());
+        assert!(check_grids(&vec![Grid::new(3, 4); MAX_GRIDS], 1.0).is_ok());
+        assert!(check_grids(&vec![Grid::new(3, 4); MAX_GRIDS + 1], 1.0).is_err());
         assert!(Mesh::new(0, 3).is_err());
     }
 }

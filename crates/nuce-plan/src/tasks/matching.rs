@@ -281,7 +281,7 @@ pub struct Matching {
 }
 
 impl MaxTasksSolver for Matching {
-    fn max_tasks(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
+    fn schedule(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
         platform.check()?;
         check_deadline(deadline)?;
         if platform.tcom_return > 0.0 {

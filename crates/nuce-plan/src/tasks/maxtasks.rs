@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub struct NoCommunication;
 
 impl MaxTasksSolver for NoCommunication {
-    fn max_tasks(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
+    fn schedule(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
         platform.check()?;
         check_deadline(deadline)?;
         if platform.tcom > 0.0 || platform.tcom_return > 0.0 {
@@ -44,7 +44,7 @@ impl MaxTasksSolver for NoCommunication {
 pub struct SortedOrder;
 
 impl MaxTasksSolver for SortedOrder {
-    fn max_tasks(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
+    fn schedule(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
         platform.check()?;
         check_deadline(deadline)?;
         if platform.tcom_return > 0.0 {

@@ -23,30 +23,92 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::{MaxTasksSolver, TaskPlatform, TaskSchedule};
+use super::{MaxTasksSolver, TaskPlatform, TaskSchedule, MAX_COUNT};
 use crate::error::{Error, Result};
 
 /// Most solver calls of one search.
 const MAX_PROBES: usize = 200;
 
 /// MinTime(C): a schedule of exactly `tasks` tasks with the smallest
-/// makespan found by binary search over `solver`'s MaxTasks(T).
+/// makespan found by binary search over `solver`'s MaxTasks(T). At most
+/// [`MAX_COUNT`] = 2^40 tasks ([`Error::InvalidInput`] above); the whole
+/// search shares one work limit ([`super::MAX_WORK`]). With fewer tasks
+/// than workers only the `C` fastest workers are scheduled (an optimal
+/// schedule exists among them), the others get the later slots.
 pub fn min_time<S: MaxTasksSolver + ?Sized>(
     solver: &S,
     platform: &TaskPlatform,
     tasks: u64,
 ) -> Result<TaskSchedule> {
     platform.check()?;
+    if tasks > MAX_COUNT as u64 {
+        return Err(Error::InvalidInput(format!(
+            "{tasks} tasks: at most 2^40 = {MAX_COUNT}"
+        )));
+    }
+    let p = platform.workers();
+    if tasks > 0 && tasks < p as u64 {
+        // At most C workers get a task, and a faster worker in the same
+        // slots finishes no later: an optimal schedule exists among the C
+        // fastest (workers without tasks need no message). Their schedule,
+        // with the others in the later slots, is the answer.
+        let keep = &super::matching::fastest_first(&platform.cycle_times)[..tasks as usize];
+        let sub = TaskPlatform::new(
+            keep.iter().map(|&i| platform.cycle_times[i]).collect(),
+            platform.tcom,
+            platform.tcom_return,
+        )?;
+        let s = super::with_work_limit(super::MAX_WORK, || search(solver, &sub, tasks))?;
+        let mut counts = vec![0; p];
+        let mut send: Vec<usize> = (1..=p).collect();
+        let mut ret = send.clone();
+        let mut used = vec![false; p];
+        for (k, &i) in keep.iter().enumerate() {
+            counts[i] = s.counts[k];
+            send[i] = s.send_slot[k];
+            ret[i] = s.return_slot_of(k);
+            used[i] = true;
+        }
+        for (next, i) in (keep.len() + 1..).zip((0..p).filter(|&i| !used[i])) {
+            send[i] = next;
+            ret[i] = next;
+        }
+        let ret = s.return_slot.as_ref().map(|_| ret);
+        let full = TaskSchedule::new(platform, counts, send, ret);
+        full.check(platform, None)?;
+        return Ok(full);
+    }
+    super::with_work_limit(super::MAX_WORK, || search(solver, platform, tasks))
+}
+
+fn search<S: MaxTasksSolver + ?Sized>(
+    solver: &S,
+    platform: &TaskPlatform,
+    tasks: u64,
+) -> Result<TaskSchedule> {
     let p = platform.workers();
     if tasks == 0 {
-        let slots: Vec<usize> = (1..=p).collect();
-        let ret = (platform.tcom_return > 0.0).then(|| slots.clone());
-        return Ok(TaskSchedule::new(platform, vec![0; p], slots, ret));
+        return Ok(TaskSchedule::empty(platform));
     }
     let rate: f64 = platform.cycle_times.iter().map(|t| 1.0 / t).sum();
     let max_t = platform.cycle_times.iter().cloned().fold(0.0, f64::max);
+    let min_t = platform
+        .cycle_times
+        .iter()
+        .cloned()
+        .fold(f64::INFINITY, f64::min);
     let mut lo = tasks as f64 / rate;
-    let mut hi = lo + p as f64 * (platform.tcom + platform.tcom_return) + max_t;
+    // Any pair of permutations reaches C tasks by the first bound; the
+    // fastest worker alone, first in both orders, by the second (workers
+    // without tasks need no message). The second keeps a huge cycle time
+    // (1e308) from making the bracket, and the event search, absurd.
+    let mut hi = (lo + p as f64 * (platform.tcom + platform.tcom_return) + max_t)
+        .min(tasks as f64 * min_t + platform.tcom + platform.tcom_return);
+    if !hi.is_finite() {
+        return Err(Error::InvalidInput(format!(
+            "the makespan of {tasks} tasks overflows f64 (cycle times up to {max_t:e})"
+        )));
+    }
     let mut probes = 0;
     let mut best = loop {
         let s = solver.max_tasks(platform, hi)?;
@@ -66,11 +128,6 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
     // Without return messages every makespan is an event time j·t_com + k·t_i:
     // bisect on reals only until the bracket is narrower than min t_i / 8,
     // then bisect over the sorted event times inside it (exact, fewer probes).
-    let min_t = platform
-        .cycle_times
-        .iter()
-        .cloned()
-        .fold(f64::INFINITY, f64::min);
     let enumerable = platform.tcom_return == 0.0 && p <= 2048;
     let stop = |lo: f64, hi: f64| {
         hi - lo <= 1e-12 * hi.abs().max(1e-300) || (enumerable && hi - lo <= min_t / 8.0)
@@ -92,8 +149,9 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
             lo = mid;
         }
     }
-    if enumerable {
-        let events = event_times(platform, lo, hi);
+    // Only once the bracket is narrow (the probes may have run out before).
+    if enumerable && hi - lo <= min_t / 8.0 {
+        let events = event_times(platform, lo, hi)?;
         // The first feasible event time (hi, feasible, is the sentinel).
         let (mut a, mut b) = (0usize, events.len());
         while a < b && probes < MAX_PROBES {
@@ -116,8 +174,9 @@ pub fn min_time<S: MaxTasksSolver + ?Sized>(
 
 /// Event times `j·t_com + k·t_i` (`1 ≤ j ≤ p`, `k ≥ 1`) in `(lo, hi)`,
 /// sorted and deduplicated: the only possible MaxTasks1 makespans there.
-/// `O(p² · (1 + (hi − lo)/min t))` time and memory.
-fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Vec<f64> {
+/// `O(p² · (1 + (hi − lo)/min t))` time and memory, each event a step of
+/// the work limit.
+fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Result<Vec<f64>> {
     let p = platform.workers();
     let slots: Vec<f64> = if platform.tcom == 0.0 {
         vec![0.0]
@@ -129,6 +188,7 @@ fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Vec<f64> {
         for &start in &slots {
             let mut k = ((lo - start) / t).floor().max(0.0) + 1.0;
             loop {
+                super::spend(1)?;
                 let e = start + k * t;
                 if e >= hi {
                     break;
@@ -142,7 +202,7 @@ fn event_times(platform: &TaskPlatform, lo: f64, hi: f64) -> Vec<f64> {
     }
     out.sort_by(f64::total_cmp);
     out.dedup();
-    out
+    Ok(out)
 }
 
 /// Finish-time key of the trimming heap (max-heap on finish time).

@@ -91,6 +91,10 @@ fn options(p: usize, w: &impl Fn(usize) -> i64) -> Vec<Opt> {
     out
 }
 
+/// Most options (steps of the staircases) of one assignment: 2^24, 256 MiB
+/// (10 000 workers with a distinct count in every slot asked for 10^8).
+pub const MAX_OPTIONS: usize = 1 << 24;
+
 /// Kinds of residual edges on a shortest path.
 const FORWARD: u8 = 0; // worker → slot node, an option
 const BACK: u8 = 1; // slot node → worker, releasing its option
@@ -171,7 +175,21 @@ pub fn staircase_assignment(
             row_order.len()
         )));
     }
-    let mut flow = Flow::new(p, (0..p).map(|i| options(p, &|j| weight(i, j))).collect());
+    let mut opts = Vec::with_capacity(p);
+    let mut total = 0usize;
+    for i in 0..p {
+        let o = options(p, &|j| weight(i, j));
+        super::spend(o.len() + 1)?;
+        total += o.len();
+        if total > MAX_OPTIONS {
+            return Err(Error::InvalidInput(format!(
+                "problem too large: over {MAX_OPTIONS} matching options ({p} workers whose \
+                 task counts differ in almost every message slot)"
+            )));
+        }
+        opts.push(o);
+    }
+    let mut flow = Flow::new(p, opts);
     let mut sr = Search::new(2 * p + 1);
     let mut edges = Vec::new();
     for &start in row_order {
@@ -189,7 +207,7 @@ pub fn staircase_assignment(
         // Fast path: an augmenting path of zero reduced cost is a shortest
         // one; a depth-first search finds one without settling the large
         // plateaus of equal distance that Dijkstra would sweep.
-        if !flow.zero_path(start, &mut sr, &mut edges) {
+        if !flow.zero_path(start, &mut sr, &mut edges)? {
             flow.dijkstra(start, &mut sr, &mut edges)?;
         }
         flow.augment(start, &sr.pred);
@@ -277,16 +295,19 @@ impl Flow {
     }
 
     /// Depth-first search over edges of zero reduced cost; fills `sr.pred`.
+    /// Every edge looked at is a step of the work limit
+    /// ([`super::with_work_limit`]).
     fn zero_path(
         &self,
         start: usize,
         sr: &mut Search,
         edges: &mut Vec<(usize, i64, u8, usize)>,
-    ) -> bool {
+    ) -> Result<bool> {
         sr.reset(start);
         let mut stack = vec![start];
         while let Some(u) = stack.pop() {
             self.edges(u, edges);
+            super::spend(edges.len() + 1)?;
             for &(v, cost, kind, idx) in edges.iter() {
                 if sr.done[v] || self.reduced(u, v, cost) != 0 {
                     continue;
@@ -295,12 +316,12 @@ impl Flow {
                 sr.touched.push(v);
                 sr.pred[v] = (u, kind, idx);
                 if v == self.sink() {
-                    return true;
+                    return Ok(true);
                 }
                 stack.push(v);
             }
         }
-        false
+        Ok(false)
     }
 
     /// Dijkstra on reduced costs, stopped when the sink is settled; then
@@ -325,8 +346,16 @@ impl Flow {
                 break;
             }
             self.edges(u, edges);
+            super::spend(edges.len() + 1)?;
             for &(v, cost, kind, idx) in edges.iter() {
                 sr.relax(u, v, cost, (kind, idx), &self.pot);
+            }
+            // Lazy deletion leaves stale entries: drop them once they
+            // outnumber the nodes, so memory stays O(p), not O(steps).
+            if sr.heap.len() > 4 * sr.dist.len() + 1024 {
+                let (done, dist) = (&sr.done, &sr.dist);
+                sr.heap
+                    .retain(|&Reverse((d, _, v))| !done[v] && d == dist[v]);
             }
         }
         let sink = self.sink();

@@ -68,7 +68,7 @@ fn exact_counts(platform: &TaskPlatform, deadline: f64, s1: &[usize], s2: &[usiz
 }
 
 impl MaxTasksSolver for TwoFactor {
-    fn max_tasks(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
+    fn schedule(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
         platform.check()?;
         check_deadline(deadline)?;
         let t = &platform.cycle_times;
@@ -143,7 +143,7 @@ pub fn for_each_permutation(p: usize, mut f: impl FnMut(&[usize]) -> Result<()>)
 }
 
 impl MaxTasksSolver for ExactSearch {
-    fn max_tasks(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
+    fn schedule(&self, platform: &TaskPlatform, deadline: f64) -> Result<TaskSchedule> {
         platform.check()?;
         check_deadline(deadline)?;
         let p = platform.workers();

@@ -2,8 +2,6 @@
 //! (vertices = nodes, edges = element edges) and the dual graph (vertices =
 //! elements, edges = shared facets).
 
-use std::collections::HashMap;
-
 use crate::error::{Error, Result};
 use crate::graph::csr::Graph;
 
@@ -158,7 +156,15 @@ impl Mesh {
     /// The dual graph: one vertex per cell, an edge between two cells sharing
     /// at least `ncommon` nodes (default: the cell dimension, i.e. a shared
     /// face in 3D, a shared edge in 2D), coordinates at cell centroids.
-    /// O(Σ cells sharing a node²).
+    /// O(Σ cells sharing a node²), which is bounded: when that sum
+    /// exceeds [`DUAL_WORK_PER_INCIDENCE`] times the number of (cell, node)
+    /// incidences plus [`DUAL_WORK_BASE`], the mesh is rejected with
+    /// [`Error::InvalidInput`] before any edge is built, and so it is as
+    /// soon as the edges exceed [`DUAL_EDGES_PER_CELL`] per cell plus
+    /// [`DUAL_EDGES_BASE`]. Meshes of real elements share a node among a
+    /// few dozen cells at most; a star of 13 000 triangles around one edge
+    /// (a 417 KB file) asked for a dual graph of 8.4·10^7 edges and grew to
+    /// gigabytes.
     pub fn dual_graph(&self, ncommon: Option<usize>) -> Result<Graph> {
         let cells: Vec<&Vec<usize>> = self.cells().map(|c| &c.1).collect();
         if cells.is_empty() {
@@ -171,24 +177,59 @@ impl Mesh {
                 incident[v].push(c);
             }
         }
-        let mut count: HashMap<usize, usize> = HashMap::new();
+        let incidences: u128 = incident.iter().map(|c| c.len() as u128).sum();
+        let work: u128 = incident.iter().map(|c| (c.len() as u128).pow(2)).sum();
+        let limit = DUAL_WORK_PER_INCIDENCE as u128 * incidences + DUAL_WORK_BASE as u128;
+        if work > limit {
+            let (node, shared) = incident
+                .iter()
+                .enumerate()
+                .map(|(v, c)| (v, c.len()))
+                .max_by_key(|&(_, k)| k)
+                .unwrap_or((0, 0));
+            return Err(Error::InvalidInput(format!(
+                "dual graph too costly: node {} is shared by {shared} cells; the cells \
+                 sharing each node give {work} pairs to compare, over the limit of {limit} \
+                 ({DUAL_WORK_PER_INCIDENCE} per cell-node incidence + {DUAL_WORK_BASE})",
+                node + 1
+            )));
+        }
+        let edge_limit =
+            DUAL_EDGES_PER_CELL as u128 * cells.len() as u128 + DUAL_EDGES_BASE as u128;
+        // Shared-node counts per later cell: a dense array reset through
+        // the list of the cells touched (no hashing in the O(Σ k²) loop).
+        let mut count = vec![0usize; cells.len()];
+        let mut touched: Vec<usize> = Vec::new();
         let mut edges = Vec::new();
         for (c, nodes) in cells.iter().enumerate() {
-            count.clear();
             for &v in nodes.iter() {
                 for &d in &incident[v] {
                     if d > c {
-                        *count.entry(d).or_insert(0) += 1;
+                        if count[d] == 0 {
+                            touched.push(d);
+                        }
+                        count[d] += 1;
                     }
                 }
             }
-            let mut nb: Vec<usize> = count
+            let mut nb: Vec<usize> = touched
                 .iter()
-                .filter(|(_, &k)| k >= need)
-                .map(|(&d, _)| d)
+                .copied()
+                .filter(|&d| count[d] >= need)
                 .collect();
+            for d in touched.drain(..) {
+                count[d] = 0;
+            }
             nb.sort_unstable();
             edges.extend(nb.into_iter().map(|d| (c, d, 1.0)));
+            if edges.len() as u128 > edge_limit {
+                return Err(Error::InvalidInput(format!(
+                    "dual graph too large: over {edge_limit} edges for {} cells \
+                     ({DUAL_EDGES_PER_CELL} per cell + {DUAL_EDGES_BASE}); cells share \
+                     too many nodes",
+                    cells.len()
+                )));
+            }
         }
         let g = Graph::from_edges(cells.len(), edges, false)?;
         let centroids = cells.iter().map(|nodes| {
@@ -212,3 +253,21 @@ impl Mesh {
         };
     }
 }
+
+/// Bound of [`Mesh::dual_graph`]: the pairs of cells sharing a node it may
+/// compare, per (cell, node) incidence (a node of a tetrahedral mesh is
+/// shared by about 24 cells, of a hexahedral one by 8).
+pub const DUAL_WORK_PER_INCIDENCE: u64 = 64;
+
+/// Bound of [`Mesh::dual_graph`]: pairs always allowed, whatever the mesh
+/// size (2^28, a few seconds).
+pub const DUAL_WORK_BASE: u64 = 1 << 28;
+
+/// Bound of [`Mesh::dual_graph`]: most edges per cell (plus
+/// [`DUAL_EDGES_BASE`]); a conforming mesh has at most 3 per cell with the
+/// default `ncommon` (a face per neighbour), a few dozen with `ncommon = 1`.
+pub const DUAL_EDGES_PER_CELL: u64 = 64;
+
+/// Bound of [`Mesh::dual_graph`]: edges always allowed (2^22, about 200 MB
+/// with the graph built from them).
+pub const DUAL_EDGES_BASE: u64 = 1 << 22;

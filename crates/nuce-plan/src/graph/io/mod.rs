@@ -23,7 +23,10 @@ mod metis;
 
 pub use gmsh::parse_msh2;
 pub use medit::parse_medit;
-pub use mesh::{ElementKind, Mesh};
+pub use mesh::{
+    ElementKind, Mesh, DUAL_EDGES_BASE, DUAL_EDGES_PER_CELL, DUAL_WORK_BASE,
+    DUAL_WORK_PER_INCIDENCE,
+};
 pub use metis::{
     parse_coords, parse_metis, parse_partition, write_coords, write_metis, write_partition,
 };
