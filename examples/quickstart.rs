@@ -16,15 +16,11 @@
 //! for those speeds) and a final `RESULT` line.
 
 use mpi::traits::*;
-use nuce::DistArray2;
 
-/// Extra work: `(rank, factor, from_phase)`, from the command line.
-fn slowdown() -> Option<(i32, usize, usize)> {
-    let s = std::env::args().nth(4)?;
-    let (rf, p) = s.split_once('@')?;
-    let (r, f) = rf.split_once(':')?;
-    Some((r.parse().ok()?, f.parse().ok()?, p.parse().ok()?))
-}
+#[path = "common/quickstart_args.rs"]
+mod quickstart_args;
+use nuce::DistArray2;
+use quickstart_args::{arg, extra_work};
 
 /// One Jacobi sweep of the interior cells (the global boundary stays fixed),
 /// repeated `repeat` times (the extra work of a slow rank).
@@ -45,22 +41,13 @@ fn sweep(u: &mut DistArray2<f64>, repeat: usize) {
     u.local_mut().assign(&next);
 }
 
-fn arg(k: usize, default: usize) -> usize {
-    std::env::args()
-        .nth(k)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() -> nuce::Result<()> {
     let (n, phases, iters) = (arg(1, 1024), arg(2, 8), arg(3, 50));
-    let slow = slowdown();
-    let extra = |rank: i32, phase: usize| match slow {
-        Some((r, f, p)) if r == rank && phase >= p => f,
-        _ => 1,
-    };
-    let mut t = std::time::Instant::now(); // for the PHASE lines only
-                                           // ANCHOR: quickstart
+    let extra = extra_work();
+    // For the PHASE lines only:
+    let mut t = std::time::Instant::now();
+
+    // ANCHOR: quickstart
     use nuce::Balancer;
 
     let universe = mpi::initialize().unwrap(); // the application owns MPI

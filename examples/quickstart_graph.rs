@@ -12,22 +12,11 @@
 //! ```
 
 use mpi::traits::*;
+
+#[path = "common/quickstart_args.rs"]
+mod quickstart_args;
 use nuce::DistGraph;
-
-/// Extra work: `(rank, factor, from_phase)`, from the command line.
-fn slowdown() -> Option<(i32, usize, usize)> {
-    let s = std::env::args().nth(4)?;
-    let (rf, p) = s.split_once('@')?;
-    let (r, f) = rf.split_once(':')?;
-    Some((r.parse().ok()?, f.parse().ok()?, p.parse().ok()?))
-}
-
-fn arg(k: usize, default: usize) -> usize {
-    std::env::args()
-        .nth(k)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(default)
-}
+use quickstart_args::{arg, extra_work};
 
 /// One Jacobi relaxation `x_v ← (x_v + Σ_u x_u) / (1 + deg v)` of every
 /// owned vertex, repeated `repeat` times (the extra work of a slow rank).
@@ -49,13 +38,11 @@ fn relax(g: &mut DistGraph<f64>, repeat: usize) {
 
 fn main() -> nuce::Result<()> {
     let (n, phases, iters) = (arg(1, 300), arg(2, 8), arg(3, 50));
-    let slow = slowdown();
-    let extra = |rank: i32, phase: usize| match slow {
-        Some((r, f, p)) if r == rank && phase >= p => f,
-        _ => 1,
-    };
-    let mut t = std::time::Instant::now(); // for the PHASE lines only
-                                           // ANCHOR: quickstart_graph
+    let extra = extra_work();
+    // For the PHASE lines only:
+    let mut t = std::time::Instant::now();
+
+    // ANCHOR: quickstart_graph
     use nuce::{plan::graph::grid_graph, Balancer};
 
     let universe = mpi::initialize().unwrap();

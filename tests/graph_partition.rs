@@ -109,11 +109,19 @@ proptest! {
                 prop_assert!((m.edge_cut - cut).abs() < 1e-9);
                 prop_assert_eq!(m.setups, setups);
                 prop_assert_eq!(&m.part_weights, &w);
-                // Each of the ≤ p − 1 bisection levels rounds by at most one vertex.
                 for (i, wi) in w.iter().enumerate() {
                     let t = speeds[i] / sum * total;
-                    prop_assert!((wi - t).abs() <= speeds.len() as f64 * max_w + 1e-9,
-                        "{:?} {:?} part {} weight {} target {}", algo, grouping, i, wi, t);
+                    if algo == Algo::Multilevel {
+                        // Its contract: no part above (1 + tolerance) × target,
+                        // up to one vertex where the target is not reachable.
+                        let tol = nuce::plan::graph::multilevel::Multilevel::default().tolerance;
+                        prop_assert!(*wi <= (1.0 + tol) * t + max_w + 1e-9,
+                            "{:?} {:?} part {} weight {} target {}", algo, grouping, i, wi, t);
+                    } else {
+                        // Each of the ≤ p − 1 bisection levels rounds by at most one vertex.
+                        prop_assert!((wi - t).abs() <= speeds.len() as f64 * max_w + 1e-9,
+                            "{:?} {:?} part {} weight {} target {}", algo, grouping, i, wi, t);
+                    }
                 }
                 // Refinement never raises the cut of a partition within
                 // tolerance, never worsens the imbalance, and keeps parts within
