@@ -96,7 +96,7 @@ fn a_hanging_rank_is_named_by_the_root() {
     let run = faulty(3, exe, &["faults-hang", "2"], "3");
     assert_ends_naming(
         &run,
-        "rank(s) [2] of 3 did not reach Balancer::plan within 3.0 s",
+        "rank(s) [2] of 3 did not reach Balancer::plan(64x64) within 3.0 s",
     );
     // A hanging root is named by the others.
     let run = faulty(3, exe, &["faults-hang", "0"], "3");
