@@ -224,7 +224,9 @@ fn run<C: Communicator>(world: &C) -> Result<()> {
             max_f64(bal.comm(), t.elapsed().as_secs_f64()) / iters as f64
         };
         times.push(wall);
-        let rep = bal.maybe_remap(&mut dg, iters)?;
+        // A remap must pay off over the iterations left (at least one phase).
+        let left = (o.iters - per_phase * (phase + 1)).max(iters);
+        let rep = bal.maybe_remap_ahead(&mut dg, iters, left)?;
         remaps += usize::from(rep.remap);
         if rank == 0 {
             println!(

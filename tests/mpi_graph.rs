@@ -54,7 +54,7 @@ fn mesh_solver_matches_the_serial_run() {
         let run = common::mpirun_prog(
             np,
             &common::example("mesh_solver"),
-            &["--size", "0.08", "--iters", "60"],
+            &["--size", "0.05", "--iters", "80"],
             LIMIT,
         );
         run.assert_ok();
