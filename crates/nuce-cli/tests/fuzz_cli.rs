@@ -616,13 +616,24 @@ fn best_graph_keeps_the_cut_when_no_candidate_meets_the_tolerance() {
     };
     let best = get("best");
     assert_eq!(best["tolerance_met"], Value::Bool(false));
-    let rsb = get("rsb");
-    assert!(
-        best["edge_cut"].as_f64() <= rsb["edge_cut"].as_f64(),
-        "best {} rsb {}",
-        best["edge_cut"],
-        rsb["edge_cut"]
-    );
+    // No candidate of best (multilevel, rcb, rsbkl; each refined) is better
+    // on the documented rule when none meets the tolerance: least imbalance,
+    // then least cut. (The former 1e300 penalty ignored the cut entirely.)
+    let key = |v: &Value| {
+        (
+            v["imbalance"].as_f64().unwrap(),
+            v["edge_cut"].as_f64().unwrap(),
+        )
+    };
+    let (bi, bc) = key(&best);
+    for algo in ["multilevel", "rcb", "rsbkl"] {
+        let (ci, cc) = key(&get(algo));
+        let better = ci < bi - 1e-9 || ((ci - bi).abs() <= 1e-9 && cc < bc);
+        assert!(
+            !better,
+            "{algo}: imbalance {ci} cut {cc} beats best's {bi} {bc}"
+        );
+    }
 }
 
 #[test]
