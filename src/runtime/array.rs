@@ -160,10 +160,8 @@ impl<T: Element> Tiled<T> {
             .map(|r| (r.row + g - me.row, r.col + g - me.col, r.rows, r.cols))
     }
 
-    /// Scatters a global array held by `root` into blocks laid out by `plan`.
-    /// Errors (plan not tiling, wrong part count, a global array of the wrong
-    /// shape or missing at the root) are returned on every rank.
-    pub fn scatter_from_root<C: Communicator>(
+    /// [`DistArray2::scatter`] on a communicator the caller already owns.
+    fn scatter_from_root<C: Communicator>(
         comm: &C,
         root: i32,
         plan: ArrayPlan,

@@ -96,9 +96,8 @@ fn stats<C: Communicator>(
 }
 
 impl<T: Serialize + DeserializeOwned + Clone> GraphPart<T> {
-    /// Scatters `graph`, `partition` and `values` (significant on `root` only)
-    /// to every rank. The partition must have one part per rank. Collective.
-    pub fn scatter_from_root<C: Communicator>(
+    /// [`DistGraph::scatter`] on a communicator the caller already owns.
+    fn scatter_from_root<C: Communicator>(
         comm: &C,
         root: i32,
         graph: Option<&Graph>,
