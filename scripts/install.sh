@@ -3,7 +3,12 @@
 #   PREFIX/include/nuce.h
 #   PREFIX/lib/libnuce.so, PREFIX/lib/libnuce.a
 #   PREFIX/lib/pkgconfig/nuce.pc            (pkg-config --cflags --libs nuce)
-#   PREFIX/lib/cmake/nuce/nuceConfig.cmake  (find_package(nuce) → nuce::nuce, nuce::nuce_static)
+#   PREFIX/lib/cmake/nuce/nuceConfig.cmake  (find_package(nuce) → nuce::nuce, nuce::nuce_static,
+#                                            and nuce::nuce_fortran when the module was built)
+#   PREFIX/include/nuce.mod, PREFIX/lib/libnuce_fortran.a, PREFIX/lib/pkgconfig/nuce-fortran.pc
+#                                           (the Fortran module, compiled here by mpifort, or $FC
+#                                            as the MPI Fortran compiler; skipped when there is none)
+#   PREFIX/share/nuce/fortran/nuce.f90      (its source, to compile with another compiler)
 # Usage: scripts/install.sh PREFIX   (honours CARGO_TARGET_DIR)
 set -euo pipefail
 if [ $# -ne 1 ]; then
@@ -43,24 +48,79 @@ Cflags: -I\${includedir}
 PC
 cat >"$PREFIX/lib/cmake/nuce/nuceConfig.cmake" <<'CM'
 # nuce: find_package(nuce REQUIRED) gives nuce::nuce (shared) and
-# nuce::nuce_static, both carrying the include directory and MPI::MPI_C.
+# nuce::nuce_static, both carrying the include directory and MPI for the
+# project's languages (MPI::MPI_C, else MPI::MPI_CXX; a Fortran-only project
+# gets MPI through nuce::nuce_fortran).
 get_filename_component(_nuce_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 include(CMakeFindDependencyMacro)
-find_dependency(MPI COMPONENTS C)
+get_property(_nuce_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+set(_nuce_mpi "")
+if("C" IN_LIST _nuce_langs)
+  find_dependency(MPI COMPONENTS C)
+  set(_nuce_mpi MPI::MPI_C)
+elseif("CXX" IN_LIST _nuce_langs)
+  find_dependency(MPI COMPONENTS CXX)
+  set(_nuce_mpi MPI::MPI_CXX)
+endif()
 if(NOT TARGET nuce::nuce)
   add_library(nuce::nuce SHARED IMPORTED)
   set_target_properties(nuce::nuce PROPERTIES
     IMPORTED_LOCATION "${_nuce_prefix}/lib/libnuce.so"
     IMPORTED_SONAME libnuce.so
     INTERFACE_INCLUDE_DIRECTORIES "${_nuce_prefix}/include"
-    INTERFACE_LINK_LIBRARIES MPI::MPI_C)
+    INTERFACE_LINK_LIBRARIES "${_nuce_mpi}")
   add_library(nuce::nuce_static STATIC IMPORTED)
   set_target_properties(nuce::nuce_static PROPERTIES
     IMPORTED_LOCATION "${_nuce_prefix}/lib/libnuce.a"
     INTERFACE_INCLUDE_DIRECTORIES "${_nuce_prefix}/include"
-    INTERFACE_LINK_LIBRARIES "MPI::MPI_C;hwloc;gcc_s;util;rt;pthread;m;dl")
+    INTERFACE_LINK_LIBRARIES "${_nuce_mpi};hwloc;gcc_s;util;rt;pthread;m;dl")
 endif()
+unset(_nuce_mpi)
+unset(_nuce_langs)
 unset(_nuce_prefix)
 CM
+# The Fortran module: compiled with the MPI Fortran wrapper (module files are
+# specific to a compiler and its version, so the source is installed too).
+install -d "$PREFIX/share/nuce/fortran"
+install -m 644 crates/nuce-capi/fortran/nuce.f90 "$PREFIX/share/nuce/fortran/nuce.f90"
+fc="${NUCE_MPI_FC:-mpifort}"
+if command -v "$fc" >/dev/null; then
+  build="$(mktemp -d)"
+  trap 'rm -rf "$build"' EXIT
+  "$fc" -O2 -fPIC -c crates/nuce-capi/fortran/nuce.f90 -J "$build" -o "$build/nuce.o"
+  ar rcs "$build/libnuce_fortran.a" "$build/nuce.o"
+  install -m 644 "$build/nuce.mod" "$PREFIX/include/nuce.mod"
+  install -m 644 "$build/libnuce_fortran.a" "$PREFIX/lib/libnuce_fortran.a"
+  cat >"$PREFIX/lib/pkgconfig/nuce-fortran.pc" <<PC
+prefix=$PREFIX
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: nuce-fortran
+Description: Load balancing for MPI applications on heterogeneous clusters (Fortran module)
+Version: $version
+Requires: nuce
+Libs: -L\${libdir} -lnuce_fortran
+Cflags: -I\${includedir}
+PC
+  cat >>"$PREFIX/lib/cmake/nuce/nuceConfig.cmake" <<'CM'
+# nuce::nuce_fortran: the Fortran module `nuce` (use nuce) over nuce::nuce;
+# defined when the project enables Fortran.
+get_property(_nuce_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+if("Fortran" IN_LIST _nuce_langs AND NOT TARGET nuce::nuce_fortran)
+  get_filename_component(_nuce_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+  find_dependency(MPI COMPONENTS Fortran)
+  add_library(nuce::nuce_fortran STATIC IMPORTED)
+  set_target_properties(nuce::nuce_fortran PROPERTIES
+    IMPORTED_LOCATION "${_nuce_prefix}/lib/libnuce_fortran.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${_nuce_prefix}/include"
+    INTERFACE_LINK_LIBRARIES "nuce::nuce;MPI::MPI_Fortran")
+  unset(_nuce_prefix)
+endif()
+unset(_nuce_langs)
+CM
+else
+  echo "install.sh: no MPI Fortran compiler ($fc): the Fortran module is not installed" >&2
+fi
 sed -i "1i set(nuce_VERSION $version)" "$PREFIX/lib/cmake/nuce/nuceConfig.cmake"
 echo "install.sh: nuce $version installed under $PREFIX" >&2
