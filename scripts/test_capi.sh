@@ -6,6 +6,9 @@
 # runs them under mpirun with 1, 2 and 3 ranks. Asserts: the serial check
 # passes bit for bit, a rank doing 4x the work gets the grid remapped, and
 # every misuse in errors.c returns the same error code on every rank.
+# Then the same for Fortran: the module's error codes are nuce.h's,
+# examples/fortran/heat2d.f90 and errors.f90 are built with CMake
+# (nuce::nuce_fortran) and with mpifort + pkg-config (nuce-fortran), and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -64,3 +67,27 @@ for np in 1 2 3; do
   echo "test_capi: ok: $(grep 'errors: all' <<<"$out")"
 done
 echo "test_capi: all C API tests passed"
+
+# --- Fortran ---
+h_codes="$(sed -n 's/^#define \(NUCE_OK\|NUCE_ERR_[A-Z_]*\) \([0-9]*\)$/\1 \2/p' crates/nuce-capi/include/nuce.h)"
+f_codes="$(sed -n 's/.*parameter, public :: \(NUCE_OK\|NUCE_ERR_[A-Z_]*\) = \([0-9]*\)$/\1 \2/p' crates/nuce-capi/fortran/nuce.f90)"
+[ -n "$h_codes" ] && [ "$h_codes" = "$f_codes" ] ||
+  { echo "test_capi: the Fortran module's error codes differ from nuce.h's" >&2; diff <(echo "$h_codes") <(echo "$f_codes") >&2; exit 1; }
+for f in include/nuce.mod lib/libnuce_fortran.a lib/pkgconfig/nuce-fortran.pc share/nuce/fortran/nuce.f90; do
+  test -f "$prefix/$f" || { echo "test_capi: $f not installed" >&2; exit 1; }
+done
+cmake -S examples/fortran -B "$tmp/fcmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$tmp/fcmake" >/dev/null
+mpifort -O2 -Wall -Werror examples/fortran/heat2d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o "$tmp/fheat2d"
+run 1 0 "$tmp/fcmake/heat2d" "${small[@]}"
+run 2 any "$tmp/fcmake/heat2d" "${small[@]}"
+run 3 any "$tmp/fheat2d" "${small[@]}"
+run 2 '>0' "$tmp/fcmake/heat2d" "${big[@]}" --slowdown 1:4@1
+run 3 '>0' "$tmp/fheat2d" "${big[@]}" --slowdown 2:4@1
+run 2 '>0' "$tmp/fcmake/heat2d" "${big[@]}" --slowdown 0:4@1 --record
+for np in 1 2 3; do
+  out="$(mpirun -np "$np" "$tmp/fcmake/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.f90 failed with $np ranks" >&2; exit 1; }
+  grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
+  echo "test_capi: ok: Fortran $(grep 'errors: all' <<<"$out")"
+done
+echo "test_capi: all Fortran API tests passed"

@@ -1,0 +1,156 @@
+! errors.f90 — misuse of the Fortran module returns the same code on every
+! rank (through `ierr`), and correct use round-trips an array. Run under
+! mpirun with any number of ranks; prints "errors: all N checks passed on P
+! ranks" and exits 0, or names every failed check and exits 1.
+program errors
+  use, intrinsic :: iso_c_binding, only: c_double, c_int64_t
+  use mpi_f08
+  use nuce
+  implicit none
+
+  integer, parameter :: dp = c_double, i8 = c_int64_t
+  integer :: rank, nranks, ierr, checks = 0, failures = 0, r, fcomm
+  integer(i8) :: lo(2), hi(2), area, n1 = 30, n2 = 20
+  type(nuce_balancer) :: b
+  type(nuce_array) :: a
+  type(MPI_Comm) :: mine
+  real(dp), allocatable :: speeds(:), global(:, :), back(:, :), u(:, :)
+  logical :: remapped
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks)
+
+  call expect(merge(NUCE_OK, -1, len(nuce_version()) > 0), NUCE_OK, .false., 'nuce_version')
+  call nuce_balancer_create(MPI_COMM_NULL, b, ierr)
+  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'create(MPI_COMM_NULL)')
+  ! An integer handle (the mpi module's); the caller's communicator survives the free.
+  call MPI_Comm_dup(MPI_COMM_WORLD, mine)
+  fcomm = mine%MPI_VAL
+  call nuce_balancer_create(fcomm, b, ierr)
+  call expect(ierr, NUCE_OK, .true., 'create(integer handle)')
+  call nuce_balancer_free(b, ierr)
+  call expect(ierr, NUCE_OK, .false., 'free')
+  call MPI_Barrier(mine, ierr)
+  call expect(merge(NUCE_OK, -1, ierr == MPI_SUCCESS), NUCE_OK, .true., &
+              "the caller's communicator survives")
+  call MPI_Comm_free(mine)
+
+  call nuce_balancer_create(MPI_COMM_WORLD, b, ierr)
+  call expect(ierr, NUCE_OK, .true., 'create(type(MPI_Comm))')
+  allocate (speeds(nranks))
+  speeds = 1
+  speeds(nranks) = -1
+  call nuce_set_speeds(b, speeds, ierr)
+  call expect(ierr, NUCE_ERR_INVALID_SPEED, .true., 'set_speeds(negative speed)')
+  speeds = [(real(r + 1, dp), r = 0, nranks - 1)]
+  call nuce_set_speeds(b, [speeds, 1.0_dp], ierr)
+  call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)')
+  call nuce_set_speeds(b, speeds, ierr)
+  call expect(ierr, NUCE_OK, .true., 'set_speeds')
+  speeds = 0
+  call nuce_speeds(b, speeds, ierr)
+  call expect(merge(NUCE_OK, -1, ierr == NUCE_OK .and. &
+              all(speeds == [(real(r + 1, dp), r = 0, nranks - 1)])), NUCE_OK, .false., 'speeds')
+
+  ! The plan's boxes tile the n1 x n2 array.
+  call nuce_plan(b, -n1, n2, ierr)
+  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'plan(negative n1)')
+  call nuce_plan(b, n1, n2, ierr)
+  call expect(ierr, NUCE_OK, .true., 'plan')
+  call nuce_plan_box(b, nranks, lo, hi, ierr)
+  call expect(ierr, NUCE_ERR_INVALID_INPUT, .false., 'plan_box(rank out of range)')
+  area = 0
+  do r = 0, nranks - 1
+    call nuce_plan_box(b, r, lo, hi, ierr)
+    if (any(lo < 1) .or. hi(1) > n1 .or. hi(2) > n2) ierr = -1
+    area = area + max(hi(1) - lo(1) + 1, 0_i8) * max(hi(2) - lo(2) + 1, 0_i8)
+  end do
+  call expect(merge(NUCE_OK, -1, ierr == NUCE_OK .and. area == n1 * n2), NUCE_OK, .false., &
+              'the plan tiles 30 x 20')
+
+  if (rank == 0) then
+    allocate (global(n1, n2))
+    call random_number(global)
+  else
+    allocate (global(0, 0))
+  end if
+  if (rank == 0) then
+    call nuce_array_scatter(b, n1, n2, 1_i8, global(:, 1:n2 - 1), a, ierr)
+  else
+    call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
+  end if
+  call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'scatter(global too small on rank 0)')
+  if (nranks > 1) then
+    call nuce_array_scatter(b, n1 + merge(1_i8, 0_i8, rank == 1), n2, 1_i8, global, a, ierr)
+    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'scatter(n1 differs on rank 1)')
+  end if
+  call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
+  call expect(ierr, NUCE_OK, .true., 'scatter')
+  call nuce_array_box(a, rank, lo, hi, ierr)
+  allocate (u(lo(1) - 1:hi(1) + 1, lo(2) - 1:hi(2) + 1))
+  call nuce_array_read(a, u, ierr)
+  call expect(ierr, NUCE_OK, .false., 'read')
+  if (rank == 0 .and. size(u) > 0) then
+    call expect(merge(NUCE_OK, -1, all(u(lo(1):hi(1), lo(2):hi(2)) == &
+                global(lo(1):hi(1), lo(2):hi(2)))), NUCE_OK, .false., 'the block holds the global cells')
+  end if
+  if (rank == nranks - 1) then
+    call nuce_array_exchange_ghosts(a, u(:, lo(2):), ierr)
+  else
+    call nuce_array_exchange_ghosts(a, u, ierr)
+  end if
+  call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'exchange_ghosts(wrong block on the last rank)')
+  call nuce_array_exchange_ghosts(a, u, ierr)
+  call expect(ierr, NUCE_OK, .true., 'exchange_ghosts')
+  if (rank == 0) then
+    allocate (back(n1, n2))
+  else
+    allocate (back(0, 0))
+  end if
+  call nuce_array_gather(a, u, back, ierr)
+  call expect(ierr, NUCE_OK, .true., 'gather')
+  if (rank == 0) call expect(merge(NUCE_OK, -1, all(back == global)), NUCE_OK, .false., &
+                             'gather returns what was scattered')
+  call nuce_record_phase(b, -1.0_dp, 1.0_dp, ierr)
+  call expect(ierr, NUCE_ERR_INVALID_INPUT, .false., 'record_phase(negative work)')
+  call nuce_maybe_remap(b, a, 10_i8, u, remapped, ahead=merge(-1_i8, 10_i8, rank == 0), ierr=ierr)
+  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'maybe_remap(negative ahead on rank 0)')
+  call nuce_maybe_remap(b, a, 10_i8, u, remapped, ierr=ierr)
+  call expect(ierr, NUCE_OK, .true., 'maybe_remap')
+  call nuce_array_free(a, ierr)
+  call expect(ierr, NUCE_OK, .false., 'array_free')
+  call nuce_balancer_free(b, ierr)
+  call expect(ierr, NUCE_OK, .false., 'balancer_free')
+
+  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (rank == 0 .and. failures == 0) write (*, '(a, i0, a, i0, a)') 'errors: all ', checks, &
+    ' checks passed on ', nranks, ' ranks'
+  call MPI_Finalize()
+  if (failures /= 0) error stop 1
+
+contains
+
+  !> Checks `got` against `want`; a collective check also asserts that every
+  !> rank got the same code.
+  subroutine expect(got, want, collective, what)
+    integer, intent(in) :: got, want
+    logical, intent(in) :: collective
+    character(len=*), intent(in) :: what
+    integer :: lo_code, hi_code
+    checks = checks + 1
+    lo_code = got
+    hi_code = got
+    if (collective) then
+      call MPI_Allreduce(got, lo_code, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
+      call MPI_Allreduce(got, hi_code, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)
+    end if
+    if (got /= want .or. lo_code /= hi_code) then
+      failures = failures + 1
+      write (*, '(a, i0, a, a, a, i0, a, i0, a, l1, a, a, a)') 'errors: rank ', rank, ': ', what, &
+        ': got ', got, ', want ', want, ' (same on every rank: ', lo_code == hi_code, ') (', &
+        nuce_last_error(), ')'
+    end if
+  end subroutine expect
+
+end program errors
