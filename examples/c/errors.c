@@ -125,6 +125,30 @@ int main(int argc, char **argv) {
          "maybe_remap(negative iterations)");
   expect(nuce_maybe_remap_ahead(b, a, 10, -5, u, len, &remapped), NUCE_ERR_INVALID_INPUT, 1,
          "maybe_remap_ahead(negative horizon)");
+
+  /* Settings: collective, the same value on every rank. */
+  expect(nuce_set_decomposer(b, "foo"), NUCE_ERR_INVALID_INPUT, 1, "set_decomposer(unknown name)");
+  expect(nuce_set_decomposer(b, rank == 0 ? NULL : "rb"), NUCE_ERR_INVALID_INPUT, 1,
+         "set_decomposer(NULL on the root)");
+  if (size > 1)
+    expect(nuce_set_decomposer(b, rank == size - 1 ? "rb" : "column"), NUCE_ERR_INVALID_INPUT, 1,
+           "set_decomposer(names differ)");
+  expect(nuce_set_decomposer(b, "rb"), NUCE_OK, 1, "set_decomposer(rb)");
+  expect(nuce_plan(b, 30, 20), NUCE_OK, 1, "plan with rb");
+  expect(nuce_set_hysteresis(b, rank == size - 1 ? -0.1 : 0.1), NUCE_ERR_INVALID_INPUT, 1,
+         "set_hysteresis(negative on the last rank)");
+  expect(nuce_set_hysteresis(b, NAN), NUCE_ERR_INVALID_INPUT, 1, "set_hysteresis(NaN)");
+  expect(nuce_set_hysteresis(b, 0.1), NUCE_OK, 1, "set_hysteresis(0.1)");
+  expect(nuce_set_timeout(b, -1.0), NUCE_ERR_INVALID_INPUT, 1, "set_timeout(negative)");
+  if (size > 1)
+    expect(nuce_set_timeout(b, rank == 0 ? 30.0 : 31.0), NUCE_ERR_INVALID_INPUT, 1, "set_timeout(values differ)");
+  expect(nuce_set_timeout(b, 30.0), NUCE_OK, 1, "set_timeout(30 s)");
+  /* Waiting sections: local, nested, balanced. */
+  expect(nuce_waiting_end(), NUCE_ERR_INVALID_INPUT, 0, "waiting_end without begin");
+  expect(nuce_waiting_begin(), NUCE_OK, 0, "waiting_begin");
+  expect(nuce_waiting_begin(), NUCE_OK, 0, "waiting_begin (nested)");
+  expect(nuce_waiting_end(), NUCE_OK, 0, "waiting_end (nested)");
+  expect(nuce_waiting_end(), NUCE_OK, 0, "waiting_end");
   expect(nuce_array_rect(a, -1, rect), NUCE_ERR_INVALID_INPUT, 0, "array_rect(rank -1)");
   expect(nuce_array_free(a), NUCE_OK, 0, "array_free");
   expect(nuce_array_free(NULL), NUCE_OK, 0, "array_free(NULL)");

@@ -233,6 +233,12 @@ impl Balancer {
         self
     }
 
+    /// [`Balancer::with_timeout`] on a balancer in place (local; all ranks
+    /// should agree).
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+    }
+
     /// The timeout of the balancer's collectives.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -363,6 +369,17 @@ impl Balancer {
     pub fn with_policy(mut self, policy: RemapPolicy) -> Self {
         self.policy = policy;
         self
+    }
+
+    /// [`Balancer::with_policy`] on a balancer in place (local; all ranks
+    /// should agree).
+    pub fn set_policy(&mut self, policy: RemapPolicy) {
+        self.policy = policy;
+    }
+
+    /// The remap policy of the next decisions.
+    pub fn policy(&self) -> RemapPolicy {
+        self.policy
     }
 
     /// Sets the built-in kernel used by [`Balancer::measure`] (local).

@@ -33,6 +33,8 @@ module nuce
   public :: nuce_plan, nuce_plan_box, nuce_record_phase
   public :: nuce_array_create, nuce_array_scatter, nuce_array_free, nuce_array_box
   public :: nuce_array_read, nuce_array_exchange_ghosts, nuce_array_gather, nuce_maybe_remap
+  public :: nuce_set_decomposer, nuce_set_hysteresis, nuce_set_timeout
+  public :: nuce_waiting_begin, nuce_waiting_end
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -182,6 +184,32 @@ module nuce
       integer(c_int), intent(out) :: remapped
       integer(c_int) :: rc
     end function c_maybe_remap_ahead
+    function c_set_decomposer(b, name) bind(c, name='nuce_set_decomposer') result(rc)
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: b
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int) :: rc
+    end function c_set_decomposer
+    function c_set_hysteresis(b, fraction) bind(c, name='nuce_set_hysteresis') result(rc)
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: b
+      real(c_double), value :: fraction
+      integer(c_int) :: rc
+    end function c_set_hysteresis
+    function c_set_timeout(b, seconds) bind(c, name='nuce_set_timeout') result(rc)
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: b
+      real(c_double), value :: seconds
+      integer(c_int) :: rc
+    end function c_set_timeout
+    function c_waiting_begin() bind(c, name='nuce_waiting_begin') result(rc)
+      import :: c_int
+      integer(c_int) :: rc
+    end function c_waiting_begin
+    function c_waiting_end() bind(c, name='nuce_waiting_end') result(rc)
+      import :: c_int
+      integer(c_int) :: rc
+    end function c_waiting_end
   end interface
 
 contains
@@ -435,5 +463,44 @@ contains
                                   int(size(u), c_size_t), flag), 'nuce_maybe_remap', ierr)
     remapped = flag /= 0
   end subroutine nuce_maybe_remap
+
+  !> Plans arrays with the decomposer `name` ('column', 'rb', 'best', ...;
+  !> collective, the same name on every rank).
+  subroutine nuce_set_decomposer(b, name, ierr)
+    type(nuce_balancer), intent(in) :: b
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: ierr
+    call done(c_set_decomposer(b%ptr, trim(name) // c_null_char), 'nuce_set_decomposer', ierr)
+  end subroutine nuce_set_decomposer
+
+  !> The remap hysteresis, a fraction >= 0 (collective, the same on every rank).
+  subroutine nuce_set_hysteresis(b, fraction, ierr)
+    type(nuce_balancer), intent(in) :: b
+    real(c_double), intent(in) :: fraction
+    integer, intent(out), optional :: ierr
+    call done(c_set_hysteresis(b%ptr, fraction), 'nuce_set_hysteresis', ierr)
+  end subroutine nuce_set_hysteresis
+
+  !> The timeout of the balancer's collectives in seconds, 0 = none
+  !> (collective, the same on every rank).
+  subroutine nuce_set_timeout(b, seconds, ierr)
+    type(nuce_balancer), intent(in) :: b
+    real(c_double), intent(in) :: seconds
+    integer, intent(out), optional :: ierr
+    call done(c_set_timeout(b%ptr, seconds), 'nuce_set_timeout', ierr)
+  end subroutine nuce_set_timeout
+
+  !> Opens a waiting section (local): its time is not compute for nuce's
+  !> automatic timing (the application's own collectives and waits).
+  subroutine nuce_waiting_begin(ierr)
+    integer, intent(out), optional :: ierr
+    call done(c_waiting_begin(), 'nuce_waiting_begin', ierr)
+  end subroutine nuce_waiting_begin
+
+  !> Closes the innermost waiting section (local).
+  subroutine nuce_waiting_end(ierr)
+    integer, intent(out), optional :: ierr
+    call done(c_waiting_end(), 'nuce_waiting_end', ierr)
+  end subroutine nuce_waiting_end
 
 end module nuce

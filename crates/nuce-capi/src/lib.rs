@@ -19,6 +19,7 @@
 // `unsafe` block with its SAFETY comment.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+mod settings;
 mod staged;
 
 use std::cell::RefCell;

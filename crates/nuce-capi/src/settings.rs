@@ -1,0 +1,134 @@
+//! A balancer's settings (decomposer, remap hysteresis, timeout) and the
+//! application's own waiting sections, for C.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr};
+use std::time::Duration;
+
+use nuce::plan::array2d::decomposer_by_name;
+use nuce::runtime::clock::Waiting;
+use nuce::runtime::comm::{agree, check_identical};
+use nuce::{waiting, Error, Result};
+
+use super::{balancer, guard, nuce_balancer, null};
+
+/// Runs a setting's collective protocol on `b`: `parse` checks this rank's
+/// argument (errors agree), every rank must pass the same value (`what`
+/// names it in the error), then `apply` sets it.
+fn set_collective<T: std::fmt::Debug>(
+    b: *mut nuce_balancer,
+    what: &str,
+    parse: impl FnOnce() -> Result<T>,
+    apply: impl FnOnce(&mut nuce_balancer, T),
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle (contract of the C API).
+        let h = unsafe { balancer(b) }?;
+        let _w = waiting();
+        let value = agree(h.bal.comm(), h.bal.root(), parse())?;
+        check_identical(h.bal.comm(), h.bal.root(), what, &format!("{value:?}"))?;
+        apply(h, value);
+        Ok(())
+    })
+}
+
+/// `x` when it is finite and ≥ 0, else an error naming it.
+fn non_negative(x: f64, what: &str) -> Result<f64> {
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(Error::InvalidInput(format!(
+            "{what} = {x} is not a finite number >= 0"
+        )))
+    }
+}
+
+/// Plans arrays with the decomposer named `name` (collective; the same name
+/// on every rank): `column` (the default), `xy2`, `xy`, `tile`, `kl`, `rb`,
+/// `rb2`, `rb3`, `slices` or `best`. An unknown name is
+/// `NUCE_ERR_INVALID_INPUT` on every rank.
+#[no_mangle]
+pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char) -> c_int {
+    set_collective(
+        b,
+        "the decomposer name",
+        || {
+            if name.is_null() {
+                return Err(null("name"));
+            }
+            // SAFETY: `name` is a NUL-terminated string (caller's contract).
+            let s = unsafe { CStr::from_ptr(name) }
+                .to_str()
+                .map_err(|_| Error::InvalidInput("the decomposer name is not UTF-8".into()))?;
+            decomposer_by_name(s)?;
+            Ok(s.to_string())
+        },
+        |h, s| {
+            if let Ok(d) = decomposer_by_name(&s) {
+                h.bal.set_decomposer_boxed(d);
+            }
+        },
+    )
+}
+
+/// Sets the remap hysteresis (collective; the same value on every rank): a
+/// remap is considered only when it would cut the predicted time per
+/// iteration by more than this fraction (default 0.05). Finite and ≥ 0.
+#[no_mangle]
+pub extern "C" fn nuce_set_hysteresis(b: *mut nuce_balancer, fraction: f64) -> c_int {
+    set_collective(
+        b,
+        "the hysteresis",
+        || non_negative(fraction, "hysteresis"),
+        |h, f| {
+            let mut policy = h.bal.policy();
+            policy.hysteresis = f;
+            h.bal.set_policy(policy);
+        },
+    )
+}
+
+/// Sets the timeout of the balancer's collectives in seconds (collective;
+/// the same value on every rank); 0 waits forever. The default comes from
+/// `NUCE_TIMEOUT_S` (60 s when unset). A negative, NaN or infinite value is
+/// `NUCE_ERR_INVALID_INPUT`.
+#[no_mangle]
+pub extern "C" fn nuce_set_timeout(b: *mut nuce_balancer, seconds: f64) -> c_int {
+    set_collective(
+        b,
+        "the timeout",
+        || non_negative(seconds, "timeout (s)"),
+        |h, s| {
+            h.bal
+                .set_timeout((s > 0.0).then(|| Duration::from_secs_f64(s)));
+        },
+    )
+}
+
+thread_local! {
+    static SECTIONS: RefCell<Vec<Waiting>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Opens a waiting section on this thread (local): until the matching
+/// [`nuce_waiting_end`], time is not counted as compute by nuce's automatic
+/// timing. For the application's own collectives and waits between balance
+/// points. Sections nest.
+#[no_mangle]
+pub extern "C" fn nuce_waiting_begin() -> c_int {
+    guard(|| {
+        SECTIONS.with(|s| s.borrow_mut().push(waiting()));
+        Ok(())
+    })
+}
+
+/// Closes the innermost waiting section of this thread (local).
+/// `NUCE_ERR_INVALID_INPUT` when none is open.
+#[no_mangle]
+pub extern "C" fn nuce_waiting_end() -> c_int {
+    guard(|| {
+        SECTIONS
+            .with(|s| s.borrow_mut().pop())
+            .map(drop)
+            .ok_or_else(|| Error::InvalidInput("no waiting section is open".into()))
+    })
+}
