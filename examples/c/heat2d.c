@@ -166,7 +166,7 @@ int main(int argc, char **argv) {
   struct block blk = {{0}, 0, NULL, NULL, NULL};
   load_block(a, &blk);
 
-  if (rank == 0) printf("%5s %12s %6s  speeds\n", "phase", "s/iter", "remap");
+  if (rank == 0) printf("%5s %12s %12s %6s  speeds\n", "phase", "s/iter", "compute/iter", "remap");
   int remaps = 0;
   double *speeds = malloc(size * sizeof(double));
   for (int64_t phase = 0; phase < phases; phase++) {
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
       put_interior(blk.u, blk.next, m, n);
       compute += MPI_Wtime() - tc;
     }
-    double per_iter = (MPI_Wtime() - t0) / (double)iters, worst;
+    double per_iter[2] = {(MPI_Wtime() - t0) / (double)iters, compute / (double)iters}, worst[2];
     if (record) CHECK(nuce_record_phase(b, (double)(m * n * iters), compute));
     int remapped = 0;
     /* A remap must pay off within the iterations left (at least one phase). */
@@ -202,9 +202,9 @@ int main(int argc, char **argv) {
     CHECK(nuce_speeds(b, speeds, size));
     /* Right after a nuce collective, so that this reduction hardly waits
      * (time outside nuce's calls counts as compute for its automatic timing). */
-    MPI_Reduce(&per_iter, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(per_iter, worst, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-      printf("%5lld %12.6f %6s ", (long long)phase, worst, remapped ? "yes" : "no");
+      printf("%5lld %12.6f %12.6f %6s ", (long long)phase, worst[0], worst[1], remapped ? "yes" : "no");
       for (int r = 0; r < size; r++) printf(" %.3g", speeds[r]);
       printf("\n");
     }
