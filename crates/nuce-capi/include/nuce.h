@@ -51,6 +51,46 @@
 // An error of a kind this version does not know.
 #define NUCE_ERR_UNKNOWN 13
 
+// Pack with the tight-packing heuristic TP (\[VH94\] §4.1).
+#define NUCE_PACK_TIGHT 0
+
+// Pack with first-fit level packing LP (the baseline of \[VH94\] §4.5).
+#define NUCE_PACK_LEVEL 1
+
+// Scale the packing with different factors in x and y (the whole mesh).
+#define NUCE_SCALE_NONUNIFORM 0
+
+// Scale the packing with one factor in both directions.
+#define NUCE_SCALE_UNIFORM 1
+
+// Partition with the project's best rule: multilevel, RCB (with
+// coordinates) and RSB+KL, each refined, the least cut within 3 % imbalance.
+#define NUCE_ALGO_BEST 0
+
+// Multilevel k-way (heavy-edge coarsening, k-way refinement).
+#define NUCE_ALGO_MULTILEVEL 1
+
+// Recursive coordinate bisection (needs coordinates).
+#define NUCE_ALGO_RCB 2
+
+// Z-curve index (needs coordinates).
+#define NUCE_ALGO_ZCI 3
+
+// Hilbert-curve index (needs coordinates).
+#define NUCE_ALGO_HCI 4
+
+// Recursive spectral bisection.
+#define NUCE_ALGO_RSB 5
+
+// Recursive spectral bisection, each bisection refined by two-way FM.
+#define NUCE_ALGO_RSBKL 6
+
+// Spectral index (1D order, then cut).
+#define NUCE_ALGO_RSBI 7
+
+// Coordinate-bisection index (1D order, then cut; needs coordinates).
+#define NUCE_ALGO_RCBI 8
+
 // A distributed 2D array (opaque), bound to the balancer that created it:
 // the layout, and the library's staging block (see `docs/c-api.md`).
 typedef struct nuce_array nuce_array;
@@ -58,6 +98,47 @@ typedef struct nuce_array nuce_array;
 // A load balancer (opaque): a duplicate of the application's communicator,
 // the speeds, the last plan made by [`nuce_plan`].
 typedef struct nuce_balancer nuce_balancer;
+
+// A distributed graph (opaque) with one `elem_size`-byte record per
+// vertex, bound to the balancer that created it.
+typedef struct nuce_graph nuce_graph;
+
+// A CSR graph given by the application (read only), METIS-style:
+// vertices `0..n`, the neighbours of `v` are `adjncy[xadj[v] .. xadj[v + 1]]`,
+// every edge is stored in both directions, no self-loops, no repeated edges.
+typedef struct nuce_csr {
+  // Number of vertices.
+  int64_t n;
+  // `n + 1` offsets, starting at 0, non-decreasing.
+  const int64_t *xadj;
+  // `xadj[n]` neighbour ids in `0..n` (may be NULL when `xadj[n]` is 0).
+  const int64_t *adjncy;
+  // `n` vertex weights (finite, >= 0), or NULL for weight 1 each.
+  const double *vwgt;
+  // `xadj[n]` edge weights parallel to `adjncy` (finite, > 0, the same
+  // in both directions), or NULL for weight 1 each.
+  const double *ewgt;
+  // Dimension of `coords`: 0 (no coordinates), 1, 2 or 3.
+  int32_t dim;
+  // `dim × n` coordinates, vertex after vertex, or NULL when `dim` is 0.
+  const double *coords;
+} nuce_csr;
+
+// A master–worker platform (read only): worker `i` needs
+// `cycle_times[i]` seconds per task; the master sends one initial message
+// of `tcom` seconds to each worker with tasks, one at a time, and receives
+// one final message of `tcom_return` seconds from each (0: results cost
+// nothing).
+typedef struct nuce_task_platform {
+  // `workers` cycle times (finite, > 0).
+  const double *cycle_times;
+  // Number of workers (> 0).
+  size_t workers;
+  // Cost of an initial message (finite, >= 0).
+  double tcom;
+  // Cost of a final message (finite, >= 0).
+  double tcom_return;
+} nuce_task_platform;
 
 #ifdef __cplusplus
 extern "C" {
@@ -196,6 +277,178 @@ int nuce_maybe_remap_ahead(struct nuce_balancer *b,
                            const void *padded,
                            size_t len,
                            int *remapped);
+
+// Allocates one processor submesh of the `p × q` mesh to each of the `m`
+// grids `grids[2m] = {w0, h0, w1, h1, …}` (mesh points along x and y,
+// each > 0; `m ≤ p·q`), packed by `packer` (`NUCE_PACK_*`) and scaled by
+// `scaling` (`NUCE_SCALE_*`). Writes `submeshes[4m]`: for grid `i`,
+// `{row, col, rows, cols}` of its submesh with `col` along x (`0..p`) and
+// `row` along y (`0..q`); the submeshes are non-empty and pairwise
+// disjoint. `rotated[m]` (NULL allowed) gets 1 where the grid was packed
+// turned by 90° (its `w` along y). Local and pure.
+int nuce_amr_allocate(const uint64_t *grids,
+                      size_t m,
+                      int64_t p,
+                      int64_t q,
+                      int packer,
+                      int scaling,
+                      int64_t *submeshes,
+                      int *rotated);
+
+// Partitions the root's graph `g` for the balancer's current speeds (equal
+// parts when none were measured) and scatters it with the root's
+// `records` (`n × elem_size` bytes, vertex after vertex), writing the
+// handle to `*out` (collective; `elem_size` > 0 identical on every rank;
+// `g` and `records` read on rank 0 only, may be NULL elsewhere). The root
+// keeps an index ordering of the graph (Hilbert curve with coordinates,
+// spectral otherwise) so that [`nuce_graph_maybe_remap`] re-cuts it moving
+// few vertices. A balance point. Copy this rank's records out with
+// [`nuce_graph_read`].
+int nuce_graph_scatter(struct nuce_balancer *b,
+                       const struct nuce_csr *g,
+                       size_t elem_size,
+                       const void *records,
+                       struct nuce_graph **out);
+
+// Frees a graph (local; NULL is ignored).
+int nuce_graph_free(struct nuce_graph *g);
+
+// This rank's sizes (local; any pointer may be NULL to skip it): `*owned`
+// vertices, `*ghosts` (neighbours owned by other ranks), `*arcs` (entries
+// of the local adjacency). The slot buffer has `owned + ghosts` records.
+int nuce_graph_sizes(struct nuce_graph *g, size_t *owned, size_t *ghosts, size_t *arcs);
+
+// The global ids of this rank's owned vertices, increasing, into
+// `ids[len]` (`len` = owned; local).
+int nuce_graph_owned(struct nuce_graph *g, int64_t *ids, size_t len);
+
+// The global ids of this rank's ghosts, increasing, into `ids[len]` (`len`
+// = ghosts; local). Ghost `k` is slot `owned + k`.
+int nuce_graph_ghosts(struct nuce_graph *g, int64_t *ids, size_t len);
+
+// This rank's adjacency in slots (local): the neighbours of owned vertex
+// `i` are `adjncy[xadj[i] .. xadj[i + 1]]`, each a slot (`< owned`: an
+// owned vertex, otherwise ghost `slot − owned`), in the order of the
+// global CSR; `ewgt` (NULL allowed) gets their edge weights. Lengths:
+// `xadj_len` = owned + 1, `arcs` = the arcs of [`nuce_graph_sizes`].
+int nuce_graph_adjacency(struct nuce_graph *g,
+                         int64_t *xadj,
+                         size_t xadj_len,
+                         int64_t *adjncy,
+                         double *ewgt,
+                         size_t arcs);
+
+// Copies this rank's owned records into the first `owned` records of the
+// application's slot buffer `values` (`len` = owned + ghosts records;
+// local): after [`nuce_graph_scatter`], a migration or a remap. The ghost
+// records are left untouched (exchange them).
+int nuce_graph_read(struct nuce_graph *g, void *values, size_t len);
+
+// Fills the ghost records of the application's slot buffer `values` (`len`
+// = owned + ghosts records) with their owners' current records, read from
+// the owners' slot buffers (collective over the graph's ranks).
+int nuce_graph_exchange_ghosts(struct nuce_graph *g, void *values, size_t len);
+
+// Gathers every vertex's record on rank 0 into `global` (`global_len` = n
+// records, in global vertex order; written on rank 0 only, may be NULL
+// elsewhere) from every rank's slot buffer `values` of `len` records
+// (collective).
+int nuce_graph_gather(struct nuce_graph *g,
+                      const void *values,
+                      size_t len,
+                      void *global,
+                      size_t global_len);
+
+// Moves the graph to a new partition: `owner[n]`, the new rank of every
+// vertex in global order, identical on every rank (checked); vertices
+// whose owner changes are sent with their records, read from the slot
+// buffer `values` (`len` records). Collective. Afterwards the layout has
+// changed: ask [`nuce_graph_sizes`], allocate a new slot buffer, copy the
+// records into it with [`nuce_graph_read`] and exchange ghosts.
+int nuce_graph_migrate(struct nuce_graph *g,
+                       const void *values,
+                       size_t len,
+                       const int64_t *owner,
+                       size_t n);
+
+// A balance point for a graph between phases of `iterations` iterations
+// (collective over the balancer's ranks; `g` made by this balancer): as
+// `nuce_maybe_remap` for arrays, with this rank's work the sum of its
+// vertex weights × `iterations`; when the root finds that a re-cut of its
+// ordering pays off over the next `iterations` iterations, the vertices
+// whose owner changes move with their records (read from the slot buffer
+// `values` of `len` records). `*remapped` is set to 1 when the layout
+// changed (same on every rank): then proceed as after
+// [`nuce_graph_migrate`].
+int nuce_graph_maybe_remap(struct nuce_balancer *b,
+                           struct nuce_graph *g,
+                           int64_t iterations,
+                           const void *values,
+                           size_t len,
+                           int *remapped);
+
+// [`nuce_graph_maybe_remap`] with another decision horizon: the phase just
+// done had `iterations` iterations, and a remap must pay off within the
+// next `ahead` iterations.
+int nuce_graph_maybe_remap_ahead(struct nuce_balancer *b,
+                                 struct nuce_graph *g,
+                                 int64_t iterations,
+                                 int64_t ahead,
+                                 const void *values,
+                                 size_t len,
+                                 int *remapped);
+
+// Partitions the graph `g` into `nparts` parts whose vertex weights are in
+// the ratio of `tpwgts[nparts]` (any positive scale; NULL for equal parts)
+// with algorithm `algo` (`NUCE_ALGO_*`), every algorithm's result refined
+// by FM within 3 % imbalance. Writes the part of every vertex into
+// `part[n]` (values in `0..nparts`) and, when `edgecut` is not NULL, the
+// total weight of the cut edges. Local and pure (no MPI; callable before
+// `MPI_Init`), like `METIS_PartGraphKway` with `tpwgts`.
+int nuce_partition_graph(const struct nuce_csr *g,
+                         int64_t nparts,
+                         const double *tpwgts,
+                         int algo,
+                         int64_t *part,
+                         double *edgecut);
+
+// Partitions the root's graph `g` into one part per rank in proportion to
+// the balancer's current speeds (equal parts when none were measured) with
+// algorithm `algo` (collective; `algo` identical on every rank). `g`,
+// `part[n]` and `edgecut` (may be NULL) are read and written on rank 0
+// only (may be NULL elsewhere); every rank returns the same code.
+int nuce_graph_partition(struct nuce_balancer *b,
+                         const struct nuce_csr *g,
+                         int algo,
+                         int64_t *part,
+                         double *edgecut);
+
+// The schedule of exactly `tasks` equal tasks with the least makespan
+// found (MinTime, \[BBLRR01\] §4.1; the solver of the platform's model:
+// no messages, initial messages only — optimal matching — or both —
+// refined 2-factor approximation). Writes, for `p = pf->workers`:
+// `counts[p]` tasks per worker; `send_order[p]`, the workers (0-based) in
+// the order the master sends their initial messages; `return_order[p]`,
+// the workers in the order the master receives their results (the send
+// order when `tcom_return` is 0); `*makespan` (NULL allowed) in seconds.
+// Workers given no task come last in both orders. Local and pure.
+int nuce_tasks_min_time(const struct nuce_task_platform *pf,
+                        uint64_t tasks,
+                        uint64_t *counts,
+                        int64_t *send_order,
+                        int64_t *return_order,
+                        double *makespan);
+
+// The schedule of as many tasks as fit within `deadline` seconds
+// (MaxTasks, \[BBLRR01\] §4.1–4.2, same solvers and outputs as
+// [`nuce_tasks_min_time`]; every worker with tasks finishes by the
+// deadline exactly). Local and pure.
+int nuce_tasks_max_tasks(const struct nuce_task_platform *pf,
+                         double deadline,
+                         uint64_t *counts,
+                         int64_t *send_order,
+                         int64_t *return_order,
+                         double *makespan);
 
 #ifdef __cplusplus
 }  // extern "C"
