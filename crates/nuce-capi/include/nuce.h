@@ -360,7 +360,8 @@ int nuce_graph_gather(struct nuce_graph *g,
                       size_t global_len);
 
 // Moves the graph to a new partition: `owner[n]`, the new rank of every
-// vertex in global order, identical on every rank (checked); vertices
+// vertex in global order, identical on every rank (checked by a hash
+// all-reduce); vertices
 // whose owner changes are sent with their records, read from the slot
 // buffer `values` (`len` records). Collective. Afterwards the layout has
 // changed: ask [`nuce_graph_sizes`], allocate a new slot buffer, copy the

@@ -293,7 +293,8 @@ pub extern "C" fn nuce_graph_gather(
 }
 
 /// Moves the graph to a new partition: `owner[n]`, the new rank of every
-/// vertex in global order, identical on every rank (checked); vertices
+/// vertex in global order, identical on every rank (checked by a hash
+/// all-reduce); vertices
 /// whose owner changes are sent with their records, read from the slot
 /// buffer `values` (`len` records). Collective. Afterwards the layout has
 /// changed: ask [`nuce_graph_sizes`], allocate a new slot buffer, copy the
@@ -328,6 +329,7 @@ pub extern "C" fn nuce_graph_migrate(
             Partition::new(p, parts)
         });
         let part = agree(g.g.comm(), 0, part)?;
+        check_identical(g.g.comm(), 0, "owner", &part.parts)?;
         g.load(app);
         g.g.remap(&part).map(|_| ())
     })
