@@ -1,7 +1,9 @@
 //! The C API of nuce: `libnuce.so` / `libnuce.a` and `include/nuce.h`.
 //!
-//! This first slice covers 2D arrays (graphs, master–worker, AMR and the
-//! Fortran module come later). Every function returns an `int` error code
+//! It covers 2D arrays (this file and `staged`), graphs (`partition`:
+//! partitioning a CSR graph; `graph`: the distributed graph handle),
+//! master–worker schedules (`tasks`) and AMR submesh allocation (`amr`).
+//! Every function returns an `int` error code
 //! (`NUCE_OK` = 0, otherwise one `NUCE_ERR_*` per kind of `nuce::Error`),
 //! never unwinds across the boundary (a panic is caught and reported as
 //! `NUCE_ERR_PANIC`), and sets a thread-local message readable with
