@@ -308,3 +308,57 @@ fn amr_submeshes_are_disjoint_and_inside_the_mesh() {
         NUCE_ERR_INVALID_INPUT
     );
 }
+
+#[test]
+fn edge_weights_are_cut_and_counted() {
+    let (xadj, adj, _) = grid(12, 16);
+    let n = xadj.len() - 1;
+    // Symmetric weights: heavy edges along the rows, light ones across.
+    let ewgt: Vec<f64> = (0..n)
+        .flat_map(|v| (xadj[v]..xadj[v + 1]).map(move |a| (v, a)))
+        .map(|(v, a)| {
+            if (adj[a as usize] - v as i64).abs() == 1 {
+                10.0
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    let mut g = csr(&xadj, &adj, None, None);
+    g.ewgt = ewgt.as_ptr();
+    let (mut part, mut cut) = (vec![-1i64; n], -1.0);
+    let rc = nuce_partition_graph(
+        &g,
+        2,
+        std::ptr::null(),
+        NUCE_ALGO_MULTILEVEL,
+        part.as_mut_ptr(),
+        &mut cut,
+    );
+    assert_eq!(rc, NUCE_OK);
+    let mut recount = 0.0;
+    for v in 0..n {
+        for a in xadj[v]..xadj[v + 1] {
+            if part[v] != part[adj[a as usize] as usize] {
+                recount += ewgt[a as usize];
+            }
+        }
+    }
+    assert_eq!(cut, recount / 2.0);
+    // Without weights the shortest bisection of the 12 × 16 grid cuts the
+    // 12 row edges between two columns (weight 120 here); with them, a cut
+    // across the light column edges (16 of weight 1 at best) must win.
+    assert!(cut < 120.0, "cut {cut}");
+    let mut bad = ewgt.clone();
+    bad[0] = 2.0; // no longer equal to its reverse
+    g.ewgt = bad.as_ptr();
+    let rc = nuce_partition_graph(
+        &g,
+        2,
+        std::ptr::null(),
+        0,
+        part.as_mut_ptr(),
+        std::ptr::null_mut(),
+    );
+    assert_eq!(rc, NUCE_ERR_INVALID_INPUT);
+}
