@@ -39,7 +39,7 @@ includedir=\${prefix}/include
 static_libs=$static_libs
 
 Name: nuce
-Description: Load balancing for MPI applications on heterogeneous clusters (C API, 2D arrays)
+Description: Load balancing for MPI applications on heterogeneous clusters (C API)
 Version: $version
 Requires: mpi hwloc
 Libs: -L\${libdir} -lnuce

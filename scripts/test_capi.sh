@@ -5,10 +5,11 @@
 # mpicc and pkg-config (shared), heat2d also statically and with CMake, and
 # runs them under mpirun with 1, 2 and 3 ranks. Asserts: the serial check
 # passes bit for bit, a rank doing 4x the work gets the grid remapped, and
-# every misuse in errors.c returns the same error code on every rank.
-# Then the same for Fortran: the module's error codes are nuce.h's,
-# examples/fortran/heat2d.f90 and errors.f90 are built with CMake
-# (nuce::nuce_fortran) and with mpifort + pkg-config (nuce-fortran), and run.
+# every misuse in errors.c returns the same error code on every rank; the
+# C++ graph example (below) as described there. Then the same for Fortran:
+# the module's error codes are nuce.h's, examples/fortran/heat2d.f90 and
+# errors.f90 are built with CMake (nuce::nuce_fortran) and with mpifort +
+# pkg-config (nuce-fortran), and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -66,6 +67,38 @@ for np in 1 2 3; do
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
   echo "test_capi: ok: $(grep 'errors: all' <<<"$out")"
 done
+# The graph API from C++17: examples/cpp/mesh_graph.cpp on a gmsh mesh of
+# examples/cpp/plate.geo (73 058 vertices), built with pkg-config and CMake.
+# Asserts the serial check bit for bit with 1–3 ranks (also after a move to
+# the best partition), and that a rank doing 4x the work from the start ends
+# with less than 80 % of an equal share.
+command -v gmsh >/dev/null || scripts/setup.sh gmsh
+gmsh -2 examples/cpp/plate.geo -format msh22 -clscale 0.15 -o "$tmp/plate.msh" >/dev/null
+mpicxx -std=c++17 -O2 -DOMPI_SKIP_MPICXX -Wall -Wextra -Werror examples/cpp/mesh_graph.cpp \
+  $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/mesh_graph"
+if command -v cmake >/dev/null; then
+  cmake -S examples/cpp -B "$tmp/cmake_cpp" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "$tmp/cmake_cpp" >/dev/null
+fi
+mesh_run() { # mesh_run NP SLOWED_RANK(-|r) BINARY ARGS…
+  local np="$1" slowed="$2" out
+  shift 2
+  out="$(mpirun -np "$np" "$@" --mesh "$tmp/plate.msh" 2>&1)" || { echo "$out" >&2; echo "test_capi: FAILED: -np $np $*" >&2; exit 1; }
+  grep -q "^mesh_graph: serial check: identical" <<<"$out" || { echo "$out" >&2; echo "test_capi: no serial check: -np $np $*" >&2; exit 1; }
+  local owned
+  owned="$(sed -n 's/^mesh_graph: owned: //p' <<<"$out")"
+  if [ "$slowed" != - ]; then
+    awk -v r="$slowed" -v np="$np" '{ n = 0; for (i = 1; i <= NF; i++) n += $i; exit !($(r + 1) < 0.8 * n / np) }' <<<"$owned" \
+      || { echo "$out" >&2; echo "test_capi: slowed rank $slowed kept its share (owned: $owned): -np $np $*" >&2; exit 1; }
+  fi
+  echo "test_capi: ok: -np $np $(basename "$1") ${*:2} (owned: $owned)"
+}
+mesh_run 1 - "$tmp/mesh_graph" --phases 2 --sweeps 10
+mesh_run 2 - "$tmp/mesh_graph" --phases 3 --sweeps 10 --best
+mesh_run 3 - "$tmp/mesh_graph" --phases 3 --sweeps 10
+mesh_run 2 1 "$tmp/mesh_graph" --phases 4 --sweeps 30 --slowdown 1:4@0
+mesh_run 3 2 "$tmp/mesh_graph" --phases 4 --sweeps 30 --slowdown 2:4@0
+if [ -x "$tmp/cmake_cpp/mesh_graph" ]; then mesh_run 2 - "$tmp/cmake_cpp/mesh_graph" --phases 2 --sweeps 10; fi
 echo "test_capi: all C API tests passed"
 
 # --- Fortran ---

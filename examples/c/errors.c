@@ -29,6 +29,180 @@ static void expect(int got, int want, int collective, const char *what) {
   }
 }
 
+/* A ghost exchange on `h` with the application's buffer of `len` elements:
+ * a wrong length on the last rank and NULL on the root are the same error
+ * on every rank; the right buffer works. */
+typedef int (*exchange_fn)(void *h, void *buf, size_t len);
+static void exchange_checks(exchange_fn exchange, void *h, void *buf, size_t len, const char *what) {
+  char msg[96];
+  snprintf(msg, sizeof msg, "%s(wrong length on the last rank)", what);
+  expect(exchange(h, buf, rank == size - 1 ? len + 1 : len), NUCE_ERR_SHAPE_MISMATCH, 1, msg);
+  snprintf(msg, sizeof msg, "%s(NULL on the root)", what);
+  expect(exchange(h, rank == 0 ? NULL : buf, len), NUCE_ERR_INVALID_INPUT, 1, msg);
+  expect(exchange(h, buf, len), NUCE_OK, 1, what);
+}
+static int array_exchange(void *a, void *buf, size_t len) { return nuce_array_exchange_ghosts(a, buf, len); }
+static int graph_exchange(void *g, void *buf, size_t len) { return nuce_graph_exchange_ghosts(g, buf, len); }
+
+/* The rows × cols 4-neighbour grid in CSR (METIS layout). */
+static void grid_csr(int64_t rows, int64_t cols, int64_t *xadj, int64_t *adj) {
+  int64_t k = 0;
+  xadj[0] = 0;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) {
+      if (r > 0) adj[k++] = (r - 1) * cols + c;
+      if (c > 0) adj[k++] = r * cols + c - 1;
+      if (c + 1 < cols) adj[k++] = r * cols + c + 1;
+      if (r + 1 < rows) adj[k++] = (r + 1) * cols + c;
+      xadj[r * cols + c + 1] = k;
+    }
+}
+
+/* Graphs: bad CSR input on the root, bad buffers, partitions and owners
+ * that differ between ranks; then what the good calls return is checked. */
+static void graph_errors(nuce_balancer *b) {
+  enum { R = 6, C = 5, N = R * C, M = 2 * (R * (C - 1) + C * (R - 1)) };
+  int64_t xadj[N + 1], adj[M], bad[M];
+  double rec[N], vw[N];
+  grid_csr(R, C, xadj, adj);
+  for (int v = 0; v < N; v++) rec[v] = (double)v, vw[v] = 1.0;
+  nuce_csr g = {N, xadj, adj, NULL, NULL, 0, NULL};
+  nuce_graph *dg = NULL;
+  expect(nuce_graph_scatter(b, rank == 0 ? NULL : &g, 8, rec, &dg), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_scatter(graph = NULL on the root)");
+  expect(nuce_graph_scatter(b, &g, 8, rank == 0 ? NULL : rec, &dg), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_scatter(records = NULL on the root)");
+  expect(nuce_graph_scatter(b, &g, 0, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(elem_size 0)");
+  if (size > 1)
+    expect(nuce_graph_scatter(b, &g, rank == 1 ? 4 : 8, rec, &dg), NUCE_ERR_INVALID_INPUT, 1,
+           "graph_scatter(elem_size differs between ranks)");
+  expect(nuce_graph_scatter(b, &g, 8, rec, rank == size - 1 ? NULL : &dg), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_scatter(out = NULL on the last rank)");
+  memcpy(bad, adj, sizeof adj);
+  bad[3] = N;
+  nuce_csr gb = {N, xadj, bad, NULL, NULL, 0, NULL};
+  expect(nuce_graph_scatter(b, &gb, 8, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(adjncy out of range)");
+  bad[3] = adj[3] == 0 ? 2 : 0; /* vertex 1's neighbour list no longer mirrors vertex 0's */
+  expect(nuce_graph_scatter(b, &gb, 8, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(asymmetric adjncy)");
+  vw[7] = -1.0;
+  nuce_csr gw = {N, xadj, adj, vw, NULL, 0, NULL};
+  expect(nuce_graph_scatter(b, &gw, 8, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(negative weight)");
+  expect(nuce_partition_graph(&gw, 2, NULL, NUCE_ALGO_BEST, bad, NULL), NUCE_ERR_INVALID_INPUT, 0,
+         "partition_graph(negative weight)");
+  nuce_csr one = {1, xadj, adj, NULL, NULL, 0, NULL};
+  int64_t zero[2] = {0, 0};
+  one.xadj = zero;
+  if (size > 1)
+    expect(nuce_graph_scatter(b, &one, 8, rec, &dg), NUCE_ERR_TOO_MANY_PARTS, 1,
+           "graph_scatter(more ranks than vertices)");
+  expect(dg == NULL ? NUCE_OK : -1, NUCE_OK, 0, "no graph after failures");
+
+  /* Partitions by the balancer's speeds. */
+  int64_t part[N];
+  double cut = -1.0;
+  expect(nuce_graph_partition(b, &g, NUCE_ALGO_BEST, rank == 0 ? NULL : part, &cut), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_partition(part = NULL on the root)");
+  expect(nuce_graph_partition(b, &g, NUCE_ALGO_RCB, part, &cut), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_partition(RCB without coordinates)");
+  if (size > 1)
+    expect(nuce_graph_partition(b, &g, rank == 1 ? NUCE_ALGO_RSB : NUCE_ALGO_BEST, part, &cut),
+           NUCE_ERR_INVALID_INPUT, 1, "graph_partition(algo differs between ranks)");
+  expect(nuce_graph_partition(b, &g, NUCE_ALGO_MULTILEVEL, part, &cut), NUCE_OK, 1, "graph_partition");
+  if (rank == 0) {
+    int in_range = 1;
+    for (int v = 0; v < N; v++) in_range &= part[v] >= 0 && part[v] < size;
+    expect(in_range && (size == 1 ? cut == 0.0 : cut > 0.0) ? NUCE_OK : -1, NUCE_OK, 0,
+           "graph_partition gives ranks and a cut");
+  }
+
+  /* A good graph: accessors, ghosts, gather, migration. */
+  expect(nuce_graph_scatter(b, &g, 8, rec, &dg), NUCE_OK, 1, "graph_scatter");
+  size_t owned = 0, ghosts = 0, arcs = 0;
+  expect(nuce_graph_sizes(dg, &owned, &ghosts, &arcs), NUCE_OK, 0, "graph_sizes");
+  expect(nuce_graph_sizes(NULL, &owned, NULL, NULL), NUCE_ERR_INVALID_INPUT, 0, "graph_sizes(NULL graph)");
+  size_t slots = owned + ghosts;
+  int64_t *ids = malloc((slots + 1) * sizeof(int64_t)), *lx = malloc((owned + 2) * sizeof(int64_t));
+  int64_t *la = malloc((arcs + 1) * sizeof(int64_t));
+  double *u = malloc((slots + 1) * sizeof(double));
+  expect(nuce_graph_owned(dg, ids, owned + 1), NUCE_ERR_SHAPE_MISMATCH, 0, "graph_owned(wrong length)");
+  expect(nuce_graph_ghosts(dg, NULL, ghosts), NUCE_ERR_INVALID_INPUT, 0, "graph_ghosts(NULL)");
+  expect(nuce_graph_adjacency(dg, lx, owned + 1, la, NULL, arcs + 1), NUCE_ERR_SHAPE_MISMATCH, 0,
+         "graph_adjacency(wrong arcs)");
+  expect(nuce_graph_adjacency(dg, lx, owned + 1, la, NULL, arcs), NUCE_OK, 0, "graph_adjacency");
+  expect(nuce_graph_owned(dg, ids, owned), NUCE_OK, 0, "graph_owned");
+  expect(nuce_graph_ghosts(dg, ids + owned, ghosts), NUCE_OK, 0, "graph_ghosts");
+  expect(nuce_graph_read(dg, u, slots + 1), NUCE_ERR_SHAPE_MISMATCH, 0, "graph_read(wrong length)");
+  expect(nuce_graph_read(dg, u, slots), NUCE_OK, 0, "graph_read");
+  exchange_checks(graph_exchange, dg, u, slots, "graph_exchange_ghosts");
+  /* Every slot holds its vertex's record (the global id); every local arc
+   * is an arc of the global graph. */
+  int right = lx[owned] == (int64_t)arcs;
+  for (size_t s = 0; s < slots; s++) right &= u[s] == (double)ids[s];
+  for (size_t i = 0; i < owned; i++)
+    for (int64_t a = lx[i]; a < lx[i + 1]; a++) right &= adj[xadj[ids[i]] + (a - lx[i])] == ids[la[a]];
+  expect(right ? NUCE_OK : -1, NUCE_OK, 0, "ghosts and local adjacency match the global graph");
+  double back[N];
+  expect(nuce_graph_gather(dg, u, slots, rank == 0 ? NULL : back, N), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_gather(global = NULL on the root)");
+  expect(nuce_graph_gather(dg, u, slots, back, N - 1), NUCE_ERR_SHAPE_MISMATCH, 1,
+         "graph_gather(wrong global length on the root)");
+  expect(nuce_graph_gather(dg, u, slots, back, N), NUCE_OK, 1, "graph_gather");
+  if (rank == 0)
+    expect(memcmp(back, rec, sizeof rec) == 0 ? NUCE_OK : -1, NUCE_OK, 0, "graph scatter then gather is the identity");
+
+  int64_t owner[N];
+  for (int v = 0; v < N; v++) owner[v] = (v / 3) % size;
+  owner[5] = rank == 0 ? size : owner[5];
+  expect(nuce_graph_migrate(dg, u, slots, owner, N), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_migrate(owner out of range on the root)");
+  owner[5] = (5 / 3) % size;
+  expect(nuce_graph_migrate(dg, u, slots, owner, N - 1), NUCE_ERR_SHAPE_MISMATCH, 1, "graph_migrate(wrong length)");
+  if (size > 1) {
+    owner[0] = rank == 1 ? 1 : 0;
+    expect(nuce_graph_migrate(dg, u, slots, owner, N), NUCE_ERR_INVALID_INPUT, 1,
+           "graph_migrate(owners differ between ranks)");
+    owner[0] = 0;
+  }
+  expect(nuce_graph_migrate(dg, u, slots, owner, N), NUCE_OK, 1, "graph_migrate");
+  expect(nuce_graph_sizes(dg, &owned, &ghosts, NULL), NUCE_OK, 0, "graph_sizes after migrate");
+  slots = owned + ghosts;
+  ids = realloc(ids, (owned + 1) * sizeof(int64_t));
+  u = realloc(u, (slots + 1) * sizeof(double));
+  expect(nuce_graph_owned(dg, ids, owned), NUCE_OK, 0, "graph_owned after migrate");
+  expect(nuce_graph_read(dg, u, slots), NUCE_OK, 0, "graph_read after migrate");
+  right = 1;
+  for (size_t i = 0; i < owned; i++) right &= owner[ids[i]] == rank && u[i] == (double)ids[i];
+  expect(right ? NUCE_OK : -1, NUCE_OK, 0, "records moved with their vertices to their new owners");
+
+  int remapped = -1;
+  expect(nuce_graph_maybe_remap(b, dg, 10, u, slots, rank == 0 ? NULL : &remapped), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_maybe_remap(remapped = NULL on the root)");
+  expect(nuce_graph_maybe_remap(b, dg, -1, u, slots, &remapped), NUCE_ERR_INVALID_INPUT, 1,
+         "graph_maybe_remap(negative iterations)");
+  expect(nuce_graph_maybe_remap(b, dg, 10, u, rank == size - 1 ? slots + 1 : slots, &remapped),
+         NUCE_ERR_SHAPE_MISMATCH, 1, "graph_maybe_remap(wrong length on the last rank)");
+  expect(nuce_graph_maybe_remap(b, dg, 10, u, slots, &remapped), NUCE_OK, 1, "graph_maybe_remap");
+  expect(nuce_graph_free(dg), NUCE_OK, 0, "graph_free");
+  expect(nuce_graph_free(NULL), NUCE_OK, 0, "graph_free(NULL)");
+
+  /* The pure functions: a bad platform, a bad mesh. */
+  double t[2] = {1.0, -2.0};
+  nuce_task_platform pf = {t, 2, 0.1, 0.0};
+  uint64_t counts[2];
+  int64_t so[2], ro[2], sub[8];
+  expect(nuce_tasks_min_time(&pf, 10, counts, so, ro, NULL), NUCE_ERR_INVALID_SPEED, 0, "tasks_min_time(t < 0)");
+  t[1] = 2.0;
+  expect(nuce_tasks_min_time(&pf, 10, counts, so, ro, NULL), NUCE_OK, 0, "tasks_min_time");
+  expect(counts[0] + counts[1] == 10 ? NUCE_OK : -1, NUCE_OK, 0, "tasks_min_time schedules every task");
+  uint64_t grids[4] = {8, 4, 4, 4};
+  expect(nuce_amr_allocate(grids, 2, 1, 1, NUCE_PACK_TIGHT, NUCE_SCALE_NONUNIFORM, sub, NULL),
+         NUCE_ERR_TOO_MANY_PARTS, 0, "amr_allocate(more grids than processors)");
+  free(ids);
+  free(lx);
+  free(la);
+  free(u);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -102,11 +276,7 @@ int main(int argc, char **argv) {
   double *u = malloc((len + 1) * sizeof(double));
   expect(nuce_array_read(a, u, len + 1), NUCE_ERR_SHAPE_MISMATCH, 0, "read(wrong length)");
   expect(nuce_array_read(a, u, len), NUCE_OK, 0, "read");
-  expect(nuce_array_exchange_ghosts(a, u, rank == size - 1 ? len + 1 : len), NUCE_ERR_SHAPE_MISMATCH, 1,
-         "exchange_ghosts(wrong length on the last rank)");
-  expect(nuce_array_exchange_ghosts(a, rank == 0 ? NULL : u, len), NUCE_ERR_INVALID_INPUT, 1,
-         "exchange_ghosts(NULL on the root)");
-  expect(nuce_array_exchange_ghosts(a, u, len), NUCE_OK, 1, "exchange_ghosts");
+  exchange_checks(array_exchange, a, u, len, "exchange_ghosts");
   expect(nuce_array_gather(a, u, len, rank == 0 ? NULL : global, rows * cols), NUCE_ERR_INVALID_INPUT, 1,
          "gather(global = NULL on the root)");
   double *back = calloc(rows * cols, sizeof(double));
@@ -150,6 +320,7 @@ int main(int argc, char **argv) {
   expect(nuce_waiting_end(), NUCE_OK, 0, "waiting_end (nested)");
   expect(nuce_waiting_end(), NUCE_OK, 0, "waiting_end");
   expect(nuce_array_rect(a, -1, rect), NUCE_ERR_INVALID_INPUT, 0, "array_rect(rank -1)");
+  graph_errors(b);
   expect(nuce_array_free(a), NUCE_OK, 0, "array_free");
   expect(nuce_array_free(NULL), NUCE_OK, 0, "array_free(NULL)");
   expect(nuce_balancer_free(b), NUCE_OK, 0, "balancer_free");

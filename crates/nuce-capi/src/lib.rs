@@ -1,7 +1,9 @@
 //! The C API of nuce: `libnuce.so` / `libnuce.a` and `include/nuce.h`.
 //!
-//! This first slice covers 2D arrays (graphs, master–worker, AMR and the
-//! Fortran module come later). Every function returns an `int` error code
+//! It covers 2D arrays (this file and `staged`), graphs (`partition`:
+//! partitioning a CSR graph; `graph`: the distributed graph handle),
+//! master–worker schedules (`tasks`) and AMR submesh allocation (`amr`).
+//! Every function returns an `int` error code
 //! (`NUCE_OK` = 0, otherwise one `NUCE_ERR_*` per kind of `nuce::Error`),
 //! never unwinds across the boundary (a panic is caught and reported as
 //! `NUCE_ERR_PANIC`), and sets a thread-local message readable with
@@ -19,8 +21,12 @@
 // `unsafe` block with its SAFETY comment.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+mod amr;
+mod graph;
+mod partition;
 mod settings;
 mod staged;
+mod tasks;
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -35,6 +41,11 @@ use nuce::runtime::comm::{agree, check_identical};
 use nuce::{waiting, ArrayPlan, Balancer, Error, Rect, Result};
 
 use staged::{create_dyn, Init, Staged};
+
+pub use amr::*;
+pub use graph::*;
+pub use partition::*;
+pub use tasks::*;
 
 /// An MPI communicator, as `<mpi.h>` defines it.
 pub type MPI_Comm = mpi::ffi::MPI_Comm;
@@ -103,7 +114,7 @@ fn set_last_error(msg: &str) {
 
 /// Runs the body of an exported function: its error becomes a code and the
 /// thread's last message, a panic becomes `NUCE_ERR_PANIC`.
-fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
+pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => NUCE_OK,
         Ok(Err(e)) => {
@@ -122,7 +133,7 @@ fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
     }
 }
 
-fn null(what: &str) -> Error {
+pub(crate) fn null(what: &str) -> Error {
     Error::InvalidInput(format!("{what} is NULL"))
 }
 
@@ -130,7 +141,7 @@ fn null(what: &str) -> Error {
 ///
 /// # Safety
 /// `p` is NULL or points to a live, exclusively borrowed `T`.
-unsafe fn deref_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
+pub(crate) unsafe fn deref_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
     // SAFETY: the caller's contract: NULL or valid and unaliased.
     unsafe { p.as_mut() }.ok_or_else(|| null(what))
 }
@@ -140,7 +151,7 @@ unsafe fn deref_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
 ///
 /// # Safety
 /// `p` is NULL or points to `len * elem` readable bytes.
-unsafe fn buffer<'a>(
+pub(crate) unsafe fn buffer<'a>(
     p: *const c_void,
     len: usize,
     expected: usize,
@@ -163,7 +174,7 @@ unsafe fn buffer<'a>(
 ///
 /// # Safety
 /// `p` is NULL or points to `len * elem` writable bytes not otherwise borrowed.
-unsafe fn buffer_mut<'a>(
+pub(crate) unsafe fn buffer_mut<'a>(
     p: *mut c_void,
     len: usize,
     expected: usize,
@@ -176,7 +187,7 @@ unsafe fn buffer_mut<'a>(
     Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), len * elem) })
 }
 
-fn to_usize(x: i64, what: &str) -> Result<usize> {
+pub(crate) fn to_usize(x: i64, what: &str) -> Result<usize> {
     usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{what} = {x} is negative")))
 }
 
@@ -212,7 +223,7 @@ pub extern "C" fn nuce_last_error() -> *const c_char {
 /// A load balancer (opaque): a duplicate of the application's communicator,
 /// the speeds, the last plan made by [`nuce_plan`].
 pub struct nuce_balancer {
-    bal: Balancer,
+    pub(crate) bal: Balancer,
     plan: Option<ArrayPlan>,
 }
 
@@ -278,7 +289,7 @@ pub extern "C" fn nuce_balancer_free(b: *mut nuce_balancer) -> c_int {
 ///
 /// # Safety
 /// `p` is NULL or a live handle of this library, not used afterwards.
-unsafe fn free_handle<T>(p: *mut T) -> c_int {
+pub(crate) unsafe fn free_handle<T>(p: *mut T) -> c_int {
     guard(|| {
         if !p.is_null() {
             // SAFETY: the caller's contract: a Box::into_raw pointer, freed once.
@@ -292,7 +303,7 @@ unsafe fn free_handle<T>(p: *mut T) -> c_int {
 ///
 /// # Safety
 /// `b` is NULL or a live handle from [`nuce_balancer_create`].
-unsafe fn balancer<'a>(b: *mut nuce_balancer) -> Result<&'a mut nuce_balancer> {
+pub(crate) unsafe fn balancer<'a>(b: *mut nuce_balancer) -> Result<&'a mut nuce_balancer> {
     // SAFETY: the caller's contract.
     unsafe { deref_mut(b, "balancer") }
 }

@@ -1,0 +1,390 @@
+//! The distributed graph behind `nuce_graph`: a [`DistGraph`] of opaque
+//! `elem_size`-byte vertex records.
+//!
+//! The application owns its memory: its records live in its own *slot
+//! buffer* of `owned + ghosts` records — this rank's owned vertices (in
+//! increasing global id) followed by its ghosts (in increasing global id),
+//! the numbering of the local adjacency. The library keeps one copy of the
+//! owned records (and of the ghosts' after an exchange) in the graph, into
+//! which it copies the application's owned records before anything moves,
+//! and out of which it copies what arrived.
+
+use std::ffi::{c_int, c_void};
+
+use mpi::traits::*;
+use nuce::plan::graph::Partition;
+use nuce::runtime::comm::{agree, check_identical};
+use nuce::{waiting, DistGraph, Error, Result};
+
+use crate::partition::{nuce_csr, read_csr};
+use crate::{balancer, buffer, buffer_mut, deref_mut, free_handle, guard, nuce_balancer, null};
+
+/// A distributed graph (opaque) with one `elem_size`-byte record per
+/// vertex, bound to the balancer that created it.
+pub struct nuce_graph {
+    g: DistGraph<Vec<u8>>,
+    elem: usize,
+}
+
+impl nuce_graph {
+    /// Records of the slot buffer: owned, then ghosts.
+    fn slots(&self) -> usize {
+        self.g.owned().len() + self.g.ghosts().len()
+    }
+
+    /// The application's slot buffer, checked collectively: every rank gets
+    /// the same error if any rank's is NULL or of the wrong length.
+    ///
+    /// # Safety
+    /// `p` is NULL or `len × elem_size` readable bytes.
+    unsafe fn agreed<'a>(&self, p: *const c_void, len: usize) -> Result<&'a [u8]> {
+        // SAFETY: the caller's contract.
+        let local = unsafe { buffer(p, len, self.slots(), self.elem, "values") };
+        agree(self.g.comm(), 0, local)
+    }
+
+    /// Copies the owned records of the application's slot buffer in.
+    fn load(&mut self, app: &[u8]) {
+        let e = self.elem;
+        for (v, src) in self.g.values_mut().iter_mut().zip(app.chunks_exact(e)) {
+            v.copy_from_slice(src);
+        }
+    }
+}
+
+/// The graph behind a handle.
+///
+/// # Safety
+/// `g` is NULL or a live handle from [`nuce_graph_scatter`].
+unsafe fn graph<'a>(g: *mut nuce_graph) -> Result<&'a mut nuce_graph> {
+    // SAFETY: the caller's contract.
+    unsafe { deref_mut(g, "graph") }
+}
+
+/// Partitions the root's graph `g` for the balancer's current speeds (equal
+/// parts when none were measured) and scatters it with the root's
+/// `records` (`n × elem_size` bytes, vertex after vertex), writing the
+/// handle to `*out` (collective; `elem_size` > 0 identical on every rank;
+/// `g` and `records` read on rank 0 only, may be NULL elsewhere). The root
+/// keeps an index ordering of the graph (Hilbert curve with coordinates,
+/// spectral otherwise) so that [`nuce_graph_maybe_remap`] re-cuts it moving
+/// few vertices. A balance point. Copy this rank's records out with
+/// [`nuce_graph_read`].
+#[no_mangle]
+pub extern "C" fn nuce_graph_scatter(
+    b: *mut nuce_balancer,
+    g: *const nuce_csr,
+    elem_size: usize,
+    records: *const c_void,
+    out: *mut *mut nuce_graph,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle; `out` NULL or writable.
+        let (h, out) = unsafe { (balancer(b)?, out.as_mut()) };
+        let _w = waiting();
+        let (comm, root) = (h.bal.comm(), h.bal.root());
+        let out = agree(comm, root, out.ok_or_else(|| null("out")))?;
+        *out = std::ptr::null_mut();
+        check_identical(comm, root, "elem_size", &elem_size)?;
+        if elem_size == 0 {
+            return Err(Error::InvalidInput("elem_size = 0".into()));
+        }
+        let here = (comm.rank() == root)
+            .then(|| {
+                // SAFETY: `g` NULL or a valid nuce_csr on the root (contract).
+                let graph = unsafe { read_csr(g) }?;
+                // SAFETY: `records` NULL or n × elem_size readable bytes.
+                let bytes = unsafe { buffer(records, graph.n(), graph.n(), elem_size, "records") }?;
+                let values: Vec<Vec<u8>> =
+                    bytes.chunks_exact(elem_size).map(<[u8]>::to_vec).collect();
+                Ok((graph, values))
+            })
+            .transpose();
+        let input = agree(comm, root, here)?;
+        let (graph, values) = input.unzip();
+        let g = h.bal.scatter_graph(graph.as_ref(), values.as_deref())?;
+        *out = Box::into_raw(Box::new(nuce_graph { g, elem: elem_size }));
+        Ok(())
+    })
+}
+
+/// Frees a graph (local; NULL is ignored).
+#[no_mangle]
+pub extern "C" fn nuce_graph_free(g: *mut nuce_graph) -> c_int {
+    // SAFETY: `g` is NULL or came from nuce_graph_scatter, freed once (contract).
+    unsafe { free_handle(g) }
+}
+
+/// This rank's sizes (local; any pointer may be NULL to skip it): `*owned`
+/// vertices, `*ghosts` (neighbours owned by other ranks), `*arcs` (entries
+/// of the local adjacency). The slot buffer has `owned + ghosts` records.
+#[no_mangle]
+pub extern "C" fn nuce_graph_sizes(
+    g: *mut nuce_graph,
+    owned: *mut usize,
+    ghosts: *mut usize,
+    arcs: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle.
+        let g = unsafe { graph(g) }?;
+        let no = g.g.owned().len();
+        let na = (0..no).map(|i| g.g.neighbors(i).count()).sum();
+        for (p, v) in [(owned, no), (ghosts, g.g.ghosts().len()), (arcs, na)] {
+            // SAFETY: NULL or writable (contract).
+            if let Some(p) = unsafe { p.as_mut() } {
+                *p = v;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Copies global ids into the caller's buffer of `len` entries.
+///
+/// # Safety
+/// `out` is NULL or `len` writable int64_t.
+unsafe fn write_ids(ids: &[usize], out: *mut i64, len: usize, what: &str) -> Result<()> {
+    // SAFETY: the caller's contract.
+    let o = unsafe { buffer_mut(out.cast(), len, ids.len(), 8, what) }?;
+    for (d, &x) in o.chunks_exact_mut(8).zip(ids) {
+        d.copy_from_slice(&(x as i64).to_ne_bytes());
+    }
+    Ok(())
+}
+
+/// The global ids of this rank's owned vertices, increasing, into
+/// `ids[len]` (`len` = owned; local).
+#[no_mangle]
+pub extern "C" fn nuce_graph_owned(g: *mut nuce_graph, ids: *mut i64, len: usize) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle; `ids` NULL or `len` writable.
+        unsafe { write_ids(graph(g)?.g.owned(), ids, len, "ids") }
+    })
+}
+
+/// The global ids of this rank's ghosts, increasing, into `ids[len]` (`len`
+/// = ghosts; local). Ghost `k` is slot `owned + k`.
+#[no_mangle]
+pub extern "C" fn nuce_graph_ghosts(g: *mut nuce_graph, ids: *mut i64, len: usize) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle; `ids` NULL or `len` writable.
+        unsafe { write_ids(graph(g)?.g.ghosts(), ids, len, "ids") }
+    })
+}
+
+/// This rank's adjacency in slots (local): the neighbours of owned vertex
+/// `i` are `adjncy[xadj[i] .. xadj[i + 1]]`, each a slot (`< owned`: an
+/// owned vertex, otherwise ghost `slot − owned`), in the order of the
+/// global CSR; `ewgt` (NULL allowed) gets their edge weights. Lengths:
+/// `xadj_len` = owned + 1, `arcs` = the arcs of [`nuce_graph_sizes`].
+#[no_mangle]
+pub extern "C" fn nuce_graph_adjacency(
+    g: *mut nuce_graph,
+    xadj: *mut i64,
+    xadj_len: usize,
+    adjncy: *mut i64,
+    ewgt: *mut f64,
+    arcs: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle.
+        let g = unsafe { graph(g) }?;
+        let no = g.g.owned().len();
+        let (mut offsets, mut slots, mut weights) = (vec![0usize], Vec::new(), Vec::new());
+        for i in 0..no {
+            for (s, w) in g.g.neighbors(i) {
+                slots.push(s);
+                weights.push(w);
+            }
+            offsets.push(slots.len());
+        }
+        // SAFETY: `xadj` NULL or `xadj_len`, `adjncy` NULL or `arcs` writable int64_t.
+        unsafe {
+            write_ids(&offsets, xadj, xadj_len, "xadj")?;
+            write_ids(&slots, adjncy, arcs, "adjncy")?;
+        }
+        if !ewgt.is_null() {
+            // SAFETY: non-null, `arcs` writable doubles (contract; `arcs`
+            // was checked against the adjacency above).
+            unsafe { std::ptr::copy_nonoverlapping(weights.as_ptr(), ewgt, arcs) };
+        }
+        Ok(())
+    })
+}
+
+/// Copies this rank's owned records into the first `owned` records of the
+/// application's slot buffer `values` (`len` = owned + ghosts records;
+/// local): after [`nuce_graph_scatter`], a migration or a remap. The ghost
+/// records are left untouched (exchange them).
+#[no_mangle]
+pub extern "C" fn nuce_graph_read(g: *mut nuce_graph, values: *mut c_void, len: usize) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle.
+        let g = unsafe { graph(g) }?;
+        // SAFETY: `values` NULL or `len × elem_size` writable bytes.
+        let app = unsafe { buffer_mut(values, len, g.slots(), g.elem, "values") }?;
+        for (d, v) in app.chunks_exact_mut(g.elem).zip(g.g.values()) {
+            d.copy_from_slice(v);
+        }
+        Ok(())
+    })
+}
+
+/// Fills the ghost records of the application's slot buffer `values` (`len`
+/// = owned + ghosts records) with their owners' current records, read from
+/// the owners' slot buffers (collective over the graph's ranks).
+#[no_mangle]
+pub extern "C" fn nuce_graph_exchange_ghosts(
+    g: *mut nuce_graph,
+    values: *mut c_void,
+    len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle.
+        let g = unsafe { graph(g) }?;
+        let _w = waiting();
+        // SAFETY: `values` NULL or `len × elem_size` writable bytes.
+        let app = unsafe { g.agreed(values, len) }?;
+        g.load(app);
+        g.g.exchange_ghosts()?;
+        let at = g.g.owned().len() * g.elem;
+        // SAFETY: the same buffer, writable (contract), no other borrow alive.
+        let app = unsafe { buffer_mut(values, len, g.slots(), g.elem, "values") }?;
+        for (d, v) in app[at..].chunks_exact_mut(g.elem).zip(g.g.ghost_values()) {
+            d.copy_from_slice(v);
+        }
+        Ok(())
+    })
+}
+
+/// Gathers every vertex's record on rank 0 into `global` (`global_len` = n
+/// records, in global vertex order; written on rank 0 only, may be NULL
+/// elsewhere) from every rank's slot buffer `values` of `len` records
+/// (collective).
+#[no_mangle]
+pub extern "C" fn nuce_graph_gather(
+    g: *mut nuce_graph,
+    values: *const c_void,
+    len: usize,
+    global: *mut c_void,
+    global_len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle.
+        let g = unsafe { graph(g) }?;
+        let _w = waiting();
+        // SAFETY: `values` NULL or `len × elem_size` readable bytes.
+        let app = unsafe { g.agreed(values, len) }?;
+        let (n, e) = (g.g.global_len(), g.elem);
+        let out = (g.g.comm().rank() == 0).then(|| {
+            // SAFETY: `global` NULL or `global_len × elem_size` writable bytes on rank 0.
+            unsafe { buffer_mut(global, global_len, n, e, "global") }
+        });
+        let out = agree(g.g.comm(), 0, out.transpose())?;
+        g.load(app);
+        if let (Some(all), Some(out)) = (g.g.gather(0)?, out) {
+            for (d, v) in out.chunks_exact_mut(e).zip(&all) {
+                d.copy_from_slice(v);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Moves the graph to a new partition: `owner[n]`, the new rank of every
+/// vertex in global order, identical on every rank (checked by a hash
+/// all-reduce); vertices
+/// whose owner changes are sent with their records, read from the slot
+/// buffer `values` (`len` records). Collective. Afterwards the layout has
+/// changed: ask [`nuce_graph_sizes`], allocate a new slot buffer, copy the
+/// records into it with [`nuce_graph_read`] and exchange ghosts.
+#[no_mangle]
+pub extern "C" fn nuce_graph_migrate(
+    g: *mut nuce_graph,
+    values: *const c_void,
+    len: usize,
+    owner: *const i64,
+    n: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle.
+        let g = unsafe { graph(g) }?;
+        let _w = waiting();
+        // SAFETY: `values` NULL or `len × elem_size` readable bytes.
+        let app = unsafe { g.agreed(values, len) }?;
+        let p = g.g.comm().size() as usize;
+        // SAFETY: `owner` NULL or `n` readable int64_t (contract).
+        let raw = unsafe { buffer(owner.cast(), n, g.g.global_len(), 8, "owner") };
+        let part = raw.and_then(|bytes| {
+            let parts = bytes
+                .chunks_exact(8)
+                .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default()))
+                .map(|r| {
+                    usize::try_from(r).ok().filter(|&r| r < p).ok_or_else(|| {
+                        Error::InvalidInput(format!("owner {r} is not a rank of 0..{p}"))
+                    })
+                })
+                .collect::<Result<Vec<usize>>>()?;
+            Partition::new(p, parts)
+        });
+        let part = agree(g.g.comm(), 0, part)?;
+        check_identical(g.g.comm(), 0, "owner", &part.parts)?;
+        g.load(app);
+        g.g.remap(&part).map(|_| ())
+    })
+}
+
+/// A balance point for a graph between phases of `iterations` iterations
+/// (collective over the balancer's ranks; `g` made by this balancer): as
+/// `nuce_maybe_remap` for arrays, with this rank's work the sum of its
+/// vertex weights × `iterations`; when the root finds that a re-cut of its
+/// ordering pays off over the next `iterations` iterations, the vertices
+/// whose owner changes move with their records (read from the slot buffer
+/// `values` of `len` records). `*remapped` is set to 1 when the layout
+/// changed (same on every rank): then proceed as after
+/// [`nuce_graph_migrate`].
+#[no_mangle]
+pub extern "C" fn nuce_graph_maybe_remap(
+    b: *mut nuce_balancer,
+    g: *mut nuce_graph,
+    iterations: i64,
+    values: *const c_void,
+    len: usize,
+    remapped: *mut c_int,
+) -> c_int {
+    nuce_graph_maybe_remap_ahead(b, g, iterations, iterations, values, len, remapped)
+}
+
+/// [`nuce_graph_maybe_remap`] with another decision horizon: the phase just
+/// done had `iterations` iterations, and a remap must pay off within the
+/// next `ahead` iterations.
+#[no_mangle]
+pub extern "C" fn nuce_graph_maybe_remap_ahead(
+    b: *mut nuce_balancer,
+    g: *mut nuce_graph,
+    iterations: i64,
+    ahead: i64,
+    values: *const c_void,
+    len: usize,
+    remapped: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b`, `g` are NULL or live handles; `remapped` NULL or writable.
+        let (h, g, remapped) = unsafe { (balancer(b)?, graph(g)?, remapped.as_mut()) };
+        let _w = waiting();
+        let args = crate::to_usize(iterations, "iterations").and_then(|it| {
+            let ahead = crate::to_usize(ahead, "ahead")?;
+            let r = remapped.ok_or_else(|| null("remapped"))?;
+            *r = 0;
+            Ok((it, ahead, r))
+        });
+        let (iterations, ahead, remapped) = agree(h.bal.comm(), h.bal.root(), args)?;
+        // SAFETY: `values` NULL or `len × elem_size` readable bytes.
+        let app = unsafe { g.agreed(values, len) }?;
+        g.load(app);
+        let report = h.bal.maybe_remap_ahead(&mut g.g, iterations, ahead)?;
+        *remapped = c_int::from(report.remap);
+        Ok(())
+    })
+}
