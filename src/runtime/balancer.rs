@@ -64,7 +64,7 @@ use super::array::{DistArray2, Element, MoveStats};
 use super::auction::{collective_max_tasks1, WorkerSelf};
 use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
-use super::graph::{DistGraph, RootIndex};
+use super::graph::{DistGraph, GraphValue, RootIndex};
 use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
 use super::netprobe::probe_links;
@@ -672,7 +672,7 @@ impl Balancer {
     /// spectral (RSBI) otherwise — so that [`Balancer::maybe_remap`] re-cuts
     /// it in O(p log n) and moves few vertices (\[KOR95\] §3). `graph` and
     /// `values` are read on the root only. A balance point.
-    pub fn scatter_graph<T: Serialize + DeserializeOwned + Clone>(
+    pub fn scatter_graph<T: GraphValue>(
         &mut self,
         graph: Option<&Graph>,
         values: Option<&[T]>,
@@ -825,7 +825,7 @@ impl<T: Element> Rebalance for DistArray2<T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
+impl<T: GraphValue> Rebalance for DistGraph<T> {
     /// The new cut of the root's ordering and the partition it gives.
     type Plan = (Option<IntervalCut>, Partition);
     fn local_work(&self) -> f64 {
@@ -848,11 +848,11 @@ impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
             let p = speeds.len();
             let cut = index.ordering.recut(&index.cut, speeds, index.grouping)?;
             let candidate = index.ordering.to_partition(&cut)?;
-            let current: Vec<usize> = self.owners().iter().map(|&q| q as usize).collect();
-            let volume = index.volume(&current, &candidate.parts, p);
+            let current = &index.parts;
+            let volume = index.volume(current, &candidate.parts, p);
             let (policy, bandwidth) = ctx.policy;
             let d = policy.decide_loads(
-                &index.loads(&current, p),
+                &index.loads(current, p),
                 &index.loads(&candidate.parts, p),
                 speeds,
                 &volume,
@@ -866,6 +866,7 @@ impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
         let stats = self.remap(&partition)?;
         if let (Some(index), Some(cut)) = (self.index.as_mut(), cut) {
             index.cut = cut;
+            index.parts = partition.parts;
         }
         Ok(stats.moves)
     }
