@@ -261,7 +261,10 @@ pub fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
             counts.len()
         )))
     } else {
-        counts.iter().map(|&c| count(c)).collect::<Result<Vec<Count>>>()
+        counts
+            .iter()
+            .map(|&c| count(c))
+            .collect::<Result<Vec<Count>>>()
     };
     let scounts = agree(comm, 0, local)?;
     let mut rcounts = vec![0 as Count; size];

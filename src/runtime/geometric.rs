@@ -27,9 +27,9 @@
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
 
+use super::comm::agree;
 use crate::error::{Error, Result};
 use crate::plan::graph::sfc::{hilbert_index_2d, hilbert_index_nd};
-use super::comm::agree;
 
 /// Bins of a histogram round.
 pub const BINS: usize = 256;

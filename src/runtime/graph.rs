@@ -43,7 +43,9 @@ pub use super::graph_value::GraphValue;
 use super::graph_value::{pack, unpack};
 use super::tags::GRAPH_GHOST as GHOST_TAG;
 use crate::error::{Error, Result};
-use crate::plan::graph::{Coords, Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb};
+use crate::plan::graph::{
+    Coords, Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb,
+};
 use mpi::topology::SimpleCommunicator;
 
 /// What a [`DistGraph::remap`] moved (identical on every rank).
@@ -506,7 +508,8 @@ impl<T: GraphValue> GraphPart<T> {
             let (a, b) = (self.xadj[i], self.xadj[i + 1]);
             out.ids.push(self.owned[i]);
             out.deg.push(b - a);
-            out.adj.extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
+            out.adj
+                .extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
             if weighted {
                 out.ewgt.extend_from_slice(&self.ewgt[a..b]);
             }
@@ -580,7 +583,11 @@ impl<T: GraphValue> GraphPart<T> {
         let displs = super::comm::displacements(&counts);
         let mut all = zeroed_buffer::<usize>(self.n_global);
         let empty = zeroed_buffer::<usize>(0);
-        let send = if self.owned.is_empty() { &empty[..] } else { &self.owned[..] };
+        let send = if self.owned.is_empty() {
+            &empty[..]
+        } else {
+            &self.owned[..]
+        };
         {
             let mut part = mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
             comm.all_gather_varcount_into(send, &mut part);
@@ -972,7 +979,11 @@ impl<T: GraphValue> DistGraph<T> {
         let pts = self.points()?;
         let keys = geometric::hilbert_keys(&self.comm, &pts);
         let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by(|&a, &b| keys[a].total_cmp(&keys[b]).then(pts.ids[a].cmp(&pts.ids[b])));
+        order.sort_by(|&a, &b| {
+            keys[a]
+                .total_cmp(&keys[b])
+                .then(pts.ids[a].cmp(&pts.ids[b]))
+        });
         geometric::prefix_cut(&self.comm, pts.weights, &order, targets)
     }
 

@@ -31,7 +31,12 @@ pub const ROOT_HERE: Tag = 0x4e58;
 pub const ALL: [Tag; 8] = [
     HALO,
     GRAPH_GHOST,
-    MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE,
+    MW_INPUT,
+    MW_RESULT,
+    PROBE_GO,
+    PROBE_PING,
+    ARRIVE,
+    ROOT_HERE,
 ];
 
 #[cfg(test)]
