@@ -428,7 +428,7 @@ pub fn hilbert_keys<C: Communicator>(comm: &C, pts: &Points) -> Vec<f64> {
             let key = if d == 2 {
                 hilbert_index_2d(q(0, c[0]), q(1, c[1]), bits)
             } else {
-                let p: Vec<u32> = (0..d).map(|k| q(k, c[k])).collect();
+                let p = [q(0, c[0]), q(1, c[1]), q(2, c[2])];
                 hilbert_index_nd(&p, bits)
             };
             key as f64

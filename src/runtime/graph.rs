@@ -319,20 +319,22 @@ impl<T: GraphValue> GraphPart<T> {
         let values: Vec<T> = order.iter().filter_map(|&i| values[i].take()).collect();
         drop(pieces.adj);
         drop(pieces.ewgt);
+        let owned_at = Runs::new(&owned);
         let mut ghosts: Vec<usize> = adj_global
             .iter()
             .copied()
-            .filter(|u| owned.binary_search(u).is_err())
+            .filter(|&u| owned_at.find(u).is_none())
             .collect();
         ghosts.sort_unstable();
         ghosts.dedup();
         let ghost_owner = owners_of(comm, n, &owned, &ghosts)?;
+        let ghost_at = Runs::new(&ghosts);
         let no = owned.len();
         let adj: Vec<usize> = adj_global
             .iter()
-            .map(|u| match owned.binary_search(u) {
-                Ok(i) => i,
-                Err(_) => no + ghosts.binary_search(u).unwrap_or(0),
+            .map(|&u| match owned_at.find(u) {
+                Some(i) => i,
+                None => no + ghost_at.find(u).unwrap_or(0),
             })
             .collect();
         drop(adj_global);
@@ -370,10 +372,11 @@ impl<T: GraphValue> GraphPart<T> {
         }
         let asks: Vec<usize> = by_owner.iter().map(|&k| self.ghosts[k]).collect();
         let (asked, from) = alltoallv_flat(comm, &asks, &counts)?;
+        let owned_at = Runs::new(&self.owned);
         let idx: Result<Vec<usize>> = asked
             .iter()
-            .map(|v| {
-                self.owned.binary_search(v).map_err(|_| {
+            .map(|&v| {
+                owned_at.find(v).ok_or_else(|| {
                     Error::InvalidInput(format!(
                         "rank {} was asked for vertex {v}, which it does not own",
                         self.rank
@@ -528,12 +531,13 @@ impl<T: GraphValue> GraphPart<T> {
             .filter(|&(q, &c)| q != self.rank && c > 0)
             .count() as u64;
         let got = out.ship(comm, &counts, weighted, self.dim)?;
+        let owned_at = Runs::new(&self.owned);
         drop(out);
         let received: u64 = got
             .deg
             .iter()
             .zip(&got.ids)
-            .filter(|&(_, v)| self.owned.binary_search(v).is_err())
+            .filter(|&(_, &v)| owned_at.find(v).is_none())
             .map(|(&d, _)| record_bytes::<T>(d, weighted, self.dim))
             .sum();
         let new = GraphPart::build(comm, self.n_global, weighted, self.dim, got)?;
@@ -599,6 +603,39 @@ impl<T: GraphValue> GraphPart<T> {
             }
         }
         Partition { nparts: p, parts }
+    }
+}
+
+/// Position lookup in increasing ids, by runs of consecutive ids: a mesh's
+/// owned vertices and ghosts come in long runs (grid rows, file slices), so
+/// the binary search is over far fewer entries than ids and stays in cache.
+struct Runs {
+    /// First id of each run.
+    first: Vec<usize>,
+    /// Position of each run's first id; one more entry: the total length.
+    at: Vec<usize>,
+}
+
+impl Runs {
+    fn new(ids: &[usize]) -> Self {
+        let mut r = Runs {
+            first: Vec::new(),
+            at: Vec::new(),
+        };
+        for (i, &v) in ids.iter().enumerate() {
+            if i == 0 || ids[i - 1] + 1 != v {
+                r.first.push(v);
+                r.at.push(i);
+            }
+        }
+        r.at.push(ids.len());
+        r
+    }
+    /// Position of `v`, if present.
+    fn find(&self, v: usize) -> Option<usize> {
+        let k = self.first.partition_point(|&f| f <= v).checked_sub(1)?;
+        let pos = self.at[k] + (v - self.first[k]);
+        (pos < self.at[k + 1]).then_some(pos)
     }
 }
 
@@ -1090,5 +1127,24 @@ impl<T: GraphValue> DistGraph<T> {
     /// Global number of vertices.
     pub fn global_len(&self) -> usize {
         self.part.n_global
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Runs;
+
+    #[test]
+    fn runs_find_positions() {
+        let ids = [3, 4, 5, 9, 11, 12];
+        let r = Runs::new(&ids);
+        assert_eq!(r.first, vec![3, 9, 11]);
+        for (i, &v) in ids.iter().enumerate() {
+            assert_eq!(r.find(v), Some(i));
+        }
+        for v in [0, 2, 6, 8, 10, 13, 100] {
+            assert_eq!(r.find(v), None);
+        }
+        assert_eq!(Runs::new(&[]).find(0), None);
     }
 }
