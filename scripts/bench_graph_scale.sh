@@ -27,14 +27,14 @@ for p in "${RANKS[@]}"; do
   dist=$(mpirun -np "$p" "$EX" --n "$N" --speeds "$speeds" --slowdown 0:2 --reps 3 --json | grep "^{")
   root=$(mpirun -np "$p" "$EX" --n "$N" --speeds "$speeds" --root --json | grep "^{")
   zol=$(mpirun -np "$p" "$W/zoltan_rcb" "$N" 3 "$speeds")
-  r0=$(head -1 <<< "$dist")
+  r0=$(grep '"rank":0,' <<< "$dist")
   n=$(field "$r0" n)
   tn=$(field "$r0" t_partition_s)
   tz=$(awk '{for(i=1;i<=NF;i++) if($i=="partition_s") print $(i+1)}' <<< "$zol")
   iz=$(awk '{for(i=1;i<=NF;i++) if($i=="imbalance") print $(i+1)}' <<< "$zol")
   hz=$(awk '{for(i=1;i<=NF;i++) if($i=="vmhwm_kib") print $(i+1)}' <<< "$zol")
   hd=$(while read -r l; do field "$l" vmhwm_kib; done <<< "$dist" | maxof)
-  hr=$(field "$(head -1 <<< "$root")" vmhwm_kib)
+  hr=$(while read -r l; do field "$l" vmhwm_kib; done <<< "$root" | maxof)
   printf '| %s | %s | %s | %.3f | %.3f | %.2f | %s / %s | %.0f / %.0f / %.0f (%.2f× the root) | %.3f + %.3f, %s | %.2f |\n' \
     "$n" "$p" "$speeds" "$tn" "$tz" "$(echo "$tn / $tz" | bc -l)" "$(field "$r0" imbalance)" "$iz" \
     "$(echo "$hd / 1024" | bc -l)" "$(echo "$hr / 1024" | bc -l)" "$(echo "$hz / 1024" | bc -l)" "$(echo "$hd / $hr" | bc -l)" \

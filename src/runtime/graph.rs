@@ -233,6 +233,76 @@ impl<T: GraphValue> Pieces<T> {
         })
     }
 
+    /// The same vertices in increasing id order (moved, not copied, when
+    /// they already are).
+    fn sorted(self, weighted: bool, dim: usize) -> Self {
+        if self.ids.windows(2).all(|w| w[0] < w[1]) {
+            return self;
+        }
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_unstable_by_key(|&i| self.ids[i]);
+        let mut start = Vec::with_capacity(self.len() + 1);
+        start.push(0);
+        for &d in &self.deg {
+            start.push(start.last().copied().unwrap_or(0) + d);
+        }
+        // One array at a time, each old one dropped once permuted, so that
+        // the peak is the input plus its largest array.
+        let Pieces {
+            ids,
+            deg,
+            adj,
+            ewgt,
+            vwgt,
+            coords,
+            values,
+        } = self;
+        let by_vertex = |a: Vec<usize>| order.iter().map(|&i| a[i]).collect::<Vec<_>>();
+        let by_arc = |a: Vec<f64>| {
+            let mut out = Vec::with_capacity(a.len());
+            for &i in &order {
+                out.extend_from_slice(&a[start[i]..start[i + 1]]);
+            }
+            out
+        };
+        let ids = by_vertex(ids);
+        let deg = by_vertex(deg);
+        let mut new_adj = Vec::with_capacity(adj.len());
+        for &i in &order {
+            new_adj.extend_from_slice(&adj[start[i]..start[i + 1]]);
+        }
+        drop(adj);
+        let ewgt = if weighted { by_arc(ewgt) } else { ewgt };
+        let vwgt: Vec<f64> = order.iter().map(|&i| vwgt[i]).collect();
+        let mut new_coords = Vec::with_capacity(coords.len());
+        for &i in &order {
+            new_coords.extend_from_slice(&coords[i * dim..(i + 1) * dim]);
+        }
+        drop(coords);
+        let mut values: Vec<Option<T>> = values.into_iter().map(Some).collect();
+        let values = order.iter().filter_map(|&i| values[i].take()).collect();
+        Pieces {
+            ids,
+            deg,
+            adj: new_adj,
+            ewgt,
+            vwgt,
+            coords: new_coords,
+            values,
+        }
+    }
+
+    /// Appends `other`'s vertices.
+    fn append(&mut self, mut other: Self) {
+        self.ids.append(&mut other.ids);
+        self.deg.append(&mut other.deg);
+        self.adj.append(&mut other.adj);
+        self.ewgt.append(&mut other.ewgt);
+        self.vwgt.append(&mut other.vwgt);
+        self.coords.append(&mut other.coords);
+        self.values.append(&mut other.values);
+    }
+
     /// Checks the piece's own consistency (lengths, ranges, weights).
     fn check(&self, n: usize, weighted: bool, dim: usize) -> Result<()> {
         let nv = self.ids.len();
@@ -290,37 +360,23 @@ impl<T: GraphValue> GraphPart<T> {
         let rank = comm.rank() as usize;
         let size = comm.size() as usize;
         agree(comm, 0, pieces.check(n, weighted, dim))?;
-        // Sort the vertices by id.
-        let mut order: Vec<usize> = (0..pieces.len()).collect();
-        order.sort_unstable_by_key(|&i| pieces.ids[i]);
-        let mut start = Vec::with_capacity(pieces.len() + 1);
-        start.push(0);
-        for &d in &pieces.deg {
-            start.push(start.last().copied().unwrap_or(0) + d);
-        }
-        let owned: Vec<usize> = order.iter().map(|&i| pieces.ids[i]).collect();
+        let pieces = pieces.sorted(weighted, dim);
+        let Pieces {
+            ids: owned,
+            deg,
+            mut adj,
+            ewgt,
+            vwgt,
+            coords,
+            values,
+        } = pieces;
         let mut xadj = Vec::with_capacity(owned.len() + 1);
         xadj.push(0);
-        let mut adj_global = Vec::with_capacity(pieces.adj.len());
-        let mut ewgt = Vec::with_capacity(pieces.ewgt.len());
-        for &i in &order {
-            adj_global.extend_from_slice(&pieces.adj[start[i]..start[i + 1]]);
-            if weighted {
-                ewgt.extend_from_slice(&pieces.ewgt[start[i]..start[i + 1]]);
-            }
-            xadj.push(adj_global.len());
+        for d in deg {
+            xadj.push(xadj.last().copied().unwrap_or(0) + d);
         }
-        let vwgt: Vec<f64> = order.iter().map(|&i| pieces.vwgt[i]).collect();
-        let coords: Vec<f64> = order
-            .iter()
-            .flat_map(|&i| pieces.coords[i * dim..(i + 1) * dim].iter().copied())
-            .collect();
-        let mut values: Vec<Option<T>> = pieces.values.into_iter().map(Some).collect();
-        let values: Vec<T> = order.iter().filter_map(|&i| values[i].take()).collect();
-        drop(pieces.adj);
-        drop(pieces.ewgt);
         let owned_at = Runs::new(&owned);
-        let mut ghosts: Vec<usize> = adj_global
+        let mut ghosts: Vec<usize> = adj
             .iter()
             .copied()
             .filter(|&u| owned_at.find(u).is_none())
@@ -330,14 +386,13 @@ impl<T: GraphValue> GraphPart<T> {
         let ghost_owner = owners_of(comm, n, &owned, &ghosts)?;
         let ghost_at = Runs::new(&ghosts);
         let no = owned.len();
-        let adj: Vec<usize> = adj_global
-            .iter()
-            .map(|&u| match owned_at.find(u) {
+        // Global ids become local slots, in place.
+        for u in adj.iter_mut() {
+            *u = match owned_at.find(*u) {
                 Some(i) => i,
-                None => no + ghost_at.find(u).unwrap_or(0),
-            })
-            .collect();
-        drop(adj_global);
+                None => no + ghost_at.find(*u).unwrap_or(0),
+            };
+        }
         let mut part = GraphPart {
             rank,
             size,
@@ -501,45 +556,44 @@ impl<T: GraphValue> GraphPart<T> {
         agree(comm, 0, ok)?;
         let weighted = !self.ewgt.is_empty();
         let weighted = any_rank(comm, weighted);
+        // Vertices that stay are copied locally; only the others travel.
         let mut order: Vec<usize> = (0..self.owned.len()).collect();
         order.sort_by_key(|&i| dest[i]);
         let mut counts = vec![0usize; self.size];
-        let mut out = Pieces::default();
+        let (mut keep, mut out) = (Pieces::default(), Pieces::default());
         let (mut bytes, mut moved) = (0u64, 0u64);
         for &i in &order {
-            counts[dest[i]] += 1;
             let (a, b) = (self.xadj[i], self.xadj[i + 1]);
-            out.ids.push(self.owned[i]);
-            out.deg.push(b - a);
-            out.adj
-                .extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
-            if weighted {
-                out.ewgt.extend_from_slice(&self.ewgt[a..b]);
-            }
-            out.vwgt.push(self.vwgt[i]);
-            out.coords
-                .extend_from_slice(&self.coords[i * self.dim..(i + 1) * self.dim]);
-            out.values.push(self.values[i].clone());
-            if dest[i] != self.rank {
+            let to = if dest[i] == self.rank {
+                &mut keep
+            } else {
+                counts[dest[i]] += 1;
                 moved += 1;
                 bytes += record_bytes::<T>(b - a, weighted, self.dim);
+                &mut out
+            };
+            to.ids.push(self.owned[i]);
+            to.deg.push(b - a);
+            to.adj
+                .extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
+            if weighted {
+                to.ewgt.extend_from_slice(&self.ewgt[a..b]);
             }
+            to.vwgt.push(self.vwgt[i]);
+            to.coords
+                .extend_from_slice(&self.coords[i * self.dim..(i + 1) * self.dim]);
+            to.values.push(self.values[i].clone());
         }
-        let messages = counts
-            .iter()
-            .enumerate()
-            .filter(|&(q, &c)| q != self.rank && c > 0)
-            .count() as u64;
+        let messages = counts.iter().filter(|&&c| c > 0).count() as u64;
         let got = out.ship(comm, &counts, weighted, self.dim)?;
-        let owned_at = Runs::new(&self.owned);
         drop(out);
         let received: u64 = got
             .deg
             .iter()
-            .zip(&got.ids)
-            .filter(|&(_, &v)| owned_at.find(v).is_none())
-            .map(|(&d, _)| record_bytes::<T>(d, weighted, self.dim))
+            .map(|&d| record_bytes::<T>(d, weighted, self.dim))
             .sum();
+        keep.append(got);
+        let got = keep;
         let new = GraphPart::build(comm, self.n_global, weighted, self.dim, got)?;
         *self = new;
         Ok(MigrateStats {
