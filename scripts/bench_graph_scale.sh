@@ -4,6 +4,9 @@
 # and the same grid. Installs libtrilinos-zoltan-dev when missing, builds
 # benchmarks/zoltan_rcb.c with mpicc, and prints Markdown rows
 # (benchmarks/graph.md, section "Distributed graphs at scale").
+# For each p, uniform speeds and speeds 1, 2, …, p; the distributed run
+# partitions with RCB (best of 3), exchanges ghosts, then rank 0 becomes 2×
+# slower and the graph is remapped by the prefix-sum cut.
 #   scripts/bench_graph_scale.sh [N] [RANKS...]   (default 1000000, ranks 2 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +26,8 @@ maxof() { sort -g | tail -1; }
 echo "| N | p | speeds | nuce RCB partition (s) | Zoltan RCB (s) | nuce / Zoltan | imbalance nuce / Zoltan | peak MiB per rank: distributed max / root-path root / Zoltan | remap: plan + move (s), moved | ghost exchange (ms) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for p in "${RANKS[@]}"; do
-  speeds=$(seq 1 "$p" | paste -sd,)
+ for kind in uniform ramp; do
+  if [ "$kind" = uniform ]; then speeds=$(yes 1 | head -n "$p" | paste -sd,); else speeds=$(seq 1 "$p" | paste -sd,); fi
   dist=$(mpirun -np "$p" "$EX" --n "$N" --speeds "$speeds" --slowdown 0:2 --reps 3 --json | grep "^{")
   root=$(mpirun -np "$p" "$EX" --n "$N" --speeds "$speeds" --root --json | grep "^{")
   zol=$(mpirun -np "$p" "$W/zoltan_rcb" "$N" 3 "$speeds")
@@ -40,4 +44,5 @@ for p in "${RANKS[@]}"; do
     "$(echo "$hd / 1024" | bc -l)" "$(echo "$hr / 1024" | bc -l)" "$(echo "$hz / 1024" | bc -l)" "$(echo "$hd / $hr" | bc -l)" \
     "$(field "$r0" t_remap_plan_s)" "$(field "$r0" t_remap_move_s)" "$(field "$r0" remap_moved)" \
     "$(echo "$(field "$r0" t_exchange_s) * 1000" | bc -l)"
+ done
 done

@@ -51,6 +51,20 @@ fn distributed_and_root_paths_agree() {
 }
 
 #[test]
+fn balancer_partitions_and_remaps_a_distributed_graph() {
+    for np in [1, 2, 4] {
+        let run = common::checks_pass(np, &["dgraph-balancer", "12", "10", "9"]);
+        // The same decision on every rank.
+        let decisions: BTreeSet<String> = run
+            .lines_with("RESULT")
+            .iter()
+            .filter_map(|l| l.split_once(" decision ").map(|(_, d)| d.to_string()))
+            .collect();
+        assert_eq!(decisions.len(), 1, "{}", run.stdout);
+    }
+}
+
+#[test]
 fn bad_pieces_fail_alike_on_every_rank() {
     for np in [2, 3] {
         let run = common::checks_pass(np, &["dgraph-bad", "6", "5", "4"]);

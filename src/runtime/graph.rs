@@ -1078,6 +1078,63 @@ impl<T: GraphValue> DistGraph<T> {
         geometric::prefix_cut(&self.comm, pts.weights, &order, targets)
     }
 
+    /// For a move of every owned vertex `i` to `dest[i]` (valid ranks), on
+    /// every rank: the loads (vertex weights) per rank now and after, and
+    /// each rank's move volume (bytes sent plus received, messages sent
+    /// plus received). O(p) numbers per rank: a few all-reduces of p-vectors.
+    pub(crate) fn move_volume(&self, dest: &[usize]) -> (Vec<f64>, Vec<f64>, Vec<(f64, usize)>) {
+        let p = self.part.size;
+        let me = self.part.rank;
+        let weighted = !self.part.ewgt.is_empty();
+        // Per rank q: weight moved to q, bytes sent to q (this rank's row).
+        let mut to = vec![0.0; 2 * p];
+        for (i, &q) in dest.iter().enumerate() {
+            to[q] += self.part.vwgt[i];
+            if q != me {
+                let deg = self.part.xadj[i + 1] - self.part.xadj[i];
+                to[p + q] += record_bytes::<T>(deg, weighted, self.part.dim) as f64;
+            }
+        }
+        // Rank r's row of bytes and message counts in slot r, for everyone.
+        let mut mine = vec![0.0; 3 * p];
+        mine[me] = self.local_work();
+        let sent: f64 = to[p..].iter().sum();
+        let msgs = to[p..].iter().filter(|&&b| b > 0.0).count() as f64;
+        mine[p + me] = sent;
+        mine[2 * p + me] = msgs;
+        let mut all = vec![0.0; 3 * p];
+        self.comm.all_reduce_into(
+            &mine[..],
+            &mut all[..],
+            mpi::collective::SystemOperation::sum(),
+        );
+        let mut sums = vec![0.0; 2 * p];
+        self.comm.all_reduce_into(
+            &to[..],
+            &mut sums[..],
+            mpi::collective::SystemOperation::sum(),
+        );
+        // What each rank receives: the column sums of bytes; messages in: ranks sending to it.
+        let mut arrivals = vec![0.0; p];
+        let senders: Vec<f64> = (0..p)
+            .map(|q| f64::from(u8::from(to[p + q] > 0.0)))
+            .collect();
+        self.comm.all_reduce_into(
+            &senders[..],
+            &mut arrivals[..],
+            mpi::collective::SystemOperation::sum(),
+        );
+        let volume = (0..p)
+            .map(|r| {
+                (
+                    all[p + r] + sums[p + r],
+                    (all[2 * p + r] + arrivals[r]) as usize,
+                )
+            })
+            .collect();
+        (all[..p].to_vec(), sums[..p].to_vec(), volume)
+    }
+
     /// The graph's communicator (a duplicate of the one it was created on).
     pub fn comm(&self) -> &SimpleCommunicator {
         &self.comm

@@ -253,6 +253,35 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 );
             }
         }
+        "dgraph-balancer" => {
+            // Balancer verbs on a distributed graph: parallel RCB for the
+            // (uniform) speeds, then phases recorded at speeds 1, 2, …, p
+            // lead the prefix-sum remap to loads in proportion to them.
+            let mut g = build(ctx, dims, false).expect("from_local");
+            let mut bal = nuce::Balancer::new(w).expect("balancer");
+            bal.partition_distributed(&mut g).expect("partition");
+            check_balance(ctx, &g, &vec![1.0; p], "balancer-uniform");
+            let speed = 1.0 + ctx.rank() as f64;
+            let iters = 1000;
+            let work = g.local_work() * iters as f64;
+            bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed / 1e6))
+                .expect("record");
+            let rep = bal.maybe_remap_distributed(&mut g, iters).expect("remap");
+            ctx.check(
+                "balancer-remapped",
+                p == 1 || (rep.remap && rep.moved.is_some()),
+                format!("{:?}", rep.decision),
+            );
+            check_layout(ctx, &g, n, "balancer");
+            let targets: Vec<f64> = (1..=p).map(|r| r as f64).collect();
+            check_balance(ctx, &g, &targets, "balancer-speeds");
+            println!(
+                "RESULT {} decision {} {:.6e}",
+                ctx.rank(),
+                rep.remap,
+                rep.t_candidate
+            );
+        }
         "dgraph-bad" => {
             let r = build(ctx, dims, true);
             match r {
