@@ -445,24 +445,20 @@ impl<T: GraphValue> GraphPart<T> {
             recv_at: vec![0],
             ..Halo::default()
         };
-        let mut at = 0;
-        for (q, &c) in from.iter().enumerate() {
-            if c > 0 {
-                h.send_ranks.push(q as i32);
-                h.send_idx.extend_from_slice(&idx[at..at + c]);
-                h.send_at.push(h.send_idx.len());
-            }
-            at += c;
-        }
-        let mut at = 0;
-        for (q, &c) in counts.iter().enumerate() {
-            if c > 0 {
-                h.recv_ranks.push(q as i32);
-                h.recv_slots.extend_from_slice(&by_owner[at..at + c]);
-                h.recv_at.push(h.recv_slots.len());
-            }
-            at += c;
-        }
+        split_by_rank(
+            &from,
+            &idx,
+            &mut h.send_ranks,
+            &mut h.send_at,
+            &mut h.send_idx,
+        );
+        split_by_rank(
+            &counts,
+            &by_owner,
+            &mut h.recv_ranks,
+            &mut h.recv_at,
+            &mut h.recv_slots,
+        );
         Ok(h)
     }
 
@@ -690,6 +686,26 @@ impl Runs {
         let k = self.first.partition_point(|&f| f <= v).checked_sub(1)?;
         let pos = self.at[k] + (v - self.first[k]);
         (pos < self.at[k + 1]).then_some(pos)
+    }
+}
+
+/// Appends the `counts[q]` consecutive `items` of every rank `q` that has
+/// some to `list`, recording `q` in `ranks` and the end offset in `at`.
+fn split_by_rank(
+    counts: &[usize],
+    items: &[usize],
+    ranks: &mut Vec<i32>,
+    at: &mut Vec<usize>,
+    list: &mut Vec<usize>,
+) {
+    let mut from = 0;
+    for (q, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            ranks.push(q as i32);
+            list.extend_from_slice(&items[from..from + c]);
+            at.push(list.len());
+        }
+        from += c;
     }
 }
 
