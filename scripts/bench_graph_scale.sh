@@ -27,7 +27,7 @@ echo "| N | p | speeds | nuce RCB partition (s) | Zoltan RCB (s) | nuce / Zoltan
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for p in "${RANKS[@]}"; do
  for kind in uniform ramp; do
-  if [ "$kind" = uniform ]; then speeds=$(yes 1 | head -n "$p" | paste -sd,); else speeds=$(seq 1 "$p" | paste -sd,); fi
+  if [ "$kind" = uniform ]; then speeds=$(seq 1 "$p" | sed 's/.*/1/' | paste -sd,); else speeds=$(seq 1 "$p" | paste -sd,); fi
   dist=$(mpirun -np "$p" "$EX" --n "$N" --speeds "$speeds" --slowdown 0:2 --reps 3 --json | grep "^{")
   root=$(mpirun -np "$p" "$EX" --n "$N" --speeds "$speeds" --root --json | grep "^{")
   zol=$(mpirun -np "$p" "$W/zoltan_rcb" "$N" 3 "$speeds")
