@@ -366,6 +366,20 @@ fn checked<C: Communicator>(comm: &C, pts: &Points, targets: &[f64]) -> Result<u
     Ok(top.max(n))
 }
 
+/// Runs `f` on the points, with unit weights when every point of every rank
+/// weighs 0 (the parts are then cut by point counts). Collective.
+fn weighted<C: Communicator, R>(comm: &C, pts: &Points, f: impl FnOnce(&Points) -> R) -> R {
+    let total = super::comm::sum_f64(comm, pts.weights.iter().sum());
+    if total > 0.0 {
+        return f(pts);
+    }
+    let ones = vec![1.0; pts.len()];
+    f(&Points {
+        weights: &ones,
+        ..*pts
+    })
+}
+
 /// Recursive coordinate bisection in parallel: the part (rank) of every
 /// point of this rank, the parts' weights in proportion to `targets` (one per
 /// rank, the same on every rank) to within one point's weight per cut. Each
@@ -373,32 +387,34 @@ fn checked<C: Communicator>(comm: &C, pts: &Points, targets: &[f64]) -> Result<u
 /// other ranks' points. Collective; errors agree.
 pub fn rcb<C: Communicator>(comm: &C, pts: &Points, targets: &[f64]) -> Result<Vec<usize>> {
     let n = checked(comm, pts, targets)?;
-    let d = pts.dim;
-    Ok(bisect(comm, pts, targets, n, |group, ranges| {
-        let b = boxes(comm, pts, group, ranges.len());
-        let axis: Vec<usize> = (0..ranges.len())
-            .map(|g| {
-                let at = 2 * d * g;
-                (0..d)
-                    .max_by(|&a, &c| {
-                        let ea = -b[at + d + a] - b[at + a];
-                        let ec = -b[at + d + c] - b[at + c];
-                        ea.total_cmp(&ec)
-                    })
-                    .unwrap_or(0)
-            })
-            .collect();
-        group
-            .iter()
-            .enumerate()
-            .map(|(i, &g)| {
-                if g == u32::MAX {
-                    0.0
-                } else {
-                    pts.coords[i * d + axis[g as usize]]
-                }
-            })
-            .collect()
+    Ok(weighted(comm, pts, |pts| {
+        let d = pts.dim;
+        bisect(comm, pts, targets, n, |group, ranges| {
+            let b = boxes(comm, pts, group, ranges.len());
+            let axis: Vec<usize> = (0..ranges.len())
+                .map(|g| {
+                    let at = 2 * d * g;
+                    (0..d)
+                        .max_by(|&a, &c| {
+                            let ea = -b[at + d + a] - b[at + a];
+                            let ec = -b[at + d + c] - b[at + c];
+                            ea.total_cmp(&ec)
+                        })
+                        .unwrap_or(0)
+                })
+                .collect();
+            group
+                .iter()
+                .enumerate()
+                .map(|(i, &g)| {
+                    if g == u32::MAX {
+                        0.0
+                    } else {
+                        pts.coords[i * d + axis[g as usize]]
+                    }
+                })
+                .collect()
+        })
     }))
 }
 
@@ -442,8 +458,10 @@ pub fn hilbert_keys<C: Communicator>(comm: &C, pts: &Points) -> Vec<f64> {
 /// part `r` is the `r`-th interval. Collective; errors agree.
 pub fn sfc<C: Communicator>(comm: &C, pts: &Points, targets: &[f64]) -> Result<Vec<usize>> {
     let n = checked(comm, pts, targets)?;
-    let keys = hilbert_keys(comm, pts);
-    Ok(bisect(comm, pts, targets, n, |_, _| keys.clone()))
+    Ok(weighted(comm, pts, |pts| {
+        let keys = hilbert_keys(comm, pts);
+        bisect(comm, pts, targets, n, |_, _| keys.clone())
+    }))
 }
 
 /// The index-based remap by prefix sums (\[KOR95\] §3 across ranks): the
@@ -487,6 +505,10 @@ pub fn prefix_cut<C: Communicator>(
         before = 0.0;
     }
     let total = super::comm::sum_f64(comm, mine);
+    if total <= 0.0 && super::comm::sum_f64(comm, weights.len() as f64) > 0.0 {
+        // All weights zero: cut by vertex counts instead.
+        return prefix_cut(comm, &vec![1.0; weights.len()], order, targets);
+    }
     let sum_t: f64 = targets.iter().sum();
     // Interval k is [bounds[k], bounds[k + 1]).
     let mut acc = 0.0;

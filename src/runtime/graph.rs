@@ -851,7 +851,11 @@ impl<T: GraphValue> DistGraph<T> {
         let check = if comm.rank() == root {
             match (graph, partition, values) {
                 (Some(g), Some(p), Some(v)) => {
-                    if p.nparts != size || p.len() != g.n() || v.len() != g.n() {
+                    if let Some(&q) = p.parts.iter().find(|&&q| q >= size) {
+                        Err(Error::InvalidPlan(format!(
+                            "partition assigns a vertex to part {q} of {size}"
+                        )))
+                    } else if p.nparts != size || p.len() != g.n() || v.len() != g.n() {
                         Err(Error::ShapeMismatch(format!(
                             "graph of {} vertices, partition of {} into {} parts, {} values, {size} ranks",
                             g.n(),
