@@ -59,6 +59,13 @@ fn balancer_partitions_and_remaps_a_distributed_graph() {
 }
 
 #[test]
+fn root_index_follows_local_migrations() {
+    for np in [2, 3] {
+        common::checks_pass(np, &["dgraph-index", "10", "9", "8", "7"]);
+    }
+}
+
+#[test]
 fn bad_pieces_fail_alike_on_every_rank() {
     for np in [2, 3] {
         let run = common::checks_pass(np, &["dgraph-bad", "6", "5", "4"]);

@@ -1023,7 +1023,11 @@ impl<T: GraphValue> DistGraph<T> {
         };
         agree(&self.comm, 0, ok)?;
         let dest: Vec<usize> = self.part.owned.iter().map(|&v| new.parts[v]).collect();
-        self.part.migrate(&self.comm, &dest)
+        let st = self.part.migrate(&self.comm, &dest)?;
+        if let Some(index) = self.index.as_mut() {
+            index.parts.clone_from(&new.parts);
+        }
+        Ok(st)
     }
 
     /// Moves every owned vertex `i` (in the order of [`Self::owned`]) to rank
@@ -1035,7 +1039,34 @@ impl<T: GraphValue> DistGraph<T> {
     /// returns the same `Err` and keeps its vertices.
     pub fn migrate(&mut self, new_owner: &[usize]) -> Result<MigrateStats> {
         let _w = waiting();
-        self.part.migrate(&self.comm, new_owner)
+        let st = self.part.migrate(&self.comm, new_owner)?;
+        // A graph balanced from a root index: the root learns the new owners
+        // (it holds the whole graph anyway); only the owned ids travel.
+        if any_rank(&self.comm, self.index.is_some()) {
+            let p = self.part.size;
+            let mut to_root = vec![0usize; p];
+            // The index lives on one rank (the balancer's root): find it.
+            let mine = if self.index.is_some() {
+                self.part.rank
+            } else {
+                0
+            };
+            let mut at = 0usize;
+            self.comm
+                .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
+            to_root[at] = self.part.owned.len();
+            let (ids, from) = alltoallv_flat(&self.comm, &self.part.owned, &to_root)?;
+            if let Some(index) = self.index.as_mut() {
+                let mut k = 0;
+                for (q, &c) in from.iter().enumerate() {
+                    for &v in &ids[k..k + c] {
+                        index.parts[v] = q;
+                    }
+                    k += c;
+                }
+            }
+        }
+        Ok(st)
     }
 
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).

@@ -282,6 +282,58 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 rep.t_candidate
             );
         }
+        "dgraph-index" => {
+            // A graph from Balancer::scatter_graph (root index), moved by a
+            // local migrate: the root's view of the owners follows, so the
+            // next decision weighs the real current loads.
+            let root = ctx.rank() == 0;
+            let whole = root.then(|| {
+                let s = grid_slab(dims, 0, n, 0.3).expect("grid");
+                let vw = (0..n).map(weight).collect();
+                Graph::from_csr(s.xadj, s.adjncy, Some(vw), None)
+                    .and_then(|g| g.with_coords(3, s.coords))
+                    .expect("graph")
+            });
+            let vals: Vec<(f64, u32)> = if root {
+                (0..n).map(value).collect()
+            } else {
+                Vec::new()
+            };
+            let mut bal = nuce::Balancer::new(w).expect("balancer");
+            let mut g: G = bal
+                .scatter_graph(whole.as_ref(), root.then_some(vals.as_slice()))
+                .expect("scatter_graph");
+            let skew: Vec<f64> = (0..p).map(|r| 1.0 + 3.0 * r as f64).collect();
+            let dest = g.partition_rcb(&skew).expect("rcb");
+            g.migrate(&dest).expect("migrate");
+            let iters = 1000;
+            let work = g.local_work() * iters as f64;
+            bal.record_phase(work, std::time::Duration::from_secs_f64(work / 1e6))
+                .expect("record");
+            let rep = bal.maybe_remap(&mut g, iters).expect("maybe_remap");
+            // The imbalance of the current layout for the merged speeds, by collective sums.
+            let mine = g.local_work();
+            let total = sum_f64(w, mine);
+            let s = &rep.speeds;
+            let ideal = total / s.iter().sum::<f64>();
+            let worst = max_f64(w, mine / s[ctx.rank() as usize]);
+            let have = worst / ideal - 1.0;
+            // Without a remap the root's view of the current loads must be the
+            // layout's; after one, the layout is the candidate's. (A stale view
+            // — the loads of the scatter — would see a balanced layout and
+            // keep the skewed one.)
+            let want = if rep.remap {
+                rep.imbalance_candidate
+            } else {
+                rep.imbalance_current
+            };
+            ctx.check(
+                "index-follows-migrate",
+                (have - want).abs() < 1e-9 && (p == 1 || rep.remap),
+                format!("root thinks {want}, layout has {have}, remap {}", rep.remap),
+            );
+            check_layout(ctx, &g, n, "index");
+        }
         "dgraph-bad" => {
             let r = build(ctx, dims, true);
             match r {
