@@ -20,7 +20,11 @@
 //! ```text
 //! mpirun -np 4 target/release/examples/graph_scale --n 1000000 --speeds 1,1,2,2 --slowdown 3:4
 //! mpirun -np 4 target/release/examples/graph_scale --n 1000000 --root --json
+//! mpirun -np 4 target/release/examples/graph_scale --n 10000000 --speeds 1,1,1,1
 //! ```
+//!
+//! `scripts/bench_graph_scale.sh` runs it side by side with the root path and
+//! Zoltan's parallel RCB (figures in `benchmarks/graph.md`).
 
 use std::time::Instant;
 
