@@ -913,7 +913,7 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
         Box::new(move |speeds| {
             let index = self.index.as_ref().ok_or_else(|| {
                 Error::InvalidInput(
-                    "maybe_remap: the graph has no index at the root (create it with Balancer::scatter_graph)"
+                    "maybe_remap: the graph has no index at the root (create it with Balancer::scatter_graph, or use Balancer::maybe_remap_distributed)"
                         .into(),
                 )
             })?;
