@@ -1121,7 +1121,7 @@ impl<T: GraphValue> DistGraph<T> {
         let pts = self.points()?;
         let keys = geometric::hilbert_keys(&self.comm, &pts);
         let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by(|&a, &b| {
+        order.sort_unstable_by(|&a, &b| {
             keys[a]
                 .total_cmp(&keys[b])
                 .then(pts.ids[a].cmp(&pts.ids[b]))
