@@ -66,10 +66,11 @@ fn main() -> nuce::Result<()> {
             t = std::time::Instant::now();
             w
         };
+        // Each rank's vertex count (the graph holds no global owner array).
+        let mut loads = vec![0usize; world.size() as usize];
+        world.all_gather_into(&g.owned().len(), &mut loads[..]);
         if world.rank() == 0 {
             let ideal = (n * n) as f64 / report.speeds.iter().sum::<f64>();
-            let mut loads = vec![0usize; world.size() as usize];
-            g.owners().iter().for_each(|&q| loads[q as usize] += 1);
             println!(
                 "PHASE {phase} s_per_iter {:.6} ideal_s_per_iter {ideal:.6} remap {} imbalance_before {:.4} imbalance_after {:.4} areas {:?} speeds {:?}",
                 wall / iters as f64,

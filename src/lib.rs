@@ -41,5 +41,5 @@ pub use plan::graph::{Graph, Partition};
 pub use runtime::array::{DistArray2, Element, MoveStats};
 pub use runtime::balancer::{Balancer, Rebalance, RemapReport};
 pub use runtime::clock::waiting;
-pub use runtime::graph::DistGraph;
+pub use runtime::graph::{DistGraph, GraphValue};
 pub use speed::PhaseTimer;

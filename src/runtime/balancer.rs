@@ -64,7 +64,7 @@ use super::array::{DistArray2, Element, MoveStats};
 use super::auction::{collective_max_tasks1, WorkerSelf};
 use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
-use super::graph::{DistGraph, RootIndex};
+use super::graph::{DistGraph, GraphValue, MigrateStats, RootIndex};
 use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
 use super::netprobe::probe_links;
@@ -622,21 +622,7 @@ impl Balancer {
             "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements)",
             data.global_len()
         ))?;
-        let same = matches!(
-            self.comm.compare(data.comm()),
-            CommunicatorRelation::Identical | CommunicatorRelation::Congruent
-        );
-        agree(
-            &self.comm,
-            self.root,
-            if same {
-                Ok(())
-            } else {
-                Err(Error::InvalidInput(
-                    "maybe_remap: the data lives on other ranks than the balancer".into(),
-                ))
-            },
-        )?;
+        self.same_ranks(data.comm(), "maybe_remap")?;
         let gathered = gather_values(&self.comm, self.root, &self.timer.speed())?;
         let previous = self.speeds.clone();
         let ctx = RootContext {
@@ -689,7 +675,7 @@ impl Balancer {
     /// spectral (RSBI) otherwise — so that [`Balancer::maybe_remap`] re-cuts
     /// it in O(p log n) and moves few vertices (\[KOR95\] §3). `graph` and
     /// `values` are read on the root only. A balance point.
-    pub fn scatter_graph<T: Serialize + DeserializeOwned + Clone>(
+    pub fn scatter_graph<T: GraphValue>(
         &mut self,
         graph: Option<&Graph>,
         values: Option<&[T]>,
@@ -728,6 +714,92 @@ impl Balancer {
 }
 
 impl Balancer {
+    /// Checks (collectively) that `other` has this balancer's ranks in the same order.
+    fn same_ranks(&self, other: &SimpleCommunicator, what: &str) -> Result<()> {
+        let same = matches!(
+            self.comm.compare(other),
+            CommunicatorRelation::Identical | CommunicatorRelation::Congruent
+        );
+        agree(
+            &self.comm,
+            self.root,
+            if same {
+                Ok(())
+            } else {
+                Err(Error::InvalidInput(format!(
+                    "{what}: the data lives on other ranks than the balancer"
+                )))
+            },
+        )
+    }
+
+    /// Partitions a distributed graph (e.g. built by
+    /// [`DistGraph::from_local`]) for the current speeds (uniform when none
+    /// were measured) with the parallel RCB
+    /// ([`DistGraph::partition_rcb`]) and migrates it: no rank gathers the
+    /// graph. A balance point.
+    pub fn partition_distributed<T: GraphValue>(
+        &mut self,
+        g: &mut DistGraph<T>,
+    ) -> Result<MigrateStats> {
+        let _w = waiting();
+        self.arrive("Balancer::partition_distributed")?;
+        self.same_ranks(g.comm(), "partition_distributed")?;
+        let p = self.comm.size() as usize;
+        let speeds = self.speeds.clone().unwrap_or_else(|| vec![1.0; p]);
+        let dest = g.partition_rcb(&speeds)?;
+        let st = g.migrate(&dest)?;
+        self.mark();
+        Ok(st)
+    }
+
+    /// [`Balancer::maybe_remap`] for a distributed graph without a root
+    /// index: measures the phase, merges the speeds at the root, cuts the
+    /// graph's global order anew by prefix sums ([`DistGraph::prefix_cut`]:
+    /// rank by rank, each along the Hilbert curve), and lets the root's
+    /// [`RemapPolicy::decide_loads`] weigh the loads now and under the
+    /// candidate against each rank's move volume (O(p) numbers per rank, no
+    /// O(n) array anywhere). If it pays off within `iterations` iterations
+    /// the vertices migrate. Collective; the report is the same on every rank.
+    pub fn maybe_remap_distributed<T: GraphValue>(
+        &mut self,
+        g: &mut DistGraph<T>,
+        iterations: usize,
+    ) -> Result<RemapReport> {
+        let _w = waiting();
+        self.record_automatic(g.local_work(), iterations)?;
+        self.arrive(&format!(
+            "Balancer::maybe_remap_distributed(iterations {iterations}, {} vertices)",
+            g.global_len()
+        ))?;
+        self.same_ranks(g.comm(), "maybe_remap_distributed")?;
+        let gathered = gather_values(&self.comm, self.root, &self.timer.speed())?;
+        let previous = self.speeds.clone();
+        let speeds: Vec<f64> = root_compute(&self.comm, self.root, || {
+            let phase =
+                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
+            merge_speeds(&phase, previous.as_deref())
+        })?;
+        let dest = g.prefix_cut(&speeds)?;
+        let (current, candidate, volume) = g.move_volume(&dest);
+        let (policy, bandwidth) = self.network_policy();
+        let decision = root_compute(&self.comm, self.root, || {
+            policy.decide_loads(
+                &current, &candidate, &speeds, &volume, iterations, bandwidth,
+            )
+        })?;
+        self.speeds = Some(decision.speeds.clone());
+        let moved = if decision.remap {
+            let st = g.migrate(&dest)?;
+            self.observe(&st.moves);
+            Some(st.moves)
+        } else {
+            None
+        };
+        self.mark();
+        Ok(RemapReport { decision, moved })
+    }
+
     /// Runs one master–worker execution of `plan` on the balancer's
     /// communicator, the root as master ([`run_master_worker`]: inputs built
     /// by `make_input(rank, first_unit, units)` on the master, `compute` on
@@ -842,7 +914,7 @@ impl<T: Element> Rebalance for DistArray2<T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
+impl<T: GraphValue> Rebalance for DistGraph<T> {
     /// The new cut of the root's ordering and the partition it gives.
     type Plan = (Option<IntervalCut>, Partition);
     fn local_work(&self) -> f64 {
@@ -858,18 +930,18 @@ impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
         Box::new(move |speeds| {
             let index = self.index.as_ref().ok_or_else(|| {
                 Error::InvalidInput(
-                    "maybe_remap: the graph has no index at the root (create it with Balancer::scatter_graph)"
+                    "maybe_remap: the graph has no index at the root (create it with Balancer::scatter_graph, or use Balancer::maybe_remap_distributed)"
                         .into(),
                 )
             })?;
             let p = speeds.len();
             let cut = index.ordering.recut(&index.cut, speeds, index.grouping)?;
             let candidate = index.ordering.to_partition(&cut)?;
-            let current: Vec<usize> = self.owners().iter().map(|&q| q as usize).collect();
-            let volume = index.volume(&current, &candidate.parts, p);
+            let current = &index.parts;
+            let volume = index.volume(current, &candidate.parts, p);
             let (policy, bandwidth) = ctx.policy;
             let d = policy.decide_loads(
-                &index.loads(&current, p),
+                &index.loads(current, p),
                 &index.loads(&candidate.parts, p),
                 speeds,
                 &volume,
@@ -883,6 +955,7 @@ impl<T: Serialize + DeserializeOwned + Clone> Rebalance for DistGraph<T> {
         let stats = self.remap(&partition)?;
         if let (Some(index), Some(cut)) = (self.index.as_mut(), cut) {
             index.cut = cut;
+            index.parts = partition.parts;
         }
         Ok(stats.moves)
     }

@@ -243,6 +243,48 @@ pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<V
         .collect())
 }
 
+/// Personalised all-to-all of flat typed buffers: `data` holds `counts[0]`
+/// items for rank 0, then `counts[1]` for rank 1, …; returns the items
+/// received (grouped by source rank, in rank order) and how many came from
+/// each rank. One all-to-all of the counts, one all-to-all-v of the items.
+/// Counts beyond MPI's range are the same `Err` on every rank.
+pub fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
+    comm: &C,
+    data: &[T],
+    counts: &[usize],
+) -> Result<(Vec<T>, Vec<usize>)> {
+    let size = comm.size() as usize;
+    let local = if counts.len() != size || counts.iter().sum::<usize>() != data.len() {
+        Err(Error::ShapeMismatch(format!(
+            "{} items in {} counts for {size} ranks",
+            data.len(),
+            counts.len()
+        )))
+    } else {
+        counts
+            .iter()
+            .map(|&c| count(c))
+            .collect::<Result<Vec<Count>>>()
+    };
+    let scounts = agree(comm, 0, local)?;
+    let mut rcounts = vec![0 as Count; size];
+    comm.all_to_all_into(&scounts[..], &mut rcounts[..]);
+    let total: usize = rcounts.iter().map(|&c| c as usize).sum();
+    agree(comm, 0, count(total))?;
+    let sdispls = displacements(&scounts);
+    let rdispls = displacements(&rcounts);
+    // An empty slice's dangling address could alias the receive buffer's.
+    let empty = zeroed_buffer::<T>(0);
+    let sendbuf = if data.is_empty() { &empty[..] } else { data };
+    let mut recvbuf = zeroed_buffer(total);
+    {
+        let sp = Partition::new(sendbuf, &scounts[..], &sdispls[..]);
+        let mut rp = PartitionMut::new(&mut recvbuf[..], &rcounts[..], &rdispls[..]);
+        comm.all_to_all_varcount_into(&sp, &mut rp);
+    }
+    Ok((recvbuf, rcounts.iter().map(|&c| c as usize).collect()))
+}
+
 /// 64-bit FNV-1a hash of a value's bincode encoding (an agreement check
 /// between ranks, not a cryptographic digest). O(encoded size).
 pub fn fingerprint<T: Serialize + ?Sized>(value: &T) -> Result<u64> {

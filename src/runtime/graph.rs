@@ -1,48 +1,52 @@
 //! Distributed unstructured graphs ([`DistGraph`]): a graph whose vertices,
-//! with one value each, are spread over the ranks by a [`Partition`] (part `r`
-//! lives on rank `r`), as the graph mapping of \[KOR95\] asks.
+//! with one value each, are spread over the ranks (part `r` lives on rank
+//! `r`), as the graph mapping of \[KOR95\] asks. No rank holds an array of
+//! all n vertices: each holds its owned vertices (global ids, adjacency as
+//! global ids turned into local slots, edge and vertex weights, coordinates,
+//! values), its ghosts (neighbours owned elsewhere) and the owner of each
+//! ghost, found in a distributed directory ([`super::directory`]).
 //!
 //! * [`DistGraph::scatter`] — the root's graph, partition and vertex values
-//!   go out; each rank receives its owned vertices with their adjacency
-//!   (global ids, in the global CSR order) and values. Through
+//!   go out; each rank receives its owned vertices. Through
 //!   [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph)
 //!   the partition follows the measured speeds and the root keeps an index
 //!   ordering for fast remaps.
+//! * [`DistGraph::from_local`] — each rank passes its own vertices (read
+//!   from its slice of a file, or generated): no rank ever sees the whole
+//!   graph.
 //! * [`DistGraph::exchange_ghosts`] — every rank receives the current values
-//!   of its ghosts (neighbours owned elsewhere) from their owners; the send
-//!   and receive lists are both sorted by global id, so no ids travel.
-//! * [`DistGraph::remap`] — moves to a new partition: only vertices whose
-//!   owner changes travel, with their id, adjacency and value (bincode:
-//!   values arrive bit-exact).
+//!   of its ghosts from their owners: nonblocking point-to-point messages to
+//!   neighbour ranks only, flat buffers of [`GraphValue`]s, lists built once
+//!   per layout (see [`DistGraph::exchange_ghosts`] for the error promise).
+//! * [`DistGraph::partition_rcb`], [`DistGraph::partition_sfc`],
+//!   [`DistGraph::prefix_cut`] — parallel geometric partitioning and the
+//!   index-based remap by prefix sums ([`super::geometric`]): each rank
+//!   learns the new owner of its own vertices only.
+//! * [`DistGraph::migrate`] (new owner of each owned vertex) and
+//!   [`DistGraph::remap`] (a replicated [`Partition`]) — move the vertices
+//!   whose owner changes, with their adjacency, weights, coordinates and
+//!   value, in flat all-to-all-v's; values arrive bit-exact.
 //!
-//! Every rank keeps a copy of the partition (one `u32` per vertex) so that it
-//! can tell the owner of any ghost; everything else is local. All calls are
-//! collective and their errors agree (see [`super::comm`]).
+//! All calls are collective and their errors agree (see [`super::comm`]).
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use mpi::traits::*;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::array::MoveStats;
 use super::clock::waiting;
-use super::comm::{agree, alltoallv_bytes, bcast_value, decode, encode, max_f64, sum_f64};
+use super::comm::{agree, alltoallv_flat, max_f64, sum_f64, zeroed_buffer};
+use super::directory::owners_of;
+use super::geometric::{self, Points};
+pub use super::graph_value::GraphValue;
+use super::graph_value::{pack, unpack};
+use super::tags::GRAPH_GHOST as GHOST_TAG;
 use crate::error::{Error, Result};
-use crate::plan::graph::{Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb};
+use crate::plan::graph::{
+    Coords, Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb,
+};
 use mpi::topology::SimpleCommunicator;
-
-/// One vertex as it travels: global id, neighbours (global ids), edge weights
-/// (empty when unweighted), vertex weight and value.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct VertexRecord<T> {
-    id: usize,
-    nbrs: Vec<usize>,
-    ewgt: Vec<f64>,
-    vwgt: f64,
-    value: T,
-}
 
 /// What a [`DistGraph::remap`] moved (identical on every rank).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -53,30 +57,62 @@ pub struct MigrateStats {
     pub moves: MoveStats,
 }
 
+/// Vertices as they travel (a rank's piece of a graph, or what it sends to
+/// one rank): flat arrays, vertex after vertex.
+#[derive(Debug, Clone)]
+struct Pieces<T> {
+    ids: Vec<usize>,
+    /// Degree of every vertex.
+    deg: Vec<usize>,
+    /// Neighbours (global ids), all vertices' one after the other.
+    adj: Vec<usize>,
+    /// Edge weights parallel to `adj` (empty when the graph is unweighted).
+    ewgt: Vec<f64>,
+    vwgt: Vec<f64>,
+    /// `dim` coordinates per vertex (empty when `dim` is 0).
+    coords: Vec<f64>,
+    values: Vec<T>,
+}
+
+/// The neighbour-only halo: for each neighbour rank, the owned vertices it
+/// needs (local indices) and the ghost slots it fills, both sorted by global
+/// id, built once by [`GraphPart::build`] and reused by every exchange.
+#[derive(Debug, Clone, Default)]
+struct Halo {
+    send_ranks: Vec<i32>,
+    /// `send_idx[send_at[k]..send_at[k + 1]]` go to `send_ranks[k]`.
+    send_at: Vec<usize>,
+    send_idx: Vec<usize>,
+    recv_ranks: Vec<i32>,
+    recv_at: Vec<usize>,
+    recv_slots: Vec<usize>,
+}
+
 /// This rank's vertices of a distributed graph: everything of a
-/// [`DistGraph`] but its communicator and the root's index.
+/// [`DistGraph`] but its communicator and the root's index. Every array is
+/// O(local vertices + local arcs + ghosts); none is O(n).
 #[derive(Debug, Clone)]
 struct GraphPart<T> {
     rank: usize,
+    size: usize,
     n_global: usize,
-    owner: Vec<u32>,
     /// Owned vertices (global ids, increasing).
     owned: Vec<usize>,
     /// Local CSR over owned vertices: neighbour slots `< owned.len()` are owned
     /// vertices, `owned.len() + k` is ghost `k`.
     xadj: Vec<usize>,
     adj: Vec<usize>,
+    /// Edge weights parallel to `adj`; empty when the graph is unweighted (all 1).
     ewgt: Vec<f64>,
     vwgt: Vec<f64>,
-    /// Neighbours in global ids, parallel to `adj` (kept for migration).
-    adj_global: Vec<usize>,
-    ghosts: Vec<usize>,
+    dim: usize,
+    coords: Vec<f64>,
     values: Vec<T>,
+    /// Ghost vertices (global ids, increasing) and their owners.
+    ghosts: Vec<usize>,
+    ghost_owner: Vec<u32>,
     ghost_values: Vec<T>,
-    /// For every rank, the local indices of owned vertices it needs (sorted by id).
-    send: Vec<Vec<usize>>,
-    /// For every rank, the ghost slots it fills (sorted by id).
-    recv: Vec<Vec<usize>>,
+    halo: Halo,
 }
 
 fn stats<C: Communicator>(
@@ -95,316 +131,587 @@ fn stats<C: Communicator>(
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Clone> GraphPart<T> {
-    /// [`DistGraph::scatter`] on a communicator the caller already owns.
-    fn scatter_from_root<C: Communicator>(
-        comm: &C,
-        root: i32,
-        graph: Option<&Graph>,
-        partition: Option<&Partition>,
-        values: Option<&[T]>,
-    ) -> Result<Self> {
-        let size = comm.size() as usize;
-        let check = if comm.rank() == root {
-            match (graph, partition, values) {
-                (Some(g), Some(p), Some(v)) => {
-                    if p.nparts != size || p.len() != g.n() || v.len() != g.n() {
-                        Err(Error::ShapeMismatch(format!(
-                            "graph of {} vertices, partition of {} into {} parts, {} values, {size} ranks",
-                            g.n(),
-                            p.len(),
-                            p.nparts,
-                            v.len()
-                        )))
-                    } else {
-                        Ok(())
-                    }
-                }
-                _ => Err(Error::InvalidInput(
-                    "scatter_from_root: the root needs a graph, a partition and values".into(),
-                )),
-            }
-        } else {
-            Ok(())
-        };
-        agree(comm, root, check)?;
-        let part = bcast_value(comm, root, partition)?;
-        let owner: Vec<u32> = part.parts.iter().map(|&p| p as u32).collect();
-        let sends: Result<Vec<Vec<u8>>> = if comm.rank() == root {
-            let (g, v) = (
-                graph.unwrap_or_else(|| unreachable!()),
-                values.unwrap_or_default(),
-            );
-            let mut per: Vec<Vec<VertexRecord<T>>> = vec![Vec::new(); size];
-            for u in 0..g.n() {
-                per[part.parts[u]].push(record(g, u, v[u].clone()));
-            }
-            per.iter().map(encode).collect::<Result<_>>()
-        } else {
-            Ok(vec![Vec::new(); size])
-        };
-        let sends = agree(comm, root, sends)?;
-        let got = alltoallv_bytes(comm, &sends)?;
-        let mine: Result<Vec<VertexRecord<T>>> = decode(&got[root as usize], root);
-        let recs = agree(comm, root, mine)?;
-        let mut dg = GraphPart::from_records(comm.rank() as usize, size, owner, recs);
-        dg.rebuild_halo();
-        Ok(dg)
-    }
+/// Bytes one vertex of degree `deg` takes when it travels.
+fn record_bytes<T: GraphValue>(deg: usize, weighted: bool, dim: usize) -> u64 {
+    let per_arc = if weighted { 16 } else { 8 };
+    (24 + 8 * dim + T::BYTES + per_arc * deg) as u64
+}
 
-    fn from_records(
-        rank: usize,
-        size: usize,
-        owner: Vec<u32>,
-        mut recs: Vec<VertexRecord<T>>,
-    ) -> Self {
-        recs.sort_by_key(|r| r.id);
-        let n_global = owner.len();
-        let mut dg = GraphPart {
-            rank,
-            n_global,
-            owner,
-            owned: Vec::with_capacity(recs.len()),
-            xadj: vec![0],
+impl<T> Default for Pieces<T> {
+    fn default() -> Self {
+        Pieces {
+            ids: Vec::new(),
+            deg: Vec::new(),
             adj: Vec::new(),
             ewgt: Vec::new(),
-            vwgt: Vec::with_capacity(recs.len()),
-            adj_global: Vec::new(),
-            ghosts: Vec::new(),
-            values: Vec::with_capacity(recs.len()),
-            ghost_values: Vec::new(),
-            send: vec![Vec::new(); size],
-            recv: vec![Vec::new(); size],
-        };
-        for r in recs {
-            dg.owned.push(r.id);
-            dg.adj_global.extend_from_slice(&r.nbrs);
-            if r.ewgt.is_empty() {
-                dg.ewgt.extend(std::iter::repeat_n(1.0, r.nbrs.len()));
-            } else {
-                dg.ewgt.extend_from_slice(&r.ewgt);
-            }
-            dg.xadj.push(dg.adj_global.len());
-            dg.vwgt.push(r.vwgt);
-            dg.values.push(r.value);
+            vwgt: Vec::new(),
+            coords: Vec::new(),
+            values: Vec::new(),
         }
-        dg
+    }
+}
+
+impl<T: GraphValue> Pieces<T> {
+    fn len(&self) -> usize {
+        self.ids.len()
     }
 
-    /// Recomputes local indices, ghosts and the halo lists from `owned`,
-    /// `adj_global` and `owner`. O(local arcs log).
-    fn rebuild_halo(&mut self) {
-        let size = self.send.len();
-        let local: HashMap<usize, usize> = self
-            .owned
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| (v, i))
-            .collect();
-        let mut ghosts: Vec<usize> = self
-            .adj_global
+    /// The vertices of `g` in `parts` order by part (each part's by id), with
+    /// how many go to each of `p` parts.
+    fn from_graph(g: &Graph, parts: &[usize], p: usize, values: &[T]) -> (Self, Vec<usize>) {
+        let mut counts = vec![0usize; p];
+        for &q in parts {
+            counts[q] += 1;
+        }
+        let mut order: Vec<usize> = (0..g.n()).collect();
+        order.sort_by_key(|&v| parts[v]);
+        let mut out = Pieces::default();
+        for v in order {
+            out.push_from_graph(g, v, values[v].clone());
+        }
+        (out, counts)
+    }
+
+    fn push_from_graph(&mut self, g: &Graph, v: usize, value: T) {
+        self.ids.push(v);
+        let nb = g.neighbors(v);
+        self.deg.push(nb.len());
+        self.adj.extend_from_slice(nb);
+        if g.has_edge_weights() {
+            self.ewgt.extend(g.weighted_neighbors(v).map(|(_, w)| w));
+        }
+        self.vwgt.push(g.vertex_weight(v));
+        if let Some(c) = g.coords() {
+            self.coords.extend_from_slice(c.of(v));
+        }
+        self.values.push(value);
+    }
+
+    /// Sends `counts[r]` consecutive vertices to rank `r` (all ranks agree on
+    /// `weighted` and `dim`); returns what this rank received. Flat
+    /// all-to-all-v's of ids, degrees, neighbours, weights, coordinates and
+    /// value bytes.
+    fn ship<C: Communicator>(
+        &self,
+        comm: &C,
+        counts: &[usize],
+        weighted: bool,
+        dim: usize,
+    ) -> Result<Self> {
+        let mut arcs = Vec::with_capacity(counts.len());
+        let mut at = 0;
+        for &c in counts {
+            arcs.push(self.deg[at..at + c].iter().sum::<usize>());
+            at += c;
+        }
+        let times = |k: usize| counts.iter().map(|&c| c * k).collect::<Vec<_>>();
+        let (ids, _) = alltoallv_flat(comm, &self.ids, counts)?;
+        let (deg, _) = alltoallv_flat(comm, &self.deg, counts)?;
+        let (adj, _) = alltoallv_flat(comm, &self.adj, &arcs)?;
+        let ewgt = if weighted {
+            alltoallv_flat(comm, &self.ewgt, &arcs)?.0
+        } else {
+            Vec::new()
+        };
+        let (vwgt, _) = alltoallv_flat(comm, &self.vwgt, counts)?;
+        let coords = if dim > 0 {
+            alltoallv_flat(comm, &self.coords, &times(dim))?.0
+        } else {
+            Vec::new()
+        };
+        let mut bytes = Vec::with_capacity(self.len() * T::BYTES);
+        pack(self.values.iter(), &mut bytes);
+        let (bytes, _) = alltoallv_flat(comm, &bytes, &times(T::BYTES))?;
+        Ok(Pieces {
+            ids,
+            deg,
+            adj,
+            ewgt,
+            vwgt,
+            coords,
+            values: unpack(&bytes),
+        })
+    }
+
+    /// The same vertices in increasing id order (moved, not copied, when
+    /// they already are).
+    fn sorted(self, weighted: bool, dim: usize) -> Self {
+        if self.ids.windows(2).all(|w| w[0] < w[1]) {
+            return self;
+        }
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_unstable_by_key(|&i| self.ids[i]);
+        let mut start = Vec::with_capacity(self.len() + 1);
+        start.push(0);
+        for &d in &self.deg {
+            start.push(start.last().copied().unwrap_or(0) + d);
+        }
+        // One array at a time, each old one dropped once permuted, so that
+        // the peak is the input plus its largest array.
+        let Pieces {
+            ids,
+            deg,
+            adj,
+            ewgt,
+            vwgt,
+            coords,
+            values,
+        } = self;
+        let by_vertex = |a: Vec<usize>| order.iter().map(|&i| a[i]).collect::<Vec<_>>();
+        let by_arc = |a: Vec<f64>| {
+            let mut out = Vec::with_capacity(a.len());
+            for &i in &order {
+                out.extend_from_slice(&a[start[i]..start[i + 1]]);
+            }
+            out
+        };
+        let ids = by_vertex(ids);
+        let deg = by_vertex(deg);
+        let mut new_adj = Vec::with_capacity(adj.len());
+        for &i in &order {
+            new_adj.extend_from_slice(&adj[start[i]..start[i + 1]]);
+        }
+        drop(adj);
+        let ewgt = if weighted { by_arc(ewgt) } else { ewgt };
+        let vwgt: Vec<f64> = order.iter().map(|&i| vwgt[i]).collect();
+        let mut new_coords = Vec::with_capacity(coords.len());
+        for &i in &order {
+            new_coords.extend_from_slice(&coords[i * dim..(i + 1) * dim]);
+        }
+        drop(coords);
+        let mut values: Vec<Option<T>> = values.into_iter().map(Some).collect();
+        let values = order.iter().filter_map(|&i| values[i].take()).collect();
+        Pieces {
+            ids,
+            deg,
+            adj: new_adj,
+            ewgt,
+            vwgt,
+            coords: new_coords,
+            values,
+        }
+    }
+
+    /// Appends `other`'s vertices.
+    fn append(&mut self, mut other: Self) {
+        self.ids.append(&mut other.ids);
+        self.deg.append(&mut other.deg);
+        self.adj.append(&mut other.adj);
+        self.ewgt.append(&mut other.ewgt);
+        self.vwgt.append(&mut other.vwgt);
+        self.coords.append(&mut other.coords);
+        self.values.append(&mut other.values);
+    }
+
+    /// Checks the piece's own consistency (lengths, ranges, weights).
+    fn check(&self, n: usize, weighted: bool, dim: usize) -> Result<()> {
+        let nv = self.ids.len();
+        let arcs: usize = self.deg.iter().sum();
+        if self.deg.len() != nv
+            || self.adj.len() != arcs
+            || (weighted && self.ewgt.len() != arcs)
+            || self.vwgt.len() != nv
+            || self.coords.len() != dim * nv
+            || self.values.len() != nv
+        {
+            return Err(Error::ShapeMismatch(format!(
+                "{nv} vertices with {} degrees, {} neighbours for {arcs} arcs, {} edge weights, {} vertex weights, {} coordinates in {dim}D, {} values",
+                self.deg.len(),
+                self.adj.len(),
+                self.ewgt.len(),
+                self.vwgt.len(),
+                self.coords.len(),
+                self.values.len()
+            )));
+        }
+        if let Some(v) = self.ids.iter().chain(&self.adj).find(|&&v| v >= n) {
+            return Err(Error::InvalidInput(format!(
+                "vertex id {v} out of range for {n} vertices"
+            )));
+        }
+        if self.vwgt.iter().any(|w| !w.is_finite() || *w < 0.0) {
+            return Err(Error::InvalidInput(
+                "vertex weights must be finite and >= 0".into(),
+            ));
+        }
+        if self.ewgt.iter().any(|w| !w.is_finite() || *w <= 0.0) {
+            return Err(Error::InvalidInput(
+                "edge weights must be finite and > 0".into(),
+            ));
+        }
+        if self.coords.iter().any(|x| !x.is_finite()) {
+            return Err(Error::InvalidInput("non-finite coordinate".into()));
+        }
+        Ok(())
+    }
+}
+
+impl<T: GraphValue> GraphPart<T> {
+    /// Builds this rank's part from its vertices (any order): checks them
+    /// (errors agree), finds the ghosts' owners in the distributed directory
+    /// and builds the halo lists. Collective.
+    fn build<C: Communicator>(
+        comm: &C,
+        n: usize,
+        weighted: bool,
+        dim: usize,
+        pieces: Pieces<T>,
+    ) -> Result<Self> {
+        let rank = comm.rank() as usize;
+        let size = comm.size() as usize;
+        agree(comm, 0, pieces.check(n, weighted, dim))?;
+        let pieces = pieces.sorted(weighted, dim);
+        let Pieces {
+            ids: owned,
+            deg,
+            mut adj,
+            ewgt,
+            vwgt,
+            coords,
+            values,
+        } = pieces;
+        let mut xadj = Vec::with_capacity(owned.len() + 1);
+        xadj.push(0);
+        for d in deg {
+            xadj.push(xadj.last().copied().unwrap_or(0) + d);
+        }
+        let owned_at = Runs::new(&owned);
+        let mut ghosts: Vec<usize> = adj
             .iter()
             .copied()
-            .filter(|u| !local.contains_key(u))
+            .filter(|&u| owned_at.find(u).is_none())
             .collect();
         ghosts.sort_unstable();
         ghosts.dedup();
-        let gslot: HashMap<usize, usize> =
-            ghosts.iter().enumerate().map(|(k, &u)| (u, k)).collect();
-        let no = self.owned.len();
-        self.adj = self
-            .adj_global
-            .iter()
-            .map(|u| local.get(u).copied().unwrap_or_else(|| no + gslot[u]))
-            .collect();
-        self.recv = vec![Vec::new(); size];
-        for (k, &u) in ghosts.iter().enumerate() {
-            self.recv[self.owner[u] as usize].push(k);
+        let ghost_owner = owners_of(comm, n, &owned, &ghosts)?;
+        let ghost_at = Runs::new(&ghosts);
+        let no = owned.len();
+        // Global ids become local slots, in place.
+        for u in adj.iter_mut() {
+            *u = match owned_at.find(*u) {
+                Some(i) => i,
+                None => no + ghost_at.find(*u).unwrap_or(0),
+            };
         }
-        self.send = vec![Vec::new(); size];
-        for i in 0..self.owned.len() {
-            let mut to: Vec<usize> = self.adj_global[self.xadj[i]..self.xadj[i + 1]]
-                .iter()
-                .map(|&u| self.owner[u] as usize)
-                .filter(|&q| q != self.rank)
-                .collect();
-            to.sort_unstable();
-            to.dedup();
-            for q in to {
-                self.send[q].push(i);
-            }
-        }
-        self.ghosts = ghosts;
-        self.ghost_values.clear();
+        let mut part = GraphPart {
+            rank,
+            size,
+            n_global: n,
+            owned,
+            xadj,
+            adj,
+            ewgt,
+            vwgt,
+            dim,
+            coords,
+            values,
+            ghosts,
+            ghost_owner,
+            ghost_values: Vec::new(),
+            halo: Halo::default(),
+        };
+        part.halo = part.build_halo(comm)?;
+        Ok(part)
     }
 
-    /// Receives the current values of all ghosts from their owners. Collective.
-    pub fn ghost_exchange<C: Communicator>(&mut self, comm: &C) -> Result<MoveStats> {
-        let t0 = Instant::now();
-        let sends: Result<Vec<Vec<u8>>> = self
-            .send
+    /// The halo lists: every rank asks each ghost owner for its ghosts (one
+    /// all-to-all-v of ids), and the owner's send list to that rank is the
+    /// list of ids it was asked for. Every message size of the later
+    /// exchanges is fixed here, once.
+    fn build_halo<C: Communicator>(&self, comm: &C) -> Result<Halo> {
+        let mut by_owner: Vec<usize> = (0..self.ghosts.len()).collect();
+        by_owner.sort_by_key(|&k| (self.ghost_owner[k], self.ghosts[k]));
+        let mut counts = vec![0usize; self.size];
+        for &o in &self.ghost_owner {
+            counts[o as usize] += 1;
+        }
+        let asks: Vec<usize> = by_owner.iter().map(|&k| self.ghosts[k]).collect();
+        let (asked, from) = alltoallv_flat(comm, &asks, &counts)?;
+        let owned_at = Runs::new(&self.owned);
+        let idx: Result<Vec<usize>> = asked
             .iter()
-            .map(|idx| {
-                if idx.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    encode(&idx.iter().map(|&i| &self.values[i]).collect::<Vec<_>>())
-                }
+            .map(|&v| {
+                owned_at.find(v).ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "rank {} was asked for vertex {v}, which it does not own",
+                        self.rank
+                    ))
+                })
             })
             .collect();
-        let sends = agree(comm, 0, sends)?;
-        let got = alltoallv_bytes(comm, &sends)?;
-        let mut ghost_values: Vec<Option<T>> = vec![None; self.ghosts.len()];
-        let unpacked: Result<()> = (|| {
-            for (q, bytes) in got.iter().enumerate() {
-                if self.recv[q].is_empty() {
-                    continue;
-                }
-                let vals: Vec<T> = decode(bytes, q as i32)?;
-                if vals.len() != self.recv[q].len() {
-                    return Err(Error::BadMessage {
-                        rank: q as i32,
-                        msg: format!(
-                            "{} ghost values for {} ghosts",
-                            vals.len(),
-                            self.recv[q].len()
-                        ),
-                    });
-                }
-                for (&k, v) in self.recv[q].iter().zip(vals) {
-                    ghost_values[k] = Some(v);
-                }
-            }
-            Ok(())
-        })();
-        agree(comm, 0, unpacked)?;
-        self.ghost_values = ghost_values.into_iter().flatten().collect();
-        let bytes: u64 = sends.iter().map(|b| b.len() as u64).sum();
-        let recvd: u64 = got.iter().map(|b| b.len() as u64).sum();
-        let msgs = sends.iter().filter(|b| !b.is_empty()).count() as u64;
-        Ok(stats(comm, bytes, msgs, bytes + recvd, t0))
+        let idx = agree(comm, 0, idx)?;
+        let mut h = Halo {
+            send_at: vec![0],
+            recv_at: vec![0],
+            ..Halo::default()
+        };
+        split_by_rank(
+            &from,
+            &idx,
+            &mut h.send_ranks,
+            &mut h.send_at,
+            &mut h.send_idx,
+        );
+        split_by_rank(
+            &counts,
+            &by_owner,
+            &mut h.recv_ranks,
+            &mut h.recv_at,
+            &mut h.recv_slots,
+        );
+        Ok(h)
     }
 
-    /// Moves to `new` (replicated on every rank, checked to agree): vertices
-    /// whose owner changes are sent, with id, adjacency and value, to their new
-    /// owner; the others stay. Ghost values are invalidated (call
-    /// [`Self::ghost_exchange`]). Collective.
-    pub fn migrate<C: Communicator>(&mut self, comm: &C, new: &Partition) -> Result<MigrateStats> {
+    /// Receives the current values of all ghosts from their owners: one
+    /// nonblocking send to and one receive from each neighbour rank, of flat
+    /// buffers whose sizes were fixed at setup. No collective: the sizes
+    /// cannot disagree, so there is no error to agree on. Returns this
+    /// rank's own figures (bytes and messages it sent, bytes it sent and
+    /// received, its time).
+    fn ghost_exchange<C: Communicator>(&mut self, comm: &C) -> MoveStats {
         let t0 = Instant::now();
-        let size = self.send.len();
-        let ok = if new.nparts != size || new.len() != self.n_global {
+        let h = &self.halo;
+        let mut sendbuf = Vec::with_capacity(h.send_idx.len() * T::BYTES);
+        pack(h.send_idx.iter().map(|&i| &self.values[i]), &mut sendbuf);
+        let mut recvbuf = zeroed_buffer::<u8>(h.recv_slots.len() * T::BYTES);
+        mpi::request::scope(|scope| {
+            let mut reqs = Vec::with_capacity(h.recv_ranks.len() + h.send_ranks.len());
+            let mut rest = &mut recvbuf[..];
+            for (k, &q) in h.recv_ranks.iter().enumerate() {
+                let len = (h.recv_at[k + 1] - h.recv_at[k]) * T::BYTES;
+                let (head, tail) = rest.split_at_mut(len);
+                rest = tail;
+                reqs.push(
+                    comm.process_at_rank(q)
+                        .immediate_receive_into_with_tag(scope, head, GHOST_TAG),
+                );
+            }
+            for (k, &q) in h.send_ranks.iter().enumerate() {
+                let part = &sendbuf[h.send_at[k] * T::BYTES..h.send_at[k + 1] * T::BYTES];
+                reqs.push(
+                    comm.process_at_rank(q)
+                        .immediate_send_with_tag(scope, part, GHOST_TAG),
+                );
+            }
+            for r in reqs {
+                r.wait();
+            }
+        });
+        let read = |k: usize| T::read(&recvbuf[k * T::BYTES..(k + 1) * T::BYTES]);
+        if self.ghost_values.len() == self.ghosts.len() {
+            for (k, &slot) in h.recv_slots.iter().enumerate() {
+                self.ghost_values[slot] = read(k);
+            }
+        } else {
+            // First exchange after a build: the ghost values do not exist yet.
+            let mut fresh: Vec<Option<T>> = vec![None; self.ghosts.len()];
+            for (k, &slot) in h.recv_slots.iter().enumerate() {
+                fresh[slot] = Some(read(k));
+            }
+            self.ghost_values = fresh.into_iter().flatten().collect();
+        }
+        let sent = sendbuf.len() as u64;
+        MoveStats {
+            bytes: sent,
+            messages: h.send_ranks.len() as u64,
+            max_rank_bytes: sent + recvbuf.len() as u64,
+            seconds: t0.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// Global id of neighbour slot `s`.
+    fn slot_id(&self, s: usize) -> usize {
+        let no = self.owned.len();
+        if s < no {
+            self.owned[s]
+        } else {
+            self.ghosts[s - no]
+        }
+    }
+
+    /// Moves every owned vertex `i` to rank `dest[i]` with its adjacency,
+    /// weights, coordinates and value; ghost owners are found again in the
+    /// directory. Transactional: on error every rank keeps its old part.
+    /// Ghost values are invalidated. Collective.
+    fn migrate<C: Communicator>(&mut self, comm: &C, dest: &[usize]) -> Result<MigrateStats> {
+        let t0 = Instant::now();
+        let ok = if dest.len() != self.owned.len() {
             Err(Error::ShapeMismatch(format!(
-                "new partition of {} vertices into {} parts for {} vertices on {size} ranks",
-                new.len(),
-                new.nparts,
-                self.n_global
+                "{} destinations for {} owned vertices",
+                dest.len(),
+                self.owned.len()
+            )))
+        } else if let Some(&q) = dest.iter().find(|&&q| q >= self.size) {
+            Err(Error::InvalidInput(format!(
+                "destination rank {q} out of range for {} ranks",
+                self.size
             )))
         } else {
             Ok(())
         };
         agree(comm, 0, ok)?;
-        let mut out: Vec<Vec<VertexRecord<T>>> = vec![Vec::new(); size];
-        let mut keep = Vec::new();
-        let old = std::mem::take(&mut self.values);
-        for (i, value) in old.into_iter().enumerate() {
-            let v = self.owned[i];
-            let rec = VertexRecord {
-                id: v,
-                nbrs: self.adj_global[self.xadj[i]..self.xadj[i + 1]].to_vec(),
-                ewgt: self.ewgt[self.xadj[i]..self.xadj[i + 1]].to_vec(),
-                vwgt: self.vwgt[i],
-                value,
-            };
-            let q = new.parts[v];
-            if q == self.rank {
-                keep.push(rec);
+        let weighted = !self.ewgt.is_empty();
+        let weighted = any_rank(comm, weighted);
+        // Vertices that stay are copied locally; only the others travel.
+        let mut order: Vec<usize> = (0..self.owned.len()).collect();
+        order.sort_by_key(|&i| dest[i]);
+        let mut counts = vec![0usize; self.size];
+        let (mut keep, mut out) = (Pieces::default(), Pieces::default());
+        let (mut bytes, mut moved) = (0u64, 0u64);
+        for &i in &order {
+            let (a, b) = (self.xadj[i], self.xadj[i + 1]);
+            let to = if dest[i] == self.rank {
+                &mut keep
             } else {
-                out[q].push(rec);
+                counts[dest[i]] += 1;
+                moved += 1;
+                bytes += record_bytes::<T>(b - a, weighted, self.dim);
+                &mut out
+            };
+            to.ids.push(self.owned[i]);
+            to.deg.push(b - a);
+            to.adj
+                .extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
+            if weighted {
+                to.ewgt.extend_from_slice(&self.ewgt[a..b]);
             }
+            to.vwgt.push(self.vwgt[i]);
+            to.coords
+                .extend_from_slice(&self.coords[i * self.dim..(i + 1) * self.dim]);
+            to.values.push(self.values[i].clone());
         }
-        let sends: Result<Vec<Vec<u8>>> = out
+        let messages = counts.iter().filter(|&&c| c > 0).count() as u64;
+        let got = out.ship(comm, &counts, weighted, self.dim)?;
+        drop(out);
+        let received: u64 = got
+            .deg
             .iter()
-            .map(|r| {
-                if r.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    encode(r)
-                }
-            })
-            .collect();
-        let sends = agree(comm, 0, sends)?;
-        let got = alltoallv_bytes(comm, &sends)?;
-        let incoming: Result<Vec<VertexRecord<T>>> = (|| {
-            let mut all = Vec::new();
-            for (q, b) in got.iter().enumerate() {
-                if !b.is_empty() {
-                    let recs: Vec<VertexRecord<T>> = decode(b, q as i32)?;
-                    if let Some(r) = recs
-                        .iter()
-                        .find(|r| r.id >= self.n_global || new.parts[r.id] != self.rank)
-                    {
-                        return Err(Error::BadMessage {
-                            rank: q as i32,
-                            msg: format!("vertex {} sent to the wrong rank", r.id),
-                        });
-                    }
-                    all.extend(recs);
-                }
-            }
-            Ok(all)
-        })();
-        let incoming = agree(comm, 0, incoming)?;
-        let moved_in = incoming.len() as f64;
-        keep.extend(incoming);
-        let owner = new.parts.iter().map(|&p| p as u32).collect();
-        *self = GraphPart::from_records(self.rank, size, owner, keep);
-        self.rebuild_halo();
-        let bytes: u64 = sends.iter().map(|b| b.len() as u64).sum();
-        let recvd: u64 = got.iter().map(|b| b.len() as u64).sum();
-        let msgs = sends.iter().filter(|b| !b.is_empty()).count() as u64;
+            .map(|&d| record_bytes::<T>(d, weighted, self.dim))
+            .sum();
+        keep.append(got);
+        let got = keep;
+        let new = GraphPart::build(comm, self.n_global, weighted, self.dim, got)?;
+        *self = new;
         Ok(MigrateStats {
-            moved_vertices: sum_f64(comm, moved_in) as u64,
-            moves: stats(comm, bytes, msgs, bytes + recvd, t0),
+            moved_vertices: sum_f64(comm, moved as f64) as u64,
+            moves: stats(comm, bytes, messages, bytes + received, t0),
         })
     }
 
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).
-    pub fn gather_to_root<C: Communicator>(&self, comm: &C, root: i32) -> Result<Option<Vec<T>>> {
-        let mine: Vec<(usize, T)> = self
-            .owned
-            .iter()
-            .copied()
-            .zip(self.values.iter().cloned())
-            .collect();
-        let all = super::comm::gather_values(comm, root, &mine)?;
-        let res = all.map(|parts| {
-            let mut out: Vec<Option<T>> = vec![None; self.n_global];
-            for (id, v) in parts.into_iter().flatten() {
-                if id < out.len() {
-                    out[id] = Some(v);
-                }
-            }
-            out.into_iter()
-                .collect::<Option<Vec<T>>>()
-                .ok_or_else(|| Error::InvalidPlan("a vertex has no owner".into()))
-        });
-        let res = res.transpose();
-        agree(comm, root, res)
+    fn gather_to_root<C: Communicator>(&self, comm: &C, root: i32) -> Result<Option<Vec<T>>> {
+        let mut bytes = Vec::with_capacity(self.values.len() * T::BYTES);
+        pack(self.values.iter(), &mut bytes);
+        let p = self.size;
+        let at_root = |c: usize| {
+            let mut v = vec![0usize; p];
+            v[root as usize] = c;
+            v
+        };
+        let (ids, _) = alltoallv_flat(comm, &self.owned, &at_root(self.owned.len()))?;
+        let (vals, _) = alltoallv_flat(comm, &bytes, &at_root(bytes.len()))?;
+        if comm.rank() != root {
+            return Ok(None);
+        }
+        let mut out: Vec<Option<T>> = vec![None; self.n_global];
+        for (k, &v) in ids.iter().enumerate() {
+            out[v] = Some(T::read(&vals[k * T::BYTES..(k + 1) * T::BYTES]));
+        }
+        Ok(out.into_iter().collect::<Option<Vec<T>>>())
     }
 
     /// Neighbours of owned vertex `i` as slots (`< owned().len()`: owned,
     /// otherwise ghost `slot − owned().len()`), with edge weights, in the
     /// order of the global CSR.
-    pub fn neighbors(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
-        (self.xadj[i]..self.xadj[i + 1]).map(move |a| (self.adj[a], self.ewgt[a]))
+    fn neighbors(&self, i: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        (self.xadj[i]..self.xadj[i + 1])
+            .map(move |a| (self.adj[a], self.ewgt.get(a).copied().unwrap_or(1.0)))
     }
-    /// The current partition (one part per rank).
-    pub fn partition(&self) -> Partition {
-        Partition {
-            nparts: self.send.len(),
-            parts: self.owner.iter().map(|&p| p as usize).collect(),
+
+    /// Owned ids of every rank, gathered on every rank: the partition.
+    fn partition<C: Communicator>(&self, comm: &C) -> Partition {
+        let p = self.size;
+        let mut counts = vec![0 as mpi::Count; p];
+        let mine = self.owned.len() as mpi::Count;
+        comm.all_gather_into(&mine, &mut counts[..]);
+        let displs = super::comm::displacements(&counts);
+        let mut all = zeroed_buffer::<usize>(self.n_global);
+        let empty = zeroed_buffer::<usize>(0);
+        let send = if self.owned.is_empty() {
+            &empty[..]
+        } else {
+            &self.owned[..]
+        };
+        {
+            let mut part = mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            comm.all_gather_varcount_into(send, &mut part);
         }
+        let mut parts = vec![0usize; self.n_global];
+        for (r, (&c, &d)) in counts.iter().zip(&displs).enumerate() {
+            for &v in &all[d as usize..(d + c) as usize] {
+                parts[v] = r;
+            }
+        }
+        Partition { nparts: p, parts }
     }
+}
+
+/// Position lookup in increasing ids, by runs of consecutive ids: a mesh's
+/// owned vertices and ghosts come in long runs (grid rows, file slices), so
+/// the binary search is over far fewer entries than ids and stays in cache.
+struct Runs {
+    /// First id of each run.
+    first: Vec<usize>,
+    /// Position of each run's first id; one more entry: the total length.
+    at: Vec<usize>,
+}
+
+impl Runs {
+    fn new(ids: &[usize]) -> Self {
+        let mut r = Runs {
+            first: Vec::new(),
+            at: Vec::new(),
+        };
+        for (i, &v) in ids.iter().enumerate() {
+            if i == 0 || ids[i - 1] + 1 != v {
+                r.first.push(v);
+                r.at.push(i);
+            }
+        }
+        r.at.push(ids.len());
+        r
+    }
+    /// Position of `v`, if present.
+    fn find(&self, v: usize) -> Option<usize> {
+        let k = self.first.partition_point(|&f| f <= v).checked_sub(1)?;
+        let pos = self.at[k] + (v - self.first[k]);
+        (pos < self.at[k + 1]).then_some(pos)
+    }
+}
+
+/// Appends the `counts[q]` consecutive `items` of every rank `q` that has
+/// some to `list`, recording `q` in `ranks` and the end offset in `at`.
+fn split_by_rank(
+    counts: &[usize],
+    items: &[usize],
+    ranks: &mut Vec<i32>,
+    at: &mut Vec<usize>,
+    list: &mut Vec<usize>,
+) {
+    let mut from = 0;
+    for (q, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            ranks.push(q as i32);
+            list.extend_from_slice(&items[from..from + c]);
+            at.push(list.len());
+        }
+        from += c;
+    }
+}
+
+/// True on every rank when `b` is true on some rank.
+fn any_rank<C: Communicator>(comm: &C, b: bool) -> bool {
+    max_f64(comm, f64::from(u8::from(b))) > 0.0
 }
 
 /// The root's index of a graph balanced by a
@@ -419,6 +726,8 @@ pub(crate) struct RootIndex {
     pub(crate) weights: Vec<f64>,
     /// Bytes a vertex takes when it moves (record size), by global id.
     pub(crate) bytes: Vec<f64>,
+    /// The current part of every vertex (the root holds the whole graph anyway).
+    pub(crate) parts: Vec<usize>,
 }
 
 impl RootIndex {
@@ -439,12 +748,14 @@ impl RootIndex {
         let bytes = (0..g.n())
             .map(|v| 32.0 + value_bytes as f64 + per_edge * g.neighbors(v).len() as f64)
             .collect();
+        let parts = ordering.to_partition(&cut)?.parts;
         Ok(RootIndex {
             ordering,
             cut,
             grouping,
             weights,
             bytes,
+            parts,
         })
     }
 
@@ -482,8 +793,8 @@ impl RootIndex {
 /// The graph keeps its own duplicate of the communicator it was created on,
 /// so its messages never mix with the application's. Its data movements are
 /// communication sections of [`super::clock`]: never counted as compute.
-/// Every rank keeps a copy of the partition (one `u32` per vertex) to know
-/// the owner of any ghost.
+/// Each rank holds only its own vertices, their arcs, their ghosts and the
+/// ghosts' owners: O(local size) memory, no O(n) array.
 pub struct DistGraph<T> {
     comm: SimpleCommunicator,
     part: GraphPart<T>,
@@ -503,7 +814,27 @@ impl<T> std::fmt::Debug for DistGraph<T> {
     }
 }
 
-impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
+/// How much a rank holds of a [`DistGraph`]: the lengths of its arrays.
+/// Every one is O(owned vertices + their arcs + ghosts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LocalSizes {
+    /// Owned vertices.
+    pub owned: usize,
+    /// Arcs of the owned vertices (neighbour slots).
+    pub arcs: usize,
+    /// Ghost vertices.
+    pub ghosts: usize,
+    /// Owned vertices listed in the halo's send lists (with repeats per rank).
+    pub send_entries: usize,
+    /// Neighbour ranks this rank sends ghost values to.
+    pub send_ranks: usize,
+    /// Neighbour ranks this rank receives ghost values from.
+    pub recv_ranks: usize,
+    /// Total number of elements in all of the rank's arrays.
+    pub total_elements: usize,
+}
+
+impl<T: GraphValue> DistGraph<T> {
     /// Scatters `graph`, `partition` and `values` (significant on `root`
     /// only) to every rank, on a duplicate of `comm`. The partition must have
     /// one part per rank. Collective; errors agree.
@@ -516,7 +847,52 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     ) -> Result<Self> {
         let _w = waiting();
         let comm = comm.duplicate();
-        let part = GraphPart::scatter_from_root(&comm, root, graph, partition, values)?;
+        let size = comm.size() as usize;
+        let check = if comm.rank() == root {
+            match (graph, partition, values) {
+                (Some(g), Some(p), Some(v)) => {
+                    if let Some(&q) = p.parts.iter().find(|&&q| q >= size) {
+                        Err(Error::InvalidPlan(format!(
+                            "partition assigns a vertex to part {q} of {size}"
+                        )))
+                    } else if p.nparts != size || p.len() != g.n() || v.len() != g.n() {
+                        Err(Error::ShapeMismatch(format!(
+                            "graph of {} vertices, partition of {} into {} parts, {} values, {size} ranks",
+                            g.n(),
+                            p.len(),
+                            p.nparts,
+                            v.len()
+                        )))
+                    } else {
+                        Ok((g, p, v))
+                    }
+                }
+                _ => Err(Error::InvalidInput(
+                    "scatter: the root needs a graph, a partition and values".into(),
+                )),
+            }
+            .map(Some)
+        } else {
+            Ok(None)
+        };
+        let at_root = agree(&comm, root, check)?;
+        let mut meta = [0usize; 3];
+        if let Some((g, _, _)) = at_root {
+            meta = [
+                g.n(),
+                usize::from(g.has_edge_weights()),
+                g.coords().map_or(0, |c| c.dim),
+            ];
+        }
+        comm.process_at_rank(root).broadcast_into(&mut meta[..]);
+        let [n, weighted, dim] = meta;
+        let (pieces, counts) = match at_root {
+            Some((g, p, v)) => Pieces::from_graph(g, &p.parts, size, v),
+            None => (Pieces::default(), vec![0; size]),
+        };
+        let got = pieces.ship(&comm, &counts, weighted == 1, dim)?;
+        drop(pieces);
+        let part = GraphPart::build(&comm, n, weighted == 1, dim, got)?;
         Ok(DistGraph {
             comm,
             part,
@@ -524,26 +900,290 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
         })
     }
 
-    /// Receives the current values of all ghosts from their owners. Collective.
-    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+    /// Builds a distributed graph from per-rank pieces, on a duplicate of
+    /// `comm`: each rank passes the global ids of the vertices it owns (any
+    /// order), their adjacency in CSR form (`xadj` of `owned.len() + 1`
+    /// offsets into `adjncy`, neighbours as global ids), optional vertex
+    /// weights (default 1), edge weights (parallel to `adjncy`, default 1),
+    /// coordinates (`dim` per owned vertex, the same `dim` on every rank) and
+    /// one value per owned vertex. The global number of vertices is the sum
+    /// of the owned counts; the owned ids of all ranks must be exactly
+    /// `0..n`, each once (checked by the distributed directory). The
+    /// adjacency should be symmetric (as in [`Graph`]); the halo is built
+    /// from the ghosts each rank needs. No rank holds more than its piece
+    /// and ⌈n/p⌉ directory entries. Collective; errors agree.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_local<C: Communicator>(
+        comm: &C,
+        owned: Vec<usize>,
+        xadj: Vec<usize>,
+        adjncy: Vec<usize>,
+        vwgt: Option<Vec<f64>>,
+        ewgt: Option<Vec<f64>>,
+        coords: Option<Coords>,
+        values: Vec<T>,
+    ) -> Result<Self> {
         let _w = waiting();
-        self.part.ghost_exchange(&self.comm)
+        let comm = comm.duplicate();
+        let nv = owned.len();
+        let ok = if xadj.len() != nv + 1
+            || xadj[0] != 0
+            || xadj.windows(2).any(|w| w[0] > w[1])
+            || xadj[nv] != adjncy.len()
+        {
+            Err(Error::ShapeMismatch(format!(
+                "xadj of {} offsets (ending at {:?}) for {nv} vertices and {} neighbours",
+                xadj.len(),
+                xadj.last(),
+                adjncy.len()
+            )))
+        } else {
+            Ok(())
+        };
+        agree(&comm, 0, ok)?;
+        let weighted = any_rank(&comm, ewgt.is_some());
+        let dim = coords.as_ref().map_or(0, |c| c.dim);
+        let mut dims = [dim, usize::MAX - dim];
+        let mut agreed = [0usize; 2];
+        comm.all_reduce_into(
+            &dims[..],
+            &mut agreed[..],
+            mpi::collective::SystemOperation::max(),
+        );
+        dims = [agreed[0], usize::MAX - agreed[1]];
+        agree(
+            &comm,
+            0,
+            if dims[0] == dims[1] {
+                Ok(())
+            } else {
+                Err(Error::ShapeMismatch(format!(
+                    "coordinates in {}D on some ranks and {}D on others",
+                    dims[1], dims[0]
+                )))
+            },
+        )?;
+        let mut n = 0usize;
+        comm.all_reduce_into(&nv, &mut n, mpi::collective::SystemOperation::sum());
+        let arcs = adjncy.len();
+        let pieces = Pieces {
+            ids: owned,
+            deg: xadj.windows(2).map(|w| w[1] - w[0]).collect(),
+            adj: adjncy,
+            ewgt: if weighted {
+                ewgt.unwrap_or_else(|| vec![1.0; arcs])
+            } else {
+                Vec::new()
+            },
+            vwgt: vwgt.unwrap_or_else(|| vec![1.0; nv]),
+            coords: coords.map_or_else(Vec::new, |c| c.data),
+            values,
+        };
+        drop(xadj);
+        let part = GraphPart::build(&comm, n, weighted, dim, pieces)?;
+        Ok(DistGraph {
+            comm,
+            part,
+            index: None,
+        })
     }
 
-    /// Moves to `new` (replicated on every rank, checked to agree): vertices
-    /// whose owner changes are sent, with id, adjacency and value, to their
-    /// new owner; the others stay. Ghost values are invalidated (call
-    /// [`Self::exchange_ghosts`]). Collective; on error every rank returns
-    /// the same `Err`.
+    /// Receives the current values of all ghosts from their owners.
+    ///
+    /// Neighbour-only: one nonblocking send to and one receive from each
+    /// neighbour rank, flat buffers of [`GraphValue::BYTES`] bytes per ghost,
+    /// along lists built once when the layout was made (construction or
+    /// migration). No collective at all: every message size was agreed at
+    /// setup, so an exchange has no error that ranks could disagree on (the
+    /// `Result` is always `Ok`; an MPI failure aborts the job as MPI does).
+    /// The [`MoveStats`] are this rank's own: bytes and messages it sent,
+    /// bytes it sent and received (`max_rank_bytes`), its time — no
+    /// all-reduce per call; sum them yourself if needed.
+    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+        let _w = waiting();
+        Ok(self.part.ghost_exchange(&self.comm))
+    }
+
+    /// Moves to `new` (replicated on every rank, checked to agree in shape):
+    /// each rank looks up the new owner of its own vertices and
+    /// [`Self::migrate`]s them. Collective; on error every rank returns the
+    /// same `Err` and keeps its vertices.
     pub fn remap(&mut self, new: &Partition) -> Result<MigrateStats> {
         let _w = waiting();
-        self.part.migrate(&self.comm, new)
+        let size = self.part.size;
+        let ok = if new.nparts != size || new.len() != self.part.n_global {
+            Err(Error::ShapeMismatch(format!(
+                "new partition of {} vertices into {} parts for {} vertices on {size} ranks",
+                new.len(),
+                new.nparts,
+                self.part.n_global
+            )))
+        } else {
+            Ok(())
+        };
+        agree(&self.comm, 0, ok)?;
+        let dest: Vec<usize> = self.part.owned.iter().map(|&v| new.parts[v]).collect();
+        let st = self.part.migrate(&self.comm, &dest)?;
+        if let Some(index) = self.index.as_mut() {
+            index.parts.clone_from(&new.parts);
+        }
+        Ok(st)
+    }
+
+    /// Moves every owned vertex `i` (in the order of [`Self::owned`]) to rank
+    /// `new_owner[i]`, with its adjacency, weights, coordinates and value;
+    /// only vertices whose owner changes travel. The ghosts' owners are then
+    /// found again in the distributed directory and the halo is rebuilt; no
+    /// rank ever holds the whole new partition. Ghost values are invalidated
+    /// (call [`Self::exchange_ghosts`]). Collective; on error every rank
+    /// returns the same `Err` and keeps its vertices.
+    pub fn migrate(&mut self, new_owner: &[usize]) -> Result<MigrateStats> {
+        let _w = waiting();
+        let st = self.part.migrate(&self.comm, new_owner)?;
+        // A graph balanced from a root index: the root learns the new owners
+        // (it holds the whole graph anyway); only the owned ids travel.
+        if any_rank(&self.comm, self.index.is_some()) {
+            let p = self.part.size;
+            let mut to_root = vec![0usize; p];
+            // The index lives on one rank (the balancer's root): find it.
+            let mine = if self.index.is_some() {
+                self.part.rank
+            } else {
+                0
+            };
+            let mut at = 0usize;
+            self.comm
+                .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
+            to_root[at] = self.part.owned.len();
+            let (ids, from) = alltoallv_flat(&self.comm, &self.part.owned, &to_root)?;
+            if let Some(index) = self.index.as_mut() {
+                let mut k = 0;
+                for (q, &c) in from.iter().enumerate() {
+                    for &v in &ids[k..k + c] {
+                        index.parts[v] = q;
+                    }
+                    k += c;
+                }
+            }
+        }
+        Ok(st)
     }
 
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).
     pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
         let _w = waiting();
         self.part.gather_to_root(&self.comm, root)
+    }
+
+    fn points(&self) -> Result<Points<'_>> {
+        let p = &self.part;
+        let ok = if p.dim == 0 {
+            Err(Error::InvalidInput(
+                "geometric partitioning needs vertex coordinates".into(),
+            ))
+        } else {
+            Ok(())
+        };
+        agree(&self.comm, 0, ok)?;
+        Ok(Points {
+            dim: p.dim,
+            coords: &p.coords,
+            weights: &p.vwgt,
+            ids: &p.owned,
+        })
+    }
+
+    /// Parallel recursive coordinate bisection ([`geometric::rcb`]) of the
+    /// vertices by their coordinates and weights, the parts' weights in
+    /// proportion to `targets` (one per rank, e.g. the measured speeds, the
+    /// same on every rank): the new owner of each owned vertex, for
+    /// [`Self::migrate`]. No rank sees another's coordinates. Collective.
+    pub fn partition_rcb(&self, targets: &[f64]) -> Result<Vec<usize>> {
+        let _w = waiting();
+        geometric::rcb(&self.comm, &self.points()?, targets)
+    }
+
+    /// Parallel space-filling-curve partitioning ([`geometric::sfc`]): the
+    /// Hilbert curve through the vertices cut into intervals of weights in
+    /// proportion to `targets`. Collective.
+    pub fn partition_sfc(&self, targets: &[f64]) -> Result<Vec<usize>> {
+        let _w = waiting();
+        geometric::sfc(&self.comm, &self.points()?, targets)
+    }
+
+    /// The index-based remap by prefix sums ([`geometric::prefix_cut`]): the
+    /// vertices in the order rank by rank, each rank's along the Hilbert
+    /// curve, cut into intervals of weights in proportion to `targets`. After
+    /// [`Self::partition_sfc`] this is the curve's order and only vertices
+    /// near the moved boundaries change owner (\[KOR95\] §3). Collective.
+    pub fn prefix_cut(&self, targets: &[f64]) -> Result<Vec<usize>> {
+        let _w = waiting();
+        let pts = self.points()?;
+        let keys = geometric::hilbert_keys(&self.comm, &pts);
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            keys[a]
+                .total_cmp(&keys[b])
+                .then(pts.ids[a].cmp(&pts.ids[b]))
+        });
+        geometric::prefix_cut(&self.comm, pts.weights, &order, targets)
+    }
+
+    /// For a move of every owned vertex `i` to `dest[i]` (valid ranks), on
+    /// every rank: the loads (vertex weights) per rank now and after, and
+    /// each rank's move volume (bytes sent plus received, messages sent
+    /// plus received). O(p) numbers per rank: a few all-reduces of p-vectors.
+    pub(crate) fn move_volume(&self, dest: &[usize]) -> (Vec<f64>, Vec<f64>, Vec<(f64, usize)>) {
+        let p = self.part.size;
+        let me = self.part.rank;
+        let weighted = !self.part.ewgt.is_empty();
+        // Per rank q: weight moved to q, bytes sent to q (this rank's row).
+        let mut to = vec![0.0; 2 * p];
+        for (i, &q) in dest.iter().enumerate() {
+            to[q] += self.part.vwgt[i];
+            if q != me {
+                let deg = self.part.xadj[i + 1] - self.part.xadj[i];
+                to[p + q] += record_bytes::<T>(deg, weighted, self.part.dim) as f64;
+            }
+        }
+        // Rank r's row of bytes and message counts in slot r, for everyone.
+        let mut mine = vec![0.0; 3 * p];
+        mine[me] = self.local_work();
+        let sent: f64 = to[p..].iter().sum();
+        let msgs = to[p..].iter().filter(|&&b| b > 0.0).count() as f64;
+        mine[p + me] = sent;
+        mine[2 * p + me] = msgs;
+        let mut all = vec![0.0; 3 * p];
+        self.comm.all_reduce_into(
+            &mine[..],
+            &mut all[..],
+            mpi::collective::SystemOperation::sum(),
+        );
+        let mut sums = vec![0.0; 2 * p];
+        self.comm.all_reduce_into(
+            &to[..],
+            &mut sums[..],
+            mpi::collective::SystemOperation::sum(),
+        );
+        // What each rank receives: the column sums of bytes; messages in: ranks sending to it.
+        let mut arrivals = vec![0.0; p];
+        let senders: Vec<f64> = (0..p)
+            .map(|q| f64::from(u8::from(to[p + q] > 0.0)))
+            .collect();
+        self.comm.all_reduce_into(
+            &senders[..],
+            &mut arrivals[..],
+            mpi::collective::SystemOperation::sum(),
+        );
+        let volume = (0..p)
+            .map(|r| {
+                (
+                    all[p + r] + sums[p + r],
+                    (all[2 * p + r] + arrivals[r]) as usize,
+                )
+            })
+            .collect();
+        (all[..p].to_vec(), sums[..p].to_vec(), volume)
     }
 
     /// The graph's communicator (a duplicate of the one it was created on).
@@ -557,6 +1197,10 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     /// Ghost vertices (global ids, increasing).
     pub fn ghosts(&self) -> &[usize] {
         &self.part.ghosts
+    }
+    /// The owner (rank) of each ghost, parallel to [`Self::ghosts`].
+    pub fn ghost_owners(&self) -> &[u32] {
+        &self.part.ghost_owner
     }
     /// Values of the owned vertices.
     pub fn values(&self) -> &[T] {
@@ -590,17 +1234,57 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     pub fn vertex_weight(&self, i: usize) -> f64 {
         self.part.vwgt[i]
     }
+    /// Coordinates of owned vertex `i` (empty when the graph has none).
+    pub fn coords(&self, i: usize) -> &[f64] {
+        let d = self.part.dim;
+        &self.part.coords[i * d..(i + 1) * d]
+    }
     /// This rank's work per iteration: the sum of its vertices' weights.
     pub fn local_work(&self) -> f64 {
         self.part.vwgt.iter().sum()
     }
-    /// Owner of every vertex (the current partition).
-    pub fn owners(&self) -> &[u32] {
-        &self.part.owner
+    /// The lengths of what this rank holds (all O(local size)).
+    pub fn local_sizes(&self) -> LocalSizes {
+        let p = &self.part;
+        let h = &p.halo;
+        let mut s = LocalSizes {
+            owned: p.owned.len(),
+            arcs: p.adj.len(),
+            ghosts: p.ghosts.len(),
+            send_entries: h.send_idx.len(),
+            send_ranks: h.send_ranks.len(),
+            recv_ranks: h.recv_ranks.len(),
+            total_elements: 0,
+        };
+        s.total_elements = p.owned.len()
+            + p.xadj.len()
+            + p.adj.len()
+            + p.ewgt.len()
+            + p.vwgt.len()
+            + p.coords.len()
+            + p.values.len()
+            + p.ghosts.len()
+            + p.ghost_owner.len()
+            + p.ghost_values.len()
+            + h.send_ranks.len()
+            + h.send_at.len()
+            + h.send_idx.len()
+            + h.recv_ranks.len()
+            + h.recv_at.len()
+            + h.recv_slots.len();
+        s
     }
-    /// The current partition (one part per rank).
+    /// Owner of every vertex, gathered on every rank. **Collective and
+    /// O(n) on every rank** (an all-gather of the owned ids): for tests and
+    /// small graphs; at scale use [`Self::owned`] and [`Self::ghost_owners`].
+    pub fn owners(&self) -> Vec<u32> {
+        self.partition().parts.iter().map(|&p| p as u32).collect()
+    }
+    /// The current partition (one part per rank), gathered on every rank.
+    /// **Collective and O(n) on every rank**, as [`Self::owners`].
     pub fn partition(&self) -> Partition {
-        self.part.partition()
+        let _w = waiting();
+        self.part.partition(&self.comm)
     }
     /// Global number of vertices.
     pub fn global_len(&self) -> usize {
@@ -608,16 +1292,21 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     }
 }
 
-fn record<T>(g: &Graph, u: usize, value: T) -> VertexRecord<T> {
-    VertexRecord {
-        id: u,
-        nbrs: g.neighbors(u).to_vec(),
-        ewgt: if g.has_edge_weights() {
-            g.weighted_neighbors(u).map(|(_, w)| w).collect()
-        } else {
-            Vec::new()
-        },
-        vwgt: g.vertex_weight(u),
-        value,
+#[cfg(test)]
+mod tests {
+    use super::Runs;
+
+    #[test]
+    fn runs_find_positions() {
+        let ids = [3, 4, 5, 9, 11, 12];
+        let r = Runs::new(&ids);
+        assert_eq!(r.first, vec![3, 9, 11]);
+        for (i, &v) in ids.iter().enumerate() {
+            assert_eq!(r.find(v), Some(i));
+        }
+        for v in [0, 2, 6, 8, 10, 13, 100] {
+            assert_eq!(r.find(v), None);
+        }
+        assert_eq!(Runs::new(&[]).find(0), None);
     }
 }

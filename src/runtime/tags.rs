@@ -12,6 +12,8 @@ use mpi::Tag;
 
 /// Ghost (halo) exchange of a [`DistArray2`](super::array::DistArray2).
 pub const HALO: Tag = 0x6e75;
+/// Ghost exchange of a [`DistGraph`](super::graph::DistGraph).
+pub const GRAPH_GHOST: Tag = 0x4e47;
 /// Master–worker input messages.
 pub const MW_INPUT: Tag = 0x4d57;
 /// Master–worker result messages.
@@ -26,8 +28,15 @@ pub const ARRIVE: Tag = 0x4e57;
 pub const ROOT_HERE: Tag = 0x4e58;
 
 /// All tags, for the distinctness check.
-pub const ALL: [Tag; 7] = [
-    HALO, MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE,
+pub const ALL: [Tag; 8] = [
+    HALO,
+    GRAPH_GHOST,
+    MW_INPUT,
+    MW_RESULT,
+    PROBE_GO,
+    PROBE_PING,
+    ARRIVE,
+    ROOT_HERE,
 ];
 
 #[cfg(test)]

@@ -27,6 +27,14 @@ impl Run {
             .filter_map(|l| l.strip_prefix(prefix).map(|s| s.trim().to_string()))
             .collect()
     }
+    /// The distinct texts after `marker` in the `RESULT` lines (e.g. the
+    /// errors of `RESULT <rank> error <text>`: one entry when all ranks agree).
+    pub fn distinct_after(&self, marker: &str) -> std::collections::BTreeSet<String> {
+        self.lines_with("RESULT")
+            .iter()
+            .filter_map(|l| l.split_once(marker).map(|(_, e)| e.to_string()))
+            .collect()
+    }
     /// Asserts the run succeeded, no `CHECK … FAIL` line was printed, and at
     /// least `min` `CHECK … ok` lines were; returns their count.
     pub fn assert_checks(&self, min: usize) -> usize {

@@ -102,6 +102,17 @@ fn check_local(ctx: &Ctx, name: &str, g: &Graph, p: &Partition, dg: &DistGraph<f
         dg.ghosts() == ghosts.as_slice(),
         "ghost set differs",
     );
+    let owners_ok = dg.ghosts().len() == dg.ghost_owners().len()
+        && dg
+            .ghosts()
+            .iter()
+            .zip(dg.ghost_owners())
+            .all(|(&u, &o)| p.parts[u] == o as usize);
+    ctx.check(
+        &format!("{name}-ghost-owners"),
+        owners_ok,
+        "ghost owners differ from the partition",
+    );
     let vals_ok = dg
         .owned()
         .iter()
@@ -161,13 +172,24 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                     .all(|(&u, x)| x.to_bits() == value(u, salt).to_bits())
                     && dg.ghost_values().len() == dg.ghosts().len();
                 ctx.check("ghost-values", ok, "ghost values differ");
-                // Bytes on the wire: one f64 (8 bytes) per ghost plus an 8-byte length per message.
+                // Bytes on the wire: one f64 (8 bytes) per ghost, no framing;
+                // the figures are this rank's own (no collective per exchange).
                 let ghosts = nuce::runtime::comm::sum_f64(world, dg.ghosts().len() as f64) as u64;
-                let expect = 8 * ghosts + 8 * st.messages;
+                let sent = nuce::runtime::comm::sum_f64(world, st.bytes as f64) as u64;
+                let owners: std::collections::BTreeSet<u32> =
+                    dg.ghost_owners().iter().copied().collect();
                 ctx.check(
                     "ghost-bytes",
-                    st.bytes == expect,
-                    format!("{} bytes, expected {expect}", st.bytes),
+                    sent == 8 * ghosts
+                        && st.max_rank_bytes == st.bytes + 8 * dg.ghosts().len() as u64,
+                    format!("{sent} bytes sent, expected {}", 8 * ghosts),
+                );
+                let msgs = nuce::runtime::comm::sum_f64(world, st.messages as f64) as u64;
+                let pairs = nuce::runtime::comm::sum_f64(world, owners.len() as f64) as u64;
+                ctx.check(
+                    "ghost-neighbour-only",
+                    msgs == pairs && !owners.contains(&(ctx.rank() as u32)),
+                    format!("{msgs} messages for {pairs} (receiver, owner) pairs"),
                 );
                 println!(
                     "RESULT {} ghosts {} messages {}",

@@ -8,6 +8,7 @@
 use mpi::traits::*;
 
 mod array;
+mod dgraph;
 mod faults;
 mod graph;
 mod hierarchy;
@@ -60,6 +61,7 @@ fn main() {
         s if s.starts_with("faults-") => faults::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         s if s.starts_with("graph-") => graph::run(s, &ctx),
+        s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),
         _ => false,

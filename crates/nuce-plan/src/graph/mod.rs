@@ -49,6 +49,7 @@ pub mod rcb;
 pub mod refine;
 pub mod rsb;
 pub mod sfc;
+pub mod slab;
 
 pub use best::{best_partition, BestPartition};
 pub use bisect::Grouping;
