@@ -73,6 +73,7 @@ static void graph_errors(nuce_balancer *b) {
   expect(nuce_graph_scatter(b, &g, 8, rank == 0 ? NULL : rec, &dg), NUCE_ERR_INVALID_INPUT, 1,
          "graph_scatter(records = NULL on the root)");
   expect(nuce_graph_scatter(b, &g, 0, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(elem_size 0)");
+  expect(nuce_graph_scatter(b, &g, 4097, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(elem_size 4097)");
   if (size > 1)
     expect(nuce_graph_scatter(b, &g, rank == 1 ? 4 : 8, rec, &dg), NUCE_ERR_INVALID_INPUT, 1,
            "graph_scatter(elem_size differs between ranks)");

@@ -1,6 +1,11 @@
 //! The distributed graph behind `nuce_graph`: a [`DistGraph`] of opaque
 //! `elem_size`-byte vertex records.
 //!
+//! The runtime moves values of a fixed size ([`GraphValue`]): a record is
+//! kept as a `[u8; N]` of the smallest supported size `N` ≥ `elem_size`
+//! ([`RECORD_SIZES`], up to 4096 bytes), its tail zero, and only `elem_size`
+//! bytes are copied to and from the application.
+//!
 //! The application owns its memory: its records live in its own *slot
 //! buffer* of `owned + ghosts` records — this rank's owned vertices (in
 //! increasing global id) followed by its ghosts (in increasing global id),
@@ -13,16 +18,114 @@ use std::ffi::{c_int, c_void};
 
 use mpi::traits::*;
 use nuce::plan::graph::Partition;
+use nuce::runtime::balancer::RemapReport;
 use nuce::runtime::comm::{agree, check_identical};
-use nuce::{waiting, DistGraph, Error, Result};
+use nuce::{waiting, Balancer, DistGraph, Error, GraphValue, Result};
 
 use crate::partition::{nuce_csr, read_csr};
 use crate::{balancer, buffer, buffer_mut, deref_mut, free_handle, guard, nuce_balancer, null};
 
+/// The record sizes the runtime stores (bytes); a record of `elem_size`
+/// bytes takes the first size ≥ `elem_size`.
+pub(crate) const RECORD_SIZES: [usize; 7] = [8, 16, 32, 64, 256, 1024, 4096];
+
+/// What the C API needs of a `DistGraph<[u8; N]>`, for any `N`: the graph's
+/// verbs, with records read from and written to the application's
+/// `elem`-byte records.
+trait Records {
+    fn owned(&self) -> &[usize];
+    fn ghosts(&self) -> &[usize];
+    fn comm(&self) -> &mpi::topology::SimpleCommunicator;
+    fn global_len(&self) -> usize;
+    fn neighbors(&self, i: usize) -> Vec<(usize, f64)>;
+    /// Copies the application's owned records (`elem` bytes each) in.
+    fn load(&mut self, app: &[u8], elem: usize);
+    /// Copies the owned records out to the start of the slot buffer `app`,
+    /// or (`ghosts_only`) the ghosts' records to its ghost slots.
+    fn store(&self, app: &mut [u8], elem: usize, ghosts_only: bool);
+    fn exchange_ghosts(&mut self) -> Result<()>;
+    /// Every record on `root`, `elem` bytes each in global order.
+    fn gather(&self, root: i32, elem: usize) -> Result<Option<Vec<u8>>>;
+    fn remap(&mut self, part: &Partition) -> Result<()>;
+    fn maybe_remap(&mut self, bal: &mut Balancer, it: usize, ahead: usize) -> Result<RemapReport>;
+}
+
+impl<const N: usize> Records for DistGraph<[u8; N]>
+where
+    [u8; N]: GraphValue,
+{
+    fn owned(&self) -> &[usize] {
+        DistGraph::owned(self)
+    }
+    fn ghosts(&self) -> &[usize] {
+        DistGraph::ghosts(self)
+    }
+    fn comm(&self) -> &mpi::topology::SimpleCommunicator {
+        DistGraph::comm(self)
+    }
+    fn global_len(&self) -> usize {
+        DistGraph::global_len(self)
+    }
+    fn neighbors(&self, i: usize) -> Vec<(usize, f64)> {
+        DistGraph::neighbors(self, i).collect()
+    }
+    fn load(&mut self, app: &[u8], elem: usize) {
+        for (v, src) in self.values_mut().iter_mut().zip(app.chunks_exact(elem)) {
+            v[..elem].copy_from_slice(src);
+        }
+    }
+    fn store(&self, app: &mut [u8], elem: usize, ghosts_only: bool) {
+        let (at, from) = if ghosts_only {
+            (self.owned().len() * elem, self.ghost_values())
+        } else {
+            (0, self.values())
+        };
+        for (d, v) in app[at..].chunks_exact_mut(elem).zip(from) {
+            d.copy_from_slice(&v[..elem]);
+        }
+    }
+    fn exchange_ghosts(&mut self) -> Result<()> {
+        DistGraph::exchange_ghosts(self).map(drop)
+    }
+    fn gather(&self, root: i32, elem: usize) -> Result<Option<Vec<u8>>> {
+        Ok(DistGraph::gather(self, root)?
+            .map(|all| all.iter().flat_map(|v| v[..elem].iter().copied()).collect()))
+    }
+    fn remap(&mut self, part: &Partition) -> Result<()> {
+        DistGraph::remap(self, part).map(drop)
+    }
+    fn maybe_remap(&mut self, bal: &mut Balancer, it: usize, ahead: usize) -> Result<RemapReport> {
+        bal.maybe_remap_ahead(self, it, ahead)
+    }
+}
+
+/// Scatters through the balancer with records padded to `N` bytes.
+fn scatter_padded<const N: usize>(
+    bal: &mut Balancer,
+    graph: Option<&nuce::plan::graph::Graph>,
+    records: Option<&[u8]>,
+    elem: usize,
+) -> Result<Box<dyn Records>>
+where
+    [u8; N]: GraphValue,
+{
+    let values: Option<Vec<[u8; N]>> = records.map(|bytes| {
+        bytes
+            .chunks_exact(elem)
+            .map(|r| {
+                let mut v = [0u8; N];
+                v[..elem].copy_from_slice(r);
+                v
+            })
+            .collect()
+    });
+    Ok(Box::new(bal.scatter_graph(graph, values.as_deref())?))
+}
+
 /// A distributed graph (opaque) with one `elem_size`-byte record per
 /// vertex, bound to the balancer that created it.
 pub struct nuce_graph {
-    g: DistGraph<Vec<u8>>,
+    g: Box<dyn Records>,
     elem: usize,
 }
 
@@ -45,10 +148,7 @@ impl nuce_graph {
 
     /// Copies the owned records of the application's slot buffer in.
     fn load(&mut self, app: &[u8]) {
-        let e = self.elem;
-        for (v, src) in self.g.values_mut().iter_mut().zip(app.chunks_exact(e)) {
-            v.copy_from_slice(src);
-        }
+        self.g.load(app, self.elem);
     }
 }
 
@@ -86,8 +186,11 @@ pub extern "C" fn nuce_graph_scatter(
         let out = agree(comm, root, out.ok_or_else(|| null("out")))?;
         *out = std::ptr::null_mut();
         check_identical(comm, root, "elem_size", &elem_size)?;
-        if elem_size == 0 {
-            return Err(Error::InvalidInput("elem_size = 0".into()));
+        let max = RECORD_SIZES[RECORD_SIZES.len() - 1];
+        if elem_size == 0 || elem_size > max {
+            return Err(Error::InvalidInput(format!(
+                "elem_size = {elem_size}: records of 1 to {max} bytes are supported"
+            )));
         }
         let here = (comm.rank() == root)
             .then(|| {
@@ -95,14 +198,21 @@ pub extern "C" fn nuce_graph_scatter(
                 let graph = unsafe { read_csr(g) }?;
                 // SAFETY: `records` NULL or n × elem_size readable bytes.
                 let bytes = unsafe { buffer(records, graph.n(), graph.n(), elem_size, "records") }?;
-                let values: Vec<Vec<u8>> =
-                    bytes.chunks_exact(elem_size).map(<[u8]>::to_vec).collect();
-                Ok((graph, values))
+                Ok((graph, bytes))
             })
             .transpose();
         let input = agree(comm, root, here)?;
         let (graph, values) = input.unzip();
-        let g = h.bal.scatter_graph(graph.as_ref(), values.as_deref())?;
+        let (graph, bal) = (graph.as_ref(), &mut h.bal);
+        let g = match RECORD_SIZES.iter().position(|&n| n >= elem_size) {
+            Some(0) => scatter_padded::<8>(bal, graph, values, elem_size),
+            Some(1) => scatter_padded::<16>(bal, graph, values, elem_size),
+            Some(2) => scatter_padded::<32>(bal, graph, values, elem_size),
+            Some(3) => scatter_padded::<64>(bal, graph, values, elem_size),
+            Some(4) => scatter_padded::<256>(bal, graph, values, elem_size),
+            Some(5) => scatter_padded::<1024>(bal, graph, values, elem_size),
+            _ => scatter_padded::<4096>(bal, graph, values, elem_size),
+        }?;
         *out = Box::into_raw(Box::new(nuce_graph { g, elem: elem_size }));
         Ok(())
     })
@@ -129,7 +239,7 @@ pub extern "C" fn nuce_graph_sizes(
         // SAFETY: `g` is NULL or a live handle.
         let g = unsafe { graph(g) }?;
         let no = g.g.owned().len();
-        let na = (0..no).map(|i| g.g.neighbors(i).count()).sum();
+        let na = (0..no).map(|i| g.g.neighbors(i).len()).sum();
         for (p, v) in [(owned, no), (ghosts, g.g.ghosts().len()), (arcs, na)] {
             // SAFETY: NULL or writable (contract).
             if let Some(p) = unsafe { p.as_mut() } {
@@ -224,9 +334,7 @@ pub extern "C" fn nuce_graph_read(g: *mut nuce_graph, values: *mut c_void, len: 
         let g = unsafe { graph(g) }?;
         // SAFETY: `values` NULL or `len × elem_size` writable bytes.
         let app = unsafe { buffer_mut(values, len, g.slots(), g.elem, "values") }?;
-        for (d, v) in app.chunks_exact_mut(g.elem).zip(g.g.values()) {
-            d.copy_from_slice(v);
-        }
+        g.g.store(app, g.elem, false);
         Ok(())
     })
 }
@@ -248,12 +356,9 @@ pub extern "C" fn nuce_graph_exchange_ghosts(
         let app = unsafe { g.agreed(values, len) }?;
         g.load(app);
         g.g.exchange_ghosts()?;
-        let at = g.g.owned().len() * g.elem;
         // SAFETY: the same buffer, writable (contract), no other borrow alive.
         let app = unsafe { buffer_mut(values, len, g.slots(), g.elem, "values") }?;
-        for (d, v) in app[at..].chunks_exact_mut(g.elem).zip(g.g.ghost_values()) {
-            d.copy_from_slice(v);
-        }
+        g.g.store(app, g.elem, true);
         Ok(())
     })
 }
@@ -283,10 +388,8 @@ pub extern "C" fn nuce_graph_gather(
         });
         let out = agree(g.g.comm(), 0, out.transpose())?;
         g.load(app);
-        if let (Some(all), Some(out)) = (g.g.gather(0)?, out) {
-            for (d, v) in out.chunks_exact_mut(e).zip(&all) {
-                d.copy_from_slice(v);
-            }
+        if let (Some(all), Some(out)) = (g.g.gather(0, e)?, out) {
+            out.copy_from_slice(&all);
         }
         Ok(())
     })
@@ -331,7 +434,7 @@ pub extern "C" fn nuce_graph_migrate(
         let part = agree(g.g.comm(), 0, part)?;
         check_identical(g.g.comm(), 0, "owner", &part.parts)?;
         g.load(app);
-        g.g.remap(&part).map(|_| ())
+        g.g.remap(&part)
     })
 }
 
@@ -383,7 +486,7 @@ pub extern "C" fn nuce_graph_maybe_remap_ahead(
         // SAFETY: `values` NULL or `len × elem_size` readable bytes.
         let app = unsafe { g.agreed(values, len) }?;
         g.load(app);
-        let report = h.bal.maybe_remap_ahead(&mut g.g, iterations, ahead)?;
+        let report = g.g.maybe_remap(&mut h.bal, iterations, ahead)?;
         *remapped = c_int::from(report.remap);
         Ok(())
     })
