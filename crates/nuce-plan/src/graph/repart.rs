@@ -24,10 +24,11 @@
 //!   of [`crate::graph::multilevel`] whose gains include the migration cost
 //!   (leaving home costs `size / itr` edge weights, returning earns it).
 //! * **Scratch-remap** ([`scratch_remap`]): [`Multilevel`] partitions from
-//!   scratch, the parts are relabelled to keep as much weight at home as
-//!   possible (a maximum-weight assignment on the overlap matrix, \[Kuh55\],
-//!   among parts of equal targets, since a relabelling must keep each part's
-//!   target), and the same migration-aware refinement runs on the result.
+//!   scratch and the parts are relabelled to keep as much weight at home as
+//!   possible (a maximum-weight assignment on the overlap matrix, \[Kuh55\]):
+//!   either among parts of equal targets only, so that every part keeps its
+//!   target, followed by the migration-aware refinement; or freely, followed
+//!   by the diffusion above to restore the targets. The cheaper is kept.
 //!
 //! Cost: diffusion O((n + m) log(n / k)) on meshes plus O(k · iterations)
 //! for the flows; scratch-remap one [`Multilevel`] run plus O(n + k³).
@@ -173,12 +174,23 @@ impl Repartitioner {
         }
         let s = scratch_remap(g, current, targets, sizes, self)?;
         let s = self.measure(g, current, targets, sizes, s, RepartMethod::Scratch)?;
+        Ok(self.cheaper(d, s))
+    }
+
+    /// The better of two repartitionings: within the tolerance first, then
+    /// the least cost (the least imbalance when neither is within it); `a`
+    /// on ties.
+    fn cheaper(&self, a: Repartition, b: Repartition) -> Repartition {
         let tol = self.multilevel.tolerance + 1e-9;
         let key = |r: &Repartition| {
             let over = r.imbalance > tol;
             (over, if over { r.imbalance } else { r.cost })
         };
-        Ok(if key(&s) < key(&d) { s } else { d })
+        if key(&b) < key(&a) {
+            b
+        } else {
+            a
+        }
     }
 
     /// The measures of `p` as a repartitioning of `current`.
@@ -214,6 +226,20 @@ impl Repartitioner {
     ) -> Result<Partition> {
         self.check_itr()?;
         let sizes = check(g, current, targets, sizes)?;
+        self.diffuse_from(g, &current.parts, &current.parts, targets, &sizes)
+    }
+
+    /// Diffusion from the partition `start` with migration costs relative
+    /// to `home` (`sizes` checked): coarsening matches vertices with the same
+    /// start and home parts.
+    fn diffuse_from(
+        &self,
+        g: &Graph,
+        start: &[usize],
+        home: &[usize],
+        targets: &[f64],
+        sizes: &[f64],
+    ) -> Result<Partition> {
         let k = targets.len();
         let tw = target_weights(targets, g.total_weight())?;
         let ml = &self.multilevel;
@@ -221,29 +247,34 @@ impl Repartitioner {
         let coarse_to = (ml.coarsen_per_part * k).max(ml.coarsen_min).max(1);
         let max_vw = 1.5 * g.total_weight() / coarse_to as f64;
         // levels[i] = (graph i + 1, map from graph i's vertices to it);
-        // homes[i] and costs[i] belong to graph i.
+        // starts[i], homes[i] and costs[i] belong to graph i.
         let mut levels: Vec<(Graph, Vec<usize>)> = Vec::new();
-        let mut homes = vec![current.parts.clone()];
+        let mut starts = vec![start.to_vec()];
+        let mut homes = vec![home.to_vec()];
         let mut costs = vec![sizes.iter().map(|s| s / self.itr).collect::<Vec<_>>()];
         loop {
+            let i = levels.len();
             let fine = levels.last().map_or(g, |l| &l.0);
             if fine.n() <= coarse_to {
                 break;
             }
-            let home = &homes[levels.len()];
-            let (c, cmap) = coarsen::coarsen_within(fine, max_vw, Some(home), &mut rng);
+            let label: Vec<usize> = (0..fine.n())
+                .map(|x| starts[i][x] * k + homes[i][x])
+                .collect();
+            let (c, cmap) = coarsen::coarsen_within(fine, max_vw, Some(&label), &mut rng);
             if c.n() == fine.n() {
                 break;
             }
-            let mut chome = vec![0; c.n()];
-            let mut ccost = vec![0.0; c.n()];
-            let cost = &costs[levels.len()];
+            let (mut cstart, mut chome, mut ccost) =
+                (vec![0; c.n()], vec![0; c.n()], vec![0.0; c.n()]);
             for (x, &cx) in cmap.iter().enumerate() {
-                chome[cx] = home[x];
-                ccost[cx] += cost[x];
+                cstart[cx] = starts[i][x];
+                chome[cx] = homes[i][x];
+                ccost[cx] += costs[i][x];
             }
             let stalled = c.n() as f64 > 0.95 * fine.n() as f64;
             levels.push((c, cmap));
+            starts.push(cstart);
             homes.push(chome);
             costs.push(ccost);
             if stalled {
@@ -253,7 +284,7 @@ impl Repartitioner {
         let refiner = self.refiner();
         let top = levels.len();
         let coarsest = levels.last().map_or(g, |l| &l.0);
-        let mut part = homes[top].clone();
+        let mut part = starts.pop().unwrap_or_default();
         let flows = diffusion_flows(coarsest, &part, &tw);
         let mig = |i: usize| Migration {
             home: &homes[i],
@@ -278,9 +309,15 @@ impl Repartitioner {
 }
 
 /// The scratch-remap candidate: `rp.multilevel` partitions `g` for
-/// `targets` from scratch, the parts are relabelled by [`relabel`], and the
-/// migration-aware refinement of `rp` (cost `size / itr` per vertex away
-/// from its current part) improves the result.
+/// `targets` from scratch; the parts are relabelled to keep as much at home
+/// as possible in two ways, and the cheaper result (within the tolerance
+/// first, then `itr · cut + moved`) is returned:
+///
+/// * among parts of equal targets only ([`relabel`]), then refined with
+///   migration costs (`size / itr` per vertex away from its current part);
+/// * freely (any label for any part, [`relabel_free`]), which leaves parts
+///   off their targets when the targets differ; diffusion from there, with
+///   the same migration costs, restores the balance.
 pub fn scratch_remap(
     g: &Graph,
     current: &Partition,
@@ -291,6 +328,7 @@ pub fn scratch_remap(
     rp.check_itr()?;
     let sz = check(g, current, targets, sizes)?;
     let fresh = rp.multilevel.partition(g, targets)?;
+    let k = targets.len();
     let mut part = relabel(current, &fresh, targets, Some(&sz))?.parts;
     let tw = target_weights(targets, g.total_weight())?;
     let cost: Vec<f64> = sz.iter().map(|s| s / rp.itr).collect();
@@ -301,7 +339,27 @@ pub fn scratch_remap(
     let mut rng = ChaCha8Rng::seed_from_u64(rp.multilevel.seed);
     rp.refiner()
         .refine_migrating(g, &tw, &mut part, true, Some(mig), &[], &mut rng);
-    Partition::new(targets.len(), part)
+    let same = Partition::new(k, part)?;
+    let free = relabel_free(current, &fresh, Some(&sz))?;
+    if free == same {
+        return Ok(same);
+    }
+    let free = rp.diffuse_from(g, &free.parts, &current.parts, targets, &sz)?;
+    let a = rp.measure(g, current, targets, Some(&sz), same, RepartMethod::Scratch)?;
+    let b = rp.measure(g, current, targets, Some(&sz), free, RepartMethod::Scratch)?;
+    Ok(rp.cheaper(a, b).partition)
+}
+
+/// Relabels the parts of `new` so that as much `sizes` (1 each when `None`)
+/// as possible stays in its part of `current`, whatever the targets: a
+/// maximum-weight assignment on the overlap matrix (\[Kuh55\]). O(n + k³).
+pub fn relabel_free(
+    current: &Partition,
+    new: &Partition,
+    sizes: Option<&[f64]>,
+) -> Result<Partition> {
+    let k = current.nparts;
+    relabel(current, new, &vec![1.0; k], sizes)
 }
 
 /// Relabels the parts of `new` so that as much `sizes` (1 each when `None`)
