@@ -244,7 +244,7 @@ impl Repartitioner {
         let tw = target_weights(targets, g.total_weight())?;
         let ml = &self.multilevel;
         let mut rng = ChaCha8Rng::seed_from_u64(ml.seed);
-        let coarse_to = (ml.coarsen_per_part * k).max(ml.coarsen_min).max(1);
+        let coarse_to = ml.coarse_to(g.n(), k);
         let max_vw = 1.5 * g.total_weight() / coarse_to as f64;
         // levels[i] = (graph i + 1, map from graph i's vertices to it);
         // starts[i], homes[i] and costs[i] belong to graph i.
