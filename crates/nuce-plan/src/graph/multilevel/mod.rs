@@ -103,9 +103,10 @@ pub struct Multilevel {
     /// less: straight cuts win on grid-like graphs, where local refinement of
     /// a multilevel partition cannot always straighten its cuts. Costs about
     /// one RCB (O(n log n log k)) and one refinement of the input graph.
-    /// Not tried on 3D coordinates: on the 27 3D cases of
-    /// `scripts/bench_multilevel.sh` it won twice, by under 1 %, for 30–40 %
-    /// more time (on the 2D meshes it won 9 of 27 cases, by up to 14 %).
+    /// Not tried on 3D coordinates: on 24 3D cases of
+    /// `scripts/bench_multilevel.sh` it won twice, by 0.8 % and 0.1 %, for
+    /// 30–40 % more time (on the 27 2D cases it won 10; without it those
+    /// cuts were up to 14 % larger).
     pub geometric_start: bool,
 }
 
