@@ -210,3 +210,52 @@ fn bad_input_is_an_error() {
     let short = Partition::new(2, vec![0; 24]).unwrap();
     assert!(rp(1.0).repartition(&g, &short, &t, None).is_err());
 }
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Sparse random graphs (often disconnected, with isolated vertices),
+        /// random current partitions (parts may be empty), random targets and
+        /// migration sizes: never a panic, always a partition of the graph,
+        /// and within the tolerance whenever partitioning from scratch is.
+        #[test]
+        fn never_panics_and_balances_when_scratch_does(
+            n in 2usize..120,
+            k in 2usize..7,
+            edges in proptest::collection::vec((0usize..120, 0usize..120), 0..300),
+            parts in proptest::collection::vec(0usize..7, 120),
+            targets in proptest::collection::vec(0.2f64..5.0, 7),
+            sizes in proptest::collection::vec(0.0f64..10.0, 120),
+            itr in prop_oneof![Just(0.01), Just(1.0), Just(100.0)],
+        ) {
+            let edges: Vec<(usize, usize, f64)> = edges
+                .into_iter()
+                .filter(|&(a, b)| a < n && b < n && a != b)
+                .map(|(a, b)| (a.min(b), a.max(b), 1.0))
+                .collect();
+            let mut edges = edges;
+            edges.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+            edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
+            let g = Graph::from_edges(n, edges, false).unwrap();
+            let cur = Partition::new(k, parts[..n].iter().map(|&q| q % k).collect()).unwrap();
+            let t = &targets[..k];
+            let r = rp(itr).repartition(&g, &cur, t, Some(&sizes[..n]));
+            let scratch = Multilevel::default().partition(&g, t);
+            match (r, scratch) {
+                (Ok(r), Ok(s)) => {
+                    prop_assert_eq!(r.partition.len(), n);
+                    prop_assert_eq!(r.partition.nparts, k);
+                    let ms = metrics(&g, &s, t).unwrap();
+                    if ms.imbalance <= 0.03 + 1e-9 {
+                        prop_assert!(r.imbalance <= 0.03 + 1e-9, "{:?} vs scratch {:?}", r, ms);
+                    }
+                }
+                (Err(_), Err(_)) => {}
+                (a, b) => prop_assert!(false, "repartition {:?}, scratch {:?}", a.is_ok(), b.is_ok()),
+            }
+        }
+    }
+}
