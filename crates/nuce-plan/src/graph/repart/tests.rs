@@ -231,15 +231,14 @@ mod random {
             sizes in proptest::collection::vec(0.0f64..10.0, 120),
             itr in prop_oneof![Just(0.01), Just(1.0), Just(100.0)],
         ) {
-            let edges: Vec<(usize, usize, f64)> = edges
+            let mut pairs: Vec<(usize, usize)> = edges
                 .into_iter()
                 .filter(|&(a, b)| a < n && b < n && a != b)
-                .map(|(a, b)| (a.min(b), a.max(b), 1.0))
+                .map(|(a, b)| (a.min(b), a.max(b)))
                 .collect();
-            let mut edges = edges;
-            edges.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
-            edges.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
-            let g = Graph::from_edges(n, edges, false).unwrap();
+            pairs.sort_unstable();
+            pairs.dedup();
+            let g = Graph::from_edges(n, pairs.into_iter().map(|(a, b)| (a, b, 1.0)), false).unwrap();
             let cur = Partition::new(k, parts[..n].iter().map(|&q| q % k).collect()).unwrap();
             let t = &targets[..k];
             let r = rp(itr).repartition(&g, &cur, t, Some(&sizes[..n]));
