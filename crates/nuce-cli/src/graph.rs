@@ -4,7 +4,10 @@
 
 use std::time::Instant;
 
-use nuce_plan::graph::{best_partition, io, metrics, Algo, FmRefiner, Graph, Grouping, Partition};
+use nuce_plan::graph::{
+    best_partition, io, metrics, Algo, FmRefiner, Graph, Grouping, Multilevel, Partition,
+    Repartitioner,
+};
 use nuce_plan::{Error, Result};
 use serde::Serialize;
 
@@ -50,6 +53,15 @@ struct Inner {
     /// Processor grouping at each bisection: simple or binpacking.
     #[arg(long, default_value = "simple")]
     grouping: String,
+    /// Repartition from this partition (METIS .part file, one part per
+    /// vertex) for the new --speeds, trading edge cut against moved vertices
+    /// (migration-aware repartitioning; --algo is ignored).
+    #[arg(long)]
+    repartition: Option<String>,
+    /// With --repartition: cost of a cut edge relative to moving one vertex
+    /// (ParMETIS's itr; the objective is itr · cut + moved).
+    #[arg(long, default_value_t = 1000.0, requires = "repartition")]
+    itr: f64,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -76,6 +88,9 @@ struct Report {
     /// candidate did, the least imbalance was chosen).
     #[serde(skip_serializing_if = "Option::is_none")]
     tolerance_met: Option<bool>,
+    /// `--repartition` only: vertices whose part changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    moved: Option<usize>,
     part_weights: Vec<f64>,
     target_weights: Vec<f64>,
     seconds: f64,
@@ -131,7 +146,22 @@ pub fn run(a: Args) -> Result<()> {
         ..FmRefiner::default()
     };
     let t0 = Instant::now();
-    let (name, p, tolerance_met) = if a.algo == "best" {
+    let mut moved = None;
+    let (name, p, tolerance_met) = if let Some(file) = &a.repartition {
+        let current = io::parse_partition(&read(file)?, file, g.n(), speeds.len())?;
+        let rp = Repartitioner {
+            itr: a.itr,
+            multilevel: Multilevel {
+                tolerance: a.tolerance,
+                ..Multilevel::default()
+            },
+            ..Repartitioner::default()
+        };
+        let r = rp.repartition(&g, &current, &speeds, None)?;
+        moved = Some(r.moved_vertices);
+        let name = format!("repartition:{:?}", r.method).to_lowercase();
+        (name, r.partition, None)
+    } else if a.algo == "best" {
         let b = best_partition(&g, &speeds, grouping, refiner)?;
         (
             format!("best:{}", b.algo.name()),
@@ -163,6 +193,7 @@ pub fn run(a: Args) -> Result<()> {
         setups: m.setups,
         imbalance: m.imbalance,
         tolerance_met,
+        moved,
         part_weights: m.part_weights,
         target_weights: m.target_weights,
         seconds,
@@ -183,6 +214,9 @@ pub fn run(a: Args) -> Result<()> {
             100.0 * r.imbalance,
             r.seconds
         )?;
+        if let Some(m) = r.moved {
+            outln!("{m} vertices changed part")?;
+        }
         if r.tolerance_met == Some(false) {
             outln!(
                 "no candidate meets the tolerance {}: the least imbalance (then cut) was chosen",

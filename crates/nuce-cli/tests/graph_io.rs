@@ -303,3 +303,66 @@ fn cli_plans_a_graph() {
     assert_eq!(out.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn cli_repartitions_a_graph() {
+    let dir = std::env::temp_dir().join(format!("nuce-graph-repart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let g: Graph = grid_graph(20, 20);
+    let gf = dir.join("g.graph");
+    let pf = dir.join("old.part");
+    std::fs::write(&gf, write_metis(&g)).unwrap();
+    let (gs, ps) = (gf.to_str().unwrap(), pf.to_str().unwrap());
+    // Old: 4 equal parts; new: part 0 three times slower.
+    let out = nuce(&[
+        "plan", "graph", "--graph", gs, "--speeds", "1,1,1,1", "--algo", "ml", "--out", ps,
+    ]);
+    assert!(out.status.success());
+    let old = parse_partition(&std::fs::read_to_string(&pf).unwrap(), ps, 400, 4).unwrap();
+    let run = |itr: &str| {
+        let np = dir.join(format!("new{itr}.part"));
+        let out = nuce(&[
+            "plan",
+            "graph",
+            "--graph",
+            gs,
+            "--speeds",
+            "0.5,1.5,1.5,1.5",
+            "--repartition",
+            ps,
+            "--itr",
+            itr,
+            "--json",
+            "--out",
+            np.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(j["imbalance"].as_f64().unwrap() <= 0.03 + 1e-9);
+        assert!(j["algo"].as_str().unwrap().starts_with("repartition:"));
+        let new = parse_partition(&std::fs::read_to_string(&np).unwrap(), "n", 400, 4).unwrap();
+        let moved = old.moved_to(&new).unwrap().len();
+        assert_eq!(j["moved"].as_u64().unwrap() as usize, moved);
+        (moved, j["edge_cut"].as_f64().unwrap())
+    };
+    let (moved_low, cut_low) = run("0.001");
+    let (moved_high, cut_high) = run("1000");
+    assert!(moved_low <= moved_high && cut_high <= cut_low);
+    // Part 0 must shed at least 100 − 50 · 1.03 vertices.
+    assert!(moved_low >= 48);
+    // A bad itr and a partition of the wrong size are errors (exit 2).
+    let repart = |extra: &[&str]| {
+        let mut args = vec!["plan", "graph", "--graph", gs, "--speeds", "1,1,1,1"];
+        args.extend(["--repartition", ps]);
+        args.extend(extra);
+        nuce(&args).status.code()
+    };
+    assert_eq!(repart(&["--itr", "0"]), Some(2));
+    std::fs::write(&pf, "0\n1\n").unwrap();
+    assert_eq!(repart(&[]), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

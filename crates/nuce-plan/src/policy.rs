@@ -15,12 +15,27 @@
 //! noise from triggering a remap every phase. [`RemapPolicy::decide_loads`]
 //! is the model for any kind of work; [`RemapPolicy::decide`] applies it to
 //! two array plans (near-linear in p, see [`migration_volume`]).
+//!
+//! **Several candidates** ([`RemapPolicy::choose`]; for graphs
+//! [`RemapPolicy::choose_graph`]: the index-based remap, migration-aware
+//! repartitionings, a partition from scratch): the communication of an
+//! iteration enters the time per iteration, and the candidate of least
+//! predicted total time over the horizon wins, if it beats staying:
+//!
+//! ```text
+//! t_halo   = max_r halo_bytes_r / bandwidth + latency × max_r halo_messages_r
+//! total_c  = iterations · (t_c + t_halo,c) + t_mig,c        (staying: t_mig = 0)
+//! choose c = argmin total_c; remap ⇔ total_c < total_stay and
+//!            t_c + t_halo,c < (1 − hysteresis) · (t_cur + t_halo,cur)
+//! ```
 
 use serde::{Deserialize, Serialize};
 
 use crate::array2d::overlay::overlaps;
 use crate::array2d::ArrayPlan;
 use crate::error::{Error, Result};
+use crate::graph::metrics::{halo_traffic, migration_traffic, part_weights};
+use crate::graph::{Graph, Partition};
 
 /// Parameters of the remap decision.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -172,17 +187,10 @@ impl RemapPolicy {
         iterations: usize,
         bandwidth: Option<f64>,
     ) -> Result<RemapDecision> {
-        if !(self.hysteresis.is_finite() && self.hysteresis >= 0.0 && self.latency >= 0.0) {
-            return Err(Error::InvalidInput(format!("bad remap policy {self:?}")));
-        }
-        let bandwidth = bandwidth
-            .filter(|b| b.is_finite() && *b > 0.0)
-            .unwrap_or(self.default_bandwidth);
+        let bandwidth = self.bandwidth(bandwidth)?;
         let (t_current, imbalance_current) = load_time(current, speeds)?;
         let (t_candidate, imbalance_candidate) = load_time(candidate, speeds)?;
-        let bytes = volume.iter().map(|v| v.0).fold(0.0, f64::max);
-        let msgs = volume.iter().map(|v| v.1).max().unwrap_or(0) as f64;
-        let t_migration = bytes / bandwidth + self.latency * msgs;
+        let t_migration = self.transfer_time(volume, bandwidth);
         let net_gain = (t_current - t_candidate) * iterations as f64 - t_migration;
         let remap = t_candidate < (1.0 - self.hysteresis) * t_current && net_gain > 0.0;
         Ok(RemapDecision {
@@ -197,6 +205,157 @@ impl RemapPolicy {
             bandwidth,
             iterations,
         })
+    }
+}
+
+/// One layout for [`RemapPolicy::choose`]: the parts' loads per iteration
+/// (work units), what every rank sends plus receives in one iteration's
+/// communication (`(bytes, messages)`, e.g. a ghost exchange) and, for a
+/// candidate, to move there from the current layout.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout<'a> {
+    /// Work of every part per iteration.
+    pub loads: &'a [f64],
+    /// Per-iteration communication of every rank.
+    pub halo: &'a [(f64, usize)],
+    /// Migration from the current layout (empty for the current one).
+    pub migration: &'a [(f64, usize)],
+}
+
+/// Owned loads, halo and migration of a graph partition.
+type GraphLayout = (Vec<f64>, Volume, Volume);
+
+/// The predicted times of one layout (seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// Compute time per iteration, `max_i load_i / s_i`.
+    pub t_compute: f64,
+    /// Communication time per iteration.
+    pub t_halo: f64,
+    /// Migration time (0 for the current layout).
+    pub t_migration: f64,
+    /// `iterations · (t_compute + t_halo) + t_migration`.
+    pub total: f64,
+}
+
+/// The choice among candidates and the numbers behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    /// Index of the chosen candidate, or `None` to stay.
+    pub chosen: Option<usize>,
+    /// The current layout's prediction.
+    pub current: Prediction,
+    /// Every candidate's prediction, in the order given.
+    pub candidates: Vec<Prediction>,
+}
+
+impl RemapPolicy {
+    /// Checks the policy; the bandwidth to use (the default unless a
+    /// positive finite one is given).
+    fn bandwidth(&self, bandwidth: Option<f64>) -> Result<f64> {
+        if !(self.hysteresis.is_finite() && self.hysteresis >= 0.0 && self.latency >= 0.0) {
+            return Err(Error::InvalidInput(format!("bad remap policy {self:?}")));
+        }
+        Ok(bandwidth
+            .filter(|b| b.is_finite() && *b > 0.0)
+            .unwrap_or(self.default_bandwidth))
+    }
+
+    /// `(bytes, messages)` per rank → time: the largest bytes over the
+    /// bandwidth plus the latency times the most messages.
+    fn transfer_time(&self, v: &[(f64, usize)], bandwidth: f64) -> f64 {
+        let bytes = v.iter().map(|x| x.0).fold(0.0, f64::max);
+        let msgs = v.iter().map(|x| x.1).max().unwrap_or(0) as f64;
+        bytes / bandwidth + self.latency * msgs
+    }
+
+    fn predict(
+        &self,
+        l: &Layout,
+        speeds: &[f64],
+        iterations: usize,
+        bw: f64,
+    ) -> Result<Prediction> {
+        let (t_compute, _) = load_time(l.loads, speeds)?;
+        let t_halo = self.transfer_time(l.halo, bw);
+        let t_migration = self.transfer_time(l.migration, bw);
+        Ok(Prediction {
+            t_compute,
+            t_halo,
+            t_migration,
+            total: iterations as f64 * (t_compute + t_halo) + t_migration,
+        })
+    }
+
+    /// Chooses among `candidates` the one of least predicted total time
+    /// over `iterations` (see the module documentation), or none when
+    /// staying with `current` is predicted faster or the gain per iteration
+    /// is within the hysteresis. Ties go to the earlier candidate. O(c · p).
+    pub fn choose(
+        &self,
+        current: &Layout,
+        candidates: &[Layout],
+        speeds: &[f64],
+        iterations: usize,
+        bandwidth: Option<f64>,
+    ) -> Result<Choice> {
+        let bw = self.bandwidth(bandwidth)?;
+        let cur = self.predict(current, speeds, iterations, bw)?;
+        let preds = candidates
+            .iter()
+            .map(|c| self.predict(c, speeds, iterations, bw))
+            .collect::<Result<Vec<_>>>()?;
+        let per_iter = |p: &Prediction| p.t_compute + p.t_halo;
+        let chosen = preds
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| {
+                p.total < cur.total && per_iter(p) < (1.0 - self.hysteresis) * per_iter(&cur)
+            })
+            .min_by(|a, b| a.1.total.total_cmp(&b.1.total).then(a.0.cmp(&b.0)))
+            .map(|(i, _)| i);
+        Ok(Choice {
+            chosen,
+            current: cur,
+            candidates: preds,
+        })
+    }
+
+    /// [`RemapPolicy::choose`] for graph partitions: loads are the parts'
+    /// vertex weights, the halo one ghost exchange of `bytes[v]` bytes per
+    /// vertex ([`crate::graph::metrics::halo_traffic`]), the migration the
+    /// vertices whose part changes, `bytes[v]` each
+    /// ([`crate::graph::metrics::migration_traffic`]). O(c · (n + m)).
+    #[allow(clippy::too_many_arguments)]
+    pub fn choose_graph(
+        &self,
+        g: &Graph,
+        current: &Partition,
+        candidates: &[Partition],
+        speeds: &[f64],
+        bytes: &[f64],
+        iterations: usize,
+        bandwidth: Option<f64>,
+    ) -> Result<Choice> {
+        let layout = |p: &Partition| -> Result<GraphLayout> {
+            p.check_for(g, speeds.len())?;
+            Ok((
+                part_weights(g, p),
+                halo_traffic(g, p, bytes)?,
+                migration_traffic(current, p, bytes)?,
+            ))
+        };
+        let cur = layout(current)?;
+        let cands = candidates.iter().map(layout).collect::<Result<Vec<_>>>()?;
+        fn view(x: &GraphLayout) -> Layout<'_> {
+            Layout {
+                loads: &x.0,
+                halo: &x.1,
+                migration: &x.2,
+            }
+        }
+        let cand_views: Vec<Layout> = cands.iter().map(view).collect();
+        self.choose(&view(&cur), &cand_views, speeds, iterations, bandwidth)
     }
 }
 
@@ -253,5 +412,56 @@ mod tests {
         let v = migration_volume(&a, &b);
         let total: usize = v.iter().map(|x| x.0).sum();
         assert_eq!(total, 2 * crate::array2d::cells_changing_owner(&a, &b));
+    }
+
+    #[test]
+    fn choose_weighs_migration_against_the_horizon() {
+        use crate::graph::{grid_graph, GraphPartitioner, Multilevel, Repartitioner};
+        let g = grid_graph(30, 30);
+        let cur = Multilevel::default().partition(&g, &[1.0; 4]).unwrap();
+        let speeds = [1.0 / 3.0, 1.0, 1.0, 1.0];
+        let low = Repartitioner {
+            itr: 1e-3,
+            ..Repartitioner::default()
+        }
+        .repartition(&g, &cur, &speeds, None)
+        .unwrap();
+        let scratch = Multilevel::default().partition(&g, &speeds).unwrap();
+        let cands = [scratch, low.partition];
+        let moved = |p: &Partition| cur.moved_to(p).unwrap().len();
+        assert!(moved(&cands[1]) < moved(&cands[0]));
+        let pol = RemapPolicy::default();
+        let bytes = vec![1.0e3; g.n()];
+        // Vertices per second: an iteration computes in about 0.3 ms.
+        let vps: Vec<f64> = speeds.iter().map(|s| s * 1.0e6).collect();
+        let choose = |iterations, bw| {
+            pol.choose_graph(&g, &cur, &cands, &vps, &bytes, iterations, Some(bw))
+                .unwrap()
+        };
+        // A slow network and one iteration: not worth moving at all.
+        assert_eq!(choose(1, 1.0e3).chosen, None);
+        // Two iterations: the candidate that moves less wins; a long horizon:
+        // the one of smaller cut (cheaper ghost exchanges).
+        let short = choose(2, 1.0e9);
+        assert_eq!(short.chosen, Some(1), "{short:?}");
+        let long = choose(1000, 1.0e9);
+        assert_eq!(long.chosen, Some(0), "{long:?}");
+        let (c0, c1) = (&long.candidates[0], &long.candidates[1]);
+        assert!(c1.t_migration < c0.t_migration && c0.t_halo < c1.t_halo);
+        for c in [&short, &long] {
+            let i = c.chosen.unwrap();
+            assert!(c
+                .candidates
+                .iter()
+                .all(|p| c.candidates[i].total <= p.total));
+            assert!(c.candidates[i].total < c.current.total);
+        }
+        // Bad input is an error.
+        assert!(pol
+            .choose_graph(&g, &cur, &cands, &vps[..3], &bytes, 1, None)
+            .is_err());
+        assert!(pol
+            .choose_graph(&g, &cur, &cands, &vps, &bytes[1..], 1, None)
+            .is_err());
     }
 }

@@ -15,6 +15,8 @@
 //! * [`Multilevel`] — multilevel k-way partitioner (\[KK98\]: heavy-edge
 //!   coarsening, recursive-bisection initial partition, k-way refinement)
 //!   that honours arbitrary targets; what `best` uses for quality.
+//! * [`Repartitioner`] — migration-aware repartitioning (\[SKK00\]): a new
+//!   partition for new targets trading edge cut against the data moved.
 //! * [`FmRefiner`] lowers the cut of any partition within a balance tolerance;
 //!   [`Refined`] chains it after a partitioner.
 //! * [`Ordering`] — index-based remapping (§3): one 1D order, re-cut in
@@ -47,6 +49,7 @@ pub mod multilevel;
 pub mod order;
 pub mod rcb;
 pub mod refine;
+pub mod repart;
 pub mod rsb;
 pub mod sfc;
 pub mod slab;
@@ -59,6 +62,7 @@ pub use multilevel::Multilevel;
 pub use order::{IndexKind, IndexPartitioner, IntervalCut, Ordering};
 pub use rcb::Rcb;
 pub use refine::{FmRefiner, Refined};
+pub use repart::{Repartition, Repartitioner};
 pub use rsb::Rsb;
 pub use sfc::{Hci, Zci};
 

@@ -23,8 +23,20 @@ const NONE: usize = usize::MAX;
 /// One coarsening level of `g`: the coarse graph (with vertex and edge
 /// weights, without coordinates) and the coarse vertex of every fine vertex.
 pub fn coarsen(g: &Graph, max_vw: f64, rng: &mut impl Rng) -> (Graph, Vec<usize>) {
+    coarsen_within(g, max_vw, None, rng)
+}
+
+/// [`coarsen`] that only matches vertices of the same `label` (when given),
+/// as a repartitioning coarsens inside the current parts so that every
+/// coarse vertex keeps one home part.
+pub fn coarsen_within(
+    g: &Graph,
+    max_vw: f64,
+    label: Option<&[usize]>,
+    rng: &mut impl Rng,
+) -> (Graph, Vec<usize>) {
     let v = View::of(g);
-    let mate = heavy_edge_matching(&v, max_vw, rng);
+    let mate = heavy_edge_matching(&v, max_vw, label, rng);
     contract(&v, &mate)
 }
 
@@ -53,8 +65,14 @@ fn visit_order(v: &View, rng: &mut impl Rng) -> Vec<usize> {
 }
 
 /// The mate of every vertex (itself when unmatched).
-fn heavy_edge_matching(v: &View, max_vw: f64, rng: &mut impl Rng) -> Vec<usize> {
+fn heavy_edge_matching(
+    v: &View,
+    max_vw: f64,
+    label: Option<&[usize]>,
+    rng: &mut impl Rng,
+) -> Vec<usize> {
     let n = v.n();
+    let same = |x: usize, u: usize| label.is_none_or(|l| l[x] == l[u]);
     let mut mate = vec![NONE; n];
     let mut lone = NONE; // an isolated vertex waiting for a partner
     for x in visit_order(v, rng) {
@@ -63,7 +81,7 @@ fn heavy_edge_matching(v: &View, max_vw: f64, rng: &mut impl Rng) -> Vec<usize> 
         }
         let arcs = v.arcs(x);
         if arcs.is_empty() {
-            if lone != NONE && v.vw[x] + v.vw[lone] <= max_vw {
+            if lone != NONE && v.vw[x] + v.vw[lone] <= max_vw && same(x, lone) {
                 mate[x] = lone;
                 mate[lone] = x;
                 lone = NONE;
@@ -76,7 +94,7 @@ fn heavy_edge_matching(v: &View, max_vw: f64, rng: &mut impl Rng) -> Vec<usize> 
         let (mut best, mut bw) = (NONE, f64::NEG_INFINITY);
         for a in arcs {
             let u = v.adj[a];
-            if mate[u] == NONE && v.ew[a] > bw && v.vw[x] + v.vw[u] <= max_vw {
+            if mate[u] == NONE && v.ew[a] > bw && v.vw[x] + v.vw[u] <= max_vw && same(x, u) {
                 best = u;
                 bw = v.ew[a];
             }

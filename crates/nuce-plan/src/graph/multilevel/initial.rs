@@ -22,6 +22,9 @@ use crate::error::Result;
 use crate::graph::csr::Graph;
 use crate::graph::metrics::target_weights;
 
+/// Above this many vertices a bisection is itself multilevel.
+const MULTILEVEL_BISECTION: usize = 400;
+
 /// Part of every vertex of `g` for the `targets`, by recursive bisection.
 /// Each bisection is held to a tolerance of `(1 + tolerance)^(1 / levels) − 1`
 /// so that the levels compound to about `tolerance`.
@@ -88,6 +91,18 @@ pub fn bisect(
     rng: &mut impl Rng,
 ) -> Result<Vec<usize>> {
     let targets = [frac, 1.0 - frac];
+    if g.n() > MULTILEVEL_BISECTION {
+        // A large coarsest graph: bisect it multilevel (its own coarsening
+        // goes below this size, so this does not recurse further).
+        let ml = super::Multilevel {
+            tolerance: tol,
+            seed: rng.gen(),
+            initial_tries: tries,
+            geometric_start: false,
+            ..super::Multilevel::default()
+        };
+        return Ok(super::super::GraphPartitioner::partition(&ml, g, &targets)?.parts);
+    }
     let tw = target_weights(&targets, g.total_weight())?;
     let fm = KwayRefiner {
         tolerance: tol,

@@ -13,6 +13,11 @@
 //!   load of the two parts. A pass never raises the cut and never pushes a
 //!   part over its cap; passes repeat until one moves nothing.
 //!
+//! * **Migration costs** (for repartitioning, [`crate::graph::repart`]):
+//!   with a [`Migration`], every vertex has a home part and a cost, in units
+//!   of edge weight, of lying outside it; a move's gain is its cut gain minus
+//!   the cost of leaving home plus the cost of returning there.
+//!
 //! State: flat arrays (part weights, number of neighbours in other parts,
 //! the boundary as a vector with positions) and a dense per-part connectivity
 //! buffer, reset after each vertex. One pass costs O(Σ_{boundary v} deg v);
@@ -42,6 +47,16 @@ pub struct KwayRefiner {
     pub fm_bad_moves: usize,
 }
 
+/// Migration costs of a repartitioning: the home part of every vertex and
+/// the cost (in units of edge weight) of it lying in another part.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration<'a> {
+    /// Home part of every vertex (its part before the repartitioning).
+    pub home: &'a [usize],
+    /// Cost of every vertex lying outside its home part.
+    pub cost: &'a [f64],
+}
+
 impl KwayRefiner {
     /// Refines `part` (one part id below `tw.len()` per vertex of `g`) against
     /// the target weights `tw` (summing to `g`'s total weight). `finest`
@@ -54,7 +69,30 @@ impl KwayRefiner {
         finest: bool,
         rng: &mut impl Rng,
     ) {
+        self.refine_migrating(g, tw, part, finest, None, &[], rng);
+    }
+
+    /// [`KwayRefiner::refine`] whose gains include the migration costs `mig`
+    /// (when given): the objective is the cut plus the cost of every vertex
+    /// outside its home part. `flows` (`(from, to, weight)`) first moves
+    /// weight between adjacent parts, cheapest vertices first, as a diffusion
+    /// solution asks (see [`crate::graph::repart`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn refine_migrating(
+        &self,
+        g: &Graph,
+        tw: &[f64],
+        part: &mut [usize],
+        finest: bool,
+        mig: Option<Migration>,
+        flows: &[(usize, usize, f64)],
+        rng: &mut impl Rng,
+    ) {
         let mut s = State::new(g, tw, self.tolerance, part);
+        s.mig = mig;
+        if !flows.is_empty() {
+            s.follow_flows(flows);
+        }
         s.balance();
         if finest && s.over() {
             s.force_balance();
@@ -98,6 +136,7 @@ struct State<'a> {
     ver: Vec<u32>,
     locked: Vec<bool>,
     heap: BinaryHeap<Entry>,
+    mig: Option<Migration<'a>>,
 }
 
 /// An FM heap entry: largest gain first, then the smallest vertex; stale
@@ -172,6 +211,7 @@ impl<'a> State<'a> {
             ver: Vec::new(),
             locked: Vec::new(),
             heap: BinaryHeap::new(),
+            mig: None,
         }
     }
 
@@ -201,7 +241,7 @@ impl<'a> State<'a> {
         let mut best: Option<(f64, f64, usize)> = None;
         for &q in &self.touched {
             if q != a && self.pw[q] + wx <= self.cap[q] {
-                let gain = self.conn[q] - internal;
+                let gain = self.conn[q] - internal + self.mig_gain(x, a, q);
                 let load = self.load(q, self.pw[q] + wx);
                 if best.is_none_or(|(bg, bl, bq)| {
                     gain > bg || (gain == bg && (load < bl || (load == bl && q < bq)))
@@ -215,6 +255,24 @@ impl<'a> State<'a> {
         }
         self.touched.clear();
         best.map(|(g, _, q)| (g, q))
+    }
+
+    /// Migration part of the gain of moving `x` from `a` to `b`: the cost of
+    /// leaving home (negative) plus the cost of returning (positive). O(1).
+    fn mig_gain(&self, x: usize, a: usize, b: usize) -> f64 {
+        match self.mig {
+            None => 0.0,
+            Some(m) => {
+                let h = m.home[x];
+                if a == h {
+                    -m.cost[x]
+                } else if b == h {
+                    m.cost[x]
+                } else {
+                    0.0
+                }
+            }
+        }
     }
 
     fn set_boundary(&mut self, x: usize, on: bool) {
@@ -295,7 +353,13 @@ impl<'a> State<'a> {
     /// True when no move of `x` can have a gain >= 0 (its edges to its own
     /// part outweigh all others). O(1).
     fn hopeless(&self, x: usize) -> bool {
-        2.0 * self.id[x] > self.wdeg[x] * (1.0 + 1e-12)
+        // The largest migration gain: returning home, or leaving it.
+        let m = match self.mig {
+            None => 0.0,
+            Some(m) if m.home[x] == self.part[x] => -m.cost[x],
+            Some(m) => m.cost[x],
+        };
+        2.0 * self.id[x] > (self.wdeg[x] + m) * (1.0 + 1e-12)
     }
 
     /// (Re)queues `x` with its best move, if it has one.
@@ -370,6 +434,58 @@ impl<'a> State<'a> {
             self.locked[x] = false;
         }
         best_len > 0
+    }
+
+    /// Moves about `w` weight from part `a` to part `b` for every flow `(a,
+    /// b, w)`, layer by layer: in each round the boundary vertices of `a`
+    /// touching `b` move, best gain (cut and migration) first, while the flow
+    /// has more than half of the vertex's weight left. O(rounds · flows · b).
+    fn follow_flows(&mut self, flows: &[(usize, usize, f64)]) {
+        let mut left: Vec<f64> = flows.iter().map(|f| f.2).collect();
+        let mut cand: Vec<Gain> = Vec::new();
+        for _round in 0..64 {
+            let mut any = false;
+            for (f, &(a, b, _)) in flows.iter().enumerate() {
+                if left[f] <= 0.0 {
+                    continue;
+                }
+                cand.clear();
+                for i in 0..self.bnd.len() {
+                    let x = self.bnd[i];
+                    if self.part[x] != a {
+                        continue;
+                    }
+                    let (mut to_b, mut to_a, mut touches) = (0.0, 0.0, false);
+                    for e in self.v.arcs(x) {
+                        let q = self.part[self.v.adj[e]];
+                        if q == b {
+                            to_b += self.v.ew[e];
+                            touches = true;
+                        } else if q == a {
+                            to_a += self.v.ew[e];
+                        }
+                    }
+                    if touches {
+                        cand.push(Gain(to_b - to_a + self.mig_gain(x, a, b), x));
+                    }
+                }
+                cand.sort_unstable_by(|p, q| q.cmp(p));
+                for &Gain(_, x) in &cand {
+                    let wx = self.v.vw[x];
+                    if left[f] <= 0.5 * wx {
+                        continue;
+                    }
+                    if self.part[x] == a {
+                        self.move_to(x, b);
+                        left[f] -= wx;
+                        any = true;
+                    }
+                }
+            }
+            if !any {
+                return;
+            }
+        }
     }
 
     /// Moves boundary vertices out of overweight parts, best gain first.
@@ -447,7 +563,8 @@ impl<'a> State<'a> {
                                 0.0
                             }
                         })
-                        .sum();
+                        .sum::<f64>()
+                        + self.mig_gain(x, a, b);
                     Gain(gain, x)
                 })
                 .collect();
