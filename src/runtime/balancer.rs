@@ -934,21 +934,9 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
                         .into(),
                 )
             })?;
-            let p = speeds.len();
-            let cut = index.ordering.recut(&index.cut, speeds, index.grouping)?;
-            let candidate = index.ordering.to_partition(&cut)?;
-            let current = &index.parts;
-            let volume = index.volume(current, &candidate.parts, p);
             let (policy, bandwidth) = ctx.policy;
-            let d = policy.decide_loads(
-                &index.loads(current, p),
-                &index.loads(&candidate.parts, p),
-                speeds,
-                &volume,
-                ctx.ahead,
-                bandwidth,
-            )?;
-            Ok((d, (Some(cut), candidate)))
+            let (d, cut, candidate) = index.propose(speeds, &policy, ctx.ahead, bandwidth)?;
+            Ok((d, (cut, candidate)))
         })
     }
     fn apply(&mut self, (cut, partition): Self::Plan) -> Result<MoveStats> {

@@ -41,11 +41,10 @@ use super::directory::owners_of;
 use super::geometric::{self, Points};
 pub use super::graph_value::GraphValue;
 use super::graph_value::{pack, unpack};
+pub(crate) use super::root_index::RootIndex;
 use super::tags::GRAPH_GHOST as GHOST_TAG;
 use crate::error::{Error, Result};
-use crate::plan::graph::{
-    Coords, Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb,
-};
+use crate::plan::graph::{Coords, Graph, Partition};
 use mpi::topology::SimpleCommunicator;
 
 /// What a [`DistGraph::remap`] moved (identical on every rank).
@@ -712,79 +711,6 @@ fn split_by_rank(
 /// True on every rank when `b` is true on some rank.
 fn any_rank<C: Communicator>(comm: &C, b: bool) -> bool {
     max_f64(comm, f64::from(u8::from(b))) > 0.0
-}
-
-/// The root's index of a graph balanced by a
-/// [`Balancer`](super::balancer::Balancer): the one-dimensional ordering, the
-/// current cut of it, and what the remap decision needs of every vertex.
-#[derive(Debug, Clone)]
-pub(crate) struct RootIndex {
-    pub(crate) ordering: Ordering,
-    pub(crate) cut: IntervalCut,
-    pub(crate) grouping: Grouping,
-    /// Vertex weights by global id.
-    pub(crate) weights: Vec<f64>,
-    /// Bytes a vertex takes when it moves (record size), by global id.
-    pub(crate) bytes: Vec<f64>,
-    /// The current part of every vertex (the root holds the whole graph anyway).
-    pub(crate) parts: Vec<usize>,
-}
-
-impl RootIndex {
-    /// Builds the index of `g` for `speeds`: a Hilbert-curve ordering (HCI)
-    /// when the graph has coordinates, else recursive spectral bisection
-    /// (RSBI), cut by [`Grouping::Binpacking`] (\[KOR95\] §3).
-    pub(crate) fn build(g: &Graph, speeds: &[f64], value_bytes: usize) -> Result<RootIndex> {
-        let kind = if g.coords().is_some() {
-            IndexKind::Hci
-        } else {
-            IndexKind::Rsbi
-        };
-        let ordering = Ordering::build(g, kind, &Rsb::default(), 1024)?;
-        let grouping = Grouping::Binpacking;
-        let cut = ordering.cut(speeds, grouping)?;
-        let weights = (0..g.n()).map(|v| g.vertex_weight(v)).collect();
-        let per_edge = if g.has_edge_weights() { 16.0 } else { 8.0 };
-        let bytes = (0..g.n())
-            .map(|v| 32.0 + value_bytes as f64 + per_edge * g.neighbors(v).len() as f64)
-            .collect();
-        let parts = ordering.to_partition(&cut)?.parts;
-        Ok(RootIndex {
-            ordering,
-            cut,
-            grouping,
-            weights,
-            bytes,
-            parts,
-        })
-    }
-
-    /// Work per part under `partition` (sum of vertex weights).
-    pub(crate) fn loads(&self, partition: &[usize], nparts: usize) -> Vec<f64> {
-        let mut l = vec![0.0; nparts];
-        for (v, &q) in partition.iter().enumerate() {
-            l[q] += self.weights[v];
-        }
-        l
-    }
-
-    /// What each rank sends plus receives (bytes, messages) to move from
-    /// `old` to `new`. O(n + p²) worst case in messages, O(n) usually.
-    pub(crate) fn volume(&self, old: &[usize], new: &[usize], nparts: usize) -> Vec<(f64, usize)> {
-        let mut vol = vec![(0.0, 0usize); nparts];
-        let mut pairs = std::collections::HashSet::new();
-        for (v, (&a, &b)) in old.iter().zip(new).enumerate() {
-            if a != b {
-                vol[a].0 += self.bytes[v];
-                vol[b].0 += self.bytes[v];
-                if pairs.insert((a, b)) {
-                    vol[a].1 += 1;
-                    vol[b].1 += 1;
-                }
-            }
-        }
-        vol
-    }
 }
 
 /// A graph distributed over the ranks of a communicator, with one value of

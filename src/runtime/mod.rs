@@ -16,5 +16,6 @@ pub mod hierarchy;
 pub mod master_worker;
 pub mod netprobe;
 pub mod packing;
+mod root_index;
 pub mod tags;
 pub mod watchdog;
