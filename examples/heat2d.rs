@@ -33,9 +33,9 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use mpi::traits::*;
 use ndarray::Array2;
-use nuce::plan::array2d::{registry, RecursiveBisection2};
+use nuce::plan::array2d::RecursiveBisection2;
 use nuce::runtime::balancer::Balancer;
-use nuce::runtime::comm::max_f64;
+use nuce::runtime::comm::{agree, max_f64};
 use nuce::runtime::{clock, watchdog};
 use nuce::speed::network::ProbeConfig;
 use nuce::speed::KernelConfig;
@@ -262,37 +262,24 @@ fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let rank = world.rank();
-    let parsed = parse_slowdown(&args.slowdown).and_then(|s| {
-        Ok((
-            s,
-            parse_fault(&args.die)?,
-            parse_fault(&args.hang)?,
-            parse_hosts(&args.hosts)?,
-        ))
+    let parsed = parse_slowdown(&args.slowdown)
+        .and_then(|s| {
+            Ok((
+                s,
+                parse_fault(&args.die)?,
+                parse_fault(&args.hang)?,
+                parse_fault(&args.kill)?,
+                parse_hosts(&args.hosts)?,
+            ))
+        })
+        .map_err(nuce::Error::InvalidInput);
+    // A bad argument on any rank is the same error on every rank.
+    let result = agree(&world, 0, parsed).and_then(|(slow, die, hang, kill, hosts)| {
+        let faults = Faults { die, hang, kill };
+        run(&args, &world, &slow, hosts.as_deref(), faults)
     });
-    let kill = match parse_fault(&args.kill) {
-        Ok(k) => k,
-        Err(e) => {
-            if rank == 0 {
-                eprintln!("heat2d: {e}");
-            }
-            return;
-        }
-    };
-    let (slow, die, hang, hosts) = match parsed {
-        Ok(x) => x,
-        Err(e) => {
-            if rank == 0 {
-                eprintln!("heat2d: {e}");
-            }
-            return;
-        }
-    };
-    let faults = Faults { die, hang, kill };
-    if let Err(e) = run(&args, &world, &slow, hosts.as_deref(), faults) {
-        if rank == 0 {
-            eprintln!("heat2d: error: {e}");
-        }
+    if let Err(e) = result {
+        eprintln!("heat2d: rank {rank}: error: {e}");
         drop(universe);
         std::process::exit(2);
     }
@@ -390,10 +377,12 @@ fn run(
     } else {
         &args.algo
     };
-    bal.set_decomposer_boxed(registry::decomposer_with_latency(base, latency)?);
+    // Another or an unknown name on one rank is the same error on every rank.
+    bal.set_algorithm(base, latency)?;
     let host_ids = bal.hosts().map(|h| h.host_of.clone());
     let global = (rank == 0).then(|| initial(args.rows, args.cols));
-    let mut a = bal.scatter_array(global.as_ref(), 1)?;
+    // Every rank states the shape it expects (its `--rows`, `--cols`).
+    let mut a = bal.scatter_array_of((args.rows, args.cols), global.as_ref(), 1)?;
     let mut rows_out = Vec::new();
     if rank == 0 && !args.json {
         println!(
@@ -442,6 +431,9 @@ fn run(
         // own reporting collectives are kept out of the compute time.
         let (phase_time, compute_max) = {
             let _w = clock::waiting();
+            // The solver's own collectives are checked like nuce's: a rank
+            // that runs another number of phases is named here at once.
+            bal.check_call(&format!("heat2d phase {phase} of {} timing", args.phases))?;
             let _g = watchdog::guard(rank, format!("heat2d phase {phase} timing"), bal.timeout());
             let wall = t_phase.elapsed().as_secs_f64();
             (
@@ -506,6 +498,7 @@ fn run(
         max_abs = Some(diff);
         rel = Some(diff / scale);
     }
+    bal.check_call("heat2d total time")?;
     let total = max_f64(bal.comm(), start.elapsed().as_secs_f64());
     let steady: Vec<f64> = rows_out.iter().skip(1).map(|r| r.time_per_iter).collect();
     let steady_s_per_iter = if steady.is_empty() {

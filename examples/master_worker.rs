@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use mpi::traits::*;
 use nuce::plan::divisible::{evaluate, round_pieces, HeteroDivisible, WorkerCosts};
-use nuce::runtime::comm::root_compute;
+use nuce::runtime::comm::{agree, root_compute};
 use nuce::runtime::master_worker::{
     measure_worker_costs, run_master_worker, Dispatch, ExecPlan, MessageSizes,
 };
@@ -124,16 +124,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> nuce::Result<()> {
     // Options first: a bad one ends every rank with a message and status 2
     // (it panicked: `--rows 0`, `--rows abc`).
-    let o = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("master_worker: {e}");
-            std::process::exit(2);
-        }
-    };
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let (rank, size) = (world.rank(), world.size());
+    // A bad option on any rank is the same error on every rank.
+    let o = match agree(&world, 0, parse().map_err(nuce::Error::InvalidInput)) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("master_worker: rank {rank}: {e}");
+            drop(universe);
+            std::process::exit(2);
+        }
+    };
     if size < 2 {
         eprintln!("master_worker: run with at least 2 ranks");
         return Ok(());

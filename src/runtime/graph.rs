@@ -490,6 +490,8 @@ pub struct DistGraph<T> {
     /// The balancer's index, on the root of a graph made by
     /// [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph).
     pub(crate) index: Option<RootIndex>,
+    /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
+    pub(crate) cp: super::watchdog::Checkpoints,
 }
 
 impl<T> std::fmt::Debug for DistGraph<T> {
@@ -516,17 +518,29 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     ) -> Result<Self> {
         let _w = waiting();
         let comm = comm.duplicate();
+        let cp = super::watchdog::Checkpoints::from_env(&comm)?;
+        let e = std::mem::size_of::<T>();
+        cp.check(
+            &comm,
+            &format!("DistGraph::scatter(from root {root}, {e}-byte values)"),
+        )?;
         let part = GraphPart::scatter_from_root(&comm, root, graph, partition, values)?;
         Ok(DistGraph {
             comm,
             part,
             index: None,
+            cp,
         })
     }
 
     /// Receives the current values of all ghosts from their owners. Collective.
     pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
         let _w = waiting();
+        let n = self.part.n_global;
+        self.cp.check(
+            &self.comm,
+            &format!("DistGraph::exchange_ghosts({n} vertices)"),
+        )?;
         self.part.ghost_exchange(&self.comm)
     }
 
@@ -537,12 +551,20 @@ impl<T: Serialize + DeserializeOwned + Clone> DistGraph<T> {
     /// the same `Err`.
     pub fn remap(&mut self, new: &Partition) -> Result<MigrateStats> {
         let _w = waiting();
+        let n = self.part.n_global;
+        self.cp
+            .check(&self.comm, &format!("DistGraph::remap({n} vertices)"))?;
         self.part.migrate(&self.comm, new)
     }
 
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).
     pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
         let _w = waiting();
+        let n = self.part.n_global;
+        self.cp.check(
+            &self.comm,
+            &format!("DistGraph::gather({n} vertices to root {root})"),
+        )?;
         self.part.gather_to_root(&self.comm, root)
     }
 

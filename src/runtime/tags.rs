@@ -25,9 +25,12 @@ pub const ARRIVE: Tag = 0x4e57;
 /// Watchdog checkpoint: the root's "I am here" messages.
 pub const ROOT_HERE: Tag = 0x4e58;
 
+/// Watchdog checkpoint: the root's verdict (same call everywhere, or the error).
+pub const VERDICT: Tag = 0x4e59;
+
 /// All tags, for the distinctness check.
-pub const ALL: [Tag; 7] = [
-    HALO, MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE,
+pub const ALL: [Tag; 8] = [
+    HALO, MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE, VERDICT,
 ];
 
 #[cfg(test)]
