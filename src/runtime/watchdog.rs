@@ -331,13 +331,23 @@ fn root_side<C: Communicator>(
                         .into_iter()
                         .map(|r| describe_rank(comm, r))
                         .collect();
+                    let elsewhere = calls_elsewhere(comm.as_raw().0 as usize);
+                    let why = if elsewhere.is_empty() {
+                        format!("slow, stopped or dead: {}", missing.join(", "))
+                    } else {
+                        format!(
+                            "{}; meanwhile, at another of nuce's collectives, {}: the ranks \
+                             call nuce's collectives in different orders",
+                            missing.join(", "),
+                            elsewhere.join(", ")
+                        )
+                    };
                     abort_job(&format!(
                         "nuce: timeout: rank(s) {:?} of {size} did not reach {op} within {:.1} s \
-                         (slow, stopped or dead: {}; the root, rank {root} on host {}, waited); \
+                         ({why}; the root, rank {root} on host {}, waited); \
                          ending the job (MPI_Abort)",
                         missing_ranks(&arrived),
                         t.as_secs_f64(),
-                        missing.join(", "),
                         host_name()
                     ));
                 }
@@ -451,6 +461,68 @@ fn member_side<C: Communicator>(
     }
 }
 
+/// The communicators (raw handles) of the live [`Checkpoints`], by id: a
+/// root that times out looks there for ranks waiting at another of nuce's
+/// collectives instead.
+fn live() -> &'static Mutex<BTreeMap<u64, usize>> {
+    static L: OnceLock<Mutex<BTreeMap<u64, usize>>> = OnceLock::new();
+    L.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// The calls at which ranks wait on nuce's other communicators (their
+/// arrival messages, received now: the job is about to end), as
+/// `world rank W is at OP`. Called only by a root that timed out.
+fn calls_elsewhere(this: usize) -> Vec<String> {
+    let handles: Vec<usize> = match live().lock() {
+        Ok(l) => l.values().copied().filter(|&h| h != this).collect(),
+        Err(_) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for h in handles {
+        let comm = mpi::ffi::MPI_Comm(h as *mut _);
+        loop {
+            let mut flag: std::os::raw::c_int = 0;
+            let mut status = std::mem::MaybeUninit::<mpi::ffi::MPI_Status>::uninit();
+            // SAFETY: `comm` is the handle of a live communicator (removed
+            // from the registry when its Checkpoints drop, in the same thread);
+            // flag and status are valid out-pointers.
+            let status = unsafe {
+                mpi::ffi::MPI_Iprobe(
+                    mpi::ffi::RSMPI_ANY_SOURCE,
+                    TAG_ARRIVE,
+                    comm,
+                    &mut flag,
+                    status.as_mut_ptr(),
+                );
+                if flag == 0 {
+                    break;
+                }
+                status.assume_init()
+            };
+            let mut count: std::os::raw::c_int = 0;
+            // SAFETY: status comes from the probe above; the buffer has `count` bytes.
+            let bytes = unsafe {
+                mpi::ffi::MPI_Get_count(&status, mpi::ffi::RSMPI_UINT8_T, &mut count);
+                let mut buf = vec![0u8; count.max(0) as usize];
+                mpi::ffi::MPI_Recv(
+                    buf.as_mut_ptr().cast(),
+                    count,
+                    mpi::ffi::RSMPI_UINT8_T,
+                    status.MPI_SOURCE,
+                    TAG_ARRIVE,
+                    comm,
+                    mpi::ffi::RSMPI_STATUS_IGNORE,
+                );
+                buf
+            };
+            if let Ok(a) = decode::<Arrival>(&bytes, status.MPI_SOURCE) {
+                out.push(format!("world rank {} (host {}) is at {}", a.world, a.host, a.op));
+            }
+        }
+    }
+    out
+}
+
 /// The checkpoints of one communicator: their counter, root and timeout.
 /// Every nuce object that owns a communicator ([`Balancer`], arrays,
 /// graphs) keeps one and calls [`Checkpoints::check`] at the start of each
@@ -459,6 +531,7 @@ fn member_side<C: Communicator>(
 /// [`Balancer`]: crate::runtime::balancer::Balancer
 #[derive(Debug)]
 pub struct Checkpoints {
+    id: u64,
     seq: std::cell::Cell<u64>,
     root: i32,
     timeout: Option<Duration>,
@@ -467,7 +540,9 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Checkpoints with `root` and `timeout`, numbered from 0.
     pub fn new(root: i32, timeout: Option<Duration>) -> Checkpoints {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Checkpoints {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             seq: std::cell::Cell::new(0),
             root,
             timeout,
@@ -495,7 +570,18 @@ impl Checkpoints {
     pub fn check<C: Communicator>(&self, comm: &C, op: &str) -> Result<()> {
         let seq = self.seq.get();
         self.seq.set(seq + 1);
+        if let Ok(mut l) = live().lock() {
+            l.insert(self.id, comm.as_raw().0 as usize);
+        }
         checkpoint(comm, self.root, op, seq, self.timeout)
+    }
+}
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        if let Ok(mut l) = live().lock() {
+            l.remove(&self.id);
+        }
     }
 }
 
