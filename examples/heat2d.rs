@@ -343,6 +343,10 @@ fn run(
         .with_decomposer(RecursiveBisection2)
         .with_policy(policy)
         .with_kernel(kernel);
+    // Ghost exchanges travel on the array's communicator, the phase's end on
+    // the balancer's: ranks that ran other numbers of iterations would wait
+    // on different communicators, so the count is checked up front.
+    bal.check_call(&format!("heat2d: {} iterations per phase", args.iters))?;
     // Hosts first: the speed records are then gathered through the host leaders.
     let hier = args.hier || args.algo == "hier";
     if hier {

@@ -516,7 +516,10 @@ fn calls_elsewhere(this: usize) -> Vec<String> {
                 buf
             };
             if let Ok(a) = decode::<Arrival>(&bytes, status.MPI_SOURCE) {
-                out.push(format!("world rank {} (host {}) is at {}", a.world, a.host, a.op));
+                out.push(format!(
+                    "world rank {} (host {}) is at {}",
+                    a.world, a.host, a.op
+                ));
             }
         }
     }
