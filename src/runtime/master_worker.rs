@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use mpi::point_to_point::MatchedReceiveVec;
 
-use super::watchdog::Checkpoints;
+use super::watchdog::{check_entry, Checkpoints};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
@@ -367,17 +367,14 @@ where
     C: Communicator,
     F: FnMut(u64) -> Duration,
 {
-    {
-        // Every rank must measure the same job (sizes, units, master).
-        let dup = comm.duplicate();
-        Checkpoints::from_env(&dup)?.check(
-            &dup,
-            &format!(
-                "measure_worker_costs(master {master}, {total_units} units, {sizes:?}, \
-                 sample {sample_units} units, window {window:?})"
-            ),
-        )?;
-    }
+    // Every rank must measure the same job (sizes, units, master).
+    check_entry(
+        comm,
+        &format!(
+            "measure_worker_costs(master {master}, {total_units} units, {sizes:?}, \
+             sample {sample_units} units, window {window:?})"
+        ),
+    )?;
     let workers = (comm.size() - 1).max(1) as u64;
     let large = (sizes.input_fixed + sizes.input_per_unit * (total_units / workers) as usize)
         .clamp(64, 64 << 20);

@@ -588,6 +588,16 @@ impl Drop for Checkpoints {
     }
 }
 
+/// The checked entry of a free collective function over `comm` (collective):
+/// one [`checkpoint`] for the call `op` on a duplicate of `comm` (so that its
+/// messages never meet the application's), with the timeout of
+/// [`timeout_from_env`]. Costs an `MPI_Comm_dup` besides the checkpoint: for
+/// coarse calls, not for per-iteration ones (objects keep [`Checkpoints`]).
+pub fn check_entry<C: Communicator>(comm: &C, op: &str) -> Result<()> {
+    let dup = comm.duplicate();
+    Checkpoints::from_env(&dup)?.check(&dup, op)
+}
+
 /// Checks that every rank of `comm` makes the same call `op` (collective):
 /// the root gathers the calls and broadcasts the verdict, so that a
 /// difference is the same error on every rank, before anyone waits on data.
