@@ -26,8 +26,13 @@ struct Outcome {
     stderr: [String; 2],
 }
 
-/// Runs `prog a… : prog b…` on one rank each.
-fn mpmd(prog: &str, a: &[&str], b: &[&str]) -> Outcome {
+/// Runs `prog a… : prog b…` on one rank each. `per_rank`: each rank runs
+/// under `sh`, which appends `EXIT <status>` to its stderr, and the launcher
+/// lets every rank finish (by default it kills the others as soon as one
+/// exits with a non-zero status, and a `main` that returns its error prints
+/// it after `MPI_Finalize`, racing that kill). Not for jobs that abort: the
+/// launcher would end the shells, not the ranks.
+fn mpmd_with(prog: &str, a: &[&str], b: &[&str], per_rank: bool) -> Outcome {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RUN: AtomicUsize = AtomicUsize::new(0);
     let exe = common::example(prog);
@@ -40,8 +45,14 @@ fn mpmd(prog: &str, a: &[&str], b: &[&str]) -> Outcome {
     let mut cmd = Command::new("timeout");
     cmd.args(["-k", "5", "120", "mpirun", "--oversubscribe"]);
     cmd.arg("--output-filename").arg(&dir);
-    cmd.args(["-np", "1", &exe]).args(a);
-    cmd.args([":", "-np", "1", &exe]).args(b);
+    let wrap: &[&str] = if per_rank {
+        cmd.args(["--mca", "orte_abort_on_non_zero_status", "0"]);
+        &["sh", "-c", "\"$0\" \"$@\"; echo \"EXIT $?\" >&2"]
+    } else {
+        &[]
+    };
+    cmd.args(["-np", "1"]).args(wrap).arg(&exe).args(a);
+    cmd.args([":", "-np", "1"]).args(wrap).arg(&exe).args(b);
     common::mpi_env(&mut cmd);
     cmd.env("NUCE_TIMEOUT_S", TIMEOUT_S);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -67,6 +78,19 @@ fn mpmd(prog: &str, a: &[&str], b: &[&str]) -> Outcome {
         text,
         stderr,
     }
+}
+
+/// Runs `prog a… : prog b…`, each rank's status kept (see [`mpmd_with`]).
+fn mpmd(prog: &str, a: &[&str], b: &[&str]) -> Outcome {
+    mpmd_with(prog, a, b, true)
+}
+
+/// The exit status of a rank run under `sh` (its stderr's `EXIT <status>`).
+fn exit_of(stderr: &str) -> Option<i32> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("EXIT ")?.trim().parse().ok())
+        .last()
 }
 
 /// The error a rank printed: the text after `error: ` (the examples'
@@ -103,9 +127,10 @@ fn same_error(prog: &str, a: &[&str], b: &[&str], expect: &str) -> Result<(), St
             o.elapsed, o.text
         ));
     }
-    if o.code == Some(0) {
+    let exits = [exit_of(&o.stderr[0]), exit_of(&o.stderr[1])];
+    if !exits.iter().all(|e| e.is_some_and(|c| c != 0)) {
         return Err(format!(
-            "{what}: exit 0 although the ranks disagree:\n{}",
+            "{what}: every rank must fail, exit statuses {exits:?}:\n{}",
             o.text
         ));
     }
@@ -321,7 +346,7 @@ fn quickstarts_that_disagree_get_the_same_error_or_are_named() {
     // exchange on the array's communicator while the root waits for the
     // balancer's. No call can agree on an error then; the root must end the
     // job naming the missing rank and the call it waits at instead.
-    let o = mpmd("quickstart", &["64", "2", "5"], &["64", "2", "6"]);
+    let o = mpmd_with("quickstart", &["64", "2", "5"], &["64", "2", "6"], false);
     assert!(
         o.elapsed < timeout() + MARGIN,
         "{:?}:\n{}",
