@@ -89,8 +89,8 @@ fn mpmd(prog: &str, a: &[&str], b: &[&str]) -> Outcome {
 fn exit_of(stderr: &str) -> Option<i32> {
     stderr
         .lines()
-        .filter_map(|l| l.strip_prefix("EXIT ")?.trim().parse().ok())
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("EXIT ")?.trim().parse().ok())
 }
 
 /// The error a rank printed: the text after `error: ` (the examples'
