@@ -25,7 +25,8 @@
 //!
 //! Fault injection (tests of the watchdog, `NUCE_TIMEOUT_S`): `--die R@P`
 //! makes rank R abort itself at the end of phase P, `--hang R@P` makes it
-//! sleep forever there; either way the job must end with a message naming R.
+//! sleep forever there, `--kill R@P` / `--stop R@P` send it SIGKILL / SIGSTOP
+//! in the middle of phase P; the job must end with a message naming R.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -97,6 +98,10 @@ struct Args {
     /// of that phase (between two halo exchanges).
     #[arg(long)]
     kill: Option<String>,
+    /// Fault injection: `RANK@PHASE` sends SIGSTOP to that rank in the middle
+    /// of that phase (it stays alive, stopped).
+    #[arg(long)]
+    stop: Option<String>,
 }
 
 /// Parses a `RANK@PHASE` fault spec.
@@ -269,13 +274,19 @@ fn main() {
                 parse_fault(&args.die)?,
                 parse_fault(&args.hang)?,
                 parse_fault(&args.kill)?,
+                parse_fault(&args.stop)?,
                 parse_hosts(&args.hosts)?,
             ))
         })
         .map_err(nuce::Error::InvalidInput);
     // A bad argument on any rank is the same error on every rank.
-    let result = agree(&world, 0, parsed).and_then(|(slow, die, hang, kill, hosts)| {
-        let faults = Faults { die, hang, kill };
+    let result = agree(&world, 0, parsed).and_then(|(slow, die, hang, kill, stop, hosts)| {
+        let faults = Faults {
+            die,
+            hang,
+            kill,
+            stop,
+        };
         run(&args, &world, &slow, hosts.as_deref(), faults)
     });
     if let Err(e) = result {
@@ -285,24 +296,27 @@ fn main() {
     }
 }
 
-/// Injected faults: `(rank, phase)` of a rank that dies or hangs.
+/// Injected faults: `(rank, phase)` of a rank that dies, hangs, is killed or stopped.
 #[derive(Debug, Clone, Copy)]
 struct Faults {
     die: Option<(i32, usize)>,
     hang: Option<(i32, usize)>,
     kill: Option<(i32, usize)>,
+    stop: Option<(i32, usize)>,
 }
 
 impl Faults {
     /// Called by every rank in the middle of `phase`: SIGKILL itself if asked.
     fn kill_midway(&self, rank: i32, phase: usize) {
-        if self.kill == Some((rank, phase)) {
-            eprintln!("heat2d: rank {rank} sends itself SIGKILL (--kill) in phase {phase}");
-            let pid = std::process::id().to_string();
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &pid])
-                .status();
-            std::thread::sleep(Duration::from_secs(60));
+        for (fault, signal) in [(self.kill, "KILL"), (self.stop, "STOP")] {
+            if fault == Some((rank, phase)) {
+                eprintln!("heat2d: rank {rank} sends itself SIG{signal} in phase {phase}");
+                let pid = std::process::id().to_string();
+                let _ = std::process::Command::new("kill")
+                    .args([&format!("-{signal}"), &pid])
+                    .status();
+                std::thread::sleep(Duration::from_secs(60));
+            }
         }
     }
 

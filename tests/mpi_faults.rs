@@ -221,3 +221,39 @@ fn heat2d_with_a_dead_or_hanging_rank_ends_with_its_rank_named() {
         );
     }
 }
+
+/// A rank that is merely very slow (in the measuring kernel, issue 12) or
+/// stopped (SIGSTOP) is named, with its host, by the root within the timeout
+/// plus a margin; the stopped rank is alive, so only nuce can name it.
+#[test]
+fn a_slow_or_stopped_rank_is_named_with_its_host() {
+    let heat = common::example("heat2d");
+    let host = mpi_host();
+    let base = [
+        "--rows", "64", "--cols", "48", "--iters", "5", "--phases", "3",
+    ];
+    for (fault, call) in [
+        (
+            ["--slowdown", "1:1000000000@0"],
+            "Balancer::measure (gathering the speeds)",
+        ),
+        (["--stop", "1@1"], "DistArray2::exchange_ghosts"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(fault);
+        let run = faulty(2, &heat, &args, "3");
+        assert_ends_naming(
+            &run,
+            &format!("nuce: timeout: rank(s) [1] of 2 did not reach {call}"),
+        );
+        assert_ends_naming(
+            &run,
+            &format!("slow, stopped or dead: rank 1 on host {host}"),
+        );
+        assert!(
+            run.elapsed.as_secs_f64() < 30.0,
+            "{fault:?}: {:?}",
+            run.elapsed
+        );
+    }
+}
