@@ -25,7 +25,8 @@
 //!
 //! Fault injection (tests of the watchdog, `NUCE_TIMEOUT_S`): `--die R@P`
 //! makes rank R abort itself at the end of phase P, `--hang R@P` makes it
-//! sleep forever there; either way the job must end with a message naming R.
+//! sleep forever there, `--kill R@P` / `--stop R@P` send it SIGKILL / SIGSTOP
+//! in the middle of phase P; the job must end with a message naming R.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -33,9 +34,9 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use mpi::traits::*;
 use ndarray::Array2;
-use nuce::plan::array2d::{registry, RecursiveBisection2};
+use nuce::plan::array2d::RecursiveBisection2;
 use nuce::runtime::balancer::Balancer;
-use nuce::runtime::comm::max_f64;
+use nuce::runtime::comm::{agree, max_f64};
 use nuce::runtime::{clock, watchdog};
 use nuce::speed::network::ProbeConfig;
 use nuce::speed::KernelConfig;
@@ -97,6 +98,10 @@ struct Args {
     /// of that phase (between two halo exchanges).
     #[arg(long)]
     kill: Option<String>,
+    /// Fault injection: `RANK@PHASE` sends SIGSTOP to that rank in the middle
+    /// of that phase (it stays alive, stopped).
+    #[arg(long)]
+    stop: Option<String>,
 }
 
 /// Parses a `RANK@PHASE` fault spec.
@@ -271,60 +276,56 @@ fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let rank = world.rank();
-    let parsed = parse_slowdown(&args.slowdown).and_then(|s| {
-        Ok((
-            s,
-            parse_fault(&args.die)?,
-            parse_fault(&args.hang)?,
-            parse_hosts(&args.hosts)?,
-        ))
+    let parsed = parse_slowdown(&args.slowdown)
+        .and_then(|s| {
+            Ok((
+                s,
+                parse_fault(&args.die)?,
+                parse_fault(&args.hang)?,
+                parse_fault(&args.kill)?,
+                parse_fault(&args.stop)?,
+                parse_hosts(&args.hosts)?,
+            ))
+        })
+        .map_err(nuce::Error::InvalidInput);
+    // A bad argument on any rank is the same error on every rank.
+    let result = agree(&world, 0, parsed).and_then(|(slow, die, hang, kill, stop, hosts)| {
+        let faults = Faults {
+            die,
+            hang,
+            kill,
+            stop,
+        };
+        run(&args, &world, &slow, hosts.as_deref(), faults)
     });
-    let kill = match parse_fault(&args.kill) {
-        Ok(k) => k,
-        Err(e) => {
-            if rank == 0 {
-                eprintln!("heat2d: {e}");
-            }
-            return;
-        }
-    };
-    let (slow, die, hang, hosts) = match parsed {
-        Ok(x) => x,
-        Err(e) => {
-            if rank == 0 {
-                eprintln!("heat2d: {e}");
-            }
-            return;
-        }
-    };
-    let faults = Faults { die, hang, kill };
-    if let Err(e) = run(&args, &world, &slow, hosts.as_deref(), faults) {
-        if rank == 0 {
-            eprintln!("heat2d: error: {e}");
-        }
+    if let Err(e) = result {
+        eprintln!("heat2d: rank {rank}: error: {e}");
         drop(universe);
         std::process::exit(2);
     }
 }
 
-/// Injected faults: `(rank, phase)` of a rank that dies or hangs.
+/// Injected faults: `(rank, phase)` of a rank that dies, hangs, is killed or stopped.
 #[derive(Debug, Clone, Copy)]
 struct Faults {
     die: Option<(i32, usize)>,
     hang: Option<(i32, usize)>,
     kill: Option<(i32, usize)>,
+    stop: Option<(i32, usize)>,
 }
 
 impl Faults {
     /// Called by every rank in the middle of `phase`: SIGKILL itself if asked.
     fn kill_midway(&self, rank: i32, phase: usize) {
-        if self.kill == Some((rank, phase)) {
-            eprintln!("heat2d: rank {rank} sends itself SIGKILL (--kill) in phase {phase}");
-            let pid = std::process::id().to_string();
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &pid])
-                .status();
-            std::thread::sleep(Duration::from_secs(60));
+        for (fault, signal) in [(self.kill, "KILL"), (self.stop, "STOP")] {
+            if fault == Some((rank, phase)) {
+                eprintln!("heat2d: rank {rank} sends itself SIG{signal} in phase {phase}");
+                let pid = std::process::id().to_string();
+                let _ = std::process::Command::new("kill")
+                    .args([&format!("-{signal}"), &pid])
+                    .status();
+                std::thread::sleep(Duration::from_secs(60));
+            }
         }
     }
 
@@ -365,6 +366,10 @@ fn run(
         .with_decomposer(RecursiveBisection2)
         .with_policy(policy)
         .with_kernel(kernel);
+    // Ghost exchanges travel on the array's communicator, the phase's end on
+    // the balancer's: ranks that ran other numbers of iterations would wait
+    // on different communicators, so the count is checked up front.
+    bal.check_call(&format!("heat2d: {} iterations per phase", args.iters))?;
     // Hosts first: the speed records are then gathered through the host leaders.
     let hier = args.hier || args.algo == "hier";
     if hier {
@@ -399,10 +404,12 @@ fn run(
     } else {
         &args.algo
     };
-    bal.set_decomposer_boxed(registry::decomposer_with_latency(base, latency)?);
+    // Another or an unknown name on one rank is the same error on every rank.
+    bal.set_algorithm(base, latency)?;
     let host_ids = bal.hosts().map(|h| h.host_of.clone());
     let global = (rank == 0).then(|| initial(args.rows, args.cols));
-    let mut a = bal.scatter_array(global.as_ref(), 1)?;
+    // Every rank states the shape it expects (its `--rows`, `--cols`).
+    let mut a = bal.scatter_array_of((args.rows, args.cols), global.as_ref(), 1)?;
     let mut rows_out = Vec::new();
     if rank == 0 && !args.json {
         println!(
@@ -451,6 +458,9 @@ fn run(
         // own reporting collectives are kept out of the compute time.
         let (phase_time, compute_max) = {
             let _w = clock::waiting();
+            // The solver's own collectives are checked like nuce's: a rank
+            // that runs another number of phases is named here at once.
+            bal.check_call(&format!("heat2d phase {phase} of {} timing", args.phases))?;
             let _g = watchdog::guard(rank, format!("heat2d phase {phase} timing"), bal.timeout());
             let wall = t_phase.elapsed().as_secs_f64();
             (
@@ -515,6 +525,7 @@ fn run(
         max_abs = Some(diff);
         rel = Some(diff / scale);
     }
+    bal.check_call("heat2d total time")?;
     let total = max_f64(bal.comm(), start.elapsed().as_secs_f64());
     let steady: Vec<f64> = rows_out.iter().skip(1).map(|r| r.time_per_iter).collect();
     let steady_s_per_iter = if steady.is_empty() {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use mpi::traits::*;
 use nuce::plan::divisible::{evaluate, round_pieces, HeteroDivisible, WorkerCosts};
-use nuce::runtime::comm::root_compute;
+use nuce::runtime::comm::{agree, root_compute};
 use nuce::runtime::master_worker::{
     measure_worker_costs, run_master_worker, Dispatch, ExecPlan, MessageSizes,
 };
@@ -121,19 +121,22 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() -> nuce::Result<()> {
-    // Options first: a bad one ends every rank with a message and status 2
-    // (it panicked: `--rows 0`, `--rows abc`).
-    let o = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("master_worker: {e}");
-            std::process::exit(2);
-        }
-    };
+fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
+    // Any error (a bad option on any rank, ranks that disagree) is printed
+    // by every rank before MPI ends (it panicked: `--rows 0`, `--rows abc`).
+    if let Err(e) = run(&world) {
+        eprintln!("master_worker: rank {}: error: {e}", world.rank());
+        drop(universe);
+        std::process::exit(2);
+    }
+}
+
+fn run(world: &mpi::topology::SimpleCommunicator) -> nuce::Result<()> {
     let (rank, size) = (world.rank(), world.size());
+    // A bad option on any rank is the same error on every rank.
+    let o = agree(world, 0, parse().map_err(nuce::Error::InvalidInput))?;
     if size < 2 {
         eprintln!("master_worker: run with at least 2 ranks");
         return Ok(());
@@ -173,14 +176,14 @@ fn main() -> nuce::Result<()> {
     let sample_a: Vec<f64> = a[..sample_rows as usize * k].to_vec();
     let window = Duration::from_millis(400);
     let costs: Vec<WorkerCosts> =
-        measure_worker_costs(&world, master, n as u64, sizes, sample_rows, window, |_| {
+        measure_worker_costs(world, master, n as u64, sizes, sample_rows, window, |_| {
             let t0 = Instant::now();
             std::hint::black_box(product(&sample_a, &b, k, k, repeat));
             t0.elapsed()
         })?;
 
     // 2. Plan at the master, broadcast.
-    let (plan, pieces) = root_compute(&world, master, || {
+    let (plan, pieces) = root_compute(world, master, || {
         let plan = HeteroDivisible::default().plan(&costs)?;
         let ordered: Vec<WorkerCosts> = plan.order.iter().map(|&i| costs[i]).collect();
         let rounded = round_pieces(&ordered, &plan.fractions, n as u64)?;
@@ -218,7 +221,7 @@ fn main() -> nuce::Result<()> {
         for _ in 0..o.repeats.max(1) {
             let mut c = vec![f64::NAN; if rank == master { n * k } else { 0 }];
             let report = run_master_worker(
-                &world,
+                world,
                 master,
                 &exec,
                 |_, first, units| input(first, units),

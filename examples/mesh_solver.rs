@@ -23,11 +23,27 @@ use nuce::plan::graph::io;
 use nuce::runtime::comm::{agree, max_f64};
 use nuce::{Balancer, DistGraph, Error, Graph, Result};
 
+/// Smallest `--size` accepted: the annulus then has about 750 000 vertices
+/// (its text about 60 MB), so the root's memory and time stay bounded.
+const MIN_SIZE: f64 = 2e-3;
+
+/// Rings and points per ring of the annulus of spacing `h`.
+fn annulus_dims(h: f64) -> (usize, usize) {
+    let nr = ((0.8 / h).ceil() as usize).max(1);
+    let nt = ((2.0 * std::f64::consts::PI * 0.6 / h).ceil() as usize).max(3);
+    (nr, nt)
+}
+
+/// Number of vertices of the annulus of spacing `h`.
+fn annulus_vertices(h: f64) -> usize {
+    let (nr, nt) = annulus_dims(h);
+    (nr + 1) * nt
+}
+
 /// An annulus (radii 0.2 to 1) triangulated with spacing `h`, as MSH 2.2 text.
 fn annulus_msh(h: f64) -> String {
     use std::fmt::Write;
-    let nr = ((0.8 / h).ceil() as usize).max(1);
-    let nt = ((2.0 * std::f64::consts::PI * 0.6 / h).ceil() as usize).max(3);
+    let (nr, nt) = annulus_dims(h);
     let mut s = String::from("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n");
     let _ = writeln!(s, "{}", (nr + 1) * nt);
     for i in 0..=nr {
@@ -130,10 +146,11 @@ fn opts() -> Result<Opts> {
             other => return Err(Error::InvalidInput(format!("unknown option {other}"))),
         }
     }
-    if !(o.size > 0.0 && o.size.is_finite()) || o.phases == 0 || o.iters < o.phases {
-        return Err(Error::InvalidInput(
-            "--size must be > 0, --phases >= 1 and --iters >= --phases".into(),
-        ));
+    if !(o.size >= MIN_SIZE && o.size.is_finite()) || o.phases == 0 || o.iters < o.phases {
+        return Err(Error::InvalidInput(format!(
+            "--size must be at least {MIN_SIZE} (about {} vertices), --phases >= 1 and --iters >= --phases",
+            annulus_vertices(MIN_SIZE)
+        )));
     }
     Ok(o)
 }
@@ -163,9 +180,8 @@ fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     if let Err(e) = run(&world) {
-        if world.rank() == 0 {
-            eprintln!("mesh_solver: {e}");
-        }
+        eprintln!("mesh_solver: rank {}: error: {e}", world.rank());
+        drop(universe);
         std::process::exit(2);
     }
 }
@@ -184,10 +200,17 @@ fn read_graph(o: &Opts) -> Result<Graph> {
 }
 
 fn run<C: Communicator>(world: &C) -> Result<()> {
-    let o = opts()?;
+    // A bad option on any rank is the same error on every rank.
+    let o = agree(world, 0, opts())?;
     let (rank, p) = (world.rank(), world.size() as usize);
     let mut bal = Balancer::new(world)?;
-    // The root reads the mesh; a failure there is every rank's error.
+    // Every rank states the run it makes; the root reads the mesh (a rank
+    // that waits longer than the timeout for it names the root), and a
+    // failure there is every rank's error.
+    bal.check_call(&format!(
+        "mesh_solver(mesh {:?}, size {}, {} iterations in {} phases)",
+        o.mesh, o.size, o.iters, o.phases
+    ))?;
     let graph = agree(
         bal.comm(),
         0,
@@ -221,6 +244,7 @@ fn run<C: Communicator>(world: &C) -> Result<()> {
         run_sweeps(&mut dg, iters, slow)?;
         let wall = {
             let _w = nuce::waiting();
+            bal.check_call(&format!("mesh_solver phase {phase} timing"))?;
             max_f64(bal.comm(), t.elapsed().as_secs_f64()) / iters as f64
         };
         times.push(wall);

@@ -2,7 +2,10 @@
 # The README's test command: installs what is missing, then runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh iproute2
+# gmsh, gmsh-doc, python3-sfepy: real meshes for the readers' tests (graph_io), which
+# must then run (NUCE_REQUIRE_MESHES), not skip.
+scripts/setup.sh iproute2 gmsh gmsh-doc python3-sfepy
+export NUCE_REQUIRE_MESHES=1
 . scripts/env.sh
 cargo build --release --workspace --all-targets
 # Quality gates: formatting, lints (release profile, so that clippy shares what
@@ -20,6 +23,7 @@ cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc
 # The C API as a user builds it: install, mpicc + pkg-config, CMake, mpirun 1–3 ranks.
 scripts/test_capi.sh
+skipped=()
 # --- cluster step (issue 7): MPI across the hosts of a namespace cluster ---
 # Runs only as root where network namespaces work; skips with a message otherwise.
 if [ "$(id -u)" -eq 0 ] && ip netns add nucetsh 2>/dev/null && ip netns del nucetsh; then
@@ -27,5 +31,12 @@ if [ "$(id -u)" -eq 0 ] && ip netns add nucetsh 2>/dev/null && ip netns del nuce
 else
   echo "test.sh: skipping the namespace-cluster tests (scripts/test_cluster.sh):" \
     "they need root and network namespaces" >&2
+  skipped+=("namespace-cluster tests (need root and network namespaces)")
 fi
 # --- end cluster step ---
+# Summary: every skipped tier is named on the last line.
+if [ ${#skipped[@]} -gt 0 ]; then
+  echo "test.sh: passed; SKIPPED: ${skipped[*]}" >&2
+else
+  echo "test.sh: passed; nothing skipped" >&2
+fi

@@ -40,9 +40,19 @@ fn text(o: &Output) -> String {
 
 /// `mpirun -np 6` of heat2d across the cluster (2 ranks per host) with `NUCE_TIMEOUT_S`.
 fn heat2d(timeout_s: &str, extra: &[&str]) -> (Output, std::time::Duration) {
+    heat2d_with(&[], timeout_s, extra)
+}
+
+/// [`heat2d`] with extra options of `mpirun`.
+fn heat2d_with(
+    mpirun_opts: &[&str],
+    timeout_s: &str,
+    extra: &[&str],
+) -> (Output, std::time::Duration) {
     let exe = common::example("heat2d");
-    let mut args = vec![
-        "mpirun",
+    let mut args = vec!["mpirun"];
+    args.extend_from_slice(mpirun_opts);
+    args.extend([
         "-np",
         "6",
         "-x",
@@ -56,7 +66,7 @@ fn heat2d(timeout_s: &str, extra: &[&str]) -> (Output, std::time::Duration) {
         "3",
         "--iters",
         "5",
-    ];
+    ]);
     args.extend_from_slice(extra);
     let start = std::time::Instant::now();
     let out = Command::new("timeout")
@@ -103,12 +113,17 @@ fn hierarchy_network_and_faults_across_namespace_hosts() {
         "bandwidth / 20 Mbit/s = {bw}: {v}"
     );
 
-    // A rank on host 3 killed mid-phase: the job ends, naming it.
-    let (out, took) = heat2d("10", &["--kill", "5@1", "--no-check"]);
+    // A rank on host 3 killed mid-phase: the job ends, and a surviving rank
+    // (the root) names it with its host. `--enable-recovery` keeps the
+    // launcher from ending the job first; `--tag-output` tells who spoke.
+    let opts = ["--enable-recovery", "--tag-output"];
+    let (out, took) = heat2d_with(&opts, "10", &["--kill", "5@1", "--no-check"]);
     let all = text(&out);
-    assert!(!out.status.success(), "{all}");
     assert!(took.as_secs() < 60, "took {took:?}: {all}");
-    assert!(all.contains("rank 5"), "{all}");
+    let needle = "nuce: timeout: rank(s) [5] of 6 did not reach";
+    let said = common::ranks_saying(&all, needle);
+    assert!(!said.is_empty() && !said.contains(&5), "{said:?}: {all}");
+    assert!(all.contains("rank 5 on host "), "{all}");
 
     // A rank on host 2 hangs: the root names it within the timeout.
     let (out, took) = heat2d("5", &["--hang", "3@1", "--no-check"]);

@@ -78,7 +78,8 @@ fn master_worker_example_runs_and_checks_its_product() {
 #[test]
 fn master_worker_rejects_bad_options_without_panicking() {
     // Issue 12: `--rows 0` and `--rows abc` panicked. The options are now
-    // checked before MPI starts: a message and status 2 (no mpirun needed).
+    // checked and agreed on every rank: a message and status 2 (run here as
+    // an MPI singleton; `tests/mpmd.rs` gives the bad value to one rank).
     let exe = common::example("master_worker");
     for args in [
         &["--rows", "0"][..],

@@ -13,6 +13,7 @@
 //! Every operation is collective and moves data with one all-to-all-v of `T`
 //! (MPI datatype, no serialization).
 
+use std::mem::size_of;
 use std::time::Instant;
 
 use mpi::datatype::{Equivalence, Partition, PartitionMut, UserDatatype};
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
+use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
 use crate::plan::array2d::{ArrayPlan, Rect};
@@ -501,6 +503,8 @@ impl<T: Element> Tiled<T> {
 pub struct DistArray2<T> {
     comm: SimpleCommunicator,
     tiles: Tiled<T>,
+    /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
+    cp: Checkpoints,
 }
 
 impl<T> std::fmt::Debug for DistArray2<T>
@@ -524,8 +528,19 @@ impl<T: Element> DistArray2<T> {
     pub fn new<C: Communicator>(comm: &C, plan: ArrayPlan, ghost: usize) -> Result<Self> {
         let _w = waiting();
         let comm = comm.duplicate();
+        let cp = Checkpoints::from_env(&comm)?;
+        cp.check(
+            &comm,
+            &format!(
+                "DistArray2::new({}x{}, {} parts, ghost {ghost}, {}-byte elements)",
+                plan.rows,
+                plan.cols,
+                plan.parts.len(),
+                size_of::<T>()
+            ),
+        )?;
         let tiles = Tiled::new(&comm, plan, ghost)?;
-        Ok(DistArray2 { comm, tiles })
+        Ok(DistArray2 { comm, tiles, cp })
     }
 
     /// Scatters a global array held by `root` into blocks laid out by `plan`,
@@ -541,13 +556,25 @@ impl<T: Element> DistArray2<T> {
     ) -> Result<(Self, MoveStats)> {
         let _w = waiting();
         let comm = comm.duplicate();
+        let cp = Checkpoints::from_env(&comm)?;
+        cp.check(
+            &comm,
+            &format!(
+                "DistArray2::scatter({}x{} in {} parts from root {root}, ghost {ghost}, {}-byte elements)",
+                plan.rows,
+                plan.cols,
+                plan.parts.len(),
+                size_of::<T>()
+            ),
+        )?;
         let (tiles, stats) = Tiled::scatter_from_root(&comm, root, plan, ghost, global)?;
-        Ok((DistArray2 { comm, tiles }, stats))
+        Ok((DistArray2 { comm, tiles, cp }, stats))
     }
 
     /// Gathers the array at `root`: `Some(global)` there, `None` elsewhere.
     pub fn gather(&self, root: i32) -> Result<Option<Array2<T>>> {
         let _w = waiting();
+        self.check(&format!("DistArray2::gather(to root {root})"))?;
         self.tiles.gather_to_root(&self.comm, root)
     }
 
@@ -558,6 +585,7 @@ impl<T: Element> DistArray2<T> {
     /// application's).
     pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
         let _w = waiting();
+        self.check("DistArray2::exchange_ghosts")?;
         let (send, recv) = self.tiles.halo_regions();
         self.tiles.exchange(&self.comm, &send, &recv, None, false)
     }
@@ -568,7 +596,34 @@ impl<T: Element> DistArray2<T> {
     /// default-initialised: call [`DistArray2::exchange_ghosts`] afterwards.
     pub fn remap(&mut self, new_plan: &ArrayPlan) -> Result<MoveStats> {
         let _w = waiting();
+        self.check(&format!(
+            "DistArray2::remap(to {}x{} in {} parts)",
+            new_plan.rows,
+            new_plan.cols,
+            new_plan.parts.len()
+        ))?;
         self.tiles.remap(&self.comm, new_plan)
+    }
+
+    /// The checked entry of a verb: `op` with the array's shape, ghost
+    /// width and element size, which must match on every rank.
+    fn check(&self, op: &str) -> Result<()> {
+        let (rows, cols) = self.global_shape();
+        self.cp.check(
+            &self.comm,
+            &format!(
+                "{op} on a {rows}x{cols} array, ghost {}, {}-byte elements",
+                self.tiles.ghost,
+                size_of::<T>()
+            ),
+        )
+    }
+
+    /// Sets the timeout of the array's collectives (local; every rank must
+    /// do the same). By default `NUCE_TIMEOUT_S` ([`super::watchdog`]);
+    /// arrays made by a [`Balancer`](super::balancer::Balancer) take its timeout.
+    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.cp.set_timeout(timeout);
     }
 
     /// The array's communicator (a duplicate of the one it was created on).

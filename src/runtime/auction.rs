@@ -26,6 +26,7 @@ use crate::plan::tasks::auction::{AuctionState, NO_BID};
 use crate::plan::tasks::matching::maxtasks1_weight;
 use crate::plan::tasks::{check_deadline, TaskPlatform, TaskSchedule};
 use crate::runtime::comm::{agree, all_gather_values};
+use crate::runtime::watchdog::check_entry;
 
 /// Solves a maximum-weight assignment collectively. Ranks with `Some(row)`
 /// are the persons, in rank order; every row must have one weight per
@@ -36,6 +37,7 @@ pub fn collective_assignment<C: Communicator>(
     comm: &C,
     row: Option<&[i64]>,
 ) -> Result<Vec<Option<usize>>> {
+    check_entry(comm, "collective_assignment")?;
     let has: Vec<bool> = all_gather_values(comm, &row.is_some())?;
     let n = has.iter().filter(|&&h| h).count();
     let me = comm.rank() as usize;
@@ -115,6 +117,10 @@ pub fn collective_max_tasks1<C: Communicator>(
     me: Option<WorkerSelf>,
     deadline: f64,
 ) -> Result<(TaskPlatform, TaskSchedule)> {
+    check_entry(
+        comm,
+        &format!("collective_max_tasks1(master {master}, deadline {deadline})"),
+    )?;
     let local = match (comm.rank() == master, me) {
         (true, None) => Ok(()),
         (false, Some(w)) if w.cycle_time.is_finite() && w.cycle_time > 0.0 => {

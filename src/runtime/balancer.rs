@@ -69,9 +69,9 @@ use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
 use super::netprobe::probe_links;
 use super::packing::{allocate_collective, LocalAllocation};
-use super::watchdog::{checkpoint, timeout_from_env};
+use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
-use crate::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical};
+use crate::plan::array2d::{registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
 use crate::plan::policy::{RemapDecision, RemapPolicy};
@@ -181,12 +181,12 @@ pub struct Balancer {
     speeds: Option<Vec<f64>>,
     records: Option<Vec<SpeedRecord>>,
     bandwidth: Option<f64>,
-    timeout: Option<Duration>,
     network: Option<Network>,
     hosts: Option<Hosts>,
     two_level: Option<TwoLevel>,
     hierarchical: bool,
-    checkpoints: std::cell::Cell<u64>,
+    /// The checkpoints of the balancer's collectives (and their timeout).
+    cp: Checkpoints,
     /// Start of the current phase (the last balance point).
     phase: std::cell::Cell<Phase>,
     /// Whether the application recorded this phase itself.
@@ -204,7 +204,9 @@ impl Balancer {
         let decomposer = ColumnDp::default();
         let _w = waiting();
         let comm = comm.duplicate();
-        let timeout = agree(&comm, 0, timeout_from_env())?;
+        let cp = Checkpoints::from_env(&comm)?;
+        // The first checkpoint also tells the root every rank's host.
+        cp.check(&comm, "Balancer::new")?;
         Ok(Balancer {
             comm,
             root: 0,
@@ -215,12 +217,11 @@ impl Balancer {
             speeds: None,
             records: None,
             bandwidth: None,
-            timeout,
             network: None,
             hosts: None,
             two_level: None,
             hierarchical: false,
-            checkpoints: std::cell::Cell::new(0),
+            cp,
             phase: std::cell::Cell::new(Phase::start()),
             explicit: false,
         })
@@ -229,19 +230,19 @@ impl Balancer {
     /// Sets the timeout of the balancer's collectives (local; all ranks
     /// should agree). `None`: wait forever, as MPI does.
     pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
+        self.cp.set_timeout(timeout);
         self
     }
 
     /// [`Balancer::with_timeout`] on a balancer in place (local; all ranks
     /// should agree).
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-        self.timeout = timeout;
+        self.cp.set_timeout(timeout);
     }
 
     /// The timeout of the balancer's collectives.
     pub fn timeout(&self) -> Option<Duration> {
-        self.timeout
+        self.cp.timeout()
     }
 
     /// Replaces the decomposition algorithm by a boxed one, e.g. from
@@ -249,6 +250,20 @@ impl Balancer {
     /// all ranks must do the same).
     pub fn set_decomposer_boxed(&mut self, decomposer: Box<dyn ArrayDecomposer>) {
         self.decomposer = Arc::from(decomposer);
+    }
+
+    /// Sets the array decomposer by its name in
+    /// [`crate::plan::array2d::registry`] with the latency in cells of
+    /// [`Network::latency_cells`] (0 without a measured network). Collective:
+    /// the name is checked to be the same on every rank, and an unknown name
+    /// is the same error on every rank.
+    pub fn set_algorithm(&mut self, name: &str, latency_cells: f64) -> Result<()> {
+        let _w = waiting();
+        self.arrive(&format!("Balancer::set_algorithm({name})"))?;
+        let d = registry::decomposer_with_latency(name, latency_cells);
+        let d = agree(&self.comm, self.root, d)?;
+        self.set_decomposer_boxed(d);
+        Ok(())
     }
 
     /// Name of the algorithm [`Balancer::plan`] uses (`"hier"` when hierarchical).
@@ -262,11 +277,21 @@ impl Balancer {
         self.explicit = false;
     }
 
-    /// Arrival-checked barrier before a collective (see [`super::watchdog::checkpoint`]).
+    /// Checked entry of a collective (see [`super::watchdog::checkpoint`]).
     fn arrive(&self, op: &str) -> Result<()> {
-        let seq = self.checkpoints.get();
-        self.checkpoints.set(seq + 1);
-        checkpoint(&self.comm, self.root, op, seq, self.timeout)
+        self.cp.check(&self.comm, op)
+    }
+
+    /// Checks that every rank makes the same call `op` of the application
+    /// (collective): `op` names the call and its must-match arguments (e.g.
+    /// `"solver: phase 3 of 5"`). A difference is the same
+    /// [`Error::InvalidInput`] on every rank, naming each rank's call; a rank
+    /// that does not arrive within the timeout ends the job with a message
+    /// naming it and its host ([`super::watchdog::checkpoint`]). For the
+    /// application's own collectives between nuce's.
+    pub fn check_call(&self, op: &str) -> Result<()> {
+        let _w = waiting();
+        self.arrive(&format!("application: {op}"))
     }
 
     /// Measures every rank's link to the root with the ping-pong probe
@@ -279,7 +304,7 @@ impl Balancer {
     pub fn measure_network(&mut self, cfg: &ProbeConfig) -> Result<&Network> {
         let _w = waiting();
         let _span = info_span!("measure_network").entered();
-        self.arrive("Balancer::measure_network")?;
+        self.arrive(&format!("Balancer::measure_network({cfg:?})"))?;
         let links = probe_links(&self.comm, self.root, cfg)?;
         let net = root_compute(&self.comm, self.root, || {
             Network::from_links(
@@ -314,6 +339,7 @@ impl Balancer {
     /// is validated and broadcast), e.g. to emulate hosts on one machine.
     pub fn set_hosts(&mut self, host_of: &[usize]) -> Result<&Hosts> {
         let _w = waiting();
+        self.arrive("Balancer::set_hosts")?;
         let p = self.comm.size() as usize;
         let h = root_compute(&self.comm, self.root, || {
             if host_of.len() != p {
@@ -442,6 +468,8 @@ impl Balancer {
         let _span = info_span!("measure").entered();
         self.arrive("Balancer::measure")?;
         let m = measure_kernel(&self.kernel);
+        // A rank still in its kernel after the timeout is named (with its host).
+        self.arrive("Balancer::measure (gathering the speeds)")?;
         let record = SpeedRecord {
             rank: self.comm.rank(),
             speed: m.median,
@@ -472,6 +500,7 @@ impl Balancer {
     /// and validated). For applications that measure by other means.
     pub fn set_speeds(&mut self, speeds: &[f64]) -> Result<()> {
         let _w = waiting();
+        self.arrive("Balancer::set_speeds")?;
         let s = root_compute(&self.comm, self.root, || {
             crate::plan::check_speeds(speeds)?;
             if speeds.len() != self.comm.size() as usize {
@@ -493,8 +522,16 @@ impl Balancer {
         let _w = waiting();
         let _span = info_span!("plan", rows, cols).entered();
         let p = self.comm.size() as usize;
-        self.arrive(&format!("Balancer::plan({rows}x{cols})"))?;
         let planner = self.planner();
+        self.arrive(&format!(
+            "Balancer::plan({rows}x{cols}, algorithm {}, {})",
+            planner.name(),
+            if self.speeds.is_some() {
+                "measured speeds"
+            } else {
+                "uniform speeds"
+            }
+        ))?;
         let plan = root_compute(&self.comm, self.root, || {
             if rows.saturating_mul(cols) < p {
                 return Err(Error::TooManyParts {
@@ -520,30 +557,67 @@ impl Balancer {
         ghost: usize,
     ) -> Result<DistArray2<T>> {
         let plan = self.plan(rows, cols)?;
-        let a = DistArray2::new(&self.comm, plan, ghost)?;
+        let mut a = DistArray2::new(&self.comm, plan, ghost)?;
+        a.set_timeout(self.cp.timeout());
         self.mark();
         Ok(a)
     }
 
     /// Plans the root's `global` array for the current speeds
     /// ([`Balancer::plan`]) and scatters it, with a ghost border of width
-    /// `ghost`; `global` is read on the root only. A balance point.
+    /// `ghost`; `global` is read on the root only. A balance point. The other
+    /// ranks do not state the shape they expect: [`Balancer::scatter_array_of`]
+    /// checks it.
     pub fn scatter_array<T: Element>(
         &mut self,
         global: Option<&ndarray::Array2<T>>,
         ghost: usize,
     ) -> Result<DistArray2<T>> {
+        self.scatter_checked(None, global, ghost)
+    }
+
+    /// [`Balancer::scatter_array`] where every rank states the global
+    /// `shape` it expects: a rank that expects another shape, or a root
+    /// whose array has another shape, is the same error on every rank
+    /// (naming each rank's call) before any data moves.
+    pub fn scatter_array_of<T: Element>(
+        &mut self,
+        shape: (usize, usize),
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        self.scatter_checked(Some(shape), global, ghost)
+    }
+
+    fn scatter_checked<T: Element>(
+        &mut self,
+        expect: Option<(usize, usize)>,
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
         let _w = waiting();
-        self.arrive(&format!("Balancer::scatter_array(ghost {ghost})"))?;
+        let shape_arg = expect.map_or(String::new(), |(r, c)| format!("{r}x{c}, "));
+        self.arrive(&format!(
+            "Balancer::scatter_array({shape_arg}ghost {ghost}, {}-byte elements)",
+            std::mem::size_of::<T>()
+        ))?;
         let shape = root_compute(&self.comm, self.root, || {
-            global
-                .map(|g| g.dim())
-                .ok_or_else(|| Error::InvalidInput("scatter_array: the root has no array".into()))
+            let dim = global.map(|g| g.dim()).ok_or_else(|| {
+                Error::InvalidInput("scatter_array: the root has no array".into())
+            })?;
+            match expect {
+                Some(e) if e != dim => Err(Error::ShapeMismatch(format!(
+                    "scatter_array: the root's array is {}x{}, the ranks expect {}x{}",
+                    dim.0, dim.1, e.0, e.1
+                ))),
+                _ => Ok(dim),
+            }
         })?;
         let plan = self.plan(shape.0, shape.1)?;
         // The first data movement pays MPI's connection set-up: its time would
         // understate the bandwidth, so it does not teach the balancer (remaps do).
-        let (a, _) = DistArray2::scatter(&self.comm, self.root, plan, ghost, global)?;
+        let (mut a, _) = DistArray2::scatter(&self.comm, self.root, plan, ghost, global)?;
+        a.set_timeout(self.cp.timeout());
         self.mark();
         Ok(a)
     }
@@ -682,7 +756,10 @@ impl Balancer {
     ) -> Result<DistGraph<T>> {
         let _w = waiting();
         let _span = info_span!("scatter_graph").entered();
-        self.arrive("Balancer::scatter_graph")?;
+        self.arrive(&format!(
+            "Balancer::scatter_graph({}-byte values)",
+            std::mem::size_of::<T>()
+        ))?;
         let p = self.comm.size() as usize;
         let uniform = vec![1.0; p];
         let speeds = self.speeds.clone().unwrap_or(uniform);
@@ -708,6 +785,7 @@ impl Balancer {
         let (index, partition) = built.unzip();
         let mut dg = DistGraph::scatter(&self.comm, self.root, graph, partition.as_ref(), values)?;
         dg.index = index;
+        dg.cp.set_timeout(self.cp.timeout());
         self.mark();
         Ok(dg)
     }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::array::MoveStats;
 use super::clock::waiting;
-use super::comm::{agree, alltoallv_flat, max_f64, sum_f64, zeroed_buffer};
+use super::comm::{agree, alltoallv_flat, fingerprint, max_f64, sum_f64, zeroed_buffer};
 use super::directory::owners_of;
 use super::geometric::{self, Points};
 pub use super::graph_value::GraphValue;
@@ -727,6 +727,8 @@ pub struct DistGraph<T> {
     /// The balancer's index, on the root of a graph made by
     /// [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph).
     pub(crate) index: Option<RootIndex>,
+    /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
+    pub(crate) cp: super::watchdog::Checkpoints,
 }
 
 impl<T> std::fmt::Debug for DistGraph<T> {
@@ -773,6 +775,12 @@ impl<T: GraphValue> DistGraph<T> {
     ) -> Result<Self> {
         let _w = waiting();
         let comm = comm.duplicate();
+        let cp = super::watchdog::Checkpoints::from_env(&comm)?;
+        let e = T::BYTES;
+        cp.check(
+            &comm,
+            &format!("DistGraph::scatter(from root {root}, {e}-byte values)"),
+        )?;
         let size = comm.size() as usize;
         let check = if comm.rank() == root {
             match (graph, partition, values) {
@@ -823,6 +831,7 @@ impl<T: GraphValue> DistGraph<T> {
             comm,
             part,
             index: None,
+            cp,
         })
     }
 
@@ -851,6 +860,9 @@ impl<T: GraphValue> DistGraph<T> {
     ) -> Result<Self> {
         let _w = waiting();
         let comm = comm.duplicate();
+        let cp = super::watchdog::Checkpoints::from_env(&comm)?;
+        let e = T::BYTES;
+        cp.check(&comm, &format!("DistGraph::from_local({e}-byte values)"))?;
         let nv = owned.len();
         let ok = if xadj.len() != nv + 1
             || xadj[0] != 0
@@ -911,6 +923,7 @@ impl<T: GraphValue> DistGraph<T> {
             comm,
             part,
             index: None,
+            cp,
         })
     }
 
@@ -919,23 +932,36 @@ impl<T: GraphValue> DistGraph<T> {
     /// Neighbour-only: one nonblocking send to and one receive from each
     /// neighbour rank, flat buffers of [`GraphValue::BYTES`] bytes per ghost,
     /// along lists built once when the layout was made (construction or
-    /// migration). No collective at all: every message size was agreed at
-    /// setup, so an exchange has no error that ranks could disagree on (the
-    /// `Result` is always `Ok`; an MPI failure aborts the job as MPI does).
+    /// migration). Every message size was agreed at setup; the one
+    /// collective step is the checked entry (a round trip to rank 0, see
+    /// [`super::watchdog::Checkpoints`]), which turns ranks that are not all
+    /// exchanging the same graph into the same error on every rank instead
+    /// of a hang; the messages themselves go to neighbours only.
     /// The [`MoveStats`] are this rank's own: bytes and messages it sent,
     /// bytes it sent and received (`max_rank_bytes`), its time — no
     /// all-reduce per call; sum them yourself if needed.
     pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
         let _w = waiting();
+        let n = self.part.n_global;
+        self.cp.check(
+            &self.comm,
+            &format!("DistGraph::exchange_ghosts({n} vertices)"),
+        )?;
         Ok(self.part.ghost_exchange(&self.comm))
     }
 
-    /// Moves to `new` (replicated on every rank, checked to agree in shape):
+    /// Moves to `new` (replicated on every rank, checked to be identical):
     /// each rank looks up the new owner of its own vertices and
     /// [`Self::migrate`]s them. Collective; on error every rank returns the
     /// same `Err` and keeps its vertices.
     pub fn remap(&mut self, new: &Partition) -> Result<MigrateStats> {
         let _w = waiting();
+        let n = self.part.n_global;
+        let fp = agree(&self.comm, 0, fingerprint(&new.parts))?;
+        self.cp.check(
+            &self.comm,
+            &format!("DistGraph::remap({n} vertices, partition {fp:016x})"),
+        )?;
         let size = self.part.size;
         let ok = if new.nparts != size || new.len() != self.part.n_global {
             Err(Error::ShapeMismatch(format!(
@@ -965,6 +991,9 @@ impl<T: GraphValue> DistGraph<T> {
     /// returns the same `Err` and keeps its vertices.
     pub fn migrate(&mut self, new_owner: &[usize]) -> Result<MigrateStats> {
         let _w = waiting();
+        let n = self.part.n_global;
+        self.cp
+            .check(&self.comm, &format!("DistGraph::migrate({n} vertices)"))?;
         let st = self.part.migrate(&self.comm, new_owner)?;
         // A graph balanced from a root index: the root learns the new owners
         // (it holds the whole graph anyway); only the owned ids travel.
@@ -998,7 +1027,26 @@ impl<T: GraphValue> DistGraph<T> {
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).
     pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
         let _w = waiting();
+        let n = self.part.n_global;
+        self.cp.check(
+            &self.comm,
+            &format!("DistGraph::gather({n} vertices to root {root})"),
+        )?;
         self.part.gather_to_root(&self.comm, root)
+    }
+
+    /// The checked entry of a partitioning verb: the same call with the same
+    /// targets on every rank.
+    fn check_targets(&self, verb: &str, targets: &[f64]) -> Result<()> {
+        let fp = agree(&self.comm, 0, fingerprint(targets))?;
+        let n = self.part.n_global;
+        self.cp.check(
+            &self.comm,
+            &format!(
+                "DistGraph::{verb}({n} vertices, {} targets {fp:016x})",
+                targets.len()
+            ),
+        )
     }
 
     fn points(&self) -> Result<Points<'_>> {
@@ -1026,6 +1074,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// [`Self::migrate`]. No rank sees another's coordinates. Collective.
     pub fn partition_rcb(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
+        self.check_targets("partition_rcb", targets)?;
         geometric::rcb(&self.comm, &self.points()?, targets)
     }
 
@@ -1034,6 +1083,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// proportion to `targets`. Collective.
     pub fn partition_sfc(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
+        self.check_targets("partition_sfc", targets)?;
         geometric::sfc(&self.comm, &self.points()?, targets)
     }
 
@@ -1044,6 +1094,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// near the moved boundaries change owner (\[KOR95\] §3). Collective.
     pub fn prefix_cut(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
+        self.check_targets("prefix_cut", targets)?;
         let pts = self.points()?;
         let keys = geometric::hilbert_keys(&self.comm, &pts);
         let mut order: Vec<usize> = (0..keys.len()).collect();

@@ -96,6 +96,7 @@ impl Hosts {
 /// Detects the hosts of `comm`'s ranks (collective; identical result on
 /// every rank).
 pub fn detect_hosts<C: Communicator>(comm: &C) -> Result<Hosts> {
+    crate::runtime::watchdog::check_entry(comm, "detect_hosts")?;
     let shared = comm.split_shared(comm.rank());
     let mut leader = i32::MAX;
     shared.all_reduce_into(&comm.rank(), &mut leader, SystemOperation::min());

@@ -24,6 +24,8 @@
 use std::time::{Duration, Instant};
 
 use mpi::point_to_point::MatchedReceiveVec;
+
+use super::watchdog::{check_entry, Checkpoints};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
@@ -240,6 +242,12 @@ where
     let _w = crate::runtime::clock::waiting();
     let comm = &comm.duplicate();
     agree(comm, master, plan.check(comm.size(), master))?;
+    // Every rank must run the same plan with the same master.
+    let print = agree(comm, master, crate::runtime::comm::fingerprint(plan))?;
+    Checkpoints::from_env(comm)?.check(
+        comm,
+        &format!("run_master_worker(master {master}, plan {print:016x})"),
+    )?;
     let size = comm.size() as usize;
     let me = comm.rank();
     let offsets = plan.offsets();
@@ -359,6 +367,14 @@ where
     C: Communicator,
     F: FnMut(u64) -> Duration,
 {
+    // Every rank must measure the same job (sizes, units, master).
+    check_entry(
+        comm,
+        &format!(
+            "measure_worker_costs(master {master}, {total_units} units, {sizes:?}, \
+             sample {sample_units} units, window {window:?})"
+        ),
+    )?;
     let workers = (comm.size() - 1).max(1) as u64;
     let large = (sizes.input_fixed + sizes.input_per_unit * (total_units / workers) as usize)
         .clamp(64, 64 << 20);

@@ -45,6 +45,13 @@ pub fn link_to_root<C: Communicator>(
     let _w = crate::runtime::clock::waiting();
     let comm = &comm.duplicate();
     agree(comm, root, check(comm, root, cfg))?;
+    // Every rank must probe with the same configuration (another message
+    // size on one rank would receive into a buffer of the wrong length).
+    let cp = crate::runtime::watchdog::Checkpoints::from_env(comm)?;
+    cp.check(
+        comm,
+        &format!("netprobe::link_to_root(root {root}, {cfg:?})"),
+    )?;
     let _span = tracing::debug_span!("netprobe", rank = comm.rank(), root).entered();
     let rounds = cfg.warmup + cfg.repeats;
     let sizes = [cfg.small_bytes, cfg.large_bytes];

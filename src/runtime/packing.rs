@@ -44,6 +44,7 @@ use crate::plan::packing::{
     check_grids, AmrCost, Grid, Mesh, Packing, Placement, Scaling, TightPacking,
 };
 use crate::runtime::comm::{agree, all_gather_values, alltoallv_bytes, decode, encode};
+use crate::runtime::watchdog::check_entry;
 
 /// Timings and counts of one collective packing.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -172,6 +173,7 @@ pub fn collective_tp<C: Communicator>(
     tp: &TightPacking,
     ratio: f64,
 ) -> Result<CollectivePacking> {
+    check_entry(comm, &format!("collective_tp({tp:?}, ratio {ratio})"))?;
     let valid = check_local(grids).and_then(|_| {
         if ratio.is_finite() && ratio > 0.0 {
             Ok(())
@@ -466,6 +468,10 @@ pub fn allocate_collective<C: Communicator>(
     tp: &TightPacking,
     scaling: Scaling,
 ) -> Result<LocalAllocation> {
+    check_entry(
+        comm,
+        &format!("allocate_collective({mesh:?}, {tp:?}, {scaling:?})"),
+    )?;
     agree(comm, 0, check_local(grids))?;
     let all: Vec<Grid> = all_gather_values(comm, &grids.to_vec())?.concat();
     // Every rank holds the same list: the checks agree without messages.

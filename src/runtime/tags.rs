@@ -27,8 +27,11 @@ pub const ARRIVE: Tag = 0x4e57;
 /// Watchdog checkpoint: the root's "I am here" messages.
 pub const ROOT_HERE: Tag = 0x4e58;
 
+/// Watchdog checkpoint: the root's verdict (same call everywhere, or the error).
+pub const VERDICT: Tag = 0x4e59;
+
 /// All tags, for the distinctness check.
-pub const ALL: [Tag; 8] = [
+pub const ALL: [Tag; 9] = [
     HALO,
     GRAPH_GHOST,
     MW_INPUT,
@@ -37,6 +40,7 @@ pub const ALL: [Tag; 8] = [
     PROBE_PING,
     ARRIVE,
     ROOT_HERE,
+    VERDICT,
 ];
 
 #[cfg(test)]

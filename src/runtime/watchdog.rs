@@ -5,23 +5,28 @@
 //! in two ways, both configured by one timeout ([`timeout_from_env`],
 //! environment variable [`ENV_TIMEOUT`], default [`DEFAULT_TIMEOUT_S`]):
 //!
-//! * [`checkpoint`] — an *arrival-checked barrier* that the [`Balancer`]
-//!   calls at the start of each of its collectives. Every rank sends a tiny
-//!   arrival message to the root and enters a non-blocking barrier; everyone
-//!   polls. When the timeout expires the root knows exactly which ranks have
-//!   not arrived, prints them with the operation's name, and calls
-//!   `MPI_Abort`; the other ranks wait a grace period longer (so that the
-//!   root, which can name the missing ranks, speaks first) and then abort too.
-//!   The root also sends every rank an "I am here" message, so that a missing
-//!   root is named too. Cost when all is well: one `MPI_Ibarrier` and
-//!   `2(p − 1)` 8-byte messages to and from the root, plus polling every
-//!   0.2 ms; O(p) work at the root.
+//! * [`checkpoint`] — a *checked entry* that every collective verb of nuce
+//!   (the [`Balancer`]'s, [`DistArray2`]'s, [`DistGraph`]'s, through
+//!   [`Checkpoints`]) passes first. Every rank sends the root an arrival
+//!   message naming its call with the arguments that must match (shape,
+//!   ghost width, element size, root, configuration) and its host; the root
+//!   compares and answers every rank with the same verdict, so ranks that
+//!   disagree get the same error naming each rank's call, before anyone
+//!   waits on data. When the timeout expires the root knows exactly which
+//!   ranks have not arrived (slow, stopped or dead), prints them with their
+//!   hosts and the operation's name, and calls `MPI_Abort`; the other ranks
+//!   wait a grace period longer (so that the root, which can name the
+//!   missing ranks, speaks first) and then abort too, naming the root. Cost
+//!   when all is well: `3(p − 1)` small messages to and from the root,
+//!   polling (yielding, then every 0.2 ms); O(p) work at the root.
 //! * [`guard`] — a watchdog thread for code that blocks inside MPI where nuce
 //!   cannot poll (halo exchanges, the application's own calls). A guard arms a
 //!   deadline; dropping it disarms it. If a deadline passes, the thread prints
 //!   the operation and the rank and calls `MPI_Abort` on `MPI_COMM_WORLD`;
 //!   should the abort not end the process within [`EXIT_GRACE`], it exits.
-//!   The missing peer is not knowable there, the message says so.
+//!   The missing peer is not knowable there, the message says so; while a
+//!   checkpoint is under way the guard lets the checkpoint, which can name
+//!   the peer, end the job.
 //!
 //! `MPI_Abort` ends every process of the job (Open MPI's launcher kills them),
 //! so a single rank that times out ends the job with a message: no rank is
@@ -35,16 +40,20 @@
 //! and the thread falls back to `exit` in any case.
 //!
 //! [`Balancer`]: crate::runtime::balancer::Balancer
+//! [`DistArray2`]: crate::runtime::array::DistArray2
+//! [`DistGraph`]: crate::runtime::graph::DistGraph
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use mpi::point_to_point::MatchedReceiveVec;
 use mpi::traits::*;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::runtime::comm::{gather_values, root_compute};
+use crate::runtime::comm::{agree, decode, encode, gather_values, root_compute};
 
 /// Environment variable holding the timeout in seconds (`0` or `off` disables it).
 pub const ENV_TIMEOUT: &str = "NUCE_TIMEOUT_S";
@@ -56,7 +65,9 @@ pub const ABORT_CODE: i32 = 75;
 pub const ROOT_FIRST: Duration = Duration::from_secs(2);
 /// How long the watchdog thread lets `MPI_Abort` work before it exits the process.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);
-use crate::runtime::tags::{ARRIVE as TAG_ARRIVE, ROOT_HERE as TAG_ROOT_HERE};
+use crate::runtime::tags::{
+    ARRIVE as TAG_ARRIVE, ROOT_HERE as TAG_ROOT_HERE, VERDICT as TAG_VERDICT,
+};
 
 /// Parses a timeout value: seconds as a positive decimal number, or `0` /
 /// `off` for no timeout. `None` (unset) gives [`DEFAULT_TIMEOUT_S`].
@@ -116,24 +127,114 @@ pub fn missing_ranks(arrived: &[bool]) -> Vec<i32> {
         .collect()
 }
 
-/// Polling interval of [`checkpoint`].
+/// Polling interval of [`checkpoint`] once the first [`SPIN`] polls found nothing.
 const POLL: Duration = Duration::from_micros(200);
+/// Polls of a [`checkpoint`] that yield the core instead of sleeping (a
+/// checkpoint where everyone is present ends within microseconds).
+const SPIN: u32 = 2000;
 
-/// Arrival-checked barrier over `comm` (collective): returns when every rank
-/// has called it with the same `root`. With a `timeout`, a rank that does not
-/// arrive in time ends the job: the root prints
-/// `nuce: timeout: rank(s) [..] did not reach <op> within T s` and calls
-/// `MPI_Abort`; the other ranks do the same [`ROOT_FIRST`] later if the root
-/// did not. `seq` numbers the checkpoints of `comm` (the caller keeps one
-/// counter per communicator); ranks that arrive with different numbers (a
-/// collective called by only some ranks) are reported as such. Without a
-/// timeout, a plain barrier. O(p) messages and work at the root.
+/// What a rank tells the root when it arrives at a [`checkpoint`].
+#[derive(Serialize, Deserialize)]
+struct Arrival {
+    /// The checkpoint's number on this communicator.
+    seq: u64,
+    /// The call with its must-match arguments.
+    op: String,
+    /// This process's host (MPI processor name).
+    host: String,
+    /// This process's rank in `MPI_COMM_WORLD`.
+    world: i32,
+}
+
+/// The root's answer: its host and world rank, and the verdict.
+#[derive(Serialize, Deserialize)]
+struct Verdict {
+    host: String,
+    world: i32,
+    error: Option<String>,
+}
+
+/// This process's host name (MPI processor name, cached).
+pub fn host_name() -> &'static str {
+    static H: OnceLock<String> = OnceLock::new();
+    H.get_or_init(|| {
+        mpi::environment::processor_name().unwrap_or_else(|_| "unknown-host".to_string())
+    })
+}
+
+/// Host of every world rank this process has heard from in a checkpoint.
+fn hosts() -> &'static Mutex<BTreeMap<i32, String>> {
+    static H: OnceLock<Mutex<BTreeMap<i32, String>>> = OnceLock::new();
+    H.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+fn learn_host(world: i32, host: &str) {
+    if let Ok(mut h) = hosts().lock() {
+        h.entry(world).or_insert_with(|| host.to_string());
+    }
+}
+
+/// `rank R (world rank W) on host H` for rank `r` of `comm`, as far as this
+/// process knows the host (from an earlier checkpoint).
+fn describe_rank<C: Communicator>(comm: &C, r: i32) -> String {
+    let world_comm = mpi::topology::SimpleCommunicator::world();
+    let w = comm.group().translate_rank(r, &world_comm.group());
+    let host = w
+        .and_then(|w| hosts().lock().ok().and_then(|h| h.get(&w).cloned()))
+        .unwrap_or_else(|| "an unknown host (never arrived at a checkpoint)".to_string());
+    match w {
+        Some(w) if w != r => format!("rank {r} (world rank {w}) on host {host}"),
+        _ => format!("rank {r} on host {host}"),
+    }
+}
+
+/// Whether this process is inside a [`checkpoint`] (the [`guard`] thread
+/// then lets the checkpoint, which can name the missing ranks, speak first).
+static IN_CHECKPOINT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+struct InCheckpoint;
+impl InCheckpoint {
+    fn enter() -> InCheckpoint {
+        IN_CHECKPOINT.store(true, std::sync::atomic::Ordering::SeqCst);
+        InCheckpoint
+    }
+}
+impl Drop for InCheckpoint {
+    fn drop(&mut self) {
+        IN_CHECKPOINT.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Sleeps between polls: yields the core for the first [`SPIN`] polls, then sleeps [`POLL`].
+fn pause(polls: &mut u32) {
+    if *polls < SPIN {
+        *polls += 1;
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Checked collective entry over `comm` (collective): returns when every
+/// rank has called it with the same `root`, and checks that all make the
+/// same call. `op` names the call and the arguments that must match (e.g.
+/// `Balancer::plan(300x240)`); `seq` numbers the checkpoints of `comm` (the
+/// caller keeps one counter per communicator, see [`Checkpoints`]).
 ///
-/// Then every rank checks that all make the same call: `op` names the call
-/// and the arguments that must match (e.g. `Balancer::plan(300x240)`); the
-/// root gathers them and a difference is the same
+/// Every rank sends the root an arrival message (`seq`, `op`, its host);
+/// the root compares them with its own and answers every rank with the same
+/// verdict: a different call or checkpoint number on any rank is the same
 /// [`Error::InvalidInput`] on every rank, naming the call of each group of
-/// ranks ([`same_call`]).
+/// ranks, before anyone waits on data.
+///
+/// With a `timeout`, a rank that does not arrive in time — slow, stopped or
+/// dead — ends the job: the root prints
+/// `nuce: timeout: rank(s) [..] of P did not reach <op> within T s`, each
+/// missing rank with its host (learnt from earlier checkpoints), and calls
+/// `MPI_Abort`; the other ranks do the same [`ROOT_FIRST`] later, naming the
+/// root, if the root did not. Without a timeout, the waits are unbounded,
+/// as MPI's. Cost: `3(p − 1)` small messages to and from the root, O(p · |op|)
+/// work at the root.
 pub fn checkpoint<C: Communicator>(
     comm: &C,
     root: i32,
@@ -141,14 +242,366 @@ pub fn checkpoint<C: Communicator>(
     seq: u64,
     timeout: Option<Duration>,
 ) -> Result<()> {
-    arrival(comm, root, op, seq, timeout)?;
-    same_call(comm, root, op)
+    let size = comm.size();
+    if !(0..size).contains(&root) {
+        return Err(Error::InvalidInput(format!(
+            "checkpoint root {root} is not a rank of a communicator of size {size}"
+        )));
+    }
+    let _in = InCheckpoint::enter();
+    let world = mpi::topology::SimpleCommunicator::world().rank();
+    learn_host(world, host_name());
+    if comm.rank() == root {
+        root_side(comm, root, op, seq, timeout, world)
+    } else {
+        let arrival = encode(&Arrival {
+            seq,
+            op: op.to_string(),
+            host: host_name().to_string(),
+            world,
+        })?;
+        member_side(comm, root, op, timeout, &arrival)
+    }
+}
+
+/// The root's part of [`checkpoint`].
+fn root_side<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    seq: u64,
+    timeout: Option<Duration>,
+    world: i32,
+) -> Result<()> {
+    let size = comm.size();
+    let start = Instant::now();
+    let mut arrived = vec![false; size as usize];
+    arrived[root as usize] = true;
+    let mut count = 1;
+    // (call, ranks) of the ranks whose call differs from the root's.
+    let mut differ: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    mpi::request::scope(|scope| {
+        // Tell every rank the root is here, so that they can name a missing root.
+        let here: Vec<_> = (0..size)
+            .filter(|&r| r != root)
+            .map(|r| {
+                comm.process_at_rank(r)
+                    .immediate_send_with_tag(scope, &seq, TAG_ROOT_HERE)
+            })
+            .collect();
+        let mut polls = 0;
+        while count < size {
+            let mut got = false;
+            while let Some((msg, status)) = comm
+                .any_process()
+                .immediate_matched_probe_with_tag(TAG_ARRIVE)
+            {
+                got = true;
+                let src = status.source_rank();
+                let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
+                let call = match decode::<Arrival>(&bytes, src) {
+                    Ok(a) => {
+                        learn_host(a.world, &a.host);
+                        if a.seq != seq {
+                            Some(format!("{} at checkpoint #{}", a.op, a.seq))
+                        } else if a.op != op {
+                            Some(a.op)
+                        } else {
+                            None
+                        }
+                    }
+                    Err(e) => Some(format!("an unreadable arrival message ({e})")),
+                };
+                if let Some(c) = call {
+                    differ.entry(c).or_default().push(src);
+                }
+                if let Some(a) = arrived.get_mut(src as usize) {
+                    if !*a {
+                        *a = true;
+                        count += 1;
+                    }
+                }
+            }
+            if count == size {
+                break;
+            }
+            if let Some(t) = timeout {
+                if start.elapsed() > t {
+                    let missing: Vec<String> = missing_ranks(&arrived)
+                        .into_iter()
+                        .map(|r| describe_rank(comm, r))
+                        .collect();
+                    let elsewhere = calls_elsewhere(comm.as_raw().0 as usize);
+                    let why = if elsewhere.is_empty() {
+                        format!("slow, stopped or dead: {}", missing.join(", "))
+                    } else {
+                        format!(
+                            "{}; meanwhile, at another of nuce's collectives, {}: the ranks \
+                             call nuce's collectives in different orders",
+                            missing.join(", "),
+                            elsewhere.join(", ")
+                        )
+                    };
+                    abort_job(&format!(
+                        "nuce: timeout: rank(s) {:?} of {size} did not reach {op} within {:.1} s \
+                         ({why}; the root, rank {root} on host {}, waited); \
+                         ending the job (MPI_Abort)",
+                        missing_ranks(&arrived),
+                        t.as_secs_f64(),
+                        host_name()
+                    ));
+                }
+            }
+            if !got {
+                pause(&mut polls);
+            }
+        }
+        for h in here {
+            h.wait();
+        }
+    });
+    let error = (!differ.is_empty()).then(|| {
+        let others: Vec<String> = differ
+            .iter()
+            .map(|(c, ranks)| format!("rank(s) {ranks:?} call {c}"))
+            .collect();
+        let seq_note = if differ.keys().any(|c| c.contains(" at checkpoint #")) {
+            format!(" at checkpoint #{seq}")
+        } else {
+            String::new()
+        };
+        format!(
+            "the ranks disagree on a collective call: the root (rank {root}) calls {op}{seq_note}, {}",
+            others.join(", ")
+        )
+    });
+    let verdict = encode(&Verdict {
+        host: host_name().to_string(),
+        world,
+        error: error.clone(),
+    })?;
+    mpi::request::scope(|scope| {
+        let sends: Vec<_> = (0..size)
+            .filter(|&r| r != root)
+            .map(|r| {
+                comm.process_at_rank(r)
+                    .immediate_send_with_tag(scope, &verdict[..], TAG_VERDICT)
+            })
+            .collect();
+        for s in sends {
+            s.wait();
+        }
+    });
+    match error {
+        Some(e) => Err(Error::InvalidInput(e)),
+        None => Ok(()),
+    }
+}
+
+/// A non-root rank's part of [`checkpoint`].
+fn member_side<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    timeout: Option<Duration>,
+    arrival: &[u8],
+) -> Result<()> {
+    let start = Instant::now();
+    let rank = comm.rank();
+    let limit = timeout.map(|t| t + ROOT_FIRST);
+    let verdict = mpi::request::scope(|scope| {
+        let send = comm
+            .process_at_rank(root)
+            .immediate_send_with_tag(scope, arrival, TAG_ARRIVE);
+        let from_root = comm.process_at_rank(root);
+        let mut root_here = false;
+        let mut polls = 0;
+        let verdict = loop {
+            if !root_here {
+                if let Some((msg, _)) = from_root.immediate_matched_probe_with_tag(TAG_ROOT_HERE) {
+                    let mut theirs = 0u64;
+                    msg.matched_receive_into(&mut theirs);
+                    root_here = true;
+                }
+            }
+            if root_here {
+                if let Some(m) = from_root.immediate_matched_probe_with_tag(TAG_VERDICT) {
+                    let (bytes, _) = m.matched_receive_vec::<u8>();
+                    break decode::<Verdict>(&bytes, root);
+                }
+            }
+            if let Some(limit) = limit.filter(|l| start.elapsed() > *l) {
+                let who = if root_here {
+                    format!(
+                        "ranks that did not arrive (the root, {}, arrived and names them)",
+                        describe_rank(comm, root)
+                    )
+                } else {
+                    format!(
+                        "the root, {}, which did not arrive (slow, stopped or dead)",
+                        describe_rank(comm, root)
+                    )
+                };
+                abort_job(&format!(
+                    "nuce: timeout: rank {rank} on host {} waited {:.1} s in {op} for {who}; \
+                     ending the job (MPI_Abort)",
+                    host_name(),
+                    limit.as_secs_f64()
+                ));
+            }
+            pause(&mut polls);
+        };
+        send.wait();
+        verdict
+    })?;
+    learn_host(verdict.world, &verdict.host);
+    match verdict.error {
+        Some(e) => Err(Error::InvalidInput(e)),
+        None => Ok(()),
+    }
+}
+
+/// The communicators (raw handles) of the live [`Checkpoints`], by id: a
+/// root that times out looks there for ranks waiting at another of nuce's
+/// collectives instead.
+fn live() -> &'static Mutex<BTreeMap<u64, usize>> {
+    static L: OnceLock<Mutex<BTreeMap<u64, usize>>> = OnceLock::new();
+    L.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// The calls at which ranks wait on nuce's other communicators (their
+/// arrival messages, received now: the job is about to end), as
+/// `world rank W is at OP`. Called only by a root that timed out.
+fn calls_elsewhere(this: usize) -> Vec<String> {
+    let handles: Vec<usize> = match live().lock() {
+        Ok(l) => l.values().copied().filter(|&h| h != this).collect(),
+        Err(_) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for h in handles {
+        let comm = mpi::ffi::MPI_Comm(h as *mut _);
+        loop {
+            let mut flag: std::os::raw::c_int = 0;
+            let mut status = std::mem::MaybeUninit::<mpi::ffi::MPI_Status>::uninit();
+            // SAFETY: `comm` is the handle of a live communicator (removed
+            // from the registry when its Checkpoints drop, in the same thread);
+            // flag and status are valid out-pointers.
+            let status = unsafe {
+                mpi::ffi::MPI_Iprobe(
+                    mpi::ffi::RSMPI_ANY_SOURCE,
+                    TAG_ARRIVE,
+                    comm,
+                    &mut flag,
+                    status.as_mut_ptr(),
+                );
+                if flag == 0 {
+                    break;
+                }
+                status.assume_init()
+            };
+            let mut count: std::os::raw::c_int = 0;
+            // SAFETY: status comes from the probe above; the buffer has `count` bytes.
+            let bytes = unsafe {
+                mpi::ffi::MPI_Get_count(&status, mpi::ffi::RSMPI_UINT8_T, &mut count);
+                let mut buf = vec![0u8; count.max(0) as usize];
+                mpi::ffi::MPI_Recv(
+                    buf.as_mut_ptr().cast(),
+                    count,
+                    mpi::ffi::RSMPI_UINT8_T,
+                    status.MPI_SOURCE,
+                    TAG_ARRIVE,
+                    comm,
+                    mpi::ffi::RSMPI_STATUS_IGNORE,
+                );
+                buf
+            };
+            if let Ok(a) = decode::<Arrival>(&bytes, status.MPI_SOURCE) {
+                out.push(format!(
+                    "world rank {} (host {}) is at {}",
+                    a.world, a.host, a.op
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The checkpoints of one communicator: their counter, root and timeout.
+/// Every nuce object that owns a communicator ([`Balancer`], arrays,
+/// graphs) keeps one and calls [`Checkpoints::check`] at the start of each
+/// of its collective verbs.
+///
+/// [`Balancer`]: crate::runtime::balancer::Balancer
+#[derive(Debug)]
+pub struct Checkpoints {
+    id: u64,
+    seq: std::cell::Cell<u64>,
+    root: i32,
+    timeout: Option<Duration>,
+}
+
+impl Checkpoints {
+    /// Checkpoints with `root` and `timeout`, numbered from 0.
+    pub fn new(root: i32, timeout: Option<Duration>) -> Checkpoints {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Checkpoints {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            seq: std::cell::Cell::new(0),
+            root,
+            timeout,
+        }
+    }
+
+    /// Checkpoints with root 0 and the timeout of [`timeout_from_env`]
+    /// (collective: a malformed value is the same error on every rank).
+    pub fn from_env<C: Communicator>(comm: &C) -> Result<Checkpoints> {
+        let t = agree(comm, 0, timeout_from_env())?;
+        Ok(Checkpoints::new(0, t))
+    }
+
+    /// The timeout.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Replaces the timeout (local; every rank must do the same).
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+    }
+
+    /// The next [`checkpoint`] on `comm` for the call `op` (collective).
+    pub fn check<C: Communicator>(&self, comm: &C, op: &str) -> Result<()> {
+        let seq = self.seq.get();
+        self.seq.set(seq + 1);
+        if let Ok(mut l) = live().lock() {
+            l.insert(self.id, comm.as_raw().0 as usize);
+        }
+        checkpoint(comm, self.root, op, seq, self.timeout)
+    }
+}
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        if let Ok(mut l) = live().lock() {
+            l.remove(&self.id);
+        }
+    }
+}
+
+/// The checked entry of a free collective function over `comm` (collective):
+/// one [`checkpoint`] for the call `op` on a duplicate of `comm` (so that its
+/// messages never meet the application's), with the timeout of
+/// [`timeout_from_env`]. Costs an `MPI_Comm_dup` besides the checkpoint: for
+/// coarse calls, not for per-iteration ones (objects keep [`Checkpoints`]).
+pub fn check_entry<C: Communicator>(comm: &C, op: &str) -> Result<()> {
+    let dup = comm.duplicate();
+    Checkpoints::from_env(&dup)?.check(&dup, op)
 }
 
 /// Checks that every rank of `comm` makes the same call `op` (collective):
 /// the root gathers the calls and broadcasts the verdict, so that a
 /// difference is the same error on every rank, before anyone waits on data.
-/// O(p · |op|) bytes at the root.
+/// O(p · |op|) bytes at the root. [`checkpoint`] does this and bounds the wait.
 pub fn same_call<C: Communicator>(comm: &C, root: i32, op: &str) -> Result<()> {
     let calls = gather_values(comm, root, &op.to_string())?;
     root_compute(comm, root, || {
@@ -172,135 +625,6 @@ pub fn same_call<C: Communicator>(comm: &C, root: i32, op: &str) -> Result<()> {
             others.join(", ")
         )))
     })
-}
-
-/// The arrival-checked barrier of [`checkpoint`].
-fn arrival<C: Communicator>(
-    comm: &C,
-    root: i32,
-    op: &str,
-    seq: u64,
-    timeout: Option<Duration>,
-) -> Result<()> {
-    let Some(timeout) = timeout else {
-        comm.barrier();
-        return Ok(());
-    };
-    let size = comm.size();
-    let rank = comm.rank();
-    if !(0..size).contains(&root) {
-        return Err(Error::InvalidInput(format!(
-            "checkpoint root {root} is not a rank of a communicator of size {size}"
-        )));
-    }
-    let start = Instant::now();
-    if rank == root {
-        let mut arrived = vec![false; size as usize];
-        arrived[root as usize] = true;
-        let mut count = 1;
-        mpi::request::scope(|scope| {
-            // Tell every rank the root is here, so that they can name a missing root.
-            let here: Vec<_> = (0..size)
-                .filter(|&r| r != root)
-                .map(|r| {
-                    comm.process_at_rank(r)
-                        .immediate_send_with_tag(scope, &seq, TAG_ROOT_HERE)
-                })
-                .collect();
-            let mut barrier = Some(comm.immediate_barrier());
-            loop {
-                while let Some((msg, status)) = comm
-                    .any_process()
-                    .immediate_matched_probe_with_tag(TAG_ARRIVE)
-                {
-                    let mut theirs = 0u64;
-                    msg.matched_receive_into(&mut theirs);
-                    let src = status.source_rank();
-                    if theirs != seq {
-                        abort_job(&format!(
-                            "nuce: rank {src} arrived at checkpoint #{theirs} while the root \
-                         (rank {root}) is at #{seq} ({op}): the ranks call nuce's collectives \
-                         in different orders"
-                        ));
-                    }
-                    if let Some(a) = arrived.get_mut(src as usize) {
-                        if !*a {
-                            *a = true;
-                            count += 1;
-                        }
-                    }
-                }
-                if count == size {
-                    if let Some(b) = barrier.take() {
-                        match b.test() {
-                            Ok(_) => break,
-                            Err(b) => barrier = Some(b),
-                        }
-                    }
-                }
-                if start.elapsed() > timeout {
-                    abort_job(&format!(
-                        "nuce: timeout: rank(s) {:?} of {size} did not reach {op} within {:.1} s \
-                     (the root, rank {root}, waited); ending the job (MPI_Abort)",
-                        missing_ranks(&arrived),
-                        timeout.as_secs_f64()
-                    ));
-                }
-                std::thread::sleep(POLL);
-            }
-            for h in here {
-                h.wait();
-            }
-        });
-        Ok(())
-    } else {
-        let limit = timeout + ROOT_FIRST;
-        mpi::request::scope(|scope| {
-            let send = comm
-                .process_at_rank(root)
-                .immediate_send_with_tag(scope, &seq, TAG_ARRIVE);
-            let mut barrier = Some(comm.immediate_barrier());
-            let mut root_here = false;
-            loop {
-                if !root_here {
-                    let from_root = comm.process_at_rank(root);
-                    if let Some((msg, _)) =
-                        from_root.immediate_matched_probe_with_tag(TAG_ROOT_HERE)
-                    {
-                        let mut theirs = 0u64;
-                        msg.matched_receive_into(&mut theirs);
-                        root_here = true;
-                    }
-                }
-                if let Some(b) = barrier.take() {
-                    match b.test() {
-                        Ok(_) => {}
-                        Err(b) => barrier = Some(b),
-                    }
-                }
-                if barrier.is_none() && root_here {
-                    break;
-                }
-                if start.elapsed() > limit {
-                    let who = if root_here {
-                        format!(
-                            "ranks that did not arrive (the root, rank {root}, arrived and names them)"
-                        )
-                    } else {
-                        format!("the root, rank {root}, which did not arrive")
-                    };
-                    abort_job(&format!(
-                        "nuce: timeout: rank {rank} waited {:.1} s in {op} for {who}; \
-                         ending the job (MPI_Abort)",
-                        limit.as_secs_f64()
-                    ));
-                }
-                std::thread::sleep(POLL);
-            }
-            send.wait();
-        });
-        Ok(())
-    }
 }
 
 struct Armed {
@@ -350,6 +674,16 @@ fn watch(s: &'static Shared) {
             .min_by_key(|a| a.deadline)
             .map(|a| (a.deadline, a.op.clone(), a.rank, a.timeout));
         match due {
+            Some((deadline, ..))
+                if deadline <= now && IN_CHECKPOINT.load(std::sync::atomic::Ordering::SeqCst) =>
+            {
+                // A checkpoint is under way: it ends the job itself within its
+                // own timeout, naming the missing ranks and their hosts.
+                board = match s.wake.wait_timeout(board, Duration::from_millis(50)) {
+                    Ok((b, _)) => b,
+                    Err(p) => p.into_inner().0,
+                };
+            }
             Some((deadline, op, rank, timeout)) if deadline <= now => {
                 drop(board);
                 abort_job(&format!(

@@ -35,22 +35,35 @@ impl Run {
             .filter_map(|l| l.split_once(marker).map(|(_, e)| e.to_string()))
             .collect()
     }
-    /// Asserts the run succeeded, no `CHECK … FAIL` line was printed, and at
-    /// least `min` `CHECK … ok` lines were; returns their count.
-    pub fn assert_checks(&self, min: usize) -> usize {
+    /// Asserts the run succeeded, no `CHECK … FAIL` line was printed, and
+    /// every one of the `np` ranks printed at least `per_rank` `CHECK … ok`
+    /// lines; returns their total.
+    pub fn assert_checks(&self, np: usize, per_rank: usize) -> usize {
         self.assert_ok();
-        let oks = self
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("CHECK") && l.ends_with(" ok"))
-            .count();
-        assert!(
-            oks >= min,
-            "only {oks} checks passed (expected {min}):\n{}",
-            self.stdout
-        );
         assert!(!self.stdout.contains("FAIL"), "{}", self.stdout);
-        oks
+        // `CHECK <rank> <name> ok`, counted per rank: a rank that skipped
+        // its checks fails the run even when the others passed theirs.
+        let mut oks = vec![0usize; np];
+        for l in self.stdout.lines() {
+            // (mpirun may interleave two ranks' lines: such a line is skipped.)
+            let rank = l
+                .strip_prefix("CHECK ")
+                .filter(|_| l.ends_with(" ok"))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|r| r.parse::<usize>().ok());
+            if let Some(r) = rank {
+                assert!(r < np, "CHECK from rank {r} of {np}: {l:?}");
+                oks[r] += 1;
+            }
+        }
+        for (r, &n) in oks.iter().enumerate() {
+            assert!(
+                n >= per_rank,
+                "rank {r} passed only {n} checks (expected {per_rank} per rank):\n{}",
+                self.stdout
+            );
+        }
+        oks.iter().sum()
     }
     /// Panics with the full output unless the run exited 0 in time.
     pub fn assert_ok(&self) {
@@ -63,6 +76,19 @@ impl Run {
             self.stderr
         );
     }
+}
+
+/// The rank that printed each line of `mpirun --tag-output` (`[job,rank]<stream>:…`)
+/// containing `needle`.
+pub fn ranks_saying(tagged: &str, needle: &str) -> Vec<usize> {
+    tagged
+        .lines()
+        .filter(|l| l.contains(needle))
+        .filter_map(|l| {
+            let tag = l.strip_prefix('[')?.split(']').next()?;
+            tag.split(',').nth(1)?.trim().parse().ok()
+        })
+        .collect()
 }
 
 /// The environment Open MPI needs on these machines (as `scripts/env.sh`).
@@ -91,7 +117,22 @@ pub fn measured_speeds_lock() -> std::sync::MutexGuard<'static, ()> {
 
 /// Runs `mpirun -np <np> <program> <args…>`, killing it after `timeout`.
 pub fn mpirun_prog(np: usize, program: &str, args: &[&str], timeout: Duration) -> Run {
+    mpirun_with(np, &[], program, args, timeout)
+}
+
+/// [`mpirun_prog`] with extra options of `mpirun` (e.g. `--enable-recovery`,
+/// which lets the other ranks run on when one dies, so that nuce, not the
+/// launcher, names the dead rank; `--tag-output`, which prefixes every line
+/// with `[job,rank]`).
+pub fn mpirun_with(
+    np: usize,
+    mpirun_opts: &[&str],
+    program: &str,
+    args: &[&str],
+    timeout: Duration,
+) -> Run {
     let mut cmd = Command::new("mpirun");
+    cmd.args(mpirun_opts);
     cmd.arg("-np")
         .arg(np.to_string())
         .arg("--oversubscribe")
@@ -139,7 +180,7 @@ pub fn mpirun_prog(np: usize, program: &str, args: &[&str], timeout: Duration) -
 /// asserts it succeeded with at least one passed check per rank and none failed.
 pub fn checks_pass(np: usize, args: &[&str]) -> Run {
     let run = mpirun(np, args, Duration::from_secs(120));
-    run.assert_checks(np);
+    run.assert_checks(np, 1);
     run
 }
 

@@ -212,6 +212,14 @@ fn real_sfepy_meshes_parse_when_installed() {
     ] {
         let path = format!("{dir}/{f}");
         let Ok(text) = std::fs::read_to_string(&path) else {
+            // `scripts/test.sh` installs the meshes (python3-sfepy) and sets
+            // NUCE_REQUIRE_MESHES: there a missing mesh fails; elsewhere the
+            // case is skipped, and says so.
+            assert!(
+                std::env::var_os("NUCE_REQUIRE_MESHES").is_none(),
+                "{path} is missing (scripts/setup.sh python3-sfepy)"
+            );
+            eprintln!("SKIPPED real_sfepy_meshes_parse_when_installed: {path} is missing");
             continue;
         };
         let m = parse_medit(&text, &path).unwrap();

@@ -114,8 +114,13 @@ fn remap(ctx: &Ctx) {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let first = random_tiling(rows, cols, p, &mut rng);
     let g = (w.rank() == 0).then(|| global(rows, cols, 5));
-    let (mut a, _) = DistArray2::scatter(w, 0, first, 1, g.as_ref()).expect("scatter");
-    let (mut total, mut minimum) = (0u64, 0u64);
+    let (mut a, _) = DistArray2::scatter(w, 0, first.clone(), 1, g.as_ref()).expect("scatter");
+    // A second array on the same plans carries each cell's previous owner:
+    // after a remap, the cells of a rank's block whose previous owner is
+    // another rank are the cells it actually received (measured from the
+    // data delivered, not from the plans' overlaps).
+    let mut owners = DistArray2::<u64>::new(w, first, 0).expect("owners");
+    let (mut total, mut minimum, mut received) = (0u64, 0u64, 0u64);
     for step in 0..steps {
         // Alternate random tilings and speed-proportional plans (the root plans, all receive).
         let next = if step % 2 == 0 {
@@ -131,6 +136,21 @@ fn remap(ctx: &Ctx) {
             stats.bytes == need,
             format!("step {step}: {} vs {need}", stats.bytes),
         );
+        owners.local_mut().fill(w.rank() as u64);
+        owners.remap(&next).expect("owners remap");
+        let me = w.rank() as u64;
+        let mine = owners.local().iter().filter(|&&o| o != me).count() as u64 * 8;
+        let mut got = 0u64;
+        w.all_reduce_into(&mine, &mut got, mpi::collective::SystemOperation::sum());
+        ctx.check(
+            "remap-received-bytes",
+            got == need && got == stats.bytes,
+            format!(
+                "step {step}: received {got}, reported {}, minimum {need}",
+                stats.bytes
+            ),
+        );
+        received += got;
         ctx.check("remap-values", holds_global(&a, 5), format!("step {step}"));
         total += stats.bytes;
         minimum += need;
@@ -142,7 +162,7 @@ fn remap(ctx: &Ctx) {
             back == global(rows, cols, 5),
             "after all remaps",
         );
-        println!("RESULT remap steps={steps} bytes={total} minimum={minimum}");
+        println!("RESULT remap steps={steps} bytes={total} minimum={minimum} received={received}");
     }
 }
 
