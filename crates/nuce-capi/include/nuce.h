@@ -278,33 +278,6 @@ int nuce_maybe_remap_ahead(struct nuce_balancer *b,
                            size_t len,
                            int *remapped);
 
-// Plans arrays with the decomposer named `name` (collective; the same name
-// on every rank): `column` (the default), `xy2`, `xy`, `tile`, `kl`, `rb`,
-// `rb2`, `rb3`, `slices` or `best`. An unknown name is
-// `NUCE_ERR_INVALID_INPUT` on every rank.
-int nuce_set_decomposer(struct nuce_balancer *b, const char *name);
-
-// Sets the remap hysteresis (collective; the same value on every rank): a
-// remap is considered only when it would cut the predicted time per
-// iteration by more than this fraction (default 0.05). Finite and ≥ 0.
-int nuce_set_hysteresis(struct nuce_balancer *b, double fraction);
-
-// Sets the timeout of the balancer's collectives in seconds (collective;
-// the same value on every rank); 0 waits forever. The default comes from
-// `NUCE_TIMEOUT_S` (60 s when unset). A negative, NaN or infinite value is
-// `NUCE_ERR_INVALID_INPUT`.
-int nuce_set_timeout(struct nuce_balancer *b, double seconds);
-
-// Opens a waiting section on this thread (local): until the matching
-// [`nuce_waiting_end`], time is not counted as compute by nuce's automatic
-// timing. For the application's own collectives and waits between balance
-// points. Sections nest.
-int nuce_waiting_begin(void);
-
-// Closes the innermost waiting section of this thread (local).
-// `NUCE_ERR_INVALID_INPUT` when none is open.
-int nuce_waiting_end(void);
-
 // Allocates one processor submesh of the `p × q` mesh to each of the `m`
 // grids `grids[2m] = {w0, h0, w1, h1, …}` (mesh points along x and y,
 // each > 0; `m ≤ p·q`), packed by `packer` (`NUCE_PACK_*`) and scaled by
@@ -450,6 +423,33 @@ int nuce_graph_partition(struct nuce_balancer *b,
                          int algo,
                          int64_t *part,
                          double *edgecut);
+
+// Plans arrays with the decomposer named `name` (collective; the same name
+// on every rank): `column` (the default), `xy2`, `xy`, `tile`, `kl`, `rb`,
+// `rb2`, `rb3`, `slices` or `best`. An unknown name is
+// `NUCE_ERR_INVALID_INPUT` on every rank.
+int nuce_set_decomposer(struct nuce_balancer *b, const char *name);
+
+// Sets the remap hysteresis (collective; the same value on every rank): a
+// remap is considered only when it would cut the predicted time per
+// iteration by more than this fraction (default 0.05). Finite and ≥ 0.
+int nuce_set_hysteresis(struct nuce_balancer *b, double fraction);
+
+// Sets the timeout of the balancer's collectives in seconds (collective;
+// the same value on every rank); 0 waits forever. The default comes from
+// `NUCE_TIMEOUT_S` (60 s when unset). A negative, NaN or infinite value is
+// `NUCE_ERR_INVALID_INPUT`.
+int nuce_set_timeout(struct nuce_balancer *b, double seconds);
+
+// Opens a waiting section on this thread (local): until the matching
+// [`nuce_waiting_end`], time is not counted as compute by nuce's automatic
+// timing. For the application's own collectives and waits between balance
+// points. Sections nest.
+int nuce_waiting_begin(void);
+
+// Closes the innermost waiting section of this thread (local).
+// `NUCE_ERR_INVALID_INPUT` when none is open.
+int nuce_waiting_end(void);
 
 // The schedule of exactly `tasks` equal tasks with the least makespan
 // found (MinTime, \[BBLRR01\] §4.1; the solver of the platform's model:
