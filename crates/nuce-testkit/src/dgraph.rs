@@ -62,6 +62,24 @@ fn build(ctx: &Ctx, dims: (usize, usize, usize), corrupt: bool) -> nuce::Result<
 
 /// Every vertex owned once (count, Σ id, Σ id²), every value its vertex's,
 /// and the rank's storage bounded by its local size.
+/// The whole grid graph and its values on the root (what the root-based
+/// path starts from); `None` and no values elsewhere.
+fn whole_at_root(
+    root: bool,
+    dims: (usize, usize, usize),
+    n: usize,
+) -> (Option<Graph>, Vec<(f64, u32)>) {
+    if !root {
+        return (None, Vec::new());
+    }
+    let s = grid_slab(dims, 0, n, 0.3).expect("grid");
+    let vw = (0..n).map(weight).collect();
+    let g = Graph::from_csr(s.xadj, s.adjncy, Some(vw), None)
+        .and_then(|g| g.with_coords(3, s.coords))
+        .expect("graph");
+    (Some(g), (0..n).map(value).collect())
+}
+
 fn check_layout(ctx: &Ctx, g: &G, n: usize, when: &str) {
     let w = &ctx.world;
     let owned = g.owned();
@@ -202,18 +220,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             g.migrate(&dest).expect("migrate");
             let part = g.partition();
             let root = ctx.rank() == 0;
-            let whole = root.then(|| {
-                let s = grid_slab(dims, 0, n, 0.3).expect("grid");
-                let vw = (0..n).map(weight).collect();
-                Graph::from_csr(s.xadj, s.adjncy, Some(vw), None)
-                    .and_then(|g| g.with_coords(3, s.coords))
-                    .expect("graph")
-            });
-            let vals: Vec<(f64, u32)> = if root {
-                (0..n).map(value).collect()
-            } else {
-                Vec::new()
-            };
+            let (whole, vals) = whole_at_root(root, dims, n);
             let mut r: G = DistGraph::scatter(
                 w,
                 0,
@@ -287,18 +294,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             // local migrate: the root's view of the owners follows, so the
             // next decision weighs the real current loads.
             let root = ctx.rank() == 0;
-            let whole = root.then(|| {
-                let s = grid_slab(dims, 0, n, 0.3).expect("grid");
-                let vw = (0..n).map(weight).collect();
-                Graph::from_csr(s.xadj, s.adjncy, Some(vw), None)
-                    .and_then(|g| g.with_coords(3, s.coords))
-                    .expect("graph")
-            });
-            let vals: Vec<(f64, u32)> = if root {
-                (0..n).map(value).collect()
-            } else {
-                Vec::new()
-            };
+            let (whole, vals) = whole_at_root(root, dims, n);
             let mut bal = nuce::Balancer::new(w).expect("balancer");
             let mut g: G = bal
                 .scatter_graph(whole.as_ref(), root.then_some(vals.as_slice()))
