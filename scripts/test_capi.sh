@@ -124,4 +124,10 @@ for np in 1 2 3; do
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
   echo "test_capi: ok: Fortran $(grep 'errors: all' <<<"$out")"
 done
+# Graphs, master-worker schedules and AMR: every result recomputed, misuse the same code everywhere.
+for np in 1 2 3; do
+  out="$(mpirun -np "$np" "$tmp/fcmake/graph" 2>&1)" || { echo "$out" >&2; echo "test_capi: graph.f90 failed with $np ranks" >&2; exit 1; }
+  grep -q "graph: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
+  echo "test_capi: ok: Fortran $(grep 'graph: all' <<<"$out")"
+done
 echo "test_capi: all Fortran API tests passed"

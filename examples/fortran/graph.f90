@@ -277,12 +277,15 @@ contains
   end subroutine check_owned_are
 
   !> The model makespan of a schedule, recomputed: max over the workers with
-  !> tasks of (send position) tcom + count cycle + (slot from the end) tcom_return.
+  !> tasks of (send position) tcom + count cycle + (slot from the end)
+  !> tcom_return; -huge when the orders are not permutations of 1 .. p.
   real(dp) function makespan_of(t, tcom, tret, counts, send, ret) result(ms)
     real(dp), intent(in) :: t(:), tcom, tret
     integer(i8), intent(in) :: counts(:), send(:), ret(:)
     integer :: k, p
     integer :: s1(size(t)), s2(size(t))
+    ms = -huge(ms)
+    if (.not. (is_permutation(send) .and. is_permutation(ret))) return
     p = size(t)
     do k = 1, p
       s1(send(k)) = k

@@ -121,8 +121,8 @@ module nuce
   real(c_double), target, save :: empty(1)
   integer(c_int64_t), target, save :: empty_i(1)
 
-  ! The message of the last failure found by this module before or around
-  ! the C call (a shape the C API cannot see); '' when the last failure is C's.
+  ! The message of the last failure when this module found it (a shape the
+  ! C API cannot see); '' when the last failure is the C API's.
   character(len=:), allocatable, save :: local_error
 
   interface
@@ -432,8 +432,10 @@ contains
     character(len=*), intent(in) :: what
     integer, intent(out), optional :: ierr
     character(len=*), intent(in), optional :: why
-    local_error = ''
-    if (present(why) .and. rc /= NUCE_OK) local_error = why
+    if (rc /= NUCE_OK) then
+      local_error = ''
+      if (present(why)) local_error = why
+    end if
     if (present(ierr)) then
       ierr = int(rc)
     else if (rc /= NUCE_OK) then
@@ -689,7 +691,7 @@ contains
 
   ! --- Graphs ---------------------------------------------------------------
 
-  !> `x` shifted to 0-based numbering (`base` = numflag, 1 when absent).
+  !> The numbering of vertex ids: `numflag`, 1 when absent.
   function base_of(numflag) result(base)
     integer, intent(in), optional :: numflag
     integer(c_int64_t) :: base
