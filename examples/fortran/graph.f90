@@ -12,11 +12,12 @@ program graph
   use, intrinsic :: iso_c_binding, only: c_double, c_int64_t
   use mpi_f08
   use nuce
+  use checks
   implicit none
 
   integer, parameter :: dp = c_double, i8 = c_int64_t
   integer, parameter :: nx = 40, ny = 30, n = nx * ny, m = 2
-  integer :: rank, nranks, ierr, checks = 0, failures = 0, r
+  integer :: rank, nranks, ierr, r
   integer(i8), allocatable :: xadj(:), adjncy(:), part(:), part0(:), owner(:), none(:)
   real(dp), allocatable :: vwgt(:), ewgt(:), coords(:, :), tpwgts(:), speeds(:)
   real(dp), allocatable :: records(:, :), values(:, :), back(:, :)
@@ -126,11 +127,7 @@ program graph
   call check_tasks()
   call check_amr()
 
-  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. failures == 0) write (*, '(a, i0, a, i0, a)') 'graph: all ', checks, &
-    ' checks passed on ', nranks, ' ranks'
-  call MPI_Finalize()
-  if (failures /= 0) error stop 1
+  call finish('graph')
 
 contains
 
@@ -221,7 +218,8 @@ contains
     logical :: ok
     call nuce_graph_sizes(g, owned, ghosts, arcs, ierr)
     call expect(ierr, NUCE_OK, .false., 'graph_sizes ' // when)
-    allocate (ids(owned), gids(ghosts), lx(owned + 1), la(arcs), lw(arcs), count(n))
+    allocate (ids(owned), gids(ghosts), lx(owned + 1), la(arcs), lw(arcs), count(n), &
+              global_of(owned + ghosts))
     call nuce_graph_owned(g, ids)
     call nuce_graph_ghosts(g, gids)
     count = 0
@@ -249,7 +247,8 @@ contains
     ! The local adjacency, slot by slot, is the global adjacency.
     call nuce_graph_adjacency(g, lx, la, lw, ierr)
     call expect(ierr, NUCE_OK, .false., 'graph_adjacency ' // when)
-    global_of = [ids, gids]
+    global_of(1:owned) = ids
+    global_of(owned + 1:) = gids
     ok = lx(1) == 1 .and. lx(owned + 1) == arcs + 1
     do k = 1, owned
       if (.not. ok) exit
@@ -356,27 +355,5 @@ contains
     call nuce_amr_allocate(grids(:, 1:2), 4_i8, 4_i8, lo, hi, ierr=ierr)
     call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .false., 'amr_allocate(lo, hi of 5 for 2 grids)')
   end subroutine check_amr
-
-  !> Checks `got` against `want`; a collective check also asserts that every
-  !> rank got the same code.
-  subroutine expect(got, want, collective, what)
-    integer, intent(in) :: got, want
-    logical, intent(in) :: collective
-    character(len=*), intent(in) :: what
-    integer :: lo_code, hi_code
-    checks = checks + 1
-    lo_code = got
-    hi_code = got
-    if (collective) then
-      call MPI_Allreduce(got, lo_code, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
-      call MPI_Allreduce(got, hi_code, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)
-    end if
-    if (got /= want .or. lo_code /= hi_code) then
-      failures = failures + 1
-      write (*, '(a, i0, a, a, a, i0, a, i0, a, l1, a, a, a)') 'graph: rank ', rank, ': ', what, &
-        ': got ', got, ', want ', want, ' (same on every rank: ', lo_code == hi_code, ') (', &
-        nuce_last_error(), ')'
-    end if
-  end subroutine expect
 
 end program graph
