@@ -808,7 +808,7 @@ contains
     character(len=:), allocatable :: why
     type(c_ptr) :: g, cut, p
     call csr_of(xadj, adjncy, base_of(numflag), x0, a0, csr, why, vwgt, ewgt, coords)
-    if (size(xadj) > 0 .and. size(part) /= size(xadj) - 1) &
+    if (size(xadj) > 0 .and. size(part) > 0 .and. size(part) /= size(xadj) - 1) &
       why = 'part must have n = size(xadj) - 1 entries'
     g = c_loc(csr)
     if (len(why) > 0 .or. size(xadj) == 0) g = c_null_ptr
@@ -837,7 +837,7 @@ contains
     character(len=:), allocatable :: why
     type(c_ptr) :: gp, r
     call csr_of(xadj, adjncy, base_of(numflag), x0, a0, csr, why, vwgt, ewgt, coords)
-    if (size(xadj) > 0 .and. size(records, 2) /= size(xadj) - 1) &
+    if (size(xadj) > 0 .and. size(records, 2) > 0 .and. size(records, 2) /= size(xadj) - 1) &
       why = 'records must be records(m, n) on rank 0'
     gp = c_loc(csr)
     if (len(why) > 0 .or. size(xadj) == 0) gp = c_null_ptr
