@@ -7,8 +7,8 @@
 # passes bit for bit, a rank doing 4x the work gets the grid remapped, and
 # every misuse in errors.c returns the same error code on every rank; the
 # C++ graph example (below) as described there. Then the same for Fortran:
-# the module's error codes are nuce.h's, examples/fortran/heat2d.f90 and
-# errors.f90 are built with CMake (nuce::nuce_fortran) and with mpifort +
+# the module's constants are nuce.h's, examples/fortran/heat2d.f90,
+# errors.f90 and graph.f90 are built with CMake (nuce::nuce_fortran) and with mpifort +
 # pkg-config (nuce-fortran), and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -102,10 +102,11 @@ if [ -x "$tmp/cmake_cpp/mesh_graph" ]; then mesh_run 2 - "$tmp/cmake_cpp/mesh_gr
 echo "test_capi: all C API tests passed"
 
 # --- Fortran ---
-h_codes="$(sed -n 's/^#define \(NUCE_OK\|NUCE_ERR_[A-Z_]*\) \([0-9]*\)$/\1 \2/p' crates/nuce-capi/include/nuce.h)"
-f_codes="$(sed -n 's/.*parameter, public :: \(NUCE_OK\|NUCE_ERR_[A-Z_]*\) = \([0-9]*\)$/\1 \2/p' crates/nuce-capi/fortran/nuce.f90)"
-[ -n "$h_codes" ] && [ "$h_codes" = "$f_codes" ] ||
-  { echo "test_capi: the Fortran module's error codes differ from nuce.h's" >&2; diff <(echo "$h_codes") <(echo "$f_codes") >&2; exit 1; }
+# Every integer constant of nuce.h (error codes, NUCE_PACK_*, NUCE_SCALE_*, NUCE_ALGO_*), in order.
+h_codes="$(sed -n 's/^#define \(NUCE_[A-Z_]*\) \([0-9]*\)$/\1 \2/p' crates/nuce-capi/include/nuce.h)"
+f_codes="$(sed -n 's/.*parameter, public :: \(NUCE_[A-Z_]*\) = \([0-9]*\)$/\1 \2/p' crates/nuce-capi/fortran/nuce.f90)"
+[ "$(grep -c NUCE_ALGO_RCBI <<<"$h_codes")" = 1 ] && [ "$h_codes" = "$f_codes" ] ||
+  { echo "test_capi: the Fortran module's constants differ from nuce.h's" >&2; diff <(echo "$h_codes") <(echo "$f_codes") >&2; exit 1; }
 for f in include/nuce.mod lib/libnuce_fortran.a lib/pkgconfig/nuce-fortran.pc share/nuce/fortran/nuce.f90; do
   test -f "$prefix/$f" || { echo "test_capi: $f not installed" >&2; exit 1; }
 done
@@ -122,5 +123,11 @@ for np in 1 2 3; do
   out="$(mpirun -np "$np" "$tmp/fcmake/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.f90 failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
   echo "test_capi: ok: Fortran $(grep 'errors: all' <<<"$out")"
+done
+# Graphs, master-worker schedules and AMR: every result recomputed, misuse the same code everywhere.
+for np in 1 2 3; do
+  out="$(mpirun -np "$np" "$tmp/fcmake/graph" 2>&1)" || { echo "$out" >&2; echo "test_capi: graph.f90 failed with $np ranks" >&2; exit 1; }
+  grep -q "graph: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
+  echo "test_capi: ok: Fortran $(grep 'graph: all' <<<"$out")"
 done
 echo "test_capi: all Fortran API tests passed"

@@ -6,10 +6,11 @@ program errors
   use, intrinsic :: iso_c_binding, only: c_double, c_int64_t
   use mpi_f08
   use nuce
+  use checks
   implicit none
 
   integer, parameter :: dp = c_double, i8 = c_int64_t
-  integer :: rank, nranks, ierr, checks = 0, failures = 0, r, fcomm
+  integer :: rank, nranks, ierr, r, fcomm
   integer(i8) :: lo(2), hi(2), area, n1 = 30, n2 = 20
   type(nuce_balancer) :: b
   type(nuce_array) :: a
@@ -137,34 +138,6 @@ program errors
   call nuce_balancer_free(b, ierr)
   call expect(ierr, NUCE_OK, .false., 'balancer_free')
 
-  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0 .and. failures == 0) write (*, '(a, i0, a, i0, a)') 'errors: all ', checks, &
-    ' checks passed on ', nranks, ' ranks'
-  call MPI_Finalize()
-  if (failures /= 0) error stop 1
-
-contains
-
-  !> Checks `got` against `want`; a collective check also asserts that every
-  !> rank got the same code.
-  subroutine expect(got, want, collective, what)
-    integer, intent(in) :: got, want
-    logical, intent(in) :: collective
-    character(len=*), intent(in) :: what
-    integer :: lo_code, hi_code
-    checks = checks + 1
-    lo_code = got
-    hi_code = got
-    if (collective) then
-      call MPI_Allreduce(got, lo_code, 1, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
-      call MPI_Allreduce(got, hi_code, 1, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD)
-    end if
-    if (got /= want .or. lo_code /= hi_code) then
-      failures = failures + 1
-      write (*, '(a, i0, a, a, a, i0, a, i0, a, l1, a, a, a)') 'errors: rank ', rank, ': ', what, &
-        ': got ', got, ', want ', want, ' (same on every rank: ', lo_code == hi_code, ') (', &
-        nuce_last_error(), ')'
-    end if
-  end subroutine expect
+  call finish('errors')
 
 end program errors

@@ -20,6 +20,13 @@
 !
 ! Communicators: `type(MPI_Comm)` (mpi_f08) or an integer handle (mpi, mpif.h);
 ! nuce duplicates it and never frees it; it never initialises nor finalises MPI.
+!
+! Graphs are CSR arrays `xadj(n + 1)`, `adjncy(xadj(n + 1) - numflag)` of
+! integer(c_int64_t) numbered from `numflag` (optional: 1, Fortran numbering,
+! by default; 0 for C/METIS numbering), as ParMETIS's `numflag`. Vertex ids,
+! offsets and local slots that nuce returns follow the same numbering; parts
+! and owners are always MPI ranks, 0-based. Master-worker orders are 1-based
+! worker indices; AMR submeshes are 1-based inclusive bounds like blocks.
 module nuce
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only: error_unit
@@ -27,7 +34,7 @@ module nuce
   implicit none
   private
 
-  public :: nuce_balancer, nuce_array
+  public :: nuce_balancer, nuce_array, nuce_graph
   public :: nuce_version, nuce_last_error
   public :: nuce_balancer_create, nuce_balancer_free, nuce_measure, nuce_set_speeds, nuce_speeds
   public :: nuce_plan, nuce_plan_box, nuce_record_phase
@@ -35,6 +42,11 @@ module nuce
   public :: nuce_array_read, nuce_array_exchange_ghosts, nuce_array_gather, nuce_maybe_remap
   public :: nuce_set_decomposer, nuce_set_hysteresis, nuce_set_timeout
   public :: nuce_waiting_begin, nuce_waiting_end
+  public :: nuce_partition_graph, nuce_graph_partition
+  public :: nuce_graph_scatter, nuce_graph_free, nuce_graph_sizes, nuce_graph_owned
+  public :: nuce_graph_ghosts, nuce_graph_adjacency, nuce_graph_read
+  public :: nuce_graph_exchange_ghosts, nuce_graph_gather, nuce_graph_migrate
+  public :: nuce_tasks_min_time, nuce_tasks_max_tasks, nuce_amr_allocate
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -51,6 +63,20 @@ module nuce
   integer, parameter, public :: NUCE_ERR_TIMEOUT = 11
   integer, parameter, public :: NUCE_ERR_PANIC = 12
   integer, parameter, public :: NUCE_ERR_UNKNOWN = 13
+  ! AMR packers and scalings, graph algorithms (nuce.h's, checked alike).
+  integer, parameter, public :: NUCE_PACK_TIGHT = 0
+  integer, parameter, public :: NUCE_PACK_LEVEL = 1
+  integer, parameter, public :: NUCE_SCALE_NONUNIFORM = 0
+  integer, parameter, public :: NUCE_SCALE_UNIFORM = 1
+  integer, parameter, public :: NUCE_ALGO_BEST = 0
+  integer, parameter, public :: NUCE_ALGO_MULTILEVEL = 1
+  integer, parameter, public :: NUCE_ALGO_RCB = 2
+  integer, parameter, public :: NUCE_ALGO_ZCI = 3
+  integer, parameter, public :: NUCE_ALGO_HCI = 4
+  integer, parameter, public :: NUCE_ALGO_RSB = 5
+  integer, parameter, public :: NUCE_ALGO_RSBKL = 6
+  integer, parameter, public :: NUCE_ALGO_RSBI = 7
+  integer, parameter, public :: NUCE_ALGO_RCBI = 8
 
   !> A load balancer (wraps `nuce_balancer *`).
   type :: nuce_balancer
@@ -62,12 +88,42 @@ module nuce
     type(c_ptr) :: ptr = c_null_ptr
   end type nuce_array
 
+  !> A distributed graph with `m` real(c_double) values per vertex (wraps
+  !> `nuce_graph *`; records of 8 m bytes), numbered from `base` (numflag).
+  type :: nuce_graph
+    type(c_ptr) :: ptr = c_null_ptr
+    integer(c_int64_t) :: m = 0
+    integer(c_int64_t) :: base = 1
+  end type nuce_graph
+
+  ! nuce.h's `nuce_csr` and `nuce_task_platform`.
+  type, bind(c) :: c_csr
+    integer(c_int64_t) :: n = 0
+    type(c_ptr) :: xadj = c_null_ptr, adjncy = c_null_ptr, vwgt = c_null_ptr, ewgt = c_null_ptr
+    integer(c_int32_t) :: dim = 0
+    type(c_ptr) :: coords = c_null_ptr
+  end type c_csr
+  type, bind(c) :: c_platform
+    type(c_ptr) :: cycle_times = c_null_ptr
+    integer(c_size_t) :: workers = 0
+    real(c_double) :: tcom = 0, tcom_return = 0
+  end type c_platform
+
   interface nuce_balancer_create
     module procedure balancer_create_f08, balancer_create_int
   end interface nuce_balancer_create
 
-  ! A valid address for empty buffers (the C API wants non-NULL pointers).
+  interface nuce_maybe_remap
+    module procedure array_maybe_remap, graph_maybe_remap
+  end interface nuce_maybe_remap
+
+  ! Valid addresses for empty buffers (the C API wants non-NULL pointers).
   real(c_double), target, save :: empty(1)
+  integer(c_int64_t), target, save :: empty_i(1)
+
+  ! The message of the last failure when this module found it (a shape the
+  ! C API cannot see); '' when the last failure is the C API's.
+  character(len=:), allocatable, save :: local_error
 
   interface
     function c_version() bind(c, name='nuce_version') result(p)
@@ -210,6 +266,124 @@ module nuce
       import :: c_int
       integer(c_int) :: rc
     end function c_waiting_end
+    function c_partition_graph(g, nparts, tpwgts, algo, part, edgecut) &
+        bind(c, name='nuce_partition_graph') result(rc)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: g, tpwgts, part, edgecut
+      integer(c_int64_t), value :: nparts
+      integer(c_int), value :: algo
+      integer(c_int) :: rc
+    end function c_partition_graph
+    function c_graph_partition(b, g, algo, part, edgecut) &
+        bind(c, name='nuce_graph_partition') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: b, g, part, edgecut
+      integer(c_int), value :: algo
+      integer(c_int) :: rc
+    end function c_graph_partition
+    function c_graph_scatter(b, g, elem_size, records, out) &
+        bind(c, name='nuce_graph_scatter') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: b, g, records
+      integer(c_size_t), value :: elem_size
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: rc
+    end function c_graph_scatter
+    function c_graph_free(g) bind(c, name='nuce_graph_free') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g
+      integer(c_int) :: rc
+    end function c_graph_free
+    function c_graph_sizes(g, owned, ghosts, arcs) bind(c, name='nuce_graph_sizes') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g
+      integer(c_size_t), intent(out) :: owned, ghosts, arcs
+      integer(c_int) :: rc
+    end function c_graph_sizes
+    function c_graph_owned(g, ids, len) bind(c, name='nuce_graph_owned') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, ids
+      integer(c_size_t), value :: len
+      integer(c_int) :: rc
+    end function c_graph_owned
+    function c_graph_ghosts(g, ids, len) bind(c, name='nuce_graph_ghosts') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, ids
+      integer(c_size_t), value :: len
+      integer(c_int) :: rc
+    end function c_graph_ghosts
+    function c_graph_adjacency(g, xadj, xadj_len, adjncy, ewgt, arcs) &
+        bind(c, name='nuce_graph_adjacency') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, xadj, adjncy, ewgt
+      integer(c_size_t), value :: xadj_len, arcs
+      integer(c_int) :: rc
+    end function c_graph_adjacency
+    function c_graph_read(g, values, len) bind(c, name='nuce_graph_read') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, values
+      integer(c_size_t), value :: len
+      integer(c_int) :: rc
+    end function c_graph_read
+    function c_graph_exchange_ghosts(g, values, len) &
+        bind(c, name='nuce_graph_exchange_ghosts') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, values
+      integer(c_size_t), value :: len
+      integer(c_int) :: rc
+    end function c_graph_exchange_ghosts
+    function c_graph_gather(g, values, len, global, global_len) &
+        bind(c, name='nuce_graph_gather') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, values, global
+      integer(c_size_t), value :: len, global_len
+      integer(c_int) :: rc
+    end function c_graph_gather
+    function c_graph_migrate(g, values, len, owner, n) &
+        bind(c, name='nuce_graph_migrate') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, values, owner
+      integer(c_size_t), value :: len, n
+      integer(c_int) :: rc
+    end function c_graph_migrate
+    function c_graph_maybe_remap_ahead(b, g, iterations, ahead, values, len, remapped) &
+        bind(c, name='nuce_graph_maybe_remap_ahead') result(rc)
+      import :: c_int, c_ptr, c_int64_t, c_size_t
+      type(c_ptr), value :: b, g, values
+      integer(c_int64_t), value :: iterations, ahead
+      integer(c_size_t), value :: len
+      integer(c_int), intent(out) :: remapped
+      integer(c_int) :: rc
+    end function c_graph_maybe_remap_ahead
+    function c_tasks_min_time(pf, tasks, counts, send_order, return_order, makespan) &
+        bind(c, name='nuce_tasks_min_time') result(rc)
+      import :: c_int, c_ptr, c_int64_t, c_double, c_platform
+      type(c_platform), intent(in) :: pf
+      integer(c_int64_t), value :: tasks
+      integer(c_int64_t), intent(out) :: counts(*), send_order(*), return_order(*)
+      real(c_double), intent(out) :: makespan
+      integer(c_int) :: rc
+    end function c_tasks_min_time
+    function c_tasks_max_tasks(pf, deadline, counts, send_order, return_order, makespan) &
+        bind(c, name='nuce_tasks_max_tasks') result(rc)
+      import :: c_int, c_ptr, c_int64_t, c_double, c_platform
+      type(c_platform), intent(in) :: pf
+      real(c_double), value :: deadline
+      integer(c_int64_t), intent(out) :: counts(*), send_order(*), return_order(*)
+      real(c_double), intent(out) :: makespan
+      integer(c_int) :: rc
+    end function c_tasks_max_tasks
+    function c_amr_allocate(grids, m, p, q, packer, scaling, submeshes, rotated) &
+        bind(c, name='nuce_amr_allocate') result(rc)
+      import :: c_int, c_int64_t, c_size_t
+      integer(c_int64_t), intent(in) :: grids(*)
+      integer(c_size_t), value :: m
+      integer(c_int64_t), value :: p, q
+      integer(c_int), value :: packer, scaling
+      integer(c_int64_t), intent(out) :: submeshes(*)
+      integer(c_int), intent(out) :: rotated(*)
+      integer(c_int) :: rc
+    end function c_amr_allocate
   end interface
 
 contains
@@ -242,14 +416,26 @@ contains
   !> The message of the last failed call on this thread ('' if none).
   function nuce_last_error() result(s)
     character(len=:), allocatable :: s
+    if (allocated(local_error)) then
+      if (len(local_error) > 0) then
+        s = local_error
+        return
+      end if
+    end if
     s = from_c(c_last_error())
   end function nuce_last_error
 
   !> Reports `rc` of the call `what` through `ierr`, or stops on failure.
-  subroutine done(rc, what, ierr)
+  !> `why` (when not '') replaces the C API's message of a failure.
+  subroutine done(rc, what, ierr, why)
     integer(c_int), intent(in) :: rc
     character(len=*), intent(in) :: what
     integer, intent(out), optional :: ierr
+    character(len=*), intent(in), optional :: why
+    if (rc /= NUCE_OK) then
+      local_error = ''
+      if (present(why)) local_error = why
+    end if
     if (present(ierr)) then
       ierr = int(rc)
     else if (rc /= NUCE_OK) then
@@ -446,7 +632,7 @@ contains
   !> iterations (default: `iterations`). `remapped` is .true. on every rank
   !> when the layout changed: then reallocate `u` from nuce_array_box and
   !> refill it with nuce_array_read.
-  subroutine nuce_maybe_remap(b, a, iterations, u, remapped, ahead, ierr)
+  subroutine array_maybe_remap(b, a, iterations, u, remapped, ahead, ierr)
     type(nuce_balancer), intent(in) :: b
     type(nuce_array), intent(in) :: a
     integer(c_int64_t), intent(in) :: iterations
@@ -462,7 +648,7 @@ contains
     call done(c_maybe_remap_ahead(b%ptr, a%ptr, iterations, horizon, address(u), &
                                   int(size(u), c_size_t), flag), 'nuce_maybe_remap', ierr)
     remapped = flag /= 0
-  end subroutine nuce_maybe_remap
+  end subroutine array_maybe_remap
 
   !> Plans arrays with the decomposer `name` ('column', 'rb', 'best', ...;
   !> collective, the same name on every rank).
@@ -502,5 +688,462 @@ contains
     integer, intent(out), optional :: ierr
     call done(c_waiting_end(), 'nuce_waiting_end', ierr)
   end subroutine nuce_waiting_end
+
+  ! --- Graphs ---------------------------------------------------------------
+
+  !> The numbering of vertex ids: `numflag`, 1 when absent.
+  function base_of(numflag) result(base)
+    integer, intent(in), optional :: numflag
+    integer(c_int64_t) :: base
+    base = 1
+    if (present(numflag)) base = int(numflag, c_int64_t)
+  end function base_of
+
+  !> The C API's CSR of the application's arrays, vertex ids shifted into
+  !> `x0`, `a0` (0-based). `why` is '' when the shapes agree (the C API
+  !> checks the values), else the reason; `n` is size(xadj) - 1.
+  subroutine csr_of(xadj, adjncy, base, x0, a0, csr, why, vwgt, ewgt, coords)
+    integer(c_int64_t), intent(in) :: xadj(:), adjncy(:), base
+    integer(c_int64_t), intent(out), allocatable, target :: x0(:), a0(:)
+    type(c_csr), intent(out) :: csr
+    character(len=:), allocatable, intent(out) :: why
+    real(c_double), intent(in), target, contiguous, optional :: vwgt(:), ewgt(:), coords(:, :)
+    integer(c_int64_t) :: n
+    character(len=64) :: line
+    why = ''
+    n = size(xadj, kind=c_int64_t) - 1
+    x0 = xadj - base
+    a0 = adjncy - base
+    csr%n = max(n, 0_c_int64_t)
+    if (n < 0) return
+    csr%xadj = c_loc(x0)
+    if (size(a0) > 0) csr%adjncy = c_loc(a0)
+    if (x0(n + 1) >= 0 .and. x0(n + 1) /= size(adjncy)) then
+      write (line, '(i0, a, i0)') size(adjncy), ' entries, xadj(n + 1) - numflag = ', x0(n + 1)
+      why = 'adjncy has ' // trim(line) // ' expected'
+    end if
+    if (present(vwgt)) then
+      if (size(vwgt) /= n) why = 'vwgt must have n = size(xadj) - 1 entries'
+      if (size(vwgt) > 0) csr%vwgt = c_loc(vwgt)
+    end if
+    if (present(ewgt)) then
+      if (size(ewgt) /= size(adjncy)) why = 'ewgt must have size(adjncy) entries'
+      if (size(ewgt) > 0) csr%ewgt = c_loc(ewgt)
+    end if
+    if (present(coords)) then
+      if (size(coords, 2) /= n) why = 'coords must be coords(dim, n)'
+      csr%dim = int(size(coords, 1), c_int32_t)
+      if (size(coords) > 0) csr%coords = c_loc(coords)
+    end if
+  end subroutine csr_of
+
+  !> Partitions the graph `xadj`, `adjncy` (numbered from `numflag`, 1 by
+  !> default) into `nparts` parts whose vertex weights are in the ratio of
+  !> `tpwgts(nparts)` (equal when absent) with algorithm `algo`
+  !> (NUCE_ALGO_*, default NUCE_ALGO_BEST). `part(n)` gets the part of every
+  !> vertex, 0 .. nparts - 1; `edgecut` the weight of the cut edges. Local
+  !> and pure (callable before MPI_Init).
+  subroutine nuce_partition_graph(xadj, adjncy, nparts, part, vwgt, ewgt, coords, tpwgts, &
+                                  algo, numflag, edgecut, ierr)
+    integer(c_int64_t), intent(in) :: xadj(:), adjncy(:)
+    integer, intent(in) :: nparts
+    integer(c_int64_t), intent(out), target, contiguous :: part(:)
+    real(c_double), intent(in), target, contiguous, optional :: vwgt(:), ewgt(:), coords(:, :)
+    real(c_double), intent(in), target, contiguous, optional :: tpwgts(:)
+    integer, intent(in), optional :: algo, numflag
+    real(c_double), intent(out), target, optional :: edgecut
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t), allocatable, target :: x0(:), a0(:)
+    type(c_csr), target :: csr
+    character(len=:), allocatable :: why
+    type(c_ptr) :: g, tp, cut
+    call csr_of(xadj, adjncy, base_of(numflag), x0, a0, csr, why, vwgt, ewgt, coords)
+    if (size(part) /= size(xadj) - 1) why = 'part must have n = size(xadj) - 1 entries'
+    tp = c_null_ptr
+    if (present(tpwgts)) then
+      if (size(tpwgts) /= nparts) why = 'tpwgts must have nparts entries'
+      if (size(tpwgts) > 0) tp = c_loc(tpwgts)
+    end if
+    g = c_loc(csr)
+    if (len(why) > 0 .or. size(xadj) == 0) g = c_null_ptr
+    cut = c_null_ptr
+    if (present(edgecut)) cut = c_loc(edgecut)
+    call done(c_partition_graph(g, int(nparts, c_int64_t), tp, algo_of(algo), iaddr(part), cut), &
+              'nuce_partition_graph', ierr, why)
+  end subroutine nuce_partition_graph
+
+  !> The `NUCE_ALGO_*` code, NUCE_ALGO_BEST when absent.
+  function algo_of(algo) result(code)
+    integer, intent(in), optional :: algo
+    integer(c_int) :: code
+    code = NUCE_ALGO_BEST
+    if (present(algo)) code = int(algo, c_int)
+  end function algo_of
+
+  !> The address of an integer(c_int64_t) buffer, or of `empty_i` when it
+  !> has no element.
+  function iaddr(x) result(p)
+    integer(c_int64_t), intent(in), target, contiguous :: x(:)
+    type(c_ptr) :: p
+    p = c_loc(empty_i)
+    if (size(x) > 0) p = c_loc(x)
+  end function iaddr
+
+  !> Partitions rank 0's graph into one part per rank in proportion to the
+  !> balancer's speeds (collective; `algo` the same on every rank). `xadj`,
+  !> `adjncy`, the weights, `coords`, `part(n)` (MPI ranks, 0-based) and
+  !> `edgecut` are read and written on rank 0 only: elsewhere pass
+  !> zero-size arrays.
+  subroutine nuce_graph_partition(b, xadj, adjncy, part, vwgt, ewgt, coords, algo, numflag, &
+                                  edgecut, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer(c_int64_t), intent(in) :: xadj(:), adjncy(:)
+    integer(c_int64_t), intent(out), target, contiguous :: part(:)
+    real(c_double), intent(in), target, contiguous, optional :: vwgt(:), ewgt(:), coords(:, :)
+    integer, intent(in), optional :: algo, numflag
+    real(c_double), intent(out), target, optional :: edgecut
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t), allocatable, target :: x0(:), a0(:)
+    type(c_csr), target :: csr
+    character(len=:), allocatable :: why
+    type(c_ptr) :: g, cut, p
+    call csr_of(xadj, adjncy, base_of(numflag), x0, a0, csr, why, vwgt, ewgt, coords)
+    if (size(xadj) > 0 .and. size(part) > 0 .and. size(part) /= size(xadj) - 1) &
+      why = 'part must have n = size(xadj) - 1 entries'
+    g = c_loc(csr)
+    if (len(why) > 0 .or. size(xadj) == 0) g = c_null_ptr
+    p = c_null_ptr
+    if (size(part) > 0) p = c_loc(part)
+    cut = c_null_ptr
+    if (present(edgecut)) cut = c_loc(edgecut)
+    call done(c_graph_partition(b%ptr, g, algo_of(algo), p, cut), 'nuce_graph_partition', ierr, why)
+  end subroutine nuce_graph_partition
+
+  !> Partitions rank 0's graph for the balancer's speeds and scatters it with
+  !> rank 0's `records(m, n)`, `m` values per vertex (collective): elsewhere
+  !> pass zero-size arrays, `records(m, 0)` (the first extent, the same on
+  !> every rank, is the record length). Numbering: `numflag` (default 1).
+  !> A balance point; copy this rank's records out with nuce_graph_read.
+  subroutine nuce_graph_scatter(b, xadj, adjncy, records, g, vwgt, ewgt, coords, numflag, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer(c_int64_t), intent(in) :: xadj(:), adjncy(:)
+    real(c_double), intent(in), target, contiguous :: records(:, :)
+    type(nuce_graph), intent(out) :: g
+    real(c_double), intent(in), target, contiguous, optional :: vwgt(:), ewgt(:), coords(:, :)
+    integer, intent(in), optional :: numflag
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t), allocatable, target :: x0(:), a0(:)
+    type(c_csr), target :: csr
+    character(len=:), allocatable :: why
+    type(c_ptr) :: gp, r
+    call csr_of(xadj, adjncy, base_of(numflag), x0, a0, csr, why, vwgt, ewgt, coords)
+    if (size(xadj) > 0 .and. size(records, 2) > 0 .and. size(records, 2) /= size(xadj) - 1) &
+      why = 'records must be records(m, n) on rank 0'
+    gp = c_loc(csr)
+    if (len(why) > 0 .or. size(xadj) == 0) gp = c_null_ptr
+    r = c_null_ptr
+    if (size(records) > 0) r = c_loc(records)
+    g%m = size(records, 1, kind=c_int64_t)
+    g%base = base_of(numflag)
+    call done(c_graph_scatter(b%ptr, gp, int(8 * g%m, c_size_t), r, g%ptr), &
+              'nuce_graph_scatter', ierr, why)
+  end subroutine nuce_graph_scatter
+
+  !> Frees a graph (local).
+  subroutine nuce_graph_free(g, ierr)
+    type(nuce_graph), intent(inout) :: g
+    integer, intent(out), optional :: ierr
+    call done(c_graph_free(g%ptr), 'nuce_graph_free', ierr)
+    g%ptr = c_null_ptr
+  end subroutine nuce_graph_free
+
+  !> This rank's `owned` vertices, `ghosts` and `arcs` (entries of its local
+  !> adjacency; local). Slot buffers are `values(m, owned + ghosts)`.
+  subroutine nuce_graph_sizes(g, owned, ghosts, arcs, ierr)
+    type(nuce_graph), intent(in) :: g
+    integer(c_int64_t), intent(out) :: owned, ghosts
+    integer(c_int64_t), intent(out), optional :: arcs
+    integer, intent(out), optional :: ierr
+    integer(c_size_t) :: o, h, a
+    integer(c_int) :: rc
+    o = 0
+    h = 0
+    a = 0
+    rc = c_graph_sizes(g%ptr, o, h, a)
+    owned = o
+    ghosts = h
+    if (present(arcs)) arcs = a
+    call done(rc, 'nuce_graph_sizes', ierr)
+  end subroutine nuce_graph_sizes
+
+  !> The global ids (numbered from numflag) of this rank's owned vertices,
+  !> increasing; size(ids) = owned (local). Owned vertex k is slot k.
+  subroutine nuce_graph_owned(g, ids, ierr)
+    type(nuce_graph), intent(in) :: g
+    integer(c_int64_t), intent(out), target, contiguous :: ids(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_graph_owned(g%ptr, iaddr(ids), size(ids, kind=c_size_t))
+    if (rc == NUCE_OK) ids = ids + g%base
+    call done(rc, 'nuce_graph_owned', ierr)
+  end subroutine nuce_graph_owned
+
+  !> The global ids (numbered from numflag) of this rank's ghosts,
+  !> increasing; size(ids) = ghosts (local). Ghost k is slot owned + k.
+  subroutine nuce_graph_ghosts(g, ids, ierr)
+    type(nuce_graph), intent(in) :: g
+    integer(c_int64_t), intent(out), target, contiguous :: ids(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_graph_ghosts(g%ptr, iaddr(ids), size(ids, kind=c_size_t))
+    if (rc == NUCE_OK) ids = ids + g%base
+    call done(rc, 'nuce_graph_ghosts', ierr)
+  end subroutine nuce_graph_ghosts
+
+  !> This rank's adjacency in slots (local), numbered from numflag: the
+  !> neighbours of owned slot i are adjncy(xadj(i) : xadj(i + 1) - 1) with
+  !> numflag 1 (a slot <= owned is owned, else a ghost), in the order of the
+  !> global CSR; `ewgt` their edge weights. size(xadj) = owned + 1,
+  !> size(adjncy) = size(ewgt) = arcs.
+  subroutine nuce_graph_adjacency(g, xadj, adjncy, ewgt, ierr)
+    type(nuce_graph), intent(in) :: g
+    integer(c_int64_t), intent(out), target, contiguous :: xadj(:), adjncy(:)
+    real(c_double), intent(out), target, contiguous, optional :: ewgt(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    character(len=:), allocatable :: why
+    type(c_ptr) :: w
+    why = ''
+    w = c_null_ptr
+    if (present(ewgt)) then
+      if (size(ewgt) > 0) w = c_loc(ewgt)
+      if (size(ewgt) /= size(adjncy)) why = 'ewgt must have size(adjncy) entries'
+    end if
+    if (len(why) > 0) then
+      call done(int(NUCE_ERR_SHAPE_MISMATCH, c_int), 'nuce_graph_adjacency', ierr, why)
+      return
+    end if
+    rc = c_graph_adjacency(g%ptr, iaddr(xadj), size(xadj, kind=c_size_t), iaddr(adjncy), w, &
+                           size(adjncy, kind=c_size_t))
+    if (rc == NUCE_OK) then
+      xadj = xadj + g%base
+      adjncy = adjncy + g%base
+    end if
+    call done(rc, 'nuce_graph_adjacency', ierr)
+  end subroutine nuce_graph_adjacency
+
+  !> The number of records of `values(m, :)`, or a count the C API rejects
+  !> when the first extent is not the graph's m.
+  function records_of(g, values) result(len)
+    type(nuce_graph), intent(in) :: g
+    real(c_double), intent(in) :: values(:, :)
+    integer(c_size_t) :: len
+    len = huge(len)
+    if (size(values, 1) == g%m) len = size(values, 2, kind=c_size_t)
+  end function records_of
+
+  !> Copies this rank's owned records into values(:, 1 : owned) of its slot
+  !> buffer `values(m, owned + ghosts)` (local): after scatter, migrate and
+  !> every remap. The ghost records are left untouched.
+  subroutine nuce_graph_read(g, values, ierr)
+    type(nuce_graph), intent(in) :: g
+    real(c_double), intent(inout), target, contiguous :: values(:, :)
+    integer, intent(out), optional :: ierr
+    call done(c_graph_read(g%ptr, address(values), records_of(g, values)), 'nuce_graph_read', ierr)
+  end subroutine nuce_graph_read
+
+  !> Fills the ghost records of the slot buffer `values` from their owners'
+  !> slot buffers (collective).
+  subroutine nuce_graph_exchange_ghosts(g, values, ierr)
+    type(nuce_graph), intent(in) :: g
+    real(c_double), intent(inout), target, contiguous :: values(:, :)
+    integer, intent(out), optional :: ierr
+    call done(c_graph_exchange_ghosts(g%ptr, address(values), records_of(g, values)), &
+              'nuce_graph_exchange_ghosts', ierr)
+  end subroutine nuce_graph_exchange_ghosts
+
+  !> Gathers every vertex's record into rank 0's `global(m, n)` (global
+  !> vertex order; elsewhere pass a zero-size array) from every rank's slot
+  !> buffer `values` (collective).
+  subroutine nuce_graph_gather(g, values, global, ierr)
+    type(nuce_graph), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: values(:, :)
+    real(c_double), intent(inout), target, contiguous :: global(:, :)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(global) > 0) p = c_loc(global)
+    call done(c_graph_gather(g%ptr, address(values), records_of(g, values), p, &
+                             records_of(g, global)), 'nuce_graph_gather', ierr)
+  end subroutine nuce_graph_gather
+
+  !> Moves the graph to the partition `owner(n)` (the new MPI rank of every
+  !> vertex, 0-based, identical on every rank; e.g. nuce_graph_partition's
+  !> `part` broadcast), sending records from the slot buffer `values`
+  !> (collective). Then reallocate `values` from nuce_graph_sizes, refill it
+  !> with nuce_graph_read and exchange ghosts.
+  subroutine nuce_graph_migrate(g, values, owner, ierr)
+    type(nuce_graph), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: values(:, :)
+    integer(c_int64_t), intent(in), target, contiguous :: owner(:)
+    integer, intent(out), optional :: ierr
+    call done(c_graph_migrate(g%ptr, address(values), records_of(g, values), iaddr(owner), &
+                              size(owner, kind=c_size_t)), 'nuce_graph_migrate', ierr)
+  end subroutine nuce_graph_migrate
+
+  !> A balance point for a graph after a phase of `iterations` iterations
+  !> (collective), as for arrays: `remapped` is .true. on every rank when
+  !> the layout changed; then proceed as after nuce_graph_migrate.
+  subroutine graph_maybe_remap(b, g, iterations, values, remapped, ahead, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_graph), intent(in) :: g
+    integer(c_int64_t), intent(in) :: iterations
+    real(c_double), intent(in), target, contiguous :: values(:, :)
+    logical, intent(out) :: remapped
+    integer(c_int64_t), intent(in), optional :: ahead
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: horizon
+    integer(c_int) :: flag
+    horizon = iterations
+    if (present(ahead)) horizon = ahead
+    flag = 0
+    call done(c_graph_maybe_remap_ahead(b%ptr, g%ptr, iterations, horizon, address(values), &
+                                        records_of(g, values), flag), 'nuce_maybe_remap', ierr)
+    remapped = flag /= 0
+  end subroutine graph_maybe_remap
+
+  ! --- Master-worker schedules ---------------------------------------------
+
+  !> The platform of `cycle_times` (seconds per task of each worker) and the
+  !> message costs; `why` names a shape error of the outputs.
+  subroutine platform_of(cycle_times, tcom, tcom_return, counts, send_order, return_order, &
+                         pf, why)
+    real(c_double), intent(in), target, contiguous :: cycle_times(:)
+    real(c_double), intent(in) :: tcom, tcom_return
+    integer(c_int64_t), intent(in) :: counts(:), send_order(:), return_order(:)
+    type(c_platform), intent(out) :: pf
+    character(len=:), allocatable, intent(out) :: why
+    why = ''
+    pf%cycle_times = c_loc(empty)
+    if (size(cycle_times) > 0) pf%cycle_times = c_loc(cycle_times)
+    pf%workers = size(cycle_times, kind=c_size_t)
+    pf%tcom = tcom
+    pf%tcom_return = tcom_return
+    if (any([size(counts), size(send_order), size(return_order)] /= size(cycle_times))) &
+      why = 'counts, send_order and return_order must have one entry per worker'
+  end subroutine platform_of
+
+  !> The schedule of exactly `tasks` equal tasks with the least makespan
+  !> found (MinTime, [BBLRR01]) on workers of `cycle_times(p)` seconds per
+  !> task, initial messages of `tcom` and final ones of `tcom_return`
+  !> seconds: `counts(p)` tasks per worker, `send_order(p)` and
+  !> `return_order(p)` the workers (1-based indices) in the order the master
+  !> sends and receives, `makespan` in seconds (local and pure).
+  subroutine nuce_tasks_min_time(cycle_times, tcom, tcom_return, tasks, counts, send_order, &
+                                 return_order, makespan, ierr)
+    real(c_double), intent(in), target, contiguous :: cycle_times(:)
+    real(c_double), intent(in) :: tcom, tcom_return
+    integer(c_int64_t), intent(in) :: tasks
+    integer(c_int64_t), intent(out) :: counts(:), send_order(:), return_order(:)
+    real(c_double), intent(out), optional :: makespan
+    integer, intent(out), optional :: ierr
+    type(c_platform) :: pf
+    character(len=:), allocatable :: why
+    integer(c_int) :: rc
+    real(c_double) :: t
+    call platform_of(cycle_times, tcom, tcom_return, counts, send_order, return_order, pf, why)
+    if (tasks < 0) why = 'tasks is negative'
+    rc = NUCE_ERR_SHAPE_MISMATCH
+    if (tasks < 0) rc = NUCE_ERR_INVALID_INPUT
+    if (len(why) == 0) rc = c_tasks_min_time(pf, tasks, counts, send_order, return_order, t)
+    call schedule_done(rc, t, send_order, return_order, makespan, 'nuce_tasks_min_time', why, ierr)
+  end subroutine nuce_tasks_min_time
+
+  !> The schedule of as many tasks as fit within `deadline` seconds
+  !> (MaxTasks, [BBLRR01]; arguments as nuce_tasks_min_time; local and pure).
+  subroutine nuce_tasks_max_tasks(cycle_times, tcom, tcom_return, deadline, counts, send_order, &
+                                  return_order, makespan, ierr)
+    real(c_double), intent(in), target, contiguous :: cycle_times(:)
+    real(c_double), intent(in) :: tcom, tcom_return, deadline
+    integer(c_int64_t), intent(out) :: counts(:), send_order(:), return_order(:)
+    real(c_double), intent(out), optional :: makespan
+    integer, intent(out), optional :: ierr
+    type(c_platform) :: pf
+    character(len=:), allocatable :: why
+    integer(c_int) :: rc
+    real(c_double) :: t
+    call platform_of(cycle_times, tcom, tcom_return, counts, send_order, return_order, pf, why)
+    rc = NUCE_ERR_SHAPE_MISMATCH
+    if (len(why) == 0) rc = c_tasks_max_tasks(pf, deadline, counts, send_order, return_order, t)
+    call schedule_done(rc, t, send_order, return_order, makespan, 'nuce_tasks_max_tasks', why, ierr)
+  end subroutine nuce_tasks_max_tasks
+
+  !> Shifts a schedule's orders to 1-based and reports `rc`.
+  subroutine schedule_done(rc, t, send_order, return_order, makespan, what, why, ierr)
+    integer(c_int), intent(in) :: rc
+    real(c_double), intent(in) :: t
+    integer(c_int64_t), intent(inout) :: send_order(:), return_order(:)
+    real(c_double), intent(out), optional :: makespan
+    character(len=*), intent(in) :: what, why
+    integer, intent(out), optional :: ierr
+    if (rc == NUCE_OK) then
+      send_order = send_order + 1
+      return_order = return_order + 1
+      if (present(makespan)) makespan = t
+    end if
+    call done(rc, what, ierr, why)
+  end subroutine schedule_done
+
+  ! --- AMR ------------------------------------------------------------------
+
+  !> Allocates one submesh of the p x q processor mesh to each grid
+  !> `grids(:, i) = [w, h]` (mesh points along x and y, > 0; m = size(grids,
+  !> 2) <= p q), packed by `packer` (NUCE_PACK_*, default NUCE_PACK_TIGHT)
+  !> and scaled by `scaling` (NUCE_SCALE_*, default NUCE_SCALE_NONUNIFORM).
+  !> Grid i gets processors lo(1, i) .. hi(1, i) along x (1 .. p) and
+  !> lo(2, i) .. hi(2, i) along y (1 .. q), non-empty and pairwise
+  !> disjoint; `rotated(i)` is .true. where the grid was packed turned by
+  !> 90 degrees. Local and pure.
+  subroutine nuce_amr_allocate(grids, p, q, lo, hi, packer, scaling, rotated, ierr)
+    integer(c_int64_t), intent(in) :: grids(:, :)
+    integer(c_int64_t), intent(in) :: p, q
+    integer(c_int64_t), intent(out) :: lo(:, :), hi(:, :)
+    integer, intent(in), optional :: packer, scaling
+    logical, intent(out), optional :: rotated(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t), allocatable :: sub(:, :)
+    integer(c_int), allocatable :: rot(:)
+    integer(c_int) :: rc, pk, sc
+    integer :: m, i
+    character(len=:), allocatable :: why
+    m = size(grids, 2)
+    why = ''
+    rc = NUCE_ERR_SHAPE_MISMATCH
+    if (size(grids, 1) /= 2) why = 'grids must be grids(2, m)'
+    if (any(shape(lo) /= [2, m]) .or. any(shape(hi) /= [2, m])) &
+      why = 'lo and hi must be lo(2, m), hi(2, m)'
+    if (present(rotated)) then
+      if (size(rotated) /= m) why = 'rotated must have m entries'
+    end if
+    if (len(why) == 0 .and. any(grids <= 0)) then
+      why = 'every grid size must be > 0'
+      rc = NUCE_ERR_INVALID_INPUT
+    end if
+    pk = NUCE_PACK_TIGHT
+    if (present(packer)) pk = int(packer, c_int)
+    sc = NUCE_SCALE_NONUNIFORM
+    if (present(scaling)) sc = int(scaling, c_int)
+    allocate (sub(4, max(m, 1)), rot(max(m, 1)))
+    sub = 0
+    rot = 0
+    if (len(why) == 0) rc = c_amr_allocate(grids, int(m, c_size_t), p, q, pk, sc, sub, rot)
+    if (rc == NUCE_OK) then
+      do i = 1, m
+        call to_box(sub(:, i), lo(:, i), hi(:, i))
+      end do
+      if (present(rotated)) rotated = rot(1:m) /= 0
+    end if
+    call done(rc, 'nuce_amr_allocate', ierr, why)
+  end subroutine nuce_amr_allocate
 
 end module nuce
