@@ -37,6 +37,10 @@ use metis_cli::load;
 mod compare;
 use compare::{gmean, max, targets, KINDS, PS};
 
+/// The largest imbalance either side may have for its cut to be compared
+/// (both measure below 0.6 % on the meshes of `scripts/bench_zoltan.sh`).
+const MAX_IMBALANCE: f64 = 0.05;
+
 /// One side of a comparison: its partition, its best time, its metrics.
 struct Run {
     part: Partition,
@@ -142,6 +146,15 @@ fn main() {
                 for (k, &(label, alg, method)) in pairs.iter().enumerate() {
                     let a = nuce(alg, &g, &t, reps);
                     let z = zoltan(&exe, method, (&gf, &cf, &pf), &g, &t, reps);
+                    // A cut comparison means something only at the same part sizes: a
+                    // misread target list would show here first.
+                    for (side, imb) in [("nuce", a.m.imbalance), ("Zoltan", z.m.imbalance)] {
+                        assert!(
+                            imb <= MAX_IMBALANCE,
+                            "{name} p = {p} {kind} {label}/{method}: {side} is {:.1} % off its targets",
+                            100.0 * imb
+                        );
+                    }
                     let mut r = a.part.clone();
                     fm.refine(&g, &t, &mut r).expect("refine");
                     let rm = metrics(&g, &r, &t).expect("metrics");
