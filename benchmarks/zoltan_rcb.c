@@ -1,15 +1,16 @@
-/* Zoltan's parallel RCB on the grid of examples/graph_scale.rs, for the
- * side-by-side benchmark of scripts/bench_graph_scale.sh.
+/* Zoltan's parallel RCB (or HSFC) on the grid of examples/graph_scale.rs,
+ * for the side-by-side benchmark of scripts/bench_graph_scale.sh.
  *
  * Every rank generates the same slab as graph_scale (vertices
  * [r*n/p, (r+1)*n/p) of the nx*ny*nz grid in the order x + nx*(y + ny*z),
  * coordinates jittered by the same SplitMix64 hash), sets the part sizes to
- * the given speeds and times Zoltan_LB_Partition with LB_METHOD=RCB and
+ * the given speeds and times Zoltan_LB_Partition with LB_METHOD=METHOD
+ * (RCB when not given; HSFC to compare with DistGraph::partition_sfc) and
  * RETURN_LISTS=PARTS (the part of every local object, as nuce's
  * partition_rcb returns the owner of every local vertex). Prints one line:
- *   ZOLTAN n <n> ranks <p> partition_s <best of reps, max over ranks> imbalance <max load/target - 1> vmhwm_kib <max over ranks>
+ *   ZOLTAN method <METHOD> n <n> ranks <p> partition_s <best of reps, max over ranks> imbalance <max load/target - 1> vmhwm_kib <max over ranks>
  *
- *   mpirun -np P zoltan_rcb N REPS s0,s1,...
+ *   mpirun -np P zoltan_rcb N REPS s0,s1,... [METHOD]
  */
 #include <mpi.h>
 #include <math.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zoltan.h>
+
+#include "zoltan_geometric.h"
 
 typedef struct {
   int64_t lo, n_local;
@@ -79,11 +82,12 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   if (argc < 4) {
-    if (rank == 0) fprintf(stderr, "usage: zoltan_rcb N REPS s0,s1,...\n");
+    if (rank == 0) fprintf(stderr, "usage: zoltan_rcb N REPS s0,s1,... [RCB|HSFC]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int64_t want = atoll(argv[1]);
   int reps = atoi(argv[2]);
+  const char *method = argc > 4 ? argv[4] : "RCB";
   float *sizes = calloc((size_t)p, sizeof(float));
   int *ids = calloc((size_t)p, sizeof(int));
   int *widx = calloc((size_t)p, sizeof(int));
@@ -96,7 +100,6 @@ int main(int argc, char **argv) {
     }
     sizes[k] = (float)atof(tok);
     tsum += sizes[k];
-    ids[k] = k;
     tok = strtok(NULL, ",");
   }
   /* The same grid sides as graph_scale: nx = ny = round(cbrt(N)), nz = ceil(N / nx^2). */
@@ -115,21 +118,10 @@ int main(int argc, char **argv) {
   }
   float ver;
   Zoltan_Initialize(argc, argv, &ver);
+  GeomCallbacks cb = {num_obj, obj_list, num_geom, geom_multi};
   double best = 1e300, imbalance = 0.0;
   for (int rep = 0; rep < reps; rep++) {
-    struct Zoltan_Struct *zz = Zoltan_Create(MPI_COMM_WORLD);
-    Zoltan_Set_Param(zz, "DEBUG_LEVEL", "0");
-    Zoltan_Set_Param(zz, "LB_METHOD", "RCB");
-    Zoltan_Set_Param(zz, "NUM_GID_ENTRIES", "1");
-    Zoltan_Set_Param(zz, "NUM_LID_ENTRIES", "1");
-    Zoltan_Set_Param(zz, "OBJ_WEIGHT_DIM", "0");
-    Zoltan_Set_Param(zz, "RETURN_LISTS", "PARTS");
-    Zoltan_Set_Param(zz, "KEEP_CUTS", "0");
-    Zoltan_Set_Num_Obj_Fn(zz, num_obj, &s);
-    Zoltan_Set_Obj_List_Fn(zz, obj_list, &s);
-    Zoltan_Set_Num_Geom_Fn(zz, num_geom, &s);
-    Zoltan_Set_Geom_Multi_Fn(zz, geom_multi, &s);
-    Zoltan_LB_Set_Part_Sizes(zz, 1, p, ids, widx, sizes);
+    struct Zoltan_Struct *zz = zoltan_geometric(method, "0", cb, &s, p, ids, widx, sizes);
     int changes, ng, nl, nimp, nexp;
     ZOLTAN_ID_PTR ig, il, eg, el;
     int *ip, *ipart, *ep, *epart;
@@ -162,8 +154,8 @@ int main(int argc, char **argv) {
   long hwm = vm_hwm_kib(), hwm_max;
   MPI_Allreduce(&hwm, &hwm_max, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
-    printf("ZOLTAN n %lld ranks %d partition_s %.4f imbalance %.5f vmhwm_kib %ld\n", (long long)n,
-           p, best, imbalance, hwm_max);
+    printf("ZOLTAN method %s n %lld ranks %d partition_s %.4f imbalance %.5f vmhwm_kib %ld\n",
+           method, (long long)n, p, best, imbalance, hwm_max);
   free(s.xyz);
   free(sizes);
   free(ids);

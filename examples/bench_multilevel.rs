@@ -18,33 +18,17 @@
 use std::time::Instant;
 
 use nuce::plan::graph::{io, metrics, GraphPartitioner, Multilevel};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 #[path = "common/metis_cli.rs"]
 mod metis_cli;
 use metis_cli::{load, metis};
-
-const PS: [usize; 3] = [4, 8, 16];
-
-fn targets(kind: &str, p: usize, rng: &mut impl Rng) -> Vec<f64> {
-    match kind {
-        "uniform" => vec![1.0; p],
-        "1:4" => (0..p).map(|i| if i % 2 == 0 { 1.0 } else { 4.0 }).collect(),
-        _ => (0..p).map(|_| rng.gen_range(1.0..=4.0)).collect(),
-    }
-}
-
-fn gmean(x: &[f64]) -> f64 {
-    (x.iter().map(|v| v.ln()).sum::<f64>() / x.len().max(1) as f64).exp()
-}
+#[path = "common/compare.rs"]
+mod compare;
+use compare::{gmean, max, targets, KINDS, PS};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let reps: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(3);
-    let work = args
-        .get(1)
-        .cloned()
-        .unwrap_or_else(|| "target/bench_graph".into());
+    let (args, reps, work) = compare::args();
     let ml = Multilevel::default();
     println!("nuce `Multilevel::default()` = {ml:?}; best of {reps} runs for both.\n");
     println!("| graph | vertices | p | targets | cut nuce | cut METIS | cut ratio | imb. nuce | imb. METIS | s nuce | s METIS | time ratio |");
@@ -60,7 +44,7 @@ fn main() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2025);
         let (mut gc, mut gt) = (Vec::new(), Vec::new());
         for &p in &PS {
-            for kind in ["uniform", "1:4", "random"] {
+            for kind in KINDS {
                 let t = targets(kind, p, &mut rng);
                 let mut secs = f64::INFINITY;
                 let mut part = None;
@@ -105,19 +89,19 @@ fn main() {
         println!(
             "| {name} | {n} | {:.3} | {:.3} | {:.2} | {:.2} |",
             gmean(c),
-            c.iter().fold(0.0f64, |a, &b| a.max(b)),
+            max(c),
             gmean(t),
-            t.iter().fold(0.0f64, |a, &b| a.max(b)),
+            max(t),
         );
     }
     println!(
         "\n**All {} cases: cut nuce / METIS geometric mean {:.3}, max {:.3}; worst imbalance nuce {:.2} % (METIS {:.2} %); time nuce / METIS geometric mean {:.2}, max {:.2}.**",
         cuts.len(),
         gmean(&cuts),
-        cuts.iter().fold(0.0f64, |a, &b| a.max(b)),
+        max(&cuts),
         100.0 * worst_imb,
         100.0 * worst_metis_imb,
         gmean(&times),
-        times.iter().fold(0.0f64, |a, &b| a.max(b)),
+        max(&times),
     );
 }
