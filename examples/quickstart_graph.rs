@@ -15,26 +15,10 @@ use mpi::traits::*;
 
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
-use nuce::DistGraph;
+#[path = "common/quickstart_graph_common.rs"]
+mod quickstart_graph_common;
 use quickstart_args::{arg, extra_work};
-
-/// One Jacobi relaxation `x_v ← (x_v + Σ_u x_u) / (1 + deg v)` of every
-/// owned vertex, repeated `repeat` times (the extra work of a slow rank).
-fn relax(g: &mut DistGraph<f64>, repeat: usize) {
-    let mut next = vec![0.0; g.owned().len()];
-    for _ in 0..repeat {
-        for (i, x) in next.iter_mut().enumerate() {
-            let (mut acc, mut deg) = (g.values()[i], 1.0);
-            for (s, w) in g.neighbors(i) {
-                acc += w * g.slot_value(s);
-                deg += w;
-            }
-            *x = acc / deg;
-        }
-        std::hint::black_box(&mut next);
-    }
-    g.values_mut().copy_from_slice(&next);
-}
+use quickstart_graph_common::{relax, report_phase, report_result};
 
 fn main() -> nuce::Result<()> {
     let (n, phases, iters) = (arg(1, 300), arg(2, 8), arg(3, 50));
@@ -60,34 +44,7 @@ fn main() -> nuce::Result<()> {
         }
         let report = bal.maybe_remap(&mut g, iters)?; // same decision on every rank
                                                       // ANCHOR_END: quickstart_graph
-        let wall = {
-            let _w = nuce::waiting();
-            let w = nuce::runtime::comm::max_f64(bal.comm(), t.elapsed().as_secs_f64());
-            t = std::time::Instant::now();
-            w
-        };
-        // Each rank's vertex count (the graph holds no global owner array).
-        let mut loads = vec![0usize; world.size() as usize];
-        world.all_gather_into(&g.owned().len(), &mut loads[..]);
-        if world.rank() == 0 {
-            let ideal = (n * n) as f64 / report.speeds.iter().sum::<f64>();
-            println!(
-                "PHASE {phase} s_per_iter {:.6} ideal_s_per_iter {ideal:.6} remap {} imbalance_before {:.4} imbalance_after {:.4} areas {:?} speeds {:?}",
-                wall / iters as f64,
-                report.remap,
-                report.imbalance_current,
-                if report.remap { report.imbalance_candidate } else { report.imbalance_current },
-                loads,
-                report.speeds.iter().map(|s| s.round()).collect::<Vec<_>>()
-            );
-        }
+        report_phase(&g, &mut t, phase, iters, &report);
     }
-    if let Some(x) = g.gather(0)? {
-        println!(
-            "RESULT vertices {} sum {:.6}",
-            x.len(),
-            x.iter().sum::<f64>()
-        );
-    }
-    Ok(())
+    report_result(&g)
 }

@@ -1,8 +1,9 @@
 //! The README's quick starts are tested as written: the code between the
-//! `ANCHOR` markers of `examples/quickstart.rs` and
-//! `examples/quickstart_graph.rs` must appear verbatim in the README, and both
-//! examples, run under `mpirun` with one rank doing 3× the work of every
-//! iteration (real extra work; nuce is not told), must measure it, remap, and
+//! `ANCHOR` markers of `examples/quickstart.rs`,
+//! `examples/quickstart_graph.rs` and `examples/quickstart_distgraph.rs` must
+//! appear verbatim in the README, and the three examples, run under `mpirun`
+//! with one rank doing 3× the work of every iteration (real extra work; nuce
+//! is not told), must measure it, remap, and
 //! give the slow rank the smaller share with a plan balanced within 10 % for
 //! the speeds nuce measured. (Wall-time goals are in BENCHMARKS.md, not here.)
 
@@ -43,6 +44,7 @@ fn readme_shows_the_examples_code() {
     for (ex, name) in [
         ("quickstart", "quickstart"),
         ("quickstart_graph", "quickstart_graph"),
+        ("quickstart_distgraph", "quickstart_distgraph"),
     ] {
         let code = anchored(ex, name);
         assert!(
@@ -119,4 +121,9 @@ fn array_quick_start_balances_a_slow_rank() {
 #[test]
 fn graph_quick_start_balances_a_slow_rank() {
     balances("quickstart_graph", "150");
+}
+
+#[test]
+fn distributed_graph_quick_start_balances_a_slow_rank() {
+    balances("quickstart_distgraph", "150");
 }
