@@ -237,6 +237,12 @@ fn heat2d_ranks_that_disagree_get_the_same_error() {
         (
             "heat2d",
             b.to_vec(),
+            with(&b, "--hysteresis", Some("0.5")),
+            "hysteresis 0.5,",
+        ),
+        (
+            "heat2d",
+            b.to_vec(),
             net.clone(),
             "call Balancer::measure_network(",
         ),

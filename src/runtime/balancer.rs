@@ -693,8 +693,9 @@ impl Balancer {
         let _span = info_span!("maybe_remap").entered();
         self.record_automatic(data.local_work(), iterations)?;
         self.arrive(&format!(
-            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements)",
-            data.global_len()
+            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements, {})",
+            data.global_len(),
+            policy_args(&self.policy)
         ))?;
         self.same_ranks(data.comm(), "maybe_remap")?;
         let gathered = gather_values(&self.comm, self.root, &self.timer.speed())?;
@@ -847,8 +848,9 @@ impl Balancer {
         let _w = waiting();
         self.record_automatic(g.local_work(), iterations)?;
         self.arrive(&format!(
-            "Balancer::maybe_remap_distributed(iterations {iterations}, {} vertices)",
-            g.global_len()
+            "Balancer::maybe_remap_distributed(iterations {iterations}, {} vertices, {})",
+            g.global_len(),
+            policy_args(&self.policy)
         ))?;
         self.same_ranks(g.comm(), "maybe_remap_distributed")?;
         let gathered = gather_values(&self.comm, self.root, &self.timer.speed())?;
@@ -931,6 +933,16 @@ impl Balancer {
         self.arrive("Balancer::allocate_grids")?;
         allocate_collective(&self.comm, grids, mesh, tp, scaling)
     }
+}
+
+/// The remap policy as the must-match arguments of a checked call: it is
+/// used on the root only, so ranks that were given different ones would
+/// otherwise never know.
+fn policy_args(p: &RemapPolicy) -> String {
+    format!(
+        "hysteresis {}, latency {} s, bandwidth {} B/s",
+        p.hysteresis, p.latency, p.default_bandwidth
+    )
 }
 
 /// What the root needs from the balancer to propose a new layout.
