@@ -527,10 +527,8 @@ impl<T: Element> DistArray2<T> {
     /// rank; otherwise every rank returns the same error.
     pub fn new<C: Communicator>(comm: &C, plan: ArrayPlan, ghost: usize) -> Result<Self> {
         let _w = waiting();
-        let comm = comm.duplicate();
-        let cp = Checkpoints::from_env(&comm)?;
-        cp.check(
-            &comm,
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
             &format!(
                 "DistArray2::new({}x{}, {} parts, ghost {ghost}, {}-byte elements)",
                 plan.rows,
@@ -555,10 +553,8 @@ impl<T: Element> DistArray2<T> {
         global: Option<&Array2<T>>,
     ) -> Result<(Self, MoveStats)> {
         let _w = waiting();
-        let comm = comm.duplicate();
-        let cp = Checkpoints::from_env(&comm)?;
-        cp.check(
-            &comm,
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
             &format!(
                 "DistArray2::scatter({}x{} in {} parts from root {root}, ghost {ghost}, {}-byte elements)",
                 plan.rows,

@@ -43,6 +43,7 @@ pub use super::graph_value::GraphValue;
 use super::graph_value::{pack, unpack};
 pub(crate) use super::root_index::RootIndex;
 use super::tags::GRAPH_GHOST as GHOST_TAG;
+use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::graph::{Coords, Graph, Partition};
 use mpi::topology::SimpleCommunicator;
@@ -728,7 +729,7 @@ pub struct DistGraph<T> {
     /// [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph).
     pub(crate) index: Option<RootIndex>,
     /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
-    pub(crate) cp: super::watchdog::Checkpoints,
+    pub(crate) cp: Checkpoints,
 }
 
 impl<T> std::fmt::Debug for DistGraph<T> {
@@ -774,11 +775,9 @@ impl<T: GraphValue> DistGraph<T> {
         values: Option<&[T]>,
     ) -> Result<Self> {
         let _w = waiting();
-        let comm = comm.duplicate();
-        let cp = super::watchdog::Checkpoints::from_env(&comm)?;
         let e = T::BYTES;
-        cp.check(
-            &comm,
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
             &format!("DistGraph::scatter(from root {root}, {e}-byte values)"),
         )?;
         let size = comm.size() as usize;
@@ -859,10 +858,11 @@ impl<T: GraphValue> DistGraph<T> {
         values: Vec<T>,
     ) -> Result<Self> {
         let _w = waiting();
-        let comm = comm.duplicate();
-        let cp = super::watchdog::Checkpoints::from_env(&comm)?;
         let e = T::BYTES;
-        cp.check(&comm, &format!("DistGraph::from_local({e}-byte values)"))?;
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
+            &format!("DistGraph::from_local({e}-byte values)"),
+        )?;
         let nv = owned.len();
         let ok = if xadj.len() != nv + 1
             || xadj[0] != 0

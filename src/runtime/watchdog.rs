@@ -49,6 +49,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mpi::point_to_point::MatchedReceiveVec;
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
@@ -559,6 +560,19 @@ impl Checkpoints {
         Ok(Checkpoints::new(0, t))
     }
 
+    /// A duplicate of `comm` with its checkpoints ([`Checkpoints::from_env`]),
+    /// after the checked entry of the call `op` on it (collective): how an
+    /// object that keeps its own communicator is created.
+    pub fn duplicate_checked<C: Communicator>(
+        comm: &C,
+        op: &str,
+    ) -> Result<(SimpleCommunicator, Checkpoints)> {
+        let dup = comm.duplicate();
+        let cp = Checkpoints::from_env(&dup)?;
+        cp.check(&dup, op)?;
+        Ok((dup, cp))
+    }
+
     /// The timeout.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -594,8 +608,7 @@ impl Drop for Checkpoints {
 /// [`timeout_from_env`]. Costs an `MPI_Comm_dup` besides the checkpoint: for
 /// coarse calls, not for per-iteration ones (objects keep [`Checkpoints`]).
 pub fn check_entry<C: Communicator>(comm: &C, op: &str) -> Result<()> {
-    let dup = comm.duplicate();
-    Checkpoints::from_env(&dup)?.check(&dup, op)
+    Checkpoints::duplicate_checked(comm, op).map(drop)
 }
 
 /// Checks that every rank of `comm` makes the same call `op` (collective):
