@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
+use super::halo;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
@@ -57,6 +58,16 @@ struct Tiled<T> {
     rank: usize,
     ghost: usize,
     data: Array2<T>,
+    /// The ghost exchange's neighbours and regions, computed once per layout.
+    halo: std::cell::OnceCell<HaloLists>,
+}
+
+/// The rectangles a rank sends to and receives from each neighbour in a
+/// ghost exchange (neighbours only, in rank order), built once per layout.
+#[derive(Debug, Clone, Default)]
+struct HaloLists {
+    send: Vec<(i32, Rect)>,
+    recv: Vec<(i32, Rect)>,
 }
 
 /// Expands a rectangle by `g` cells on every side, clipped to `rows × cols`.
@@ -103,6 +114,7 @@ impl<T: Element> Tiled<T> {
             rank,
             ghost,
             data,
+            halo: Default::default(),
         })
     }
 
@@ -331,6 +343,65 @@ impl<T: Element> Tiled<T> {
         (send, recv)
     }
 
+    /// The ghost exchange's lists for this layout ([`Self::halo_regions`]
+    /// without the empty entries), computed on first use.
+    fn halo_lists(&self) -> &HaloLists {
+        self.halo.get_or_init(|| {
+            let (send, recv) = self.halo_regions();
+            let nonempty = |v: Vec<Option<Rect>>| {
+                v.into_iter()
+                    .enumerate()
+                    .filter_map(|(q, r)| r.filter(|r| !r.is_empty()).map(|r| (q as i32, r)))
+                    .collect()
+            };
+            HaloLists {
+                send: nonempty(send),
+                recv: nonempty(recv),
+            }
+        })
+    }
+
+    /// Fills the ghost border from the neighbours ([`super::halo::exchange`]:
+    /// one message to and from each neighbour, nothing through the root).
+    /// Returns this rank's statistics.
+    fn exchange_halo<C: Communicator>(
+        &mut self,
+        comm: &C,
+        cp: &Checkpoints,
+        call: halo::Call,
+        op: &dyn Fn() -> String,
+    ) -> Result<MoveStats> {
+        let start = Instant::now();
+        let lists = self.halo_lists().clone();
+        let mut sendbuf = zeroed_buffer(0);
+        sendbuf.reserve(lists.send.iter().map(|(_, r)| r.area()).sum());
+        let mut sends = Vec::with_capacity(lists.send.len());
+        for (q, r) in &lists.send {
+            let at = sendbuf.len();
+            self.pack(r, &mut sendbuf);
+            sends.push((*q, at..sendbuf.len()));
+        }
+        let mut recvs = Vec::with_capacity(lists.recv.len());
+        let mut total = 0;
+        for (q, r) in &lists.recv {
+            recvs.push((*q, total..total + r.area()));
+            total += r.area();
+        }
+        let mut recvbuf = zeroed_buffer(total);
+        let sent = sendbuf.len();
+        halo::exchange(comm, cp, call, op, sendbuf, &sends, &mut recvbuf, &recvs)?;
+        for ((_, r), (_, range)) in lists.recv.iter().zip(&recvs) {
+            self.unpack(r, &recvbuf[range.clone()]);
+        }
+        let elem = std::mem::size_of::<T>() as u64;
+        Ok(MoveStats {
+            bytes: sent as u64 * elem,
+            messages: sends.len() as u64,
+            max_rank_bytes: (sent + total) as u64 * elem,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
     /// Moves the data to `new_plan`: only the cells whose owner changes travel
     /// (one all-to-all-v). Transactional: the old block stays in place until
     /// the new one is complete; on error (on any rank) every rank returns the
@@ -383,6 +454,7 @@ impl<T: Element> Tiled<T> {
             rank: self.rank,
             ghost: self.ghost,
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
+            halo: Default::default(),
         };
         if let Some(keep) = old.intersect(&new) {
             if let (Some((r0, c0, h, w)), Some((r1, c1, _, _))) =
@@ -416,7 +488,7 @@ impl<T: Element> Tiled<T> {
                 start,
             )
         } else {
-            self.exchange(comm, &send, &recv, Some(&mut next), true)?
+            self.exchange(comm, &send, &recv, Some(&mut next))?
         };
         *self = next;
         Ok(stats)
@@ -424,16 +496,13 @@ impl<T: Element> Tiled<T> {
 
     /// Moves rectangles between ranks: packs `send[r]` from `self` for every
     /// rank `r`, and unpacks what rank `r` sent into `recv[r]` of `target`
-    /// (default `self`). With `collective`, one all-to-all-v and global
-    /// statistics; otherwise nonblocking point-to-point messages with the
-    /// neighbours only (tag [`super::tags::HALO`]) and this rank's statistics.
+    /// (default `self`): one all-to-all-v, global statistics (collective).
     fn exchange<C: Communicator>(
         &mut self,
         comm: &C,
         send: &[Option<Rect>],
         recv: &[Option<Rect>],
         target: Option<&mut Tiled<T>>,
-        collective: bool,
     ) -> Result<MoveStats> {
         let start = Instant::now();
         let area = |r: &Option<Rect>| r.map_or(0, |r| r.area());
@@ -453,12 +522,10 @@ impl<T: Element> Tiled<T> {
         let sdispls = displacements(&scounts);
         let rdispls = displacements(&rcounts);
         let mut recvbuf = zeroed_buffer(recv.iter().map(area).sum());
-        if collective {
+        {
             let sp = Partition::new(&sendbuf[..], &scounts[..], &sdispls[..]);
             let mut rp = PartitionMut::new(&mut recvbuf[..], &rcounts[..], &rdispls[..]);
             comm.all_to_all_varcount_into(&sp, &mut rp);
-        } else {
-            point_to_point(comm, &sendbuf, &scounts, &mut recvbuf, &rcounts);
         }
         let dst = match target {
             Some(t) => t,
@@ -474,20 +541,11 @@ impl<T: Element> Tiled<T> {
         let mine = (sendbuf.len() + recvbuf.len()) as f64 * elem;
         let msgs = scounts.iter().filter(|&&c| c > 0).count() as f64;
         let secs = start.elapsed().as_secs_f64();
-        Ok(if collective {
-            MoveStats {
-                bytes: sum_f64(comm, sent) as u64,
-                messages: sum_f64(comm, msgs) as u64,
-                max_rank_bytes: max_f64(comm, mine) as u64,
-                seconds: max_f64(comm, secs),
-            }
-        } else {
-            MoveStats {
-                bytes: sent as u64,
-                messages: msgs as u64,
-                max_rank_bytes: mine as u64,
-                seconds: secs,
-            }
+        Ok(MoveStats {
+            bytes: sum_f64(comm, sent) as u64,
+            messages: sum_f64(comm, msgs) as u64,
+            max_rank_bytes: max_f64(comm, mine) as u64,
+            seconds: max_f64(comm, secs),
         })
     }
 }
@@ -505,6 +563,11 @@ pub struct DistArray2<T> {
     tiles: Tiled<T>,
     /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
     cp: Checkpoints,
+    /// Ghost exchanges made so far (their messages' tags, and the count the
+    /// checked verbs compare).
+    exchanges: u64,
+    /// Every exchange a checked entry too ([`halo::ENV_CHECK`]`=full`).
+    full_checks: bool,
 }
 
 impl<T> std::fmt::Debug for DistArray2<T>
@@ -538,7 +601,7 @@ impl<T: Element> DistArray2<T> {
             ),
         )?;
         let tiles = Tiled::new(&comm, plan, ghost)?;
-        Ok(DistArray2 { comm, tiles, cp })
+        Ok(DistArray2::wrap(comm, tiles, cp))
     }
 
     /// Scatters a global array held by `root` into blocks laid out by `plan`,
@@ -564,7 +627,7 @@ impl<T: Element> DistArray2<T> {
             ),
         )?;
         let (tiles, stats) = Tiled::scatter_from_root(&comm, root, plan, ghost, global)?;
-        Ok((DistArray2 { comm, tiles, cp }, stats))
+        Ok((DistArray2::wrap(comm, tiles, cp), stats))
     }
 
     /// Gathers the array at `root`: `Some(global)` there, `None` elsewhere.
@@ -579,11 +642,44 @@ impl<T: Element> DistArray2<T> {
     /// point-to-point). Returns this rank's statistics. Ghost cells outside
     /// the global array are left untouched (boundary conditions are the
     /// application's).
+    ///
+    /// No message goes to the root: a neighbour at another exchange (it
+    /// skipped one, or exchanges another array) is seen from the messages'
+    /// tags, and a wait that outlasts the timeout joins the checkpoint under
+    /// way, so that every rank involved returns the same error
+    /// ([`super::halo`]). `NUCE_CHECK=full` adds a checked entry per call.
     pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
         let _w = waiting();
-        self.check("DistArray2::exchange_ghosts")?;
-        let (send, recv) = self.tiles.halo_regions();
-        self.tiles.exchange(&self.comm, &send, &recv, None, false)
+        let (rows, cols) = self.global_shape();
+        let what = format!(
+            "DistArray2::exchange_ghosts on a {rows}x{cols} array, ghost {}, {}-byte elements",
+            self.tiles.ghost,
+            size_of::<T>()
+        );
+        if self.full_checks {
+            self.cp.check(
+                &self.comm,
+                &format!("{what} (exchange #{})", self.exchanges),
+            )?;
+        }
+        let call = halo::Call {
+            seq: self.exchanges,
+            fingerprint: halo::fingerprint(&what),
+        };
+        self.exchanges += 1;
+        self.tiles
+            .exchange_halo(&self.comm, &self.cp, call, &|| what.clone())
+    }
+
+    /// Wraps a communicator, its checkpoints and a block (no exchange yet).
+    fn wrap(comm: SimpleCommunicator, tiles: Tiled<T>, cp: Checkpoints) -> Self {
+        DistArray2 {
+            comm,
+            tiles,
+            cp,
+            exchanges: 0,
+            full_checks: halo::full_checks_from_env(),
+        }
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes travel.
@@ -608,9 +704,10 @@ impl<T: Element> DistArray2<T> {
         self.cp.check(
             &self.comm,
             &format!(
-                "{op} on a {rows}x{cols} array, ghost {}, {}-byte elements",
+                "{op} on a {rows}x{cols} array, ghost {}, {}-byte elements, after {} ghost exchanges",
                 self.tiles.ghost,
-                size_of::<T>()
+                size_of::<T>(),
+                self.exchanges
             ),
         )
     }
@@ -620,6 +717,12 @@ impl<T: Element> DistArray2<T> {
     /// arrays made by a [`Balancer`](super::balancer::Balancer) take its timeout.
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.cp.set_timeout(timeout);
+    }
+
+    /// Ghost exchanges made so far on this array (every rank must make the
+    /// same number between two balance points; checked there).
+    pub fn exchanges(&self) -> u64 {
+        self.exchanges
     }
 
     /// The array's communicator (a duplicate of the one it was created on).
@@ -849,47 +952,6 @@ fn global_stats<C: Communicator>(
         max_rank_bytes: max_f64(comm, mine as f64) as u64,
         seconds: max_f64(comm, start.elapsed().as_secs_f64()),
     }
-}
-
-use super::tags::HALO as HALO_TAG;
-
-/// Nonblocking sends and receives of the non-empty slices of `sendbuf` /
-/// `recvbuf` (consecutive, sized by the counts), one message per neighbour.
-fn point_to_point<C: Communicator, T: Element>(
-    comm: &C,
-    sendbuf: &[T],
-    scounts: &[Count],
-    recvbuf: &mut [T],
-    rcounts: &[Count],
-) {
-    mpi::request::scope(|scope| {
-        let mut reqs = Vec::new();
-        let mut rest = recvbuf;
-        for (q, &c) in rcounts.iter().enumerate() {
-            let (head, tail) = rest.split_at_mut(c as usize);
-            rest = tail;
-            if c > 0 {
-                reqs.push(
-                    comm.process_at_rank(q as i32)
-                        .immediate_receive_into_with_tag(scope, head, HALO_TAG),
-                );
-            }
-        }
-        let mut at = 0;
-        for (q, &c) in scounts.iter().enumerate() {
-            let part = &sendbuf[at..at + c as usize];
-            at += c as usize;
-            if c > 0 {
-                reqs.push(
-                    comm.process_at_rank(q as i32)
-                        .immediate_send_with_tag(scope, part, HALO_TAG),
-                );
-            }
-        }
-        for r in reqs {
-            r.wait();
-        }
-    });
 }
 
 /// Appends the `region.rows × region.cols` cells of `a` starting at local

@@ -693,8 +693,9 @@ impl Balancer {
         let _span = info_span!("maybe_remap").entered();
         self.record_automatic(data.local_work(), iterations)?;
         self.arrive(&format!(
-            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements, {})",
+            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements after {} ghost exchanges, {})",
             data.global_len(),
+            data.exchanges(),
             policy_args(&self.policy)
         ))?;
         self.same_ranks(data.comm(), "maybe_remap")?;
@@ -848,8 +849,9 @@ impl Balancer {
         let _w = waiting();
         self.record_automatic(g.local_work(), iterations)?;
         self.arrive(&format!(
-            "Balancer::maybe_remap_distributed(iterations {iterations}, {} vertices, {})",
+            "Balancer::maybe_remap_distributed(iterations {iterations}, {} vertices after {} ghost exchanges, {})",
             g.global_len(),
+            g.exchanges(),
             policy_args(&self.policy)
         ))?;
         self.same_ranks(g.comm(), "maybe_remap_distributed")?;
@@ -966,6 +968,9 @@ pub trait Rebalance: sealed::Sealed {
     fn global_len(&self) -> usize;
     /// The container's communicator.
     fn comm(&self) -> &SimpleCommunicator;
+    /// Ghost exchanges made so far (compared at the balance point: a rank
+    /// that skipped one is caught there).
+    fn exchanges(&self) -> u64;
     /// The root's decision for given speeds (called on the root only).
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan>;
     /// Moves the data to the new layout (collective).
@@ -988,6 +993,9 @@ impl<T: Element> Rebalance for DistArray2<T> {
     }
     fn comm(&self) -> &SimpleCommunicator {
         DistArray2::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        DistArray2::exchanges(self)
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, ArrayPlan> {
         Box::new(move |speeds| {
@@ -1015,6 +1023,9 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
     }
     fn comm(&self) -> &SimpleCommunicator {
         DistGraph::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        DistGraph::exchanges(self)
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan> {
         Box::new(move |speeds| {

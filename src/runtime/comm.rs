@@ -288,10 +288,14 @@ pub fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
 /// 64-bit FNV-1a hash of a value's bincode encoding (an agreement check
 /// between ranks, not a cryptographic digest). O(encoded size).
 pub fn fingerprint<T: Serialize + ?Sized>(value: &T) -> Result<u64> {
-    let bytes = encode(value)?;
-    Ok(bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+    Ok(fnv1a(&encode(value)?))
+}
+
+/// 64-bit FNV-1a hash of `bytes`. O(len).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    }))
+    })
 }
 
 /// Checks that every rank passed an identical `value` (collective: two

@@ -41,8 +41,8 @@ use super::directory::owners_of;
 use super::geometric::{self, Points};
 pub use super::graph_value::GraphValue;
 use super::graph_value::{pack, unpack};
+use super::halo;
 pub(crate) use super::root_index::RootIndex;
-use super::tags::GRAPH_GHOST as GHOST_TAG;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::graph::{Coords, Graph, Partition};
@@ -468,35 +468,30 @@ impl<T: GraphValue> GraphPart<T> {
     /// cannot disagree, so there is no error to agree on. Returns this
     /// rank's own figures (bytes and messages it sent, bytes it sent and
     /// received, its time).
-    fn ghost_exchange<C: Communicator>(&mut self, comm: &C) -> MoveStats {
+    fn ghost_exchange<C: Communicator>(
+        &mut self,
+        comm: &C,
+        cp: &Checkpoints,
+        call: halo::Call,
+        op: &dyn Fn() -> String,
+    ) -> Result<MoveStats> {
         let t0 = Instant::now();
         let h = &self.halo;
         let mut sendbuf = Vec::with_capacity(h.send_idx.len() * T::BYTES);
         pack(h.send_idx.iter().map(|&i| &self.values[i]), &mut sendbuf);
+        let sent = sendbuf.len() as u64;
         let mut recvbuf = zeroed_buffer::<u8>(h.recv_slots.len() * T::BYTES);
-        mpi::request::scope(|scope| {
-            let mut reqs = Vec::with_capacity(h.recv_ranks.len() + h.send_ranks.len());
-            let mut rest = &mut recvbuf[..];
-            for (k, &q) in h.recv_ranks.iter().enumerate() {
-                let len = (h.recv_at[k + 1] - h.recv_at[k]) * T::BYTES;
-                let (head, tail) = rest.split_at_mut(len);
-                rest = tail;
-                reqs.push(
-                    comm.process_at_rank(q)
-                        .immediate_receive_into_with_tag(scope, head, GHOST_TAG),
-                );
-            }
-            for (k, &q) in h.send_ranks.iter().enumerate() {
-                let part = &sendbuf[h.send_at[k] * T::BYTES..h.send_at[k + 1] * T::BYTES];
-                reqs.push(
-                    comm.process_at_rank(q)
-                        .immediate_send_with_tag(scope, part, GHOST_TAG),
-                );
-            }
-            for r in reqs {
-                r.wait();
-            }
-        });
+        let ranges = |ranks: &[i32], at: &[usize]| -> Vec<(i32, std::ops::Range<usize>)> {
+            ranks
+                .iter()
+                .enumerate()
+                .map(|(k, &q)| (q, at[k] * T::BYTES..at[k + 1] * T::BYTES))
+                .collect()
+        };
+        let sends = ranges(&h.send_ranks, &h.send_at);
+        let recvs = ranges(&h.recv_ranks, &h.recv_at);
+        halo::exchange(comm, cp, call, op, sendbuf, &sends, &mut recvbuf, &recvs)?;
+        let h = &self.halo;
         let read = |k: usize| T::read(&recvbuf[k * T::BYTES..(k + 1) * T::BYTES]);
         if self.ghost_values.len() == self.ghosts.len() {
             for (k, &slot) in h.recv_slots.iter().enumerate() {
@@ -510,13 +505,12 @@ impl<T: GraphValue> GraphPart<T> {
             }
             self.ghost_values = fresh.into_iter().flatten().collect();
         }
-        let sent = sendbuf.len() as u64;
-        MoveStats {
+        Ok(MoveStats {
             bytes: sent,
             messages: h.send_ranks.len() as u64,
             max_rank_bytes: sent + recvbuf.len() as u64,
             seconds: t0.elapsed().as_secs_f64(),
-        }
+        })
     }
 
     /// Global id of neighbour slot `s`.
@@ -730,6 +724,10 @@ pub struct DistGraph<T> {
     pub(crate) index: Option<RootIndex>,
     /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
     pub(crate) cp: Checkpoints,
+    /// Ghost exchanges made so far (their messages' tags).
+    exchanges: u64,
+    /// Every exchange a checked entry too ([`halo::ENV_CHECK`]`=full`).
+    full_checks: bool,
 }
 
 impl<T> std::fmt::Debug for DistGraph<T> {
@@ -831,6 +829,8 @@ impl<T: GraphValue> DistGraph<T> {
             part,
             index: None,
             cp,
+            exchanges: 0,
+            full_checks: halo::full_checks_from_env(),
         })
     }
 
@@ -924,6 +924,8 @@ impl<T: GraphValue> DistGraph<T> {
             part,
             index: None,
             cp,
+            exchanges: 0,
+            full_checks: halo::full_checks_from_env(),
         })
     }
 
@@ -932,22 +934,34 @@ impl<T: GraphValue> DistGraph<T> {
     /// Neighbour-only: one nonblocking send to and one receive from each
     /// neighbour rank, flat buffers of [`GraphValue::BYTES`] bytes per ghost,
     /// along lists built once when the layout was made (construction or
-    /// migration). Every message size was agreed at setup; the one
-    /// collective step is the checked entry (a round trip to rank 0, see
-    /// [`super::watchdog::Checkpoints`]), which turns ranks that are not all
-    /// exchanging the same graph into the same error on every rank instead
-    /// of a hang; the messages themselves go to neighbours only.
+    /// migration). Nothing goes through the root: ranks that are not all
+    /// exchanging the same graph are seen from the messages' tags, and a
+    /// wait that outlasts the timeout joins the checkpoint under way, so
+    /// that every rank involved returns the same error ([`super::halo`]);
+    /// `NUCE_CHECK=full` adds a checked entry (a round trip to the root) per call.
     /// The [`MoveStats`] are this rank's own: bytes and messages it sent,
     /// bytes it sent and received (`max_rank_bytes`), its time — no
     /// all-reduce per call; sum them yourself if needed.
     pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
         let _w = waiting();
         let n = self.part.n_global;
-        self.cp.check(
-            &self.comm,
-            &format!("DistGraph::exchange_ghosts({n} vertices)"),
-        )?;
-        Ok(self.part.ghost_exchange(&self.comm))
+        let what = format!(
+            "DistGraph::exchange_ghosts({n} vertices, {}-byte values)",
+            T::BYTES
+        );
+        if self.full_checks {
+            self.cp.check(
+                &self.comm,
+                &format!("{what} (exchange #{})", self.exchanges),
+            )?;
+        }
+        let call = halo::Call {
+            seq: self.exchanges,
+            fingerprint: halo::fingerprint(&what),
+        };
+        self.exchanges += 1;
+        self.part
+            .ghost_exchange(&self.comm, &self.cp, call, &|| what.clone())
     }
 
     /// Moves to `new` (replicated on every rank, checked to be identical):
@@ -1161,6 +1175,12 @@ impl<T: GraphValue> DistGraph<T> {
             })
             .collect();
         (all[..p].to_vec(), sums[..p].to_vec(), volume)
+    }
+
+    /// Ghost exchanges made so far on this graph (every rank must make the
+    /// same number between two balance points; checked there).
+    pub fn exchanges(&self) -> u64 {
+        self.exchanges
     }
 
     /// The graph's communicator (a duplicate of the one it was created on).

@@ -12,6 +12,7 @@ pub mod directory;
 pub mod geometric;
 pub mod graph;
 pub mod graph_value;
+pub mod halo;
 pub mod hierarchy;
 pub mod master_worker;
 pub mod netprobe;

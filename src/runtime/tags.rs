@@ -10,10 +10,11 @@
 
 use mpi::Tag;
 
-/// Ghost (halo) exchange of a [`DistArray2`](super::array::DistArray2).
-pub const HALO: Tag = 0x6e75;
-/// Ghost exchange of a [`DistGraph`](super::graph::DistGraph).
-pub const GRAPH_GHOST: Tag = 0x4e47;
+/// First tag of ghost exchanges ([`super::halo`]): an exchange's tag is
+/// `HALO_FIRST + k`, `k < HALO_COUNT`, from its number and call.
+pub const HALO_FIRST: Tag = 0x1000;
+/// Number of ghost-exchange tags (the range holds no other tag).
+pub const HALO_COUNT: Tag = 0x2000;
 /// Master–worker input messages.
 pub const MW_INPUT: Tag = 0x4d57;
 /// Master–worker result messages.
@@ -31,16 +32,8 @@ pub const ROOT_HERE: Tag = 0x4e58;
 pub const VERDICT: Tag = 0x4e59;
 
 /// All tags, for the distinctness check.
-pub const ALL: [Tag; 9] = [
-    HALO,
-    GRAPH_GHOST,
-    MW_INPUT,
-    MW_RESULT,
-    PROBE_GO,
-    PROBE_PING,
-    ARRIVE,
-    ROOT_HERE,
-    VERDICT,
+pub const ALL: [Tag; 7] = [
+    MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE, VERDICT,
 ];
 
 #[cfg(test)]
@@ -53,5 +46,9 @@ mod tests {
         assert_eq!(t.len(), super::ALL.len());
         // MPI guarantees tags up to 32767 (MPI_TAG_UB >= 32767).
         assert!(t.iter().all(|&x| (0..=32767).contains(&x)));
+        // The ghost-exchange range holds no other tag, and fits too.
+        let halo = super::HALO_FIRST..super::HALO_FIRST + super::HALO_COUNT;
+        assert!(t.iter().all(|x| !halo.contains(x)));
+        assert!(halo.end <= 32768);
     }
 }

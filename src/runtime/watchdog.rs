@@ -45,7 +45,8 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mpi::point_to_point::MatchedReceiveVec;
@@ -207,7 +208,7 @@ impl Drop for InCheckpoint {
 }
 
 /// Sleeps between polls: yields the core for the first [`SPIN`] polls, then sleeps [`POLL`].
-fn pause(polls: &mut u32) {
+pub(crate) fn pause(polls: &mut u32) {
     if *polls < SPIN {
         *polls += 1;
         std::thread::yield_now();
@@ -265,6 +266,15 @@ pub fn checkpoint<C: Communicator>(
     }
 }
 
+/// Arrival messages this process has received as the root of a checkpoint.
+static ARRIVALS: AtomicU64 = AtomicU64::new(0);
+
+/// How many checkpoint arrival messages this process has received as a root
+/// (a diagnostic: ghost exchanges add none, unless `NUCE_CHECK=full`).
+pub fn arrivals_received() -> u64 {
+    ARRIVALS.load(Ordering::Relaxed)
+}
+
 /// The root's part of [`checkpoint`].
 fn root_side<C: Communicator>(
     comm: &C,
@@ -298,6 +308,7 @@ fn root_side<C: Communicator>(
                 .immediate_matched_probe_with_tag(TAG_ARRIVE)
             {
                 got = true;
+                ARRIVALS.fetch_add(1, Ordering::Relaxed);
                 let src = status.source_rank();
                 let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
                 let call = match decode::<Arrival>(&bytes, src) {
@@ -332,7 +343,7 @@ fn root_side<C: Communicator>(
                         .into_iter()
                         .map(|r| describe_rank(comm, r))
                         .collect();
-                    let elsewhere = calls_elsewhere(comm.as_raw().0 as usize);
+                    let elsewhere = calls_elsewhere(channel_id(comm));
                     let why = if elsewhere.is_empty() {
                         format!("slow, stopped or dead: {}", missing.join(", "))
                     } else {
@@ -462,69 +473,136 @@ fn member_side<C: Communicator>(
     }
 }
 
-/// The communicators (raw handles) of the live [`Checkpoints`], by id: a
-/// root that times out looks there for ranks waiting at another of nuce's
-/// collectives instead.
-fn live() -> &'static Mutex<BTreeMap<u64, usize>> {
-    static L: OnceLock<Mutex<BTreeMap<u64, usize>>> = OnceLock::new();
+/// A live checked channel: the raw handle of a [`Checkpoints`]'s
+/// communicator, its root, checkpoint counter and timeout.
+struct Channel {
+    comm: RawComm,
+    root: i32,
+    seq: Arc<AtomicU64>,
+    timeout: Option<Duration>,
+}
+
+/// A raw communicator handle in the registry. `MPI_Comm` is a pointer in
+/// Open MPI and an integer in MPICH and its derivatives: it is only copied
+/// and handed back to MPI, never interpreted.
+#[derive(Clone, Copy)]
+struct RawComm(mpi::ffi::MPI_Comm);
+// SAFETY: the handle is used only by the thread that owns the communicator
+// (the registry is read and written from nuce's calls, on the main thread);
+// the registry needs `Send` for its static `Mutex`.
+unsafe impl Send for RawComm {}
+
+/// The live checked channels, by [`Checkpoints`] id: a root that times out
+/// looks there for ranks waiting at another of nuce's collectives instead,
+/// and a stuck ghost exchange for a checkpoint under way
+/// ([`checkpoint_under_way`]).
+fn live() -> &'static Mutex<BTreeMap<u64, Channel>> {
+    static L: OnceLock<Mutex<BTreeMap<u64, Channel>>> = OnceLock::new();
     L.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// Runs `f` on a borrowed communicator for the registered raw handle `h`.
+fn with_comm<R>(h: RawComm, f: impl FnOnce(&SimpleCommunicator) -> R) -> R {
+    // SAFETY: `h` is the handle of a live communicator (removed from the
+    // registry when its Checkpoints drop, which happens before the owner
+    // frees it); ManuallyDrop keeps this borrowed wrapper from freeing it.
+    let comm = std::mem::ManuallyDrop::new(unsafe {
+        <SimpleCommunicator as mpi::raw::FromRaw>::from_raw(h.0)
+    });
+    f(&comm)
+}
+
+/// The id of the registered channel whose communicator is `comm` (`u64::MAX` if none).
+fn channel_id<C: Communicator>(comm: &C) -> u64 {
+    let raw = comm.as_raw();
+    live()
+        .lock()
+        .ok()
+        .and_then(|l| l.iter().find(|(_, c)| c.comm.0 == raw).map(|(&id, _)| id))
+        .unwrap_or(u64::MAX)
 }
 
 /// The calls at which ranks wait on nuce's other communicators (their
 /// arrival messages, received now: the job is about to end), as
 /// `world rank W is at OP`. Called only by a root that timed out.
-fn calls_elsewhere(this: usize) -> Vec<String> {
-    let handles: Vec<usize> = match live().lock() {
-        Ok(l) => l.values().copied().filter(|&h| h != this).collect(),
+fn calls_elsewhere(this: u64) -> Vec<String> {
+    let handles: Vec<RawComm> = match live().lock() {
+        Ok(l) => l
+            .iter()
+            .filter(|(&id, _)| id != this)
+            .map(|(_, c)| c.comm)
+            .collect(),
         Err(_) => return Vec::new(),
     };
     let mut out = Vec::new();
     for h in handles {
-        let comm = mpi::ffi::MPI_Comm(h as *mut _);
-        loop {
-            let mut flag: std::os::raw::c_int = 0;
-            let mut status = std::mem::MaybeUninit::<mpi::ffi::MPI_Status>::uninit();
-            // SAFETY: `comm` is the handle of a live communicator (removed
-            // from the registry when its Checkpoints drop, in the same thread);
-            // flag and status are valid out-pointers.
-            let status = unsafe {
-                mpi::ffi::MPI_Iprobe(
-                    mpi::ffi::RSMPI_ANY_SOURCE,
-                    TAG_ARRIVE,
-                    comm,
-                    &mut flag,
-                    status.as_mut_ptr(),
-                );
-                if flag == 0 {
-                    break;
+        with_comm(h, |comm| {
+            while let Some((msg, status)) = comm
+                .any_process()
+                .immediate_matched_probe_with_tag(TAG_ARRIVE)
+            {
+                let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
+                if let Ok(a) = decode::<Arrival>(&bytes, status.source_rank()) {
+                    out.push(format!(
+                        "world rank {} (host {}) is at {}",
+                        a.world, a.host, a.op
+                    ));
                 }
-                status.assume_init()
-            };
-            let mut count: std::os::raw::c_int = 0;
-            // SAFETY: status comes from the probe above; the buffer has `count` bytes.
-            let bytes = unsafe {
-                mpi::ffi::MPI_Get_count(&status, mpi::ffi::RSMPI_UINT8_T, &mut count);
-                let mut buf = vec![0u8; count.max(0) as usize];
-                mpi::ffi::MPI_Recv(
-                    buf.as_mut_ptr().cast(),
-                    count,
-                    mpi::ffi::RSMPI_UINT8_T,
-                    status.MPI_SOURCE,
-                    TAG_ARRIVE,
-                    comm,
-                    mpi::ffi::RSMPI_STATUS_IGNORE,
-                );
-                buf
-            };
-            if let Ok(a) = decode::<Arrival>(&bytes, status.MPI_SOURCE) {
-                out.push(format!(
-                    "world rank {} (host {}) is at {}",
-                    a.world, a.host, a.op
-                ));
             }
-        }
+        });
     }
     out
+}
+
+/// The id of a checked channel on which a checkpoint has started without
+/// this rank: its root has announced itself to this rank, or (when this
+/// rank is its root) an arrival message waits. Probes only (nothing is
+/// received); O(number of live channels).
+pub(crate) fn checkpoint_under_way() -> Option<u64> {
+    let channels: Vec<(u64, RawComm, i32)> = live()
+        .lock()
+        .ok()?
+        .iter()
+        .map(|(&id, c)| (id, c.comm, c.root))
+        .collect();
+    channels.into_iter().find_map(|(id, h, root)| {
+        with_comm(h, |comm| {
+            let seen = if comm.rank() == root {
+                comm.any_process()
+                    .immediate_probe_with_tag(TAG_ARRIVE)
+                    .is_some()
+            } else {
+                comm.process_at_rank(root)
+                    .immediate_probe_with_tag(TAG_ROOT_HERE)
+                    .is_some()
+            };
+            seen.then_some(id)
+        })
+    })
+}
+
+/// Joins the checkpoint under way on channel `channel` (see
+/// [`checkpoint_under_way`]), or starts one on `own`'s channel `comm`, as
+/// the call `op` (collective with whoever is there): the root's verdict.
+pub(crate) fn join_checkpoint<C: Communicator>(
+    channel: Option<u64>,
+    own: &Checkpoints,
+    comm: &C,
+    op: &str,
+) -> Result<()> {
+    let found = channel.and_then(|id| {
+        live().lock().ok().and_then(|l| {
+            l.get(&id)
+                .map(|c| (c.comm, c.root, c.seq.clone(), c.timeout))
+        })
+    });
+    match found {
+        Some((h, root, seq, timeout)) => {
+            let n = seq.fetch_add(1, Ordering::SeqCst);
+            with_comm(h, |c| checkpoint(c, root, op, n, timeout))
+        }
+        None => own.check(comm, op),
+    }
 }
 
 /// The checkpoints of one communicator: their counter, root and timeout.
@@ -536,7 +614,7 @@ fn calls_elsewhere(this: usize) -> Vec<String> {
 #[derive(Debug)]
 pub struct Checkpoints {
     id: u64,
-    seq: std::cell::Cell<u64>,
+    seq: Arc<AtomicU64>,
     root: i32,
     timeout: Option<Duration>,
 }
@@ -547,7 +625,7 @@ impl Checkpoints {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Checkpoints {
             id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            seq: std::cell::Cell::new(0),
+            seq: Arc::new(AtomicU64::new(0)),
             root,
             timeout,
         }
@@ -573,6 +651,22 @@ impl Checkpoints {
         Ok((dup, cp))
     }
 
+    /// Makes the channel known to the registry (for a stuck exchange and a
+    /// root that times out); called by every check.
+    pub(crate) fn register<C: Communicator>(&self, comm: &C) {
+        if let Ok(mut l) = live().lock() {
+            l.insert(
+                self.id,
+                Channel {
+                    comm: RawComm(comm.as_raw()),
+                    root: self.root,
+                    seq: self.seq.clone(),
+                    timeout: self.timeout,
+                },
+            );
+        }
+    }
+
     /// The timeout.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -585,11 +679,8 @@ impl Checkpoints {
 
     /// The next [`checkpoint`] on `comm` for the call `op` (collective).
     pub fn check<C: Communicator>(&self, comm: &C, op: &str) -> Result<()> {
-        let seq = self.seq.get();
-        self.seq.set(seq + 1);
-        if let Ok(mut l) = live().lock() {
-            l.insert(self.id, comm.as_raw().0 as usize);
-        }
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+        self.register(comm);
         checkpoint(comm, self.root, op, seq, self.timeout)
     }
 }

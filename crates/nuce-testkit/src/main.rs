@@ -9,6 +9,7 @@ use mpi::traits::*;
 
 mod array;
 mod dgraph;
+mod exchange;
 mod faults;
 mod graph;
 mod hierarchy;
@@ -59,6 +60,7 @@ fn main() {
     let known = match scenario.as_str() {
         s if s.starts_with("array-") => array::run(s, &ctx),
         s if s.starts_with("faults-") => faults::run(s, &ctx),
+        s if s.starts_with("exchange-") => exchange::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         s if s.starts_with("graph-") => graph::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),

@@ -1,0 +1,148 @@
+//! Ghost exchanges between balance points: nothing through the root, and
+//! ranks that disagree still caught.
+//!
+//! * `exchange-root N` — `N` ghost exchanges of a 2D array and of a graph:
+//!   prints `RESULT root-arrivals=K`, the checkpoint arrivals rank 0
+//!   received during them (0 unless `NUCE_CHECK=full`), and checks the
+//!   ghosts against the neighbours' values.
+//! * `exchange-faults CASE` — the last rank departs from the others between
+//!   two balance points: `skip` (one exchange fewer before `maybe_remap`),
+//!   `extra` (one more), `other` (exchanges another array, of ghost width 2,
+//!   once), `gskip` (a graph: one exchange fewer). Every rank prints
+//!   `ERR rank CASE error` for the first call that failed (or `OK rank CASE`);
+//!   run with a small `NUCE_TIMEOUT_S`.
+
+use mpi::traits::*;
+use ndarray::Array2;
+use nuce::plan::graph::grid_graph;
+use nuce::runtime::balancer::Balancer;
+use nuce::runtime::watchdog::arrivals_received;
+use nuce::Error;
+
+use crate::Ctx;
+
+pub fn run(name: &str, ctx: &Ctx) -> bool {
+    match name {
+        "exchange-root" => root_messages(ctx),
+        "exchange-faults" => faults(ctx),
+        _ => return false,
+    }
+    true
+}
+
+/// Distinct value of global cell `(r, c)`.
+fn value(r: usize, c: usize) -> f64 {
+    (r * 1000 + c) as f64
+}
+
+fn balancer(ctx: &Ctx) -> Balancer {
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    bal.set_speeds(&vec![1.0; ctx.world.size() as usize])
+        .expect("speeds");
+    bal
+}
+
+fn root_messages(ctx: &Ctx) {
+    let n: usize = ctx.arg(0, 50);
+    let (rows, cols) = (40, 30);
+    let mut bal = balancer(ctx);
+    let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
+    let mut u = bal
+        .scatter_array((ctx.rank() == 0).then_some(&global), 1)
+        .expect("scatter");
+    let graph = (ctx.rank() == 0).then(|| grid_graph(rows, cols));
+    let values = graph
+        .as_ref()
+        .map(|g| (0..g.n()).map(|v| v as f64).collect::<Vec<_>>());
+    let mut g = bal
+        .scatter_graph(graph.as_ref(), values.as_deref())
+        .expect("scatter graph");
+    let before = arrivals_received();
+    for _ in 0..n {
+        u.exchange_ghosts().expect("array exchange");
+        g.exchange_ghosts().expect("graph exchange");
+    }
+    let during = arrivals_received() - before;
+    if ctx.rank() == 0 {
+        println!("RESULT root-arrivals={during}");
+    }
+    // The ghosts hold the neighbours' cells (inside the array).
+    let r = u.rect();
+    let pad = u.padded();
+    let mut right = true;
+    for i in 0..r.rows + 2 {
+        for j in 0..r.cols + 2 {
+            let (gr, gc) = ((r.row + i) as i64 - 1, (r.col + j) as i64 - 1);
+            let inside = gr >= 0 && gc >= 0 && (gr as usize) < rows && (gc as usize) < cols;
+            if inside && !r.is_empty() && pad[[i, j]] != value(gr as usize, gc as usize) {
+                right = false;
+            }
+        }
+    }
+    ctx.check("exchange-root-array-ghosts", right, "a ghost cell differs");
+    let ghosts_right = g
+        .ghosts()
+        .iter()
+        .zip(g.ghost_values())
+        .all(|(&id, &v)| v == id as f64);
+    ctx.check(
+        "exchange-root-graph-ghosts",
+        ghosts_right,
+        "a ghost value differs",
+    );
+}
+
+/// The first error of a sequence of calls, as the line a rank prints.
+fn outcome(ctx: &Ctx, case: &str, r: Result<(), Error>) {
+    match r {
+        Err(e) => println!("ERR {} {case} {e}", ctx.rank()),
+        Ok(()) => println!("OK {} {case}", ctx.rank()),
+    }
+}
+
+fn faults(ctx: &Ctx) {
+    let case = ctx.args.first().cloned().unwrap_or_default();
+    let odd = ctx.rank() == ctx.world.size() - 1 && ctx.world.size() > 1;
+    let (rows, cols, iters) = (32, 24, 5);
+    let mut bal = balancer(ctx);
+    let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
+    let root_global = (ctx.rank() == 0).then_some(&global);
+    let r = match case.as_str() {
+        "skip" | "extra" => (|| {
+            let mut u = bal.scatter_array(root_global, 1)?;
+            let n = match (odd, case.as_str()) {
+                (true, "skip") => iters - 1,
+                (true, _) => iters + 1,
+                _ => iters,
+            };
+            for _ in 0..n {
+                u.exchange_ghosts()?;
+            }
+            bal.maybe_remap(&mut u, iters).map(|_| ())
+        })(),
+        "other" => (|| {
+            let mut a = bal.scatter_array(root_global, 1)?;
+            let mut b = bal.scatter_array(root_global, 2)?;
+            if odd {
+                b.exchange_ghosts()?;
+            } else {
+                a.exchange_ghosts()?;
+            }
+            a.gather(0).map(|_| ())
+        })(),
+        "gskip" => (|| {
+            let graph = (ctx.rank() == 0).then(|| grid_graph(rows, cols));
+            let values = graph.as_ref().map(|g| vec![1.0f64; g.n()]);
+            let mut g = bal.scatter_graph(graph.as_ref(), values.as_deref())?;
+            for _ in 0..iters - usize::from(odd) {
+                g.exchange_ghosts()?;
+            }
+            bal.maybe_remap(&mut g, iters).map(|_| ())
+        })(),
+        other => {
+            eprintln!("exchange-faults: unknown case {other:?}");
+            std::process::exit(3);
+        }
+    };
+    outcome(ctx, &case, r);
+}

@@ -1,0 +1,82 @@
+//! Ghost exchanges between balance points send to neighbours only (rank 0
+//! receives no checkpoint message for them), and ranks that depart from the
+//! others between two balance points still end with the same error on
+//! every rank, within the timeout.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// Runs a `nuce-mpi-check` scenario through `env VAR=… program`.
+fn run_env(np: usize, vars: &[&str], args: &[&str], limit: Duration) -> common::Run {
+    let bin = common::check_binary();
+    let mut all: Vec<&str> = vars.to_vec();
+    all.push(&bin);
+    all.extend_from_slice(args);
+    common::mpirun_prog(np, "env", &all, limit)
+}
+
+fn root_arrivals(run: &common::Run) -> u64 {
+    let lines = run.lines_with("RESULT root-arrivals=");
+    assert_eq!(lines.len(), 1, "{}\n{}", run.stdout, run.stderr);
+    lines[0]
+        .trim_start_matches("RESULT root-arrivals=")
+        .trim()
+        .parse()
+        .expect("a count")
+}
+
+#[test]
+fn exchanges_send_nothing_to_the_root() {
+    for np in [2, 4, 8] {
+        let run = run_env(np, &[], &["exchange-root", "40"], Duration::from_secs(120));
+        run.assert_checks(np, 2);
+        assert_eq!(root_arrivals(&run), 0, "np {np}: {}", run.stdout);
+    }
+    // The count is real: full per-call checking sends one arrival per
+    // exchange and rank to the root (2 objects × 40 exchanges × (p − 1)).
+    let run = run_env(
+        4,
+        &["NUCE_CHECK=full"],
+        &["exchange-root", "40"],
+        Duration::from_secs(120),
+    );
+    run.assert_checks(4, 2);
+    assert_eq!(root_arrivals(&run), 2 * 40 * 3, "{}", run.stdout);
+}
+
+#[test]
+fn ranks_that_depart_between_balance_points_get_the_same_error() {
+    let timeout_s = 4;
+    for np in [2, 3, 4] {
+        for case in ["skip", "extra", "other", "gskip"] {
+            let run = run_env(
+                np,
+                &["NUCE_TIMEOUT_S=4"],
+                &["exchange-faults", case],
+                Duration::from_secs(90),
+            );
+            assert!(!run.timed_out, "np {np} {case}: hung\n{}", run.stdout);
+            let errs: BTreeSet<String> = run
+                .lines_with("ERR ")
+                .into_iter()
+                .map(|l| l.splitn(4, ' ').nth(3).unwrap_or_default().to_string())
+                .collect();
+            let count = run.lines_with("ERR ").len();
+            assert_eq!(
+                count, np,
+                "np {np} {case}: every rank reports an error\n{}\n{}",
+                run.stdout, run.stderr
+            );
+            assert_eq!(errs.len(), 1, "np {np} {case}: one error: {errs:?}");
+            let e = errs.iter().next().unwrap();
+            assert!(e.contains("disagree"), "np {np} {case}: {e}");
+            assert!(
+                run.elapsed < Duration::from_secs(2 * timeout_s + 20),
+                "np {np} {case}: {:?}",
+                run.elapsed
+            );
+        }
+    }
+}
