@@ -725,6 +725,11 @@ impl<T: Element> DistArray2<T> {
         self.exchanges
     }
 
+    /// The array's checked channel (a balancer adopts the arrays it makes).
+    pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
+        &mut self.cp
+    }
+
     /// The array's communicator (a duplicate of the one it was created on).
     pub fn comm(&self) -> &SimpleCommunicator {
         &self.comm

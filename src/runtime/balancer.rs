@@ -558,7 +558,7 @@ impl Balancer {
     ) -> Result<DistArray2<T>> {
         let plan = self.plan(rows, cols)?;
         let mut a = DistArray2::new(&self.comm, plan, ghost)?;
-        a.set_timeout(self.cp.timeout());
+        a.checks_mut().adopt(&self.cp);
         self.mark();
         Ok(a)
     }
@@ -617,7 +617,7 @@ impl Balancer {
         // The first data movement pays MPI's connection set-up: its time would
         // understate the bandwidth, so it does not teach the balancer (remaps do).
         let (mut a, _) = DistArray2::scatter(&self.comm, self.root, plan, ghost, global)?;
-        a.set_timeout(self.cp.timeout());
+        a.checks_mut().adopt(&self.cp);
         self.mark();
         Ok(a)
     }
@@ -787,7 +787,7 @@ impl Balancer {
         let (index, partition) = built.unzip();
         let mut dg = DistGraph::scatter(&self.comm, self.root, graph, partition.as_ref(), values)?;
         dg.index = index;
-        dg.cp.set_timeout(self.cp.timeout());
+        dg.cp.adopt(&self.cp);
         self.mark();
         Ok(dg)
     }
@@ -825,6 +825,7 @@ impl Balancer {
         let _w = waiting();
         self.arrive("Balancer::partition_distributed")?;
         self.same_ranks(g.comm(), "partition_distributed")?;
+        g.cp.adopt(&self.cp);
         let p = self.comm.size() as usize;
         let speeds = self.speeds.clone().unwrap_or_else(|| vec![1.0; p]);
         let dest = g.partition_rcb(&speeds)?;

@@ -425,7 +425,7 @@ fn escalate<C: Communicator>(
             channel,
         ),
     };
-    let verdict = watchdog::join_checkpoint(channel, cp, comm, &seen);
+    let verdict = watchdog::join_checkpoint(channel.or(cp.parent()), cp, comm, &seen);
     // Every rank that arrives with the same text gets Ok from the root:
     // the exchange failed all the same, with the same text everywhere.
     verdict.and(Err(Error::InvalidInput(format!(

@@ -617,6 +617,10 @@ pub struct Checkpoints {
     seq: Arc<AtomicU64>,
     root: i32,
     timeout: Option<Duration>,
+    /// The channel a stuck ghost exchange of this object escalates to when
+    /// no checkpoint is under way: its balancer's, common to all the
+    /// objects the balancer serves.
+    parent: Option<u64>,
 }
 
 impl Checkpoints {
@@ -628,7 +632,22 @@ impl Checkpoints {
             seq: Arc::new(AtomicU64::new(0)),
             root,
             timeout,
+            parent: None,
         }
+    }
+
+    /// Makes this object's checks follow `parent` (a balancer's): its
+    /// timeout, and the channel a stuck ghost exchange escalates to, so
+    /// that ranks stuck in exchanges of different objects meet there.
+    pub(crate) fn adopt(&mut self, parent: &Checkpoints) {
+        self.timeout = parent.timeout;
+        self.parent = Some(parent.id);
+    }
+
+    /// The channel a stuck exchange escalates to when none is under way
+    /// (see [`Checkpoints::adopt`]).
+    pub(crate) fn parent(&self) -> Option<u64> {
+        self.parent
     }
 
     /// Checkpoints with root 0 and the timeout of [`timeout_from_env`]

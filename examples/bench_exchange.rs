@@ -1,0 +1,145 @@
+//! Cost of a ghost exchange: `DistArray2::exchange_ghosts` against a
+//! hand-written neighbour exchange of the same bytes in the same run
+//! (pack the same rectangles, `MPI_Isend`/`MPI_Irecv` to and from the same
+//! neighbours, unpack), and the checkpoint arrivals rank 0 receives.
+//!
+//! ```text
+//! mpirun -np 4 target/release/examples/bench_exchange --n 64 --iters 2000 --rounds 7
+//! ```
+//! Rounds alternate the two ways; prints one JSON line on the root with the
+//! median seconds per exchange of each (max over ranks), their ratio
+//! (nuce / hand-written: 1.0 means no overhead) and the arrivals rank 0
+//! received during nuce's exchanges.
+
+use std::time::Instant;
+
+use clap::Parser;
+use mpi::traits::*;
+use ndarray::Array2;
+use nuce::plan::array2d::{ArrayDecomposer, ColumnDp};
+use nuce::runtime::array::DistArray2;
+use nuce::runtime::comm::max_f64;
+use nuce::runtime::watchdog::arrivals_received;
+use nuce::Rect;
+
+#[derive(Parser)]
+struct Args {
+    /// Grid side (n × n).
+    #[arg(long, default_value_t = 64)]
+    n: usize,
+    /// Exchanges per round.
+    #[arg(long, default_value_t = 1000)]
+    iters: usize,
+    /// Rounds of each way (alternating).
+    #[arg(long, default_value_t = 7)]
+    rounds: usize,
+    /// Ghost width.
+    #[arg(long, default_value_t = 1)]
+    ghost: usize,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Copies `region` (global coordinates) of the padded block `a` of the block
+/// `me` with ghost width `g` into `out`, row by row.
+fn pack(a: &Array2<f64>, me: Rect, g: usize, region: &Rect, out: &mut Vec<f64>) {
+    let data = a.as_slice().expect("standard layout");
+    let n = a.ncols();
+    for i in 0..region.rows {
+        let at = (region.row + g - me.row + i) * n + region.col + g - me.col;
+        out.extend_from_slice(&data[at..at + region.cols]);
+    }
+}
+
+fn unpack(a: &mut Array2<f64>, me: Rect, g: usize, region: &Rect, src: &[f64]) {
+    let n = a.ncols();
+    let data = a.as_slice_mut().expect("standard layout");
+    for i in 0..region.rows {
+        let at = (region.row + g - me.row + i) * n + region.col + g - me.col;
+        data[at..at + region.cols].copy_from_slice(&src[i * region.cols..(i + 1) * region.cols]);
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let universe = mpi::initialize().expect("MPI init");
+    let w = universe.world();
+    let p = w.size() as usize;
+    let plan = ColumnDp::default()
+        .decompose(args.n, args.n, &vec![1.0; p])
+        .expect("plan");
+    let mut u = DistArray2::<f64>::new(&w, plan, args.ghost).expect("array");
+    let (me, g) = (u.rect(), u.ghost());
+    let (send, recv) = u.halo_regions();
+    let sends: Vec<(i32, Rect)> = send
+        .iter()
+        .enumerate()
+        .filter_map(|(q, r)| r.filter(|r| !r.is_empty()).map(|r| (q as i32, r)))
+        .collect();
+    let recvs: Vec<(i32, Rect)> = recv
+        .iter()
+        .enumerate()
+        .filter_map(|(q, r)| r.filter(|r| !r.is_empty()).map(|r| (q as i32, r)))
+        .collect();
+    // The hand-written exchange runs on its own duplicate, as nuce's does.
+    let hw = w.duplicate();
+    let mut block = u.padded().clone();
+    let (mut t_nuce, mut t_hand, mut arrivals) = (vec![], vec![], 0);
+    for _ in 0..args.rounds {
+        w.barrier();
+        let before = arrivals_received();
+        let t0 = Instant::now();
+        for _ in 0..args.iters {
+            u.exchange_ghosts().expect("exchange");
+        }
+        t_nuce.push(max_f64(&w, t0.elapsed().as_secs_f64()) / args.iters as f64);
+        arrivals += arrivals_received() - before;
+        w.barrier();
+        let t0 = Instant::now();
+        for _ in 0..args.iters {
+            let mut sendbuf: Vec<f64> = Vec::new();
+            let mut at = Vec::with_capacity(sends.len() + 1);
+            for (_, r) in &sends {
+                at.push(sendbuf.len());
+                pack(&block, me, g, r, &mut sendbuf);
+            }
+            at.push(sendbuf.len());
+            let total: usize = recvs.iter().map(|(_, r)| r.area()).sum();
+            let mut recvbuf = vec![0.0f64; total];
+            mpi::request::scope(|scope| {
+                let mut reqs = Vec::new();
+                let mut rest = &mut recvbuf[..];
+                for (q, r) in &recvs {
+                    let (head, tail) = rest.split_at_mut(r.area());
+                    rest = tail;
+                    reqs.push(hw.process_at_rank(*q).immediate_receive_into(scope, head));
+                }
+                for (k, (q, _)) in sends.iter().enumerate() {
+                    let part = &sendbuf[at[k]..at[k + 1]];
+                    reqs.push(hw.process_at_rank(*q).immediate_send(scope, part));
+                }
+                for r in reqs {
+                    r.wait();
+                }
+            });
+            let mut off = 0;
+            for (_, r) in &recvs {
+                unpack(&mut block, me, g, r, &recvbuf[off..off + r.area()]);
+                off += r.area();
+            }
+        }
+        t_hand.push(max_f64(&w, t0.elapsed().as_secs_f64()) / args.iters as f64);
+    }
+    if w.rank() == 0 {
+        let (a, b) = (median(t_nuce), median(t_hand));
+        println!(
+            "{{\"ranks\":{p},\"n\":{},\"ghost\":{},\"nuce_s\":{a:.3e},\"hand_s\":{b:.3e},\"ratio\":{:.3},\"root_arrivals\":{arrivals}}}",
+            args.n,
+            args.ghost,
+            a / b
+        );
+    }
+}
