@@ -125,21 +125,35 @@ fn holds(fns: &[SpeedFunction], caps: &[usize], t: f64, n: usize) -> bool {
 /// units (memory caps, `None`: no caps): `x_i` with `Σ x_i = n` minimising
 /// the planned time `max_i t̄_i(x_i)` — exactly, over all integer solutions.
 ///
-/// \[LR07\] §3 intersects the speed graphs with lines `s = x / T` through the
+/// \[LR07\] intersects the speed graphs with lines `s = x / T` through the
 /// origin and bisects the angle between two such lines until the
-/// intersections sum to `n`; \[RCL11\] states the same problem as equal times
-/// `x_i / s_i(x_i) = T`. Here `T` is bisected on the bit patterns of the
-/// `f64` values (at most 64 steps, each `O(p log m)` for `m` points per
-/// function), with the integer count `N_i(T) = max{x ≤ cap_i : t̄_i(x) ≤ T}`
-/// in place of the real intersection: from the line's intersection
-/// ([`SpeedFunction::max_work`]) corrected by exact evaluations. The search
-/// ends with two adjacent values `T_lo < T_hi`, `Σ N_i(T_lo) < n ≤
-/// Σ N_i(T_hi)`: every unit between them costs exactly `T_hi`, the optimum
-/// (the `n`-th smallest of all the values `t̄_i(x)`, `1 ≤ x ≤ cap_i`, for
-/// nondecreasing `t̄_i`). Ranks get `N_i(T_lo)`, then the `n − Σ N_i(T_lo)`
-/// units left go to the ranks that can take a unit at `T_hi`, lowest index
-/// first — the tie rule of [`crate::dist1d::optimal_counts`], so constant
-/// functions ([`SpeedFunction::constant`]) give exactly its counts.
+/// intersections sum to `n` (`O(p log n)`); \[RCL11\] writes the optimum as
+/// the equations `x_i / s_i(x_i) = T`, `Σ x_i = n` and solves them with
+/// multidimensional solvers, relaxing \[LR07\]'s conditions on the shape of
+/// the functions. nuce solves the same equations with a search on `T` alone:
+///
+/// 1. *Continuous.* `T` is bisected on the bit patterns of the `f64` values
+///    (at most 64 steps of `O(p log m)`, `m` points per function) until
+///    `Σ min(cap_i, X_i(T))` reaches `n`, `X_i(T)` the line's intersection
+///    ([`SpeedFunction::max_work`]) — \[LR07\]'s bisection, on `T` instead of
+///    the angle.
+/// 2. *Integer.* Every rank gets `N_i(T) = max{x ≤ cap_i : t̄_i(x) ≤ T}` at
+///    the lower end of that search (from `X_i`, corrected by exact
+///    evaluations of `t̄_i`): all units of planned time `≤ T`, fewer than
+///    `n`. The units left (at most about `p`) go one by one, from a heap, to
+///    the rank whose next unit has the least planned time, lowest index on
+///    ties — a rank's units of equal time (a plateau of the envelope) at
+///    once. Should rounding leave more than `4p + 64` units (or none) to
+///    place, the integer counts themselves are bisected on `T` to two
+///    adjacent values, and the units between them — each costing exactly
+///    the upper value — go to the lowest indices.
+///
+/// Either way the ranks hold the first `n` of all units `(i, x)`,
+/// `1 ≤ x ≤ cap_i`, ordered by `(t̄_i(x), i)`: the optimum, since each
+/// `t̄_i` is nondecreasing (its `n`-th value is the least possible
+/// maximum), with the tie rule of [`crate::dist1d::optimal_counts`], so that
+/// constant functions ([`SpeedFunction::constant`]) give exactly its counts.
+/// `O(p (64 log m + log p))`.
 ///
 /// **Non-monotone times.** The planned time is the envelope `t̄_i` (see
 /// [`SpeedFunction`]): where a measured time decreases with more work, the
@@ -347,6 +361,10 @@ fn greedy(fns: &[SpeedFunction], caps: &[usize], counts: &mut [usize], mut left:
 /// that they sum to `total_work` even where an envelope plateau makes
 /// `X_i` jump. Every share is finite and `> 0`.
 ///
+/// Constant functions that no cap limits give their speeds themselves, bit
+/// for bit (the exact solution, `x_i / T = s_i`, without the rounding of the
+/// bisection): the decomposers then make exactly their constant-speed plans.
+///
 /// Errors: those of [`partition`], no work ([`Error::Empty`]) and a cap of
 /// 0 ([`Error::InvalidInput`]: a rank that can hold nothing has no share —
 /// leave it out).
@@ -379,6 +397,10 @@ pub fn functional_shares(
     } else {
         1.0
     };
+    let free = x_hi.iter().zip(&caps).all(|(&x, &c)| x < c as f64);
+    if free && fns.iter().all(SpeedFunction::is_constant) {
+        return Ok(fns.iter().map(|f| f.speed(0.0)).collect());
+    }
     let shares: Vec<f64> = x_lo
         .iter()
         .zip(&x_hi)

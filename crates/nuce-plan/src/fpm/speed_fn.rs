@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 
 /// The speed of one rank as a function of the amount of work `x` it is
 /// given: `s(x) = x / t(x)` in work units per second, built from measured
-/// points `(x, t)` (\[LR07\] §2, \[CLR11\]).
+/// points `(x, t)` (\[LR07\]; built from a history of measurements as in \[CLR11\]).
 ///
 /// * The points are sorted by `x`; points of equal `x` are merged, their
 ///   *times* averaged (the speed of the merged point is `x / mean t`).
@@ -309,6 +309,12 @@ impl SpeedFunction {
         max * (1.0 - noise) <= min * (1.0 + noise)
     }
 
+    /// Whether every point has the same speed, bit for bit: `s` is constant
+    /// (as made by [`SpeedFunction::constant`]).
+    pub fn is_constant(&self) -> bool {
+        self.speeds.iter().all(|&s| s == self.speeds[0])
+    }
+
     /// The mean of the points' speeds (the constant speed of a flat function).
     pub fn mean_speed(&self) -> f64 {
         self.speeds.iter().sum::<f64>() / self.speeds.len() as f64
@@ -316,7 +322,7 @@ impl SpeedFunction {
 
     /// Largest real `x ≥ 0` with `t̄(x) ≤ t` (`t ≥ 0`): the intersection of
     /// the line `s = x / t` through the origin with the speed graph
-    /// (\[LR07\] §3), where the envelope first crosses `t`. Exact up to
+    /// (\[LR07\]), where the envelope first crosses `t`. Exact up to
     /// rounding; callers needing the exact integer check with
     /// [`SpeedFunction::envelope_time`].
     pub fn max_work(&self, t: f64) -> f64 {

@@ -280,6 +280,29 @@ fn constant_functions_give_the_constant_plan_exactly() {
 }
 
 #[test]
+fn constant_shares_are_the_speeds() {
+    let mut r = rng(11);
+    for _ in 0..50 {
+        let p = r.gen_range(1..=9);
+        let speeds: Vec<f64> = (0..p).map(|_| r.gen_range(0.1..10.0)).collect();
+        let fns: Vec<SpeedFunction> = speeds
+            .iter()
+            .map(|&s| SpeedFunction::constant(s, 0.0).unwrap())
+            .collect();
+        let shares = functional_shares(64 * 48, &fns, None).unwrap();
+        // Bit for bit: every decomposer makes its constant-speed plan.
+        assert_eq!(shares, speeds);
+    }
+    // A binding cap changes the shares.
+    let fns = [
+        SpeedFunction::constant(1.0, 0.0).unwrap(),
+        SpeedFunction::constant(3.0, 0.0).unwrap(),
+    ];
+    let s = functional_shares(400, &fns, Some(&[400, 200])).unwrap();
+    assert!((s[0] / s[1] - 1.0).abs() < 1e-9, "{s:?}");
+}
+
+#[test]
 fn caps_and_errors() {
     let fns = [
         SpeedFunction::constant(1.0, 0.0).unwrap(),
