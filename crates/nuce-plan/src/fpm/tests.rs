@@ -393,6 +393,57 @@ mod props {
     }
 }
 
+#[test]
+fn extreme_values_never_panic() {
+    let mut r = rng(99);
+    let mut ok = 0;
+    for _ in 0..3000 {
+        let p = r.gen_range(1..=5);
+        let fns: Vec<SpeedFunction> = (0..p)
+            .filter_map(|_| {
+                let m = r.gen_range(1..=5);
+                let pts: Vec<(f64, f64)> = (0..m)
+                    .map(|_| {
+                        let x = 10f64.powf(r.gen_range(-300.0..300.0));
+                        (x, 10f64.powf(r.gen_range(-300.0..300.0)))
+                    })
+                    .collect();
+                SpeedFunction::new(&pts, 0.1).ok()
+            })
+            .collect();
+        if fns.is_empty() {
+            continue;
+        }
+        let n = match r.gen_range(0..3) {
+            0 => r.gen_range(0..100),
+            1 => r.gen_range(0..1usize << 30),
+            _ => r.gen_range(0..=1usize << 53),
+        };
+        let caps: Vec<usize> = (0..fns.len())
+            .map(|_| r.gen_range(0..=n.max(1) * 2))
+            .collect();
+        for caps in [None, Some(&caps[..])] {
+            if let Ok(plan) = partition(n, &fns, caps) {
+                ok += 1;
+                assert_eq!(plan.counts.iter().sum::<usize>(), n);
+                if let Some(c) = caps {
+                    assert!(plan.counts.iter().zip(c).all(|(x, c)| x <= c));
+                }
+                assert!(plan.planned.is_finite() && plan.makespan <= plan.planned);
+            }
+            if let Ok(shares) = functional_shares(n, &fns, caps) {
+                assert!(shares.iter().all(|s| s.is_finite() && *s > 0.0));
+            }
+        }
+        let mut f = fns[0].clone();
+        let x = 10f64.powf(r.gen_range(-300.0..300.0));
+        let t = 10f64.powf(r.gen_range(-300.0..300.0));
+        let _ = f.observe(x, t, Aging::Rescale);
+        let _ = f.observe(x, t, Aging::Reset);
+    }
+    assert!(ok > 1000, "{ok}");
+}
+
 /// A CPU of constant speed 1, an accelerator slow on small work and fast on
 /// large, a core fast while the work fits its cache.
 fn mixed() -> Vec<SpeedFunction> {
