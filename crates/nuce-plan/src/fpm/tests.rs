@@ -665,9 +665,22 @@ fn bench_p1000() {
         let c = time(&|| {
             optimal_counts(n, &consts).unwrap();
         });
+        let fb = time(&|| {
+            counts_by_bisection(n, &fns, None).unwrap();
+        });
+        // Model only: the constant plan of the mean speeds, timed by the
+        // functions, against the functional plan.
+        let plan = partition(n, &fns, None).unwrap();
+        let constant = optimal_counts(n, &consts).unwrap();
+        let t_const = constant
+            .iter()
+            .zip(&fns)
+            .map(|(&x, f)| f.time(x as f64))
+            .fold(0.0, f64::max);
         println!(
-            "BENCH p={p} n={n}: partition {fp:.3} ms, with caps {fc:.3} ms, shares {sh:.3} ms, dist1d::optimal_counts {c:.3} ms, partition / optimal_counts {:.1}",
-            fp / c
+            "BENCH p={p} n={n}: partition {fp:.3} ms, with caps {fc:.3} ms, shares {sh:.3} ms, integer bisection only {fb:.3} ms, dist1d::optimal_counts {c:.3} ms, partition / optimal_counts {:.1}; modelled makespan constant plan / functional plan {:.3}",
+            fp / c,
+            t_const / plan.makespan
         );
     }
 }
