@@ -160,9 +160,10 @@ pub fn makespan(counts: &[usize], cycle_times: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Heap entry ordered by `(t_j (c_j + 1), j)`, smallest first.
+/// Heap entry ordered by `(t_j (c_j + 1), j)`, smallest first (also the
+/// `(t̄_i(x_i + 1), i)` of `fpm::partition`'s greedy step).
 #[derive(PartialEq)]
-struct Next(f64, usize);
+pub(crate) struct Next(pub(crate) f64, pub(crate) usize);
 
 impl Eq for Next {}
 impl PartialOrd for Next {

@@ -9,6 +9,7 @@
 //! |---|---|
 //! | 2D arrays into rectangles | [`array2d`] |
 //! | 1D chunks, LU slices, panels | [`dist1d`] |
+//! | speeds that depend on the work's size (functional models) | [`fpm`] |
 //! | unstructured graphs | [`graph`] |
 //! | master–worker tasks | [`tasks`] |
 //! | divisible work (LP) | [`divisible`] |
@@ -31,6 +32,7 @@ pub use error::{Error, Result};
 pub mod array2d;
 pub mod dist1d;
 pub mod divisible;
+pub mod fpm;
 pub mod graph;
 pub mod packing;
 pub mod policy;

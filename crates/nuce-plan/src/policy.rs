@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::array2d::overlay::overlaps;
 use crate::array2d::ArrayPlan;
 use crate::error::{Error, Result};
+use crate::fpm::{snap_speeds, SpeedEstimate};
 use crate::graph::metrics::{halo_traffic, migration_traffic, part_weights};
 use crate::graph::{Graph, Partition};
 
@@ -204,6 +205,103 @@ impl RemapPolicy {
             speeds: speeds.to_vec(),
             bandwidth,
             iterations,
+        })
+    }
+}
+
+/// The margin `max_σ [t_new(σ) − factor · t_cur(σ)]` over every speed
+/// vector `σ` within the estimates' noise (`σ_i ∈ [low_i, high_i]`), where
+/// `t(σ) = max_i load_i / σ_i`. For the maximising vector some part `j` of
+/// the candidate is the slowest; the other ranks are then at their highest
+/// speed (it only lowers `t_cur`), and `load'_j / σ_j − factor ·
+/// max(load_j / σ_j, A_j)` is concave in `1 / σ_j` with one kink at
+/// `load_j / σ_j = A_j = max_{i≠j} load_i / high_i`: its maximum is at an end
+/// of the interval or at the kink. `O(p)`. With zero noise it is
+/// `t_new − factor · t_cur` exactly.
+fn margin_within_noise(
+    current: &[f64],
+    candidate: &[f64],
+    est: &[SpeedEstimate],
+    factor: f64,
+) -> f64 {
+    let p = est.len();
+    let fast: Vec<f64> = (0..p).map(|i| current[i] / est[i].high()).collect();
+    // Largest of `fast` outside j, from prefix and suffix maxima.
+    let mut suffix = vec![0.0f64; p + 1];
+    for i in (0..p).rev() {
+        suffix[i] = suffix[i + 1].max(fast[i]);
+    }
+    let mut prefix = 0.0f64;
+    let mut worst = f64::NEG_INFINITY;
+    for j in 0..p {
+        let others = prefix.max(suffix[j + 1]);
+        let (low, high) = (est[j].low(), est[j].high());
+        let g = |s: f64| candidate[j] / s - factor * (current[j] / s).max(others);
+        let mut best = g(low).max(g(high));
+        if others > 0.0 && current[j] > 0.0 {
+            let kink = (current[j] / others).clamp(low, high);
+            best = best.max(g(kink));
+        }
+        worst = worst.max(best);
+        prefix = prefix.max(fast[j]);
+    }
+    worst
+}
+
+/// [`RemapPolicy::decide_noisy`]: the decision and the worst cases behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoisyDecision {
+    /// The decision of [`RemapPolicy::decide_loads`] at the *snapped* speeds
+    /// ([`crate::fpm::snap_speeds`]), its `remap` and it only if the worst
+    /// cases below agree.
+    pub decision: RemapDecision,
+    /// What [`RemapPolicy::decide_loads`] said at the snapped speeds.
+    pub nominal_remap: bool,
+    /// `max [t_candidate − (1 − hysteresis) · t_current]` over the speeds
+    /// within the noise: `< 0` when the candidate beats the hysteresis
+    /// whatever the true speeds.
+    pub worst_margin: f64,
+    /// The least net gain `(t_current − t_candidate) · iterations −
+    /// t_migration` over the speeds within the noise.
+    pub worst_net_gain: f64,
+}
+
+impl RemapPolicy {
+    /// [`RemapPolicy::decide_loads`] for speeds known up to a relative noise
+    /// (issue 19, item 4): the speeds are first snapped
+    /// ([`crate::fpm::snap_speeds`]: speeds the noise cannot tell apart count
+    /// as equal — compute the candidate from those snapped speeds too, so that
+    /// identical ranks get identical shares), and a remap is decided only if,
+    /// besides the nominal rule at the snapped speeds, it also holds for
+    /// *every* speed vector within the noise: the candidate is faster than
+    /// `(1 − hysteresis)` times the current plan and the net gain over the
+    /// horizon stays positive. The uncertainty is that of the true speeds,
+    /// common to both plans (a rank that is the bottleneck of both costs
+    /// nothing). With zero noise the result is exactly
+    /// [`RemapPolicy::decide_loads`]'s. `O(p log p)`.
+    pub fn decide_noisy(
+        &self,
+        current: &[f64],
+        candidate: &[f64],
+        speeds: &[SpeedEstimate],
+        volume: &[(f64, usize)],
+        iterations: usize,
+        bandwidth: Option<f64>,
+    ) -> Result<NoisyDecision> {
+        let snapped = snap_speeds(speeds)?;
+        let mut decision =
+            self.decide_loads(current, candidate, &snapped, volume, iterations, bandwidth)?;
+        let worst_margin = margin_within_noise(current, candidate, speeds, 1.0 - self.hysteresis);
+        let worst_net_gain = -margin_within_noise(current, candidate, speeds, 1.0)
+            * iterations as f64
+            - decision.t_migration;
+        let nominal_remap = decision.remap;
+        decision.remap = nominal_remap && worst_margin < 0.0 && worst_net_gain > 0.0;
+        Ok(NoisyDecision {
+            decision,
+            nominal_remap,
+            worst_margin,
+            worst_net_gain,
         })
     }
 }
