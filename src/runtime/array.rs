@@ -59,15 +59,54 @@ struct Tiled<T> {
     ghost: usize,
     data: Array2<T>,
     /// The ghost exchange's neighbours and regions, computed once per layout.
-    halo: std::cell::OnceCell<HaloLists>,
+    halo: Option<HaloLists>,
+    /// Buffers of the ghost exchange, kept between exchanges.
+    scratch: (Vec<T>, Vec<T>),
 }
 
 /// The rectangles a rank sends to and receives from each neighbour in a
-/// ghost exchange (neighbours only, in rank order), built once per layout.
+/// ghost exchange (neighbours only, in rank order), and their places in the
+/// flat send and receive buffers, built once per layout.
 #[derive(Debug, Clone, Default)]
 struct HaloLists {
     send: Vec<(i32, Rect)>,
     recv: Vec<(i32, Rect)>,
+    send_at: Vec<(i32, std::ops::Range<usize>)>,
+    recv_at: Vec<(i32, std::ops::Range<usize>)>,
+}
+
+impl HaloLists {
+    /// The lists of `(send, recv)` regions per rank, empty ones left out.
+    fn new(send: Vec<Option<Rect>>, recv: Vec<Option<Rect>>) -> HaloLists {
+        let nonempty = |v: Vec<Option<Rect>>| -> Vec<(i32, Rect)> {
+            v.into_iter()
+                .enumerate()
+                .filter_map(|(q, r)| r.filter(|r| !r.is_empty()).map(|r| (q as i32, r)))
+                .collect()
+        };
+        let ranges = |v: &[(i32, Rect)]| {
+            let mut at = 0;
+            v.iter()
+                .map(|(q, r)| {
+                    at += r.area();
+                    (*q, at - r.area()..at)
+                })
+                .collect()
+        };
+        let (send, recv) = (nonempty(send), nonempty(recv));
+        HaloLists {
+            send_at: ranges(&send),
+            recv_at: ranges(&recv),
+            send,
+            recv,
+        }
+    }
+
+    /// Elements sent and received.
+    fn totals(&self) -> (usize, usize) {
+        let end = |v: &[(i32, std::ops::Range<usize>)]| v.last().map_or(0, |(_, r)| r.end);
+        (end(&self.send_at), end(&self.recv_at))
+    }
 }
 
 /// Expands a rectangle by `g` cells on every side, clipped to `rows × cols`.
@@ -114,7 +153,8 @@ impl<T: Element> Tiled<T> {
             rank,
             ghost,
             data,
-            halo: Default::default(),
+            halo: None,
+            scratch: Default::default(),
         })
     }
 
@@ -343,27 +383,10 @@ impl<T: Element> Tiled<T> {
         (send, recv)
     }
 
-    /// The ghost exchange's lists for this layout ([`Self::halo_regions`]
-    /// without the empty entries), computed on first use.
-    fn halo_lists(&self) -> &HaloLists {
-        self.halo.get_or_init(|| {
-            let (send, recv) = self.halo_regions();
-            let nonempty = |v: Vec<Option<Rect>>| {
-                v.into_iter()
-                    .enumerate()
-                    .filter_map(|(q, r)| r.filter(|r| !r.is_empty()).map(|r| (q as i32, r)))
-                    .collect()
-            };
-            HaloLists {
-                send: nonempty(send),
-                recv: nonempty(recv),
-            }
-        })
-    }
-
     /// Fills the ghost border from the neighbours ([`super::halo::exchange`]:
-    /// one message to and from each neighbour, nothing through the root).
-    /// Returns this rank's statistics.
+    /// one message to and from each neighbour, nothing through the root),
+    /// along lists built on the first exchange of a layout. Returns this
+    /// rank's statistics.
     fn exchange_halo<C: Communicator>(
         &mut self,
         comm: &C,
@@ -372,31 +395,48 @@ impl<T: Element> Tiled<T> {
         op: &dyn Fn() -> String,
     ) -> Result<MoveStats> {
         let start = Instant::now();
-        let lists = self.halo_lists().clone();
-        let mut sendbuf = zeroed_buffer(0);
-        sendbuf.reserve(lists.send.iter().map(|(_, r)| r.area()).sum());
-        let mut sends = Vec::with_capacity(lists.send.len());
-        for (q, r) in &lists.send {
-            let at = sendbuf.len();
+        let lists = match self.halo.take() {
+            Some(l) => l,
+            None => {
+                let (send, recv) = self.halo_regions();
+                HaloLists::new(send, recv)
+            }
+        };
+        let (sent, total) = lists.totals();
+        let (mut sendbuf, mut recvbuf) = std::mem::take(&mut self.scratch);
+        sendbuf.clear();
+        sendbuf.reserve(sent);
+        for (_, r) in &lists.send {
             self.pack(r, &mut sendbuf);
-            sends.push((*q, at..sendbuf.len()));
         }
-        let mut recvs = Vec::with_capacity(lists.recv.len());
-        let mut total = 0;
-        for (q, r) in &lists.recv {
-            recvs.push((*q, total..total + r.area()));
-            total += r.area();
-        }
-        let mut recvbuf = zeroed_buffer(total);
-        let sent = sendbuf.len();
-        halo::exchange(comm, cp, call, op, sendbuf, &sends, &mut recvbuf, &recvs)?;
-        for ((_, r), (_, range)) in lists.recv.iter().zip(&recvs) {
+        recvbuf.resize(total, T::default());
+        let res = halo::exchange(
+            comm,
+            cp,
+            call,
+            op,
+            sendbuf,
+            &lists.send_at,
+            &mut recvbuf,
+            &lists.recv_at,
+        );
+        let sendbuf = match res {
+            Ok(b) => b,
+            Err(e) => {
+                self.halo = Some(lists);
+                return Err(e);
+            }
+        };
+        for ((_, r), (_, range)) in lists.recv.iter().zip(&lists.recv_at) {
             self.unpack(r, &recvbuf[range.clone()]);
         }
+        let messages = lists.send.len() as u64;
+        self.halo = Some(lists);
+        self.scratch = (sendbuf, recvbuf);
         let elem = std::mem::size_of::<T>() as u64;
         Ok(MoveStats {
             bytes: sent as u64 * elem,
-            messages: sends.len() as u64,
+            messages,
             max_rank_bytes: (sent + total) as u64 * elem,
             seconds: start.elapsed().as_secs_f64(),
         })
@@ -454,7 +494,8 @@ impl<T: Element> Tiled<T> {
             rank: self.rank,
             ghost: self.ghost,
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
-            halo: Default::default(),
+            halo: None,
+            scratch: Default::default(),
         };
         if let Some(keep) = old.intersect(&new) {
             if let (Some((r0, c0, h, w)), Some((r1, c1, _, _))) =
@@ -568,6 +609,8 @@ pub struct DistArray2<T> {
     exchanges: u64,
     /// Every exchange a checked entry too ([`halo::ENV_CHECK`]`=full`).
     full_checks: bool,
+    /// Fingerprint of the exchange call ([`DistArray2::exchange_call`]).
+    exchange_fp: u64,
 }
 
 impl<T> std::fmt::Debug for DistArray2<T>
@@ -650,36 +693,59 @@ impl<T: Element> DistArray2<T> {
     /// ([`super::halo`]). `NUCE_CHECK=full` adds a checked entry per call.
     pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
         let _w = waiting();
-        let (rows, cols) = self.global_shape();
-        let what = format!(
-            "DistArray2::exchange_ghosts on a {rows}x{cols} array, ghost {}, {}-byte elements",
-            self.tiles.ghost,
-            size_of::<T>()
-        );
+        let call = self.next_exchange()?;
+        let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
+        let what = move || exchange_call::<T>(shape, ghost);
+        self.tiles.exchange_halo(&self.comm, &self.cp, call, &what)
+    }
+
+    /// Takes part in the next ghost exchange only to say that this rank
+    /// cannot (`why`, e.g. the application's buffer is wrong): the error
+    /// that every rank of the exchange returns, within the timeout, instead
+    /// of this rank returning alone while its neighbours wait for it.
+    pub fn refuse_exchange(&mut self, why: Error) -> Error {
+        let _w = waiting();
+        match self.next_exchange() {
+            Ok(call) => halo::refuse(&self.comm, &self.cp, call, &|| self.exchange_call(), why),
+            Err(e) => e,
+        }
+    }
+
+    /// The next exchange's identity and description (a checked entry too
+    /// with `NUCE_CHECK=full`).
+    fn next_exchange(&mut self) -> Result<halo::Call> {
         if self.full_checks {
             self.cp.check(
                 &self.comm,
-                &format!("{what} (exchange #{})", self.exchanges),
+                &format!("{} (exchange #{})", self.exchange_call(), self.exchanges),
             )?;
         }
         let call = halo::Call {
             seq: self.exchanges,
-            fingerprint: halo::fingerprint(&what),
+            fingerprint: self.exchange_fp,
         };
         self.exchanges += 1;
-        self.tiles
-            .exchange_halo(&self.comm, &self.cp, call, &|| what.clone())
+        Ok(call)
+    }
+
+    /// The exchange call with its must-match arguments (shape, ghost width,
+    /// element size), as errors name it.
+    fn exchange_call(&self) -> String {
+        exchange_call::<T>(self.global_shape(), self.tiles.ghost)
     }
 
     /// Wraps a communicator, its checkpoints and a block (no exchange yet).
     fn wrap(comm: SimpleCommunicator, tiles: Tiled<T>, cp: Checkpoints) -> Self {
-        DistArray2 {
+        let mut a = DistArray2 {
             comm,
             tiles,
             cp,
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
-        }
+            exchange_fp: 0,
+        };
+        a.exchange_fp = halo::fingerprint(&a.exchange_call());
+        a
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes travel.
@@ -775,6 +841,14 @@ impl<T: Element> DistArray2<T> {
     pub fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>) {
         self.tiles.halo_regions()
     }
+}
+
+/// A 2D ghost exchange with its must-match arguments, as errors name it.
+fn exchange_call<T>((rows, cols): (usize, usize), ghost: usize) -> String {
+    format!(
+        "DistArray2::exchange_ghosts on a {rows}x{cols} array, ghost {ghost}, {}-byte elements",
+        size_of::<T>()
+    )
 }
 
 /// A rectangle of a block in that block's own coordinates: `(row, col, rows, cols)`.

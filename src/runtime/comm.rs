@@ -21,6 +21,7 @@ use mpi::traits::*;
 use mpi::Count;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::os::raw::c_int;
 
 use crate::error::{Error, Result};
 
@@ -360,6 +361,25 @@ pub fn max_f64<C: Communicator>(comm: &C, x: f64) -> f64 {
     let mut out = 0.0;
     comm.all_reduce_into(&x, &mut out, SystemOperation::max());
     out
+}
+
+/// Converts an MPI return code into an error naming the call.
+pub fn mpi_check(code: c_int, what: &str) -> Result<()> {
+    if code == mpi::ffi::MPI_SUCCESS as c_int {
+        return Ok(());
+    }
+    let mut buf = vec![0u8; mpi::ffi::MPI_MAX_ERROR_STRING as usize + 1];
+    let mut len: c_int = 0;
+    let mut class: c_int = 0;
+    // SAFETY: the buffer holds MPI_MAX_ERROR_STRING bytes; the out-pointers are valid.
+    unsafe {
+        mpi::ffi::MPI_Error_string(code, buf.as_mut_ptr().cast(), &mut len);
+        mpi::ffi::MPI_Error_class(code, &mut class);
+    }
+    let text = String::from_utf8_lossy(&buf[..len.clamp(0, buf.len() as c_int) as usize]);
+    Err(Error::InvalidInput(format!(
+        "MPI error in {what}: class {class}, code {code}: {text}"
+    )))
 }
 
 #[cfg(test)]

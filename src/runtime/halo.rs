@@ -50,7 +50,7 @@ use mpi::raw::AsRaw;
 use mpi::traits::*;
 use mpi::Tag;
 
-use super::comm::fnv1a;
+use super::comm::{fnv1a, mpi_check};
 use super::tags::{HALO_COUNT, HALO_FIRST};
 use super::watchdog::{self, Checkpoints};
 use crate::error::{Error, Result};
@@ -106,82 +106,71 @@ pub struct Mismatch {
     pub tag: Tag,
 }
 
-/// Converts an MPI return code into an error naming the call.
-pub fn mpi_check(code: c_int, what: &str) -> Result<()> {
-    if code == ffi::MPI_SUCCESS as c_int {
-        return Ok(());
-    }
-    let mut buf = vec![0u8; ffi::MPI_MAX_ERROR_STRING as usize + 1];
-    let mut len: c_int = 0;
-    let mut class: c_int = 0;
-    // SAFETY: the buffer holds MPI_MAX_ERROR_STRING bytes; the out-pointers are valid.
-    unsafe {
-        ffi::MPI_Error_string(code, buf.as_mut_ptr().cast(), &mut len);
-        ffi::MPI_Error_class(code, &mut class);
-    }
-    let text = String::from_utf8_lossy(&buf[..len.clamp(0, buf.len() as c_int) as usize]);
-    Err(Error::InvalidInput(format!(
-        "MPI error in {what}: class {class}, code {code}: {text}"
-    )))
-}
-
-/// A neighbour exchange in flight: its requests and what they point at.
+/// A neighbour exchange in flight: its requests (completed ones are
+/// `MPI_REQUEST_NULL`) and the neighbour of each.
 struct InFlight {
     reqs: Vec<ffi::MPI_Request>,
-    /// The neighbour of each request.
     peers: Vec<i32>,
     /// How many of the requests are receives (they come first).
     nrecv: usize,
-    done: Vec<bool>,
+}
+
+/// `MPI_REQUEST_NULL`.
+fn null_request() -> ffi::MPI_Request {
+    // SAFETY: reading an MPI handle constant exported by mpi-sys.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
 }
 
 impl InFlight {
-    fn pending_recv_peers(&self) -> Vec<i32> {
-        (0..self.nrecv)
-            .filter(|&k| !self.done[k])
-            .map(|k| self.peers[k])
-            .collect()
-    }
-
-    /// Completes what has completed; true when everything has.
+    /// True when every request has completed (one `MPI_Testall`: the fast path).
     fn test(&mut self) -> Result<bool> {
-        let n = self.reqs.len();
-        if self.done.iter().all(|&d| d) {
-            return Ok(true);
-        }
-        let mut outcount: c_int = 0;
-        let mut indices = vec![0 as c_int; n];
-        // SAFETY: `reqs` holds `n` requests (completed ones are MPI_REQUEST_NULL,
-        // which MPI_Testsome ignores); `indices` has room for `n` entries.
+        let mut flag: c_int = 0;
+        // SAFETY: `reqs` holds `len` requests (null ones count as complete).
         let code = unsafe {
-            ffi::MPI_Testsome(
-                n as c_int,
+            ffi::MPI_Testall(
+                self.reqs.len() as c_int,
                 self.reqs.as_mut_ptr(),
-                &mut outcount,
-                indices.as_mut_ptr(),
+                &mut flag,
                 ffi::RSMPI_STATUSES_IGNORE,
             )
         };
-        mpi_check(code, "MPI_Testsome (ghost exchange)")?;
-        if outcount > 0 {
-            for &i in &indices[..outcount as usize] {
-                self.done[i as usize] = true;
+        mpi_check(code, "MPI_Testall (ghost exchange)")?;
+        Ok(flag != 0)
+    }
+
+    /// The neighbours whose message has not arrived yet (completes, one by
+    /// one, the requests that have: the slow path).
+    fn pending_recv_peers(&mut self) -> Result<Vec<i32>> {
+        let mut pending = Vec::new();
+        let null = null_request();
+        for k in 0..self.reqs.len() {
+            if self.reqs[k] == null {
+                continue;
+            }
+            let mut flag: c_int = 0;
+            // SAFETY: an active request; MPI_Test sets it to null when it completes.
+            let code =
+                unsafe { ffi::MPI_Test(&mut self.reqs[k], &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+            mpi_check(code, "MPI_Test (ghost exchange)")?;
+            if flag == 0 && k < self.nrecv {
+                pending.push(self.peers[k]);
             }
         }
-        Ok(self.done.iter().all(|&d| d))
+        Ok(pending)
     }
 
     /// Gives up the requests still pending: receives are cancelled and
     /// completed (their buffers are free again), sends are released to
     /// MPI (their buffer is leaked by the caller, see [`exchange`]).
     fn abandon(&mut self) {
+        let null = null_request();
         for k in 0..self.reqs.len() {
-            if self.done[k] {
+            if self.reqs[k] == null {
                 continue;
             }
-            // SAFETY: the request is active (not completed); a receive is
-            // cancelled and waited for, a send is freed (MPI completes it
-            // later, its buffer stays valid because the caller leaks it).
+            // SAFETY: the request is active; a receive is cancelled and
+            // waited for, a send is freed (MPI completes it later, its
+            // buffer stays valid because the caller leaks it).
             unsafe {
                 if k < self.nrecv {
                     ffi::MPI_Cancel(&mut self.reqs[k]);
@@ -190,7 +179,6 @@ impl InFlight {
                     ffi::MPI_Request_free(&mut self.reqs[k]);
                 }
             }
-            self.done[k] = true;
         }
     }
 }
@@ -236,6 +224,8 @@ enum Stuck {
     /// The deadline passed (the timeout, or less once a checkpoint started
     /// on `channel`).
     Deadline { channel: Option<u64> },
+    /// This rank cannot take part (e.g. its buffer is wrong): why.
+    Refused(Error),
 }
 
 /// Polls an exchange makes without yielding the core before it yields.
@@ -250,8 +240,8 @@ const SPIN: u32 = 64;
 /// Returns when every message has been sent and received. When a neighbour
 /// is at another exchange, or the wait outlasts the timeout, the rank
 /// escalates (see the module's documentation) and every rank involved
-/// returns the same error. On error the send buffer is leaked (MPI may
-/// still read it for a send that nobody will receive).
+/// returns the same error. Gives the send buffer back for reuse; on error
+/// it is leaked (MPI may still read it for a send that nobody will receive).
 #[allow(clippy::too_many_arguments)]
 pub fn exchange<C: Communicator, T: Equivalence>(
     comm: &C,
@@ -262,41 +252,36 @@ pub fn exchange<C: Communicator, T: Equivalence>(
     sends: &[(i32, Range<usize>)],
     recvbuf: &mut [T],
     recvs: &[(i32, Range<usize>)],
-) -> Result<()> {
+) -> Result<Vec<T>> {
     let tag = call.tag();
     let dtype = T::equivalent_datatype();
+    // Every count is checked before anything is posted.
+    if let Some((_, r)) = recvs
+        .iter()
+        .chain(sends)
+        .find(|(_, r)| c_int::try_from(r.len()).is_err())
+    {
+        return Err(Error::InvalidInput(format!(
+            "{} elements exceed MPI's count range",
+            r.len()
+        )));
+    }
     let n = recvs.len() + sends.len();
     let mut flight = InFlight {
-        // SAFETY: reading an MPI handle constant exported by mpi-sys.
-        reqs: vec![unsafe { ffi::RSMPI_REQUEST_NULL }; n],
-        peers: Vec::with_capacity(n),
+        reqs: vec![null_request(); n],
+        peers: recvs.iter().chain(sends).map(|(q, _)| *q).collect(),
         nrecv: recvs.len(),
-        done: vec![false; n],
     };
-    let count = |r: &Range<usize>| {
-        c_int::try_from(r.len()).map_err(|_| {
-            Error::InvalidInput(format!("{} elements exceed MPI's count range", r.len()))
-        })
-    };
-    // Every count is checked before anything is posted.
-    let rcounts = recvs
-        .iter()
-        .map(|(_, r)| count(r))
-        .collect::<Result<Vec<_>>>()?;
-    let scounts = sends
-        .iter()
-        .map(|(_, r)| count(r))
-        .collect::<Result<Vec<_>>>()?;
     let mut posted = Ok(());
     for (k, (q, r)) in recvs.iter().enumerate() {
-        let c = rcounts[k];
         let buf = &mut recvbuf[r.clone()];
-        // SAFETY: `buf` holds `c` elements of T, described by `dtype`; it
-        // stays borrowed until the request completes or is cancelled below.
+        // SAFETY: `buf` holds `r.len()` (checked to fit) elements of T,
+        // described by `dtype`; it stays borrowed until the request
+        // completes or is cancelled below.
         let code = unsafe {
             ffi::MPI_Irecv(
                 buf.as_mut_ptr().cast(),
-                c,
+                r.len() as c_int,
                 dtype.as_raw(),
                 *q,
                 tag,
@@ -304,52 +289,58 @@ pub fn exchange<C: Communicator, T: Equivalence>(
                 &mut flight.reqs[k],
             )
         };
-        flight.peers.push(*q);
-        if let Err(e) = mpi_check(code, "MPI_Irecv (ghost exchange)") {
-            flight.done[k] = true;
-            posted = Err(e);
+        posted = mpi_check(code, "MPI_Irecv (ghost exchange)");
+        if posted.is_err() {
             break;
         }
     }
     if posted.is_ok() {
         for (k, (q, r)) in sends.iter().enumerate() {
-            let at = recvs.len() + k;
-            let c = scounts[k];
             let buf = &sendbuf[r.clone()];
-            // SAFETY: `buf` holds `c` elements of T; `sendbuf` outlives the
-            // request (it is leaked if the request is abandoned).
+            // SAFETY: `buf` holds `r.len()` elements of T; `sendbuf`
+            // outlives the request (it is leaked if the request is abandoned).
             let code = unsafe {
                 ffi::MPI_Isend(
                     buf.as_ptr().cast(),
-                    c,
+                    r.len() as c_int,
                     dtype.as_raw(),
                     *q,
                     tag,
                     comm.as_raw(),
-                    &mut flight.reqs[at],
+                    &mut flight.reqs[recvs.len() + k],
                 )
             };
-            flight.peers.push(*q);
-            if let Err(e) = mpi_check(code, "MPI_Isend (ghost exchange)") {
-                flight.done[at] = true;
-                posted = Err(e);
+            posted = mpi_check(code, "MPI_Isend (ghost exchange)");
+            if posted.is_err() {
                 break;
             }
         }
     }
-    // Requests never posted (after an error) count as done.
-    for k in flight.peers.len()..n {
-        flight.done[k] = true;
-    }
+    // Requests never posted (after an error) stay MPI_REQUEST_NULL.
     let stuck = match posted.and_then(|()| wait(comm, cp, tag, &mut flight)) {
-        Ok(None) => return Ok(()),
+        Ok(None) => return Ok(sendbuf),
         Ok(Some(stuck)) => Ok(stuck),
         Err(e) => Err(e),
     };
-    let waiting_for = flight.pending_recv_peers();
+    let waiting_for = flight.pending_recv_peers().unwrap_or_default();
     flight.abandon();
     std::mem::forget(sendbuf);
-    escalate(comm, cp, call, op, stuck?, &waiting_for)
+    Err(escalate(comm, cp, call, op, stuck?, &waiting_for))
+}
+
+/// The exchange `call` that this rank cannot take part in (`why`: e.g. its
+/// buffer is wrong): instead of returning alone — its neighbours would wait
+/// for its messages until the timeout — it joins the escalation at once,
+/// and every rank involved returns `why` (as [`Error::Remote`] from this
+/// rank unless it is the root; see the module's documentation).
+pub fn refuse<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    call: Call,
+    op: &dyn Fn() -> String,
+    why: Error,
+) -> Error {
+    escalate(comm, cp, call, op, Stuck::Refused(why), &[])
 }
 
 /// Polls the exchange until it completes (`None`) or is stuck.
@@ -369,11 +360,11 @@ fn wait<C: Communicator>(
         }
         let now = Instant::now();
         if now - start >= QUIET {
-            let pending = flight.pending_recv_peers();
+            let pending = flight.pending_recv_peers()?;
             if let Some(m) = foreign_message(comm, &pending, tag)? {
                 // The message may belong to the next exchange of a neighbour
                 // whose message for this one just arrived: test again.
-                if !flight.test()? && flight.pending_recv_peers().contains(&m.rank) {
+                if !flight.test()? && flight.pending_recv_peers()?.contains(&m.rank) {
                     return Ok(Some(Stuck::Mismatch(m, channel)));
                 }
             }
@@ -406,8 +397,12 @@ fn escalate<C: Communicator>(
     op: &dyn Fn() -> String,
     stuck: Stuck,
     waiting_for: &[i32],
-) -> Result<()> {
+) -> Error {
     let what = op();
+    let refused = match &stuck {
+        Stuck::Refused(e) => Some(e.clone()),
+        _ => None,
+    };
     let (seen, channel) = match stuck {
         Stuck::Mismatch(m, channel) => (
             format!(
@@ -417,6 +412,7 @@ fn escalate<C: Communicator>(
             ),
             channel,
         ),
+        Stuck::Refused(_) => (format!("{what} (exchange #{})", call.seq), None),
         Stuck::Deadline { channel } => (
             format!(
                 "{what} (exchange #{}): no ghost message from rank(s) {waiting_for:?} within the timeout",
@@ -425,12 +421,16 @@ fn escalate<C: Communicator>(
             channel,
         ),
     };
-    let verdict = watchdog::join_checkpoint(channel.or(cp.parent()), cp, comm, &seen);
+    let verdict =
+        watchdog::join_checkpoint(channel.or(cp.parent()), cp, comm, &seen, refused.as_ref());
     // Every rank that arrives with the same text gets Ok from the root:
     // the exchange failed all the same, with the same text everywhere.
-    verdict.and(Err(Error::InvalidInput(format!(
-        "the ranks disagree on a ghost exchange: {seen}"
-    ))))
+    match verdict {
+        Err(e) => e,
+        Ok(()) => refused.unwrap_or_else(|| {
+            Error::InvalidInput(format!("the ranks disagree on a ghost exchange: {seen}"))
+        }),
+    }
 }
 
 #[cfg(test)]

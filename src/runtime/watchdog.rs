@@ -146,6 +146,9 @@ struct Arrival {
     host: String,
     /// This process's rank in `MPI_COMM_WORLD`.
     world: i32,
+    /// Why this rank cannot make the call (its own input is wrong): the
+    /// error every rank then returns.
+    refused: Option<Error>,
 }
 
 /// The root's answer: its host and world rank, and the verdict.
@@ -153,7 +156,7 @@ struct Arrival {
 struct Verdict {
     host: String,
     world: i32,
-    error: Option<String>,
+    error: Option<Error>,
 }
 
 /// This process's host name (MPI processor name, cached).
@@ -244,6 +247,23 @@ pub fn checkpoint<C: Communicator>(
     seq: u64,
     timeout: Option<Duration>,
 ) -> Result<()> {
+    refusing_checkpoint(comm, root, op, seq, timeout, None)
+}
+
+/// [`checkpoint`] where this rank may *refuse* the call (`refused`: its own
+/// input is wrong, e.g. a buffer of the wrong size): then every rank
+/// returns the lowest refusing rank's error (wrapped in
+/// [`Error::Remote`] unless it is the root's), as
+/// [`agree`](crate::runtime::comm::agree) does — the refusal takes
+/// precedence over calls that differ.
+pub fn refusing_checkpoint<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    seq: u64,
+    timeout: Option<Duration>,
+    refused: Option<&Error>,
+) -> Result<()> {
     let size = comm.size();
     if !(0..size).contains(&root) {
         return Err(Error::InvalidInput(format!(
@@ -254,13 +274,14 @@ pub fn checkpoint<C: Communicator>(
     let world = mpi::topology::SimpleCommunicator::world().rank();
     learn_host(world, host_name());
     if comm.rank() == root {
-        root_side(comm, root, op, seq, timeout, world)
+        root_side(comm, root, op, seq, timeout, world, refused)
     } else {
         let arrival = encode(&Arrival {
             seq,
             op: op.to_string(),
             host: host_name().to_string(),
             world,
+            refused: refused.cloned(),
         })?;
         member_side(comm, root, op, timeout, &arrival)
     }
@@ -283,9 +304,12 @@ fn root_side<C: Communicator>(
     seq: u64,
     timeout: Option<Duration>,
     world: i32,
+    refused: Option<&Error>,
 ) -> Result<()> {
     let size = comm.size();
     let start = Instant::now();
+    // The lowest refusing rank and its error.
+    let mut refusal: Option<(i32, Error)> = refused.map(|e| (root, e.clone()));
     let mut arrived = vec![false; size as usize];
     arrived[root as usize] = true;
     let mut count = 1;
@@ -314,6 +338,11 @@ fn root_side<C: Communicator>(
                 let call = match decode::<Arrival>(&bytes, src) {
                     Ok(a) => {
                         learn_host(a.world, &a.host);
+                        if let Some(e) = a.refused {
+                            if refusal.as_ref().is_none_or(|(r, _)| src < *r) {
+                                refusal = Some((src, e));
+                            }
+                        }
                         if a.seq != seq {
                             Some(format!("{} at checkpoint #{}", a.op, a.seq))
                         } else if a.op != op {
@@ -372,7 +401,7 @@ fn root_side<C: Communicator>(
             h.wait();
         }
     });
-    let error = (!differ.is_empty()).then(|| {
+    let differing = (!differ.is_empty()).then(|| {
         let others: Vec<String> = differ
             .iter()
             .map(|(c, ranks)| format!("rank(s) {ranks:?} call {c}"))
@@ -387,6 +416,14 @@ fn root_side<C: Communicator>(
             others.join(", ")
         )
     });
+    let error = match refusal {
+        Some((r, e)) if r == root => Some(e),
+        Some((r, e)) => Some(Error::Remote {
+            rank: r,
+            source: Box::new(e),
+        }),
+        None => differing.map(Error::InvalidInput),
+    };
     let verdict = encode(&Verdict {
         host: host_name().to_string(),
         world,
@@ -405,7 +442,7 @@ fn root_side<C: Communicator>(
         }
     });
     match error {
-        Some(e) => Err(Error::InvalidInput(e)),
+        Some(e) => Err(e),
         None => Ok(()),
     }
 }
@@ -468,7 +505,7 @@ fn member_side<C: Communicator>(
     })?;
     learn_host(verdict.world, &verdict.host);
     match verdict.error {
-        Some(e) => Err(Error::InvalidInput(e)),
+        Some(e) => Err(e),
         None => Ok(()),
     }
 }
@@ -589,6 +626,7 @@ pub(crate) fn join_checkpoint<C: Communicator>(
     own: &Checkpoints,
     comm: &C,
     op: &str,
+    refused: Option<&Error>,
 ) -> Result<()> {
     let found = channel.and_then(|id| {
         live().lock().ok().and_then(|l| {
@@ -599,9 +637,13 @@ pub(crate) fn join_checkpoint<C: Communicator>(
     match found {
         Some((h, root, seq, timeout)) => {
             let n = seq.fetch_add(1, Ordering::SeqCst);
-            with_comm(h, |c| checkpoint(c, root, op, n, timeout))
+            with_comm(h, |c| refusing_checkpoint(c, root, op, n, timeout, refused))
         }
-        None => own.check(comm, op),
+        None => {
+            let n = own.seq.fetch_add(1, Ordering::SeqCst);
+            own.register(comm);
+            refusing_checkpoint(comm, own.root, op, n, own.timeout, refused)
+        }
     }
 }
 

@@ -252,7 +252,8 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         let mut inter: c_int = 0;
         // SAFETY: `comm` is a non-null communicator handle from the caller;
         // MPI_Comm_test_inter only reads it.
-        unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
+        let code = unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
+        nuce::runtime::comm::mpi_check(code, "MPI_Comm_test_inter(comm)")?;
         if inter != 0 {
             return Err(Error::InvalidInput("comm is an inter-communicator".into()));
         }
@@ -600,8 +601,14 @@ pub extern "C" fn nuce_array_exchange_ghosts(
         // SAFETY: `a` is NULL or a live handle.
         let a = unsafe { array(a) }?;
         let _w = waiting();
+        let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
+        // Neighbours only: a wrong buffer is not agreed on through the root
+        // first; this rank joins the exchange's escalation instead.
         // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
-        let app = unsafe { agreed_padded_mut(&*a.inner, padded, len) }?;
+        let app = match unsafe { buffer_mut(padded, len, n, e, "padded") } {
+            Ok(app) => app,
+            Err(err) => return Err(a.inner.refuse_exchange(err)),
+        };
         let (send, recv) = a.inner.halo_regions();
         let flat = |v: Vec<Option<Rect>>| v.into_iter().flatten().collect::<Vec<_>>();
         a.inner.load(app, &flat(send));

@@ -103,6 +103,8 @@ pub trait Staged {
     fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>);
     /// The runtime's ghost exchange on the staging block.
     fn exchange_ghosts(&mut self) -> Result<()>;
+    /// This rank's part in an exchange it cannot make (the error of every rank).
+    fn refuse_exchange(&mut self, why: Error) -> Error;
     /// The runtime's gather at `root`, written into `global` there.
     fn gather_into(&self, root: i32, global: Option<&mut [u8]>) -> Result<()>;
     /// The balancer's `maybe_remap_ahead`; whether the layout changed.
@@ -150,6 +152,9 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
     }
     fn exchange_ghosts(&mut self) -> Result<()> {
         DistArray2::exchange_ghosts(self).map(|_| ())
+    }
+    fn refuse_exchange(&mut self, why: Error) -> Error {
+        DistArray2::refuse_exchange(self, why)
     }
     fn gather_into(&self, root: i32, global: Option<&mut [u8]>) -> Result<()> {
         let gathered = self.gather(root)?;
