@@ -107,11 +107,6 @@ fn error_of(stderr: &str) -> Option<String> {
         .next()
 }
 
-/// The ranks whose stderr has a line containing `needle`.
-fn ranks_saying(o: &Outcome, needle: &str) -> Vec<usize> {
-    (0..2).filter(|&r| o.stderr[r].contains(needle)).collect()
-}
-
 fn timeout() -> Duration {
     Duration::from_secs_f64(TIMEOUT_S.parse().unwrap())
 }
@@ -332,7 +327,7 @@ fn master_worker_and_mesh_solver_ranks_that_disagree_get_the_same_error() {
 }
 
 #[test]
-fn quickstarts_that_disagree_get_the_same_error_or_are_named() {
+fn quickstarts_that_disagree_get_the_same_error() {
     let cases = vec![
         (
             "quickstart",
@@ -346,27 +341,17 @@ fn quickstarts_that_disagree_get_the_same_error_or_are_named() {
             vec!["300", "3", "5"],
             "DistGraph::gather(",
         ),
+        // Another number of iterations per phase: rank 1 waits for a ghost
+        // exchange on the array's communicator while the root waits at the
+        // balancer's balance point. Ghost exchanges send nothing to the
+        // root, but a stuck one joins the checkpoint under way: both ranks
+        // return the same error naming both calls.
+        (
+            "quickstart",
+            vec!["64", "2", "5"],
+            vec!["64", "2", "6"],
+            "DistArray2::exchange_ghosts on a 64x64 array, ghost 1, 8-byte elements (exchange #5)",
+        ),
     ];
     campaign(&cases);
-    // Another number of iterations per phase: rank 1 waits for a ghost
-    // exchange on the array's communicator while the root waits for the
-    // balancer's. No call can agree on an error then; the root must end the
-    // job naming the missing rank and the call it waits at instead.
-    let o = mpmd_with("quickstart", &["64", "2", "5"], &["64", "2", "6"], false);
-    assert!(
-        o.elapsed < timeout() + MARGIN,
-        "{:?}:\n{}",
-        o.elapsed,
-        o.text
-    );
-    assert!(o.code != Some(0), "{}", o.text);
-    let needle = "nuce: timeout: rank(s) [1] of 2 did not reach Balancer::maybe_remap";
-    let said = ranks_saying(&o, needle);
-    assert_eq!(said, vec![0], "the root names rank 1:\n{}", o.text);
-    assert!(
-        o.text.contains("world rank 1 (host ")
-            && o.text.contains("is at DistArray2::exchange_ghosts"),
-        "{}",
-        o.text
-    );
 }

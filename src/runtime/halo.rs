@@ -13,17 +13,20 @@
 //!   tag this rank expects; a neighbour that is at another exchange (it
 //!   skipped one, or exchanges another array, another ghost width) sends
 //!   another tag, which the waiting rank sees by probing ([`Mismatch`]).
-//! * **a stuck exchange escalates.** While it waits, a rank watches nuce's
-//!   checked channels (the communicators of the live
-//!   [`Checkpoints`]): a checkpoint that starts
-//!   elsewhere while this rank still waits for a neighbour (the neighbour
-//!   went on to a balance point, or the root is there) bounds the wait by
-//!   three quarters of the timeout, so that this rank arrives before the root
-//!   gives up. When the wait ends without its messages — mismatch, deadline —
-//!   the rank joins that checkpoint (or its object's own) with its call and
-//!   what it saw: the root compares the calls of every rank and returns the
-//!   same error to all, naming each group's call. A rank that never arrives
-//!   is named by the root's timeout, with its host.
+//! * **a stuck exchange escalates.** A rank waits for its neighbours at
+//!   most half the timeout. While it waits, it watches nuce's checked
+//!   channels (the communicators of the live [`Checkpoints`]): a checkpoint
+//!   that starts elsewhere while this rank still waits for a neighbour (the
+//!   neighbour went on to a balance point, or the root is there) bounds the
+//!   wait by three quarters of the timeout from then, so that this rank
+//!   arrives before the root gives up. When the wait ends without its
+//!   messages — mismatch, deadline — the rank joins that checkpoint (or its
+//!   balancer's, or its object's own) with its call and what it saw: the
+//!   root compares the calls of every rank and returns the same error to
+//!   all, naming each group's call. A rank that never arrives (stopped,
+//!   dead) is named by the root's timeout, with its host. A neighbour that
+//!   computes for more than half the timeout between two exchanges is taken
+//!   for a departure.
 //! * **balance points count the exchanges.** An object's checked verbs
 //!   (remap, gather) carry its number of exchanges, so a rank that skipped
 //!   one without blocking anybody is caught there.
@@ -71,6 +74,12 @@ pub const QUIET: Duration = Duration::from_millis(2);
 /// Share of the timeout an exchange still waits once a checkpoint has started
 /// elsewhere (the root's own wait is the whole timeout: this rank must arrive first).
 const AFTER_CHECKPOINT: f64 = 0.75;
+
+/// Share of the timeout an exchange waits for its neighbours when no
+/// checkpoint is under way: the escalation's checkpoint then still has a
+/// whole timeout to name a neighbour that never comes, and starts before a
+/// watchdog guard armed by the application for the whole phase fires.
+const ALONE: f64 = 0.5;
 
 /// One ghost exchange of one object: its number there and the fingerprint
 /// of the call (shape, ghost width, element size, ...).
@@ -351,7 +360,7 @@ fn wait<C: Communicator>(
     flight: &mut InFlight,
 ) -> Result<Option<Stuck>> {
     let start = Instant::now();
-    let mut deadline = cp.timeout().map(|t| start + t);
+    let mut deadline = cp.timeout().map(|t| start + t.mul_f64(ALONE));
     let mut channel = None;
     let (mut spins, mut polls) = (0u32, 0u32);
     loop {

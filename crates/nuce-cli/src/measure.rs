@@ -17,11 +17,11 @@ pub struct Args {
     /// Kernel: `stencil` (cache-resident) or `memory` (memory-bound).
     #[arg(long, default_value = "stencil", value_parser = parse_kernel)]
     kernel: Kernel,
-    /// Timed samples (the speed is their median).
-    #[arg(long, default_value_t = 7)]
+    /// Timed samples (the speed is their median), 1 to 100 000.
+    #[arg(long, default_value_t = 7, value_parser = bounded("--repeats", 1, MAX_SAMPLES))]
     repeats: usize,
-    /// Untimed warm-up samples.
-    #[arg(long, default_value_t = 1)]
+    /// Untimed warm-up samples, 0 to 100 000.
+    #[arg(long, default_value_t = 1, value_parser = bounded("--warmup", 0, MAX_SAMPLES))]
     warmup: usize,
     /// Minimum duration of one sample, in milliseconds.
     #[arg(long, default_value_t = 10)]
@@ -32,6 +32,29 @@ pub struct Args {
     /// Print the speed record as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// Most samples one run may take (each lasts at least `--min-ms`): a bound,
+/// so that a mistyped count is a clear error, not an allocation of terabytes.
+const MAX_SAMPLES: usize = 100_000;
+
+/// A parser of a whole number in `lo..=hi` for the option `name`.
+fn bounded(
+    name: &'static str,
+    lo: usize,
+    hi: usize,
+) -> impl Fn(&str) -> Result<usize, String> + Clone {
+    move |s: &str| {
+        let v: usize = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("{name} takes a whole number, not {s:?}"))?;
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{name} must be between {lo} and {hi}, not {v}"))
+        }
+    }
 }
 
 fn parse_kernel(s: &str) -> Result<Kernel, String> {

@@ -209,3 +209,21 @@ fn distribute_modes() {
         serde_json::json!([2, 1, 0, 0, 1, 0, 2, 0, 1, 0])
     );
 }
+
+/// `nuce measure` refuses sample counts it cannot hold, before allocating
+/// anything, with exit code 2 and the bound in the message (the measure
+/// subcommand exists only with the default `measure` feature).
+#[cfg(feature = "measure")]
+#[test]
+fn measure_refuses_absurd_sample_counts() {
+    for (opt, value) in [
+        ("--repeats", "1000000000000"),
+        ("--repeats", "0"),
+        ("--warmup", "1000000000000"),
+        ("--repeats", "x"),
+    ] {
+        let (code, _, err) = nuce(&["measure", opt, value]);
+        assert_eq!(code, 2, "{opt} {value}: {err}");
+        assert!(err.contains(opt), "{opt} {value}: {err}");
+    }
+}
