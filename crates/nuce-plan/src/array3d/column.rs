@@ -1,0 +1,340 @@
+//! The 3D column-based class and its dynamic program: \[BBLRR01\] §3.2.4
+//! (Algorithms 3–4) one dimension up.
+//!
+//! # The class and its model
+//!
+//! The grid is cut along axis `a` into slabs, each slab along axis `b` into
+//! columns, each column along axis `c` into blocks, one per part. With the
+//! weights normalised to sum 1, slab `s` of weight `W_s` has thickness
+//! `N_a·W_s`, its column `j` of weight `U_j` has width `N_b·U_j/W_s`, and
+//! its blocks heights proportional to their weights. The internal surface
+//! (each shared face once) is
+//!
+//! ```text
+//! (S − 1)·N_b·N_c  +  Σ_s N_a·W_s · Acost₂(slab s)
+//! Acost₂(slab s) = (k_s − 1)·N_c + N_b·Σ_j (U_j/W_s)·(m_j − 1)
+//! ```
+//!
+//! where `S` is the number of slabs, `k_s` the columns of slab `s` and
+//! `m_j` the blocks of column `j`: a slab costs its thickness times the 2D
+//! column-based Acost of its own parts on the `N_b × N_c` face
+//! (\[BBLRR01\] §3.2.4's objective, scaled as in [`crate::array2d::column`]).
+//!
+//! # The dynamic program
+//!
+//! As in \[BBLRR01\] Theorem/Algorithms 3–4 (and \[KRW96\] Theorem 1), the
+//! parts are sorted by speed and every slab, and every column within a slab,
+//! holds a contiguous run of the sorted order. The slab problem is then
+//! the 1D dynamic program `f(q) = min_{a<q} f(a) + N_b·N_c + N_a·W(a, q]·
+//! Acost₂*(a, q]` over the sorted positions, with `Acost₂*` the optimum of
+//! the 2D column DP ([`column_optimum`], `O(len log len)`) on the run
+//! `(a, q]`; the number of slabs, the number of columns of each slab and
+//! their contents all come out of the DP. The test
+//! `column_dp_is_optimal_among_all_nested_layouts` checks by enumeration,
+//! for `p ≤ 5`, that the result is optimal among **all** nested layouts
+//! (any assignment of parts to slabs and columns, not only sorted runs).
+//!
+//! Slab boundaries range over every sorted position while `p ≤ 64`
+//! (`O(p³ log p)`); above, over 48 evenly spaced positions of the sorted
+//! order (`O(48² · p log p)`): the slabs' contents are then restricted to
+//! multiples of about `p/48` parts, while columns and blocks inside each
+//! slab stay optimal. Rounding to cells: [`Layout3::realize`].
+//!
+//! # The integer plan decides
+//!
+//! [`Column3`] runs the DP for the 6 axis orders, first with every part at
+//! least one cell thick in each extent (slab thickness `≥ 1` and the 2D
+//! whole-cell restriction, [`column_optimum_whole_cells`]), else without;
+//! it realises each layout and keeps the least internal surface of the
+//! integer plans, plans without empty parts first. For `p ≤ 7` it instead
+//! realises every nested sorted layout (`3^(p−1)` per axis order) and keeps
+//! the best integer plan.
+
+use super::{checked_speeds3, extents, GridDecomposer3, GridPlan3, Layout3, Shape3};
+use crate::array2d::column::{column_optimum, column_optimum_whole_cells, ColumnOptimum};
+use crate::error::{Error, Result};
+
+/// Largest `p` for which the slab DP tries every sorted position.
+const EXACT_MAX: usize = 64;
+/// Number of candidate slab boundaries above [`EXACT_MAX`].
+const GRID: usize = 48;
+/// Largest `p` for which [`Column3`] enumerates every nested sorted layout.
+const ENUM_MAX: usize = 7;
+
+/// The 3D column-based decomposition (slabs of columns of blocks) of least
+/// internal surface, by a two-level dynamic program over the sorted speeds
+/// (\[BBLRR01\] §3.2.4, Algorithms 3–4, one level up; module docs of
+/// `array3d::column`). All 6 axis orders are tried.
+///
+/// Complexity: `O(p³ log p)` up to `p = 64` (every slab boundary), then
+/// `O(48² · p log p)` (48 candidate boundaries), times 6 orders and at most
+/// 2 passes; `O(3^(p−1)·p)` for `p ≤ 7`. Volumes are within one layer of
+/// cells of their shares ([`Layout3::realize`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Column3;
+
+/// The 6 axis orders (slab axis, column axis, block axis).
+pub(crate) const ORDERS: [[usize; 3]; 6] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+];
+
+/// The sorted weights (ascending, normalised to sum 1) and their order.
+struct Sorted {
+    order: Vec<usize>,
+    w: Vec<f64>,
+}
+
+impl Sorted {
+    fn new(speeds: &[f64]) -> Sorted {
+        let mut order: Vec<usize> = (0..speeds.len()).collect();
+        order.sort_by(|&a, &b| speeds[a].total_cmp(&speeds[b]).then(a.cmp(&b)));
+        let total: f64 = speeds.iter().sum();
+        let w = order.iter().map(|&i| speeds[i] / total).collect();
+        Sorted { order, w }
+    }
+}
+
+/// The 2D column optimum of sorted run `w` on a `nb × nc` face (with the
+/// whole-cell restriction when `whole`; `None` when it has no solution).
+fn inner(w: &[f64], nb: f64, nc: f64, whole: bool) -> Option<ColumnOptimum> {
+    if whole {
+        column_optimum_whole_cells(w, nb, nc, 0.0).ok().flatten()
+    } else {
+        column_optimum(w, nb, nc, 0.0).ok()
+    }
+}
+
+/// The slab DP for one axis order over the candidate `bounds` (sorted
+/// positions, `0` first and `p` last): the layout and its model surface.
+/// `None` when no layout satisfies the whole-cell restriction.
+fn slab_dp(
+    sorted: &Sorted,
+    n: [f64; 3],
+    axes: [usize; 3],
+    bounds: &[usize],
+    whole: bool,
+) -> Option<(Layout3, f64)> {
+    let [na, nb, nc] = n;
+    let g = bounds.len() - 1;
+    let mut prefix = vec![0.0; sorted.w.len() + 1];
+    for (i, w) in sorted.w.iter().enumerate() {
+        prefix[i + 1] = prefix[i] + w;
+    }
+    let slab = |i: usize, j: usize| -> Option<(f64, ColumnOptimum)> {
+        let (a, q) = (bounds[i], bounds[j]);
+        let weight = prefix[q] - prefix[a];
+        if whole && na * weight < 1.0 {
+            return None;
+        }
+        let opt = inner(&sorted.w[a..q], nb, nc, whole)?;
+        let acost2 = (opt.half_perimeter - nb - nc).max(0.0);
+        Some((nb * nc + na * weight * acost2, opt))
+    };
+    let mut f = vec![f64::INFINITY; g + 1];
+    let mut arg = vec![0usize; g + 1];
+    f[0] = 0.0;
+    for j in 1..=g {
+        for i in 0..j {
+            if f[i].is_finite() {
+                if let Some((c, _)) = slab(i, j) {
+                    if f[i] + c < f[j] {
+                        f[j] = f[i] + c;
+                        arg[j] = i;
+                    }
+                }
+            }
+        }
+    }
+    if !f[g].is_finite() {
+        return None;
+    }
+    let mut cuts = vec![g];
+    while let Some(&j) = cuts.last().filter(|&&j| j > 0) {
+        cuts.push(arg[j]);
+    }
+    cuts.reverse();
+    let mut slabs = Vec::with_capacity(cuts.len() - 1);
+    for pair in cuts.windows(2) {
+        let (_, opt) = slab(pair[0], pair[1])?;
+        let start = bounds[pair[0]];
+        slabs.push(
+            opt.columns
+                .iter()
+                .map(|col| col.iter().map(|&k| sorted.order[start + k]).collect())
+                .collect(),
+        );
+    }
+    Some((Layout3 { axes, slabs }, f[g] - nb * nc))
+}
+
+/// The candidate slab boundaries for `p` parts: every position up to
+/// [`EXACT_MAX`], else [`GRID`] evenly spaced ones.
+fn bounds(p: usize) -> Vec<usize> {
+    if p <= EXACT_MAX {
+        (0..=p).collect()
+    } else {
+        let mut b: Vec<usize> = (0..=GRID).map(|k| k * p / GRID).collect();
+        b.dedup();
+        b
+    }
+}
+
+/// Model internal surface (module docs, "The class and its model") of a
+/// nested layout of `shape` for `weights` (any positive scale), before
+/// rounding to cells. `O(p)`.
+pub fn column_model_surface(layout: &Layout3, shape: Shape3, weights: &[f64]) -> f64 {
+    let e = extents(shape);
+    let [na, nb, nc] = layout.axes.map(|a| e[a] as f64);
+    let total: f64 = weights.iter().sum();
+    let sum = |ids: &[usize]| ids.iter().map(|&i| weights[i]).sum::<f64>() / total;
+    let mut cost = (layout.slabs.len() as f64 - 1.0) * nb * nc;
+    for slab in &layout.slabs {
+        let ws: f64 = slab.iter().map(|c| sum(c)).sum();
+        cost += na * ws * nc * (slab.len() as f64 - 1.0);
+        for col in slab {
+            cost += na * nb * sum(col) * (col.len() as f64 - 1.0);
+        }
+    }
+    cost
+}
+
+/// Every nested layout of the sorted order for one axis order: each gap
+/// between neighbours in the sorted order is a block, column or slab cut.
+fn all_sorted_layouts(order: &[usize], axes: [usize; 3]) -> Vec<Layout3> {
+    let p = order.len();
+    let count = 3usize.pow(p.saturating_sub(1) as u32);
+    (0..count)
+        .map(|mut code| {
+            let mut slabs = vec![vec![vec![order[0]]]];
+            for &i in &order[1..] {
+                let cut = code % 3;
+                code /= 3;
+                match cut {
+                    2 => slabs.push(vec![vec![i]]),
+                    1 => slabs.last_mut().into_iter().for_each(|s| s.push(vec![i])),
+                    _ => slabs
+                        .last_mut()
+                        .and_then(|s| s.last_mut())
+                        .into_iter()
+                        .for_each(|c| c.push(i)),
+                }
+            }
+            Layout3 { axes, slabs }
+        })
+        .collect()
+}
+
+/// Rank of an integer plan: empty parts last, then less internal surface.
+fn key(plan: &GridPlan3) -> (bool, usize) {
+    (
+        plan.boxes.iter().any(|b| b.is_empty()),
+        plan.internal_surface(),
+    )
+}
+
+impl Column3 {
+    /// The optimum of the continuous model (module docs) for one axis
+    /// order, without the whole-cell restriction: the layout and its model
+    /// internal surface ([`column_model_surface`]). Errors: bad input
+    /// ([`super::check_args3`]), axes that are no permutation of 0, 1, 2.
+    pub fn model_optimum(
+        &self,
+        shape: Shape3,
+        speeds: &[f64],
+        axes: [usize; 3],
+    ) -> Result<(Layout3, f64)> {
+        let speeds = &checked_speeds3(shape, speeds)?;
+        if !ORDERS.contains(&axes) {
+            return Err(Error::InvalidInput(format!(
+                "axes {axes:?} are no permutation of 0, 1, 2"
+            )));
+        }
+        let e = extents(shape);
+        let sorted = Sorted::new(speeds);
+        slab_dp(
+            &sorted,
+            axes.map(|a| e[a] as f64),
+            axes,
+            &bounds(speeds.len()),
+            false,
+        )
+        .ok_or_else(|| Error::Solver("column DP found no layout".into()))
+    }
+
+    /// The layout [`Column3::decompose`] realises (module docs, "The
+    /// integer plan decides") and its integer plan.
+    pub fn layout(&self, shape: Shape3, speeds: &[f64]) -> Result<(Layout3, GridPlan3)> {
+        let speeds = &checked_speeds3(shape, speeds)?;
+        let e = extents(shape);
+        let sorted = Sorted::new(speeds);
+        let p = speeds.len();
+        let bounds = bounds(p);
+        let mut best: Option<((bool, usize), Layout3, GridPlan3)> = None;
+        for axes in ORDERS {
+            let candidates = if p <= ENUM_MAX {
+                all_sorted_layouts(&sorted.order, axes)
+            } else {
+                let n = axes.map(|a| e[a] as f64);
+                let found = slab_dp(&sorted, n, axes, &bounds, true)
+                    .or_else(|| slab_dp(&sorted, n, axes, &bounds, false));
+                found.into_iter().map(|(l, _)| l).collect()
+            };
+            for layout in candidates {
+                let plan = layout.realize(self.name(), shape, speeds)?;
+                let k = key(&plan);
+                if best.as_ref().is_none_or(|b| k < b.0) {
+                    best = Some((k, layout, plan));
+                }
+            }
+        }
+        let (_, layout, plan) =
+            best.ok_or_else(|| Error::Solver("column DP found no layout".into()))?;
+        Ok((layout, plan))
+    }
+}
+
+impl GridDecomposer3 for Column3 {
+    fn name(&self) -> &str {
+        "column"
+    }
+
+    fn decompose(&self, shape: Shape3, speeds: &[f64]) -> Result<GridPlan3> {
+        Ok(self.layout(shape, speeds)?.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_equal_parts_make_octants() {
+        let plan = Column3.decompose((8, 8, 8), &[1.0; 8]).unwrap();
+        assert!(plan.boxes.iter().all(|b| (b.nx, b.ny, b.nz) == (4, 4, 4)));
+        assert_eq!(plan.internal_surface(), 192);
+        let (_, model) = Column3
+            .model_optimum((8, 8, 8), &[1.0; 8], [0, 1, 2])
+            .unwrap();
+        assert!((model - 192.0).abs() < 1e-9);
+        assert!(Column3.model_optimum((8, 8, 8), &[1.0], [0, 0, 2]).is_err());
+    }
+
+    #[test]
+    fn sorted_enumeration_counts() {
+        assert_eq!(all_sorted_layouts(&[0, 1, 2], [0, 1, 2]).len(), 9);
+        assert_eq!(all_sorted_layouts(&[0], [0, 1, 2]).len(), 1);
+    }
+
+    #[test]
+    fn large_p_plans_tile() {
+        let speeds: Vec<f64> = (0..300).map(|i| 1.0 + (i % 7) as f64).collect();
+        let plan = Column3.decompose((60, 50, 40), &speeds).unwrap();
+        assert_eq!(plan.len(), 300);
+        assert!(plan.imbalance(&speeds).unwrap() < 0.2);
+    }
+}
