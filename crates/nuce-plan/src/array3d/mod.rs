@@ -32,6 +32,9 @@
 //!
 //! # Files
 //!
+//! Each file is a public module (its docs hold the derivations: `column`
+//! for the DP, `bound` for the lower bound); the items are re-exported here.
+//!
 //! | file | holds |
 //! |---|---|
 //! | `plan.rs` | [`Box3`], [`GridPlan3`]: tiling check, volumes, imbalance, surface, neighbours |
@@ -45,20 +48,20 @@ use crate::error::{Error, Result};
 
 pub use crate::array2d::MAX_CELLS;
 
-mod best;
-mod bound;
-mod column;
-mod guillotine;
-mod layout;
-mod pencils;
-mod plan;
-mod rb;
-mod rectilinear;
-mod slabs;
-mod stencil;
+pub mod best;
+pub mod bound;
+pub mod column;
+pub mod guillotine;
+pub mod layout;
+pub mod pencils;
+pub mod plan;
+pub mod rb;
+pub mod rectilinear;
+pub mod slabs;
+pub mod stencil;
 #[cfg(test)]
 mod tests;
-mod weighted;
+pub mod weighted;
 
 pub use best::{all_decomposers3, decomposer3_by_name, Best3, Candidate3, NAMES3};
 pub use bound::{part_surface_lower_bound, surface_lower_bound};

@@ -423,3 +423,51 @@ fn column3_ten_thousand_parts_time() {
         assert!(secs <= 1.0, "{secs} s");
     }
 }
+
+/// `cargo test --release -p nuce-plan grid3_table -- --ignored --nocapture`:
+/// every decomposer on cubes and bricks with random speeds (the table of
+/// benchmarks/grid3.md).
+#[test]
+#[ignore = "benchmark table, see benchmarks/grid3.md"]
+fn grid3_table() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    eprintln!("| grid | p | algorithm | surface / bound | imbalance | predicted time (7-pt) / best | plan time (ms) |");
+    eprintln!("|---|---|---|---|---|---|---|");
+    for (shape, p) in [
+        ((256, 256, 256), 64),
+        ((256, 256, 256), 1000),
+        ((512, 256, 64), 100),
+        ((1000, 1000, 1000), 10_000),
+    ] {
+        let speeds: Vec<f64> = (0..p).map(|_| rng.gen_range(0.5..4.0)).collect();
+        let stencil = Stencil::default();
+        let mut rows = Vec::new();
+        let mut all = all_decomposers3();
+        all.push(Box::new(Best3::default()));
+        for d in all {
+            let t = std::time::Instant::now();
+            let plan = d.decompose(shape, &speeds).unwrap();
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let vols: Vec<f64> = plan.volumes().iter().map(|&v| v as f64).collect();
+            let bound = surface_lower_bound(shape, &vols).unwrap();
+            let time = predicted_time3(&plan, &speeds, stencil).unwrap();
+            rows.push((
+                plan.algorithm.clone(),
+                plan.internal_surface() as f64 / bound,
+                plan.imbalance(&speeds).unwrap(),
+                time,
+                ms,
+            ));
+        }
+        let best = rows.last().map_or(1.0, |r| r.3);
+        for (name, ratio, imb, time, ms) in rows {
+            eprintln!(
+                "| {}x{}x{} | {p} | {name} | {ratio:.3} | {imb:.4} | {:.3} | {ms:.1} |",
+                shape.0,
+                shape.1,
+                shape.2,
+                time / best
+            );
+        }
+    }
+}
