@@ -258,20 +258,26 @@ fn column_dp_is_optimal_among_all_nested_layouts() {
     assert_eq!(cases, 360);
 }
 
-/// Least internal surface of a guillotine tiling of `dims` by the parts of
-/// `mask`, each part `i` holding a non-empty box of volume `≤ cap[i]`.
+/// The memo of [`guillotine`]: (extents, boundary faces, parts) → surface.
+type Memo = HashMap<([usize; 3], u8, u32), f64>;
+
+/// Least internal surface of a guillotine tiling of a box of extents
+/// `dims` by the parts of `mask`, every part holding a non-empty box that
+/// `leaf(part, extents, boundary)` accepts; `boundary` has bit `2a` (`2a+1`)
+/// set when the box's low (high) face across axis `a` lies on the grid's
+/// boundary.
 fn guillotine(
     dims: [usize; 3],
+    boundary: u8,
     mask: u32,
-    cap: &[f64],
-    memo: &mut HashMap<([usize; 3], u32), f64>,
+    leaf: &dyn Fn(usize, [usize; 3], u8) -> bool,
+    memo: &mut Memo,
 ) -> f64 {
     if mask.count_ones() == 1 {
-        let i = mask.trailing_zeros() as usize;
-        let v = (dims[0] * dims[1] * dims[2]) as f64;
-        return if v <= cap[i] { 0.0 } else { f64::INFINITY };
+        let ok = leaf(mask.trailing_zeros() as usize, dims, boundary);
+        return if ok { 0.0 } else { f64::INFINITY };
     }
-    if let Some(&c) = memo.get(&(dims, mask)) {
+    if let Some(&c) = memo.get(&(dims, boundary, mask)) {
         return c;
     }
     let mut best = f64::INFINITY;
@@ -281,61 +287,92 @@ fn guillotine(
             let (mut l, mut r) = (dims, dims);
             l[axis] = at;
             r[axis] = dims[axis] - at;
-            // Every non-empty proper subset of the mask goes to the left.
+            let (lb, rb) = (boundary & !(2 << (2 * axis)), boundary & !(1 << (2 * axis)));
+            // Every non-empty proper subset of the mask goes to the low side.
             let mut sub = (mask - 1) & mask;
             while sub > 0 {
-                let c = area + guillotine(l, sub, cap, memo);
+                let c = area + guillotine(l, lb, sub, leaf, memo);
                 if c < best {
-                    best = best.min(c + guillotine(r, mask ^ sub, cap, memo));
+                    best = best.min(c + guillotine(r, rb, mask ^ sub, leaf, memo));
                 }
                 sub = (sub - 1) & mask;
             }
         }
     }
-    memo.insert((dims, mask), best);
+    memo.insert((dims, boundary, mask), best);
     best
+}
+
+/// Halo cells of a box of extents `d` with boundary faces `boundary` for
+/// the 7-point stencil, ghost 1: a cross-section per face inside the grid.
+fn halo7(d: [usize; 3], boundary: u8) -> usize {
+    (0..3)
+        .map(|a| {
+            let inside = 2 - (boundary >> (2 * a) & 3).count_ones() as usize;
+            inside * d[(a + 1) % 3] * d[(a + 2) % 3]
+        })
+        .sum()
 }
 
 #[test]
 fn best_is_near_the_best_guillotine_tiling() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let mut worst: f64 = 1.0;
+    let (mut worst_balance, mut worst_time): (f64, f64) = (1.0, 1.0);
     let mut compared = 0;
     for _ in 0..80 {
         let (shape, speeds) = random_case(&mut rng, 2, [6, 5, 4], (0.5, 2.0));
         let p = speeds.len();
-        let plan = Best3::default().decompose(shape, &speeds).unwrap();
+        let stencil = Stencil::default();
+        let plan = Best3 { stencil }.decompose(shape, &speeds).unwrap();
         if plan.boxes.iter().any(|b| b.is_empty()) {
             continue;
         }
-        // Guillotine tilings at least as balanced as best's plan.
-        let time = plan.slowest(&speeds).unwrap();
-        let cap: Vec<f64> = speeds.iter().map(|s| time * s * (1.0 + 1e-12)).collect();
         let dims = [shape.0, shape.1, shape.2];
-        let opt = guillotine(dims, (1 << p) - 1, &cap, &mut HashMap::new());
-        let ratio = plan.internal_surface() as f64 / opt;
-        if ratio > 1.1 {
-            eprintln!(
-                "{shape:?} {speeds:?}: {} surface {} vs {opt}",
-                plan.algorithm,
-                plan.internal_surface()
-            );
-        }
+        let surface = plan.internal_surface() as f64;
+        // (a) Guillotine tilings at least as balanced as best's plan.
+        let slowest = plan.slowest(&speeds).unwrap() * (1.0 + 1e-12);
+        let balanced =
+            |i: usize, d: [usize; 3], _| (d[0] * d[1] * d[2]) as f64 <= slowest * speeds[i];
+        let opt = guillotine(dims, 63, (1 << p) - 1, &balanced, &mut HashMap::new());
+        // (b) Guillotine tilings no slower than best's plan by its own
+        // criterion, the predicted time (7-point stencil, ghost 1).
+        let time = predicted_time3(&plan, &speeds, stencil).unwrap() * (1.0 + 1e-12);
+        let mean = speeds.iter().sum::<f64>() / p as f64;
+        let fast = |i: usize, d: [usize; 3], b: u8| {
+            (d[0] * d[1] * d[2]) as f64 * mean / speeds[i] + halo7(d, b) as f64 <= time
+        };
+        let opt_time = guillotine(dims, 63, (1 << p) - 1, &fast, &mut HashMap::new());
         assert!(
-            ratio >= 1.0 - 1e-12,
+            surface >= opt * (1.0 - 1e-12),
             "{shape:?} {speeds:?}: below the optimum"
         );
-        worst = worst.max(ratio);
+        assert!(
+            surface >= opt_time * (1.0 - 1e-12),
+            "{shape:?} {speeds:?}: below"
+        );
+        if surface > 1.15 * opt {
+            eprintln!(
+                "{shape:?} {speeds:?}: {} surface {surface} vs {opt} (equal balance)",
+                plan.algorithm
+            );
+        }
+        worst_balance = worst_balance.max(surface / opt);
+        worst_time = worst_time.max(surface / opt_time);
         compared += 1;
     }
-    eprintln!("best vs guillotine optimum: worst surface ratio {worst:.4} over {compared} cases");
+    eprintln!(
+        "best vs guillotine optimum over {compared} cases: worst surface ratio {worst_balance:.4} \
+         at equal balance, {worst_time:.4} at equal predicted time"
+    );
     assert!(compared >= 40);
-    // The goal was 1.15; measured worst 12/10 = 1.20 (2x5x3, 3 parts;
-    // 20/17 = 1.18 with another seed): `best` ranks by predicted time,
-    // whose halo term on grids this small outweighs the compute term, and
-    // prefers a plan with a smaller largest halo over the one of fewest
-    // faces. The gap is one or two planes of a few cells.
-    assert!(worst <= 1.2 + 1e-12, "worst ratio {worst}");
+    // The goal was 1.15 at equal balance; measured worst 12/10 = 1.20
+    // (2x5x3, 3 parts; 20/17 = 1.18 with another seed): on grids this
+    // small the halo term outweighs the compute term, and best prefers a
+    // plan with a smaller largest halo over the one of fewest faces. At
+    // equal predicted time (b) the gap is wider (1.45 measured, 16/11):
+    // best minimises the slowest part's time, and the other parts' slack
+    // lets a tiling of less total surface meet the same time.
+    assert!(worst_balance <= 1.2 + 1e-12, "worst ratio {worst_balance}");
 }
 
 #[test]
