@@ -123,6 +123,7 @@ pub fn run(args: Args) -> Result<()> {
     let volumes: Vec<f64> = plan.volumes().iter().map(|&v| v as f64).collect();
     let lower_bound = surface_lower_bound(shape, &volumes)?;
     let surface = plan.internal_surface();
+    let mut neighbours = plan.neighbour_lists(stencil);
     let out = Output {
         algorithm: plan.algorithm.clone(),
         nx: args.nx,
@@ -157,7 +158,7 @@ pub fn run(args: Args) -> Result<()> {
                 nz: b.nz,
                 volume: b.volume(),
                 halo: plan.halo_cells(i, stencil),
-                neighbours: plan.neighbours(i, stencil),
+                neighbours: std::mem::take(&mut neighbours[i]),
             })
             .collect(),
     };

@@ -26,6 +26,21 @@
 //! [`surface_lower_bound`] on the internal surface of any box tiling with
 //! given volumes.
 //!
+//! The command line runs these as `nuce plan grid3` (`docs/cli.md`), with
+//! the halo and neighbour lists per part in its JSON.
+//!
+//! ```
+//! use nuce_plan::array3d::{Best3, GridDecomposer3, Stencil};
+//! // Eight equal parts of a 64³ cube: octants, 3 internal planes of 64².
+//! let plan = Best3::default().decompose((64, 64, 64), &[1.0; 8])?;
+//! assert_eq!(plan.internal_surface(), 3 * 64 * 64);
+//! assert_eq!(plan.neighbours(0, Stencil::twenty_seven(1)).len(), 7);
+//! // A part twice as fast gets twice the cells (to one layer of cells).
+//! let plan = Best3::default().decompose((64, 64, 64), &[2.0, 1.0, 1.0])?;
+//! assert!(plan.imbalance(&[2.0, 1.0, 1.0])? < 0.05);
+//! # Ok::<(), nuce_plan::Error>(())
+//! ```
+//!
 //! Bad input — no speeds, a zero, negative, NaN or infinite speed, a zero
 //! extent, `nx·ny·nz` overflowing or above [`MAX_CELLS`] — is an
 //! [`Error`], never a panic ([`check_args3`]).

@@ -128,6 +128,7 @@ proptest! {
         let shape = (nx, ny, nz);
         let stencil = Stencil { box_stencil: corners, ghost };
         let plan = RecursiveBisection3d.decompose(shape, &speeds).unwrap();
+        let lists = plan.neighbour_lists(stencil);
         for (p, b) in plan.boxes.iter().enumerate() {
             // Brute force: owners of the cells within reach, outside the box.
             let mut owners = Vec::new();
@@ -160,6 +161,7 @@ proptest! {
             }
             owners.sort_unstable();
             owners.dedup();
+            prop_assert_eq!(&lists[p], &owners);
             prop_assert_eq!(plan.neighbours(p, stencil), owners);
             prop_assert_eq!(plan.halo_cells(p, stencil), halo);
         }
