@@ -320,6 +320,7 @@ fn halo7(d: [usize; 3], boundary: u8) -> usize {
 fn best_is_near_the_best_guillotine_tiling() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let (mut worst_balance, mut worst_time): (f64, f64) = (1.0, 1.0);
+    let mut worst_column: f64 = 1.0;
     let mut compared = 0;
     for _ in 0..80 {
         let (shape, speeds) = random_case(&mut rng, 2, [6, 5, 4], (0.5, 2.0));
@@ -360,8 +361,19 @@ fn best_is_near_the_best_guillotine_tiling() {
         }
         worst_balance = worst_balance.max(surface / opt);
         worst_time = worst_time.max(surface / opt_time);
+        // (c) The column DP alone, the surface minimiser, at its own balance.
+        let col = Column3.decompose(shape, &speeds).unwrap();
+        if col.boxes.iter().all(|b| !b.is_empty()) {
+            let slowest = col.slowest(&speeds).unwrap() * (1.0 + 1e-12);
+            let balanced =
+                |i: usize, d: [usize; 3], _| (d[0] * d[1] * d[2]) as f64 <= slowest * speeds[i];
+            let opt = guillotine(dims, 63, (1 << p) - 1, &balanced, &mut HashMap::new());
+            worst_column = worst_column.max(col.internal_surface() as f64 / opt);
+        }
         compared += 1;
     }
+    eprintln!("column alone: worst surface ratio {worst_column:.4} at equal balance");
+    assert!(worst_column >= 1.0);
     eprintln!(
         "best vs guillotine optimum over {compared} cases: worst surface ratio {worst_balance:.4} \
          at equal balance, {worst_time:.4} at equal predicted time"
