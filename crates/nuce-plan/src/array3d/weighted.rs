@@ -1,7 +1,9 @@
 //! Non-uniform cost per cell: the grid carries a cost per cell (a flat
 //! slice in C order, `(i·ny + j)·nz + k`), and a part's load is the sum of
 //! its cells' costs. [`WeightedSlabs3`] and [`WeightedBisection3d`] balance
-//! `Σ cost / speed` with prefix sums of plane costs.
+//! `Σ cost / speed` with prefix sums of plane costs. An `ndarray::Array3<f64>`
+//! of shape `(nx, ny, nz)` passes as the slice `a.as_slice()` returns
+//! (`Some` in standard layout, ndarray's default C order).
 
 use super::rb::{longest, split};
 use super::slabs::longest_axis;
