@@ -12,6 +12,7 @@ mod array;
 mod distribute;
 mod divisible;
 mod graph;
+mod grid3;
 #[cfg(feature = "measure")]
 mod measure;
 mod output;
@@ -40,6 +41,8 @@ enum Cmd {
 enum PlanCmd {
     /// Decompose a 2D array into rectangles proportional to speeds.
     Array(array::Args),
+    /// Decompose a 3D grid into boxes proportional to speeds.
+    Grid3(grid3::Args),
     /// Distribute independent chunks (1D) over processors with cycle times.
     Distribute(distribute::Args),
     /// Partition an unstructured graph or mesh in proportion to speeds.
@@ -56,6 +59,7 @@ fn main() {
     let cli = Cli::parse();
     let res = match cli.cmd {
         Cmd::Plan(PlanCmd::Array(a)) => array::run(a),
+        Cmd::Plan(PlanCmd::Grid3(a)) => grid3::run(a),
         Cmd::Plan(PlanCmd::Distribute(a)) => distribute::run(a),
         Cmd::Plan(PlanCmd::Graph(a)) => graph::run(a),
         Cmd::Plan(PlanCmd::Tasks(a)) => tasks::run(a),

@@ -106,6 +106,7 @@ pub(crate) fn print_json<T: Serialize>(v: &T) -> Result<()> {
 
 /// Prints pretty JSON on stdout as it is (`null` allowed: `nuce measure`
 /// reports unknown cache sizes as `null`).
+#[cfg(feature = "measure")]
 pub(crate) fn print_json_unchecked<T: Serialize>(v: &T) -> Result<()> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Error::Io(e.to_string()))?;
     line(format_args!("{s}"))

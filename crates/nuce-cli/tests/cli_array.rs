@@ -2,21 +2,10 @@
 //! the binary, parse its JSON, check the documented keys (docs/cli.md), the
 //! tiling, the input order and the exit codes.
 
-use std::process::Command;
+mod common;
 
+use common::nuce;
 use serde_json::Value;
-
-fn nuce(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_nuce"))
-        .args(args)
-        .output()
-        .expect("run nuce");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn array_json(rows: usize, cols: usize, speeds: &str, algo: &str, extra: &[&str]) -> Value {
     let (r, c) = (rows.to_string(), cols.to_string());

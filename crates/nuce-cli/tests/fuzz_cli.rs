@@ -301,6 +301,73 @@ fn fuzz_array() {
 }
 
 #[test]
+fn fuzz_grid3() {
+    let lists = lists();
+    let algos = nuce_plan::array3d::NAMES3;
+    let shapes = [
+        ("100", "100", "100"),
+        ("18446744073709551615", "1", "1"),
+        ("4294967296", "4294967296", "2"),
+        ("9007199254740992", "1", "1"),
+        ("1", "1", "9007199254740992"),
+        ("0", "5", "5"),
+        ("-1", "3", "3"),
+        ("", "3", "3"),
+    ];
+    for (k, algo) in algos.iter().enumerate() {
+        for (i, (x, y, z)) in shapes.iter().enumerate() {
+            let s = &lists[(i + k) % lists.len()];
+            let mut args = vec![
+                "plan", "grid3", "--nx", x, "--ny", y, "--nz", z, "--speeds", s, "--algo", algo,
+            ];
+            if (i + k) % 2 == 0 {
+                args.push("--json");
+            }
+            check(&args);
+        }
+        // 10 000 speeds on every algorithm, both stencils.
+        for stencil in ["7", "27"] {
+            check(&[
+                "plan",
+                "grid3",
+                "--nx",
+                "300",
+                "--ny",
+                "200",
+                "--nz",
+                "100",
+                "--speeds",
+                &lists[12],
+                "--algo",
+                algo,
+                "--stencil",
+                stencil,
+                "--json",
+            ]);
+        }
+    }
+    for n in NUMBERS {
+        check(&[
+            "plan",
+            "grid3",
+            "--nx",
+            "9",
+            "--ny",
+            "9",
+            "--nz",
+            "9",
+            "--speeds",
+            "1,2",
+            "--ghost",
+            n,
+            "--stencil",
+            n,
+            "--json",
+        ]);
+    }
+}
+
+#[test]
 fn fuzz_distribute() {
     let lists = lists();
     let modes = ["static", "incremental", "lu", "panel"];

@@ -8,6 +8,7 @@
 //! | work | module |
 //! |---|---|
 //! | 2D arrays into rectangles | [`array2d`] |
+//! | 3D grids into boxes (slabs, pencils, column DP, bisection, tensor) | [`array3d`] |
 //! | 1D chunks, LU slices, panels | [`dist1d`] |
 //! | speeds that depend on the work's size (functional models) | [`fpm`] |
 //! | unstructured graphs | [`graph`] |
@@ -30,6 +31,7 @@ pub mod error;
 pub use error::{Error, Result};
 
 pub mod array2d;
+pub mod array3d;
 pub mod dist1d;
 pub mod divisible;
 pub mod fpm;

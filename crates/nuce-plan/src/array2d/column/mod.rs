@@ -114,5 +114,6 @@ pub use super::cost::plan_cost;
 pub use bounds::{acost_lower_bound, lemma1_bound};
 pub use dp::{column_optimum, column_optimum_whole_cells, ColumnOptimum};
 pub use model::model_half_perimeter;
+pub(crate) use monge::monge_layer;
 pub use search::ColumnDp;
 pub use table::{partition_table, PartitionTable};

@@ -10,7 +10,7 @@
 /// Requires `w` to satisfy the quadrangle inequality, so that a later
 /// candidate `b > a` that beats `a` at some `q` beats it at every `q' > q`.
 /// Candidates with `h = ∞` are skipped. Returns `F` and the argmin `a` of each `q`.
-pub(super) fn monge_layer(
+pub(crate) fn monge_layer(
     n: usize,
     h: impl Fn(usize, &[f64]) -> f64,
     w: impl Fn(usize, usize) -> f64,
