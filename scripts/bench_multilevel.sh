@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 REPS="${1:-3}"
 source scripts/graph_meshes.sh
 mesh 3 t5.geo 0.25 t5_large.msh
-cargo build --release --example bench_multilevel
-target/release/examples/bench_multilevel "$REPS" "$W" \
+cargo build --release -p nuce-plan --example bench_multilevel
+NUCE_PS=4,8,16 target/release/examples/bench_multilevel "$REPS" "$W" \
   "gmsh-t4-2D=$W/t4_2d.msh" "sfepy-big-2D=$S" "gmsh-t4-large-2D=$W/t4_large.msh" \
   "sfepy-cube_cylinder-3D=$C" "gmsh-t5-3D=$W/t5_3d.msh" "gmsh-t5-large-3D=$W/t5_large.msh"

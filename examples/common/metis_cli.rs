@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use nuce::plan::graph::{io, Graph, Partition};
+use nuce_plan::graph::{io, Graph, Partition};
 
 /// Runs gpmetis with target weights; returns the partition and METIS's own
 /// partitioning time (its "Partitioning:" line, I/O excluded).

@@ -39,7 +39,8 @@ struct Inner {
     #[arg(long)]
     speeds: String,
     /// rcb, zci, hci, rsb, rsbkl, rsbi, rcbi, multilevel (ml), or best
-    /// (multilevel, rcb and rsbkl, refined; those within the tolerance first,
+    /// (multilevel, rcb, rsbkl and, up to 50 000 vertices, rsb, refined;
+    /// those within the tolerance first,
     /// then the least cut; when none is within it, the least imbalance, then
     /// the least cut).
     #[arg(long, default_value = "hci")]

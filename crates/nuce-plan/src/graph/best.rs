@@ -4,8 +4,10 @@
 //! **The rule.** A candidate *meets the tolerance* when its imbalance is at
 //! most the refiner's tolerance (plus `1e-9` for rounding). Candidates that
 //! meet it beat those that do not; among them the least edge cut wins.
-//! When none meets it, the least imbalance wins, then the least edge cut.
-//! Ties go to the earlier algorithm of [`Algo::BEST`]. So a candidate that
+//! When none meets it, the least imbalance wins (imbalances within `1e-9`
+//! of each other count as equal), then the least edge cut. Ties go to the
+//! earlier candidate ([`Algo::BEST`], then [`Algo::Rsb`] on graphs up to
+//! [`BEST_RSB_MAX_VERTICES`] vertices). So a candidate that
 //! misses the tolerance never hides a better cut among candidates of equal
 //! standing: the former rule added a `1e300` penalty to the cut of such a
 //! candidate, which absorbed the cut itself (`1e300 + 6052 == 1e300 + 213`
@@ -44,10 +46,13 @@ impl GraphCandidate {
             (false, true) => false,
             (true, true) => self.edge_cut.total_cmp(&other.edge_cut) == Less,
             (false, false) => {
-                self.imbalance
-                    .total_cmp(&other.imbalance)
-                    .then(self.edge_cut.total_cmp(&other.edge_cut))
-                    == Less
+                // Imbalances within rounding of each other are equal: the
+                // cut decides.
+                if (self.imbalance - other.imbalance).abs() <= SLACK {
+                    self.edge_cut.total_cmp(&other.edge_cut) == Less
+                } else {
+                    self.imbalance < other.imbalance
+                }
             }
         }
     }
@@ -67,10 +72,22 @@ pub struct BestPartition {
     pub candidates: Vec<GraphCandidate>,
 }
 
+/// Graphs up to this many vertices also try plain RSB ([`Algo::Rsb`]) in
+/// [`best_partition`]. Issue 20: with `--tolerance 0` on a 60 × 70 grid with
+/// shuffled coordinates, `best` returned cut 2666 where `rsb` alone reached
+/// the same imbalance with cut 147 (131 since); plain RSB costs about as
+/// much as RSB+KL, one more spectral run (0.8 s on gmsh's t5 mesh of 18 760
+/// vertices and 125 196 edges).
+pub const BEST_RSB_MAX_VERTICES: usize = 50_000;
+
 /// Runs every algorithm of [`Algo::BEST`] that applies (those needing
-/// coordinates only when `g` has them), each refined by `refiner`, and
-/// keeps the best by the rule of the module docs. Errors: as the
-/// partitioners', and [`Error::InvalidInput`] when no algorithm applies.
+/// coordinates only when `g` has them), and [`Algo::Rsb`] when `g` has at
+/// most [`BEST_RSB_MAX_VERTICES`] vertices, each refined by `refiner` (the
+/// multilevel candidate partitions with the refiner's tolerance), and keeps
+/// the best by the rule of the module docs: so `best` is never beaten on
+/// that rule by one of its candidates run alone as `--algo X --refine`.
+/// Errors: as the partitioners', and [`Error::InvalidInput`] when no
+/// algorithm applies.
 pub fn best_partition(
     g: &Graph,
     targets: &[f64],
@@ -79,7 +96,8 @@ pub fn best_partition(
 ) -> Result<BestPartition> {
     let mut winner: Option<(GraphCandidate, Partition)> = None;
     let mut candidates = Vec::new();
-    for algo in Algo::BEST {
+    let rsb = (g.n() <= BEST_RSB_MAX_VERTICES).then_some(Algo::Rsb);
+    for algo in Algo::BEST.into_iter().chain(rsb) {
         if algo.needs_coords() && g.coords().is_none() {
             continue;
         }
@@ -133,12 +151,9 @@ mod tests {
         assert!(cand(9000.0, 0.04).better_than(&cand(10.0, 0.05), tol));
     }
 
-    #[test]
-    fn a_missed_tolerance_does_not_hide_the_cut() {
-        // Issue 12: with tolerance 0 no candidate is exactly balanced, the
-        // 1e300 penalty swallowed every cut and the first candidate (RCB,
-        // cut 5602 on this grid with shuffled coordinates) won where RSB
-        // cuts 131 at the same imbalance.
+    /// A 60 × 70 grid whose coordinates are shuffled (so that RCB cuts
+    /// badly), as in issues 12 and 20.
+    fn shuffled_grid() -> Graph {
         let (rows, cols) = (60, 70);
         let mut state = 12345u64;
         let mut perm: Vec<usize> = (0..rows * cols).collect();
@@ -152,7 +167,55 @@ mod tests {
             .iter()
             .flat_map(|&k| [(k % cols) as f64, (k / cols) as f64])
             .collect();
-        let g = grid_graph(rows, cols).with_coords(2, coords).unwrap();
+        grid_graph(rows, cols).with_coords(2, coords).unwrap()
+    }
+
+    #[test]
+    fn no_algorithm_of_best_beats_it_on_its_own_rule() {
+        // Issue 20: with tolerance 0, `best` returned cut 2666 where `rsb`
+        // (then no candidate) reached the same imbalance with cut 147. Every
+        // algorithm `best` may run, each refined alone as `--algo X
+        // --refine` does, must not rank before the winner.
+        let g = shuffled_grid();
+        for (speeds, tol) in [
+            (&[1.0, 2.0, 3.0, 5.0][..], 0.0),
+            (&[1.0, 1.0, 1.0, 1.0][..], 0.0),
+            (&[1.0, 4.0, 1.0, 4.0, 2.0][..], 0.03),
+        ] {
+            let refiner = FmRefiner {
+                tolerance: tol,
+                ..FmRefiner::default()
+            };
+            let b = best_partition(&g, speeds, Grouping::Simple, refiner).unwrap();
+            let w = b.candidates.iter().find(|c| c.algo == b.algo).unwrap();
+            for algo in [Algo::Multilevel, Algo::Rcb, Algo::Rsb, Algo::RsbKl] {
+                let p = algo
+                    .partition(&g, speeds, Grouping::Simple, Some(refiner))
+                    .unwrap();
+                let m = metrics(&g, &p, speeds).unwrap();
+                let c = GraphCandidate {
+                    algo,
+                    edge_cut: m.edge_cut,
+                    imbalance: m.imbalance,
+                };
+                assert!(
+                    !c.better_than(w, tol),
+                    "{speeds:?} tol {tol}: {c:?} beats the winner {w:?}"
+                );
+                if algo == Algo::Multilevel && c.meets(tol) {
+                    assert!(w.edge_cut <= c.edge_cut, "{c:?} {w:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_missed_tolerance_does_not_hide_the_cut() {
+        // Issue 12: with tolerance 0 no candidate is exactly balanced, the
+        // 1e300 penalty swallowed every cut and the first candidate (RCB,
+        // cut 5602 on this grid with shuffled coordinates) won where RSB
+        // cuts 131 at the same imbalance.
+        let g = shuffled_grid();
         let speeds = [1.0, 2.0, 3.0, 5.0];
         let refiner = FmRefiner {
             tolerance: 0.0,

@@ -54,7 +54,7 @@ pub mod rsb;
 pub mod sfc;
 pub mod slab;
 
-pub use best::{best_partition, BestPartition};
+pub use best::{best_partition, BestPartition, BEST_RSB_MAX_VERTICES};
 pub use bisect::Grouping;
 pub use csr::{grid_graph, Coords, Graph};
 pub use metrics::{metrics, Metrics, Partition};
@@ -111,7 +111,8 @@ impl Algo {
 
     /// The candidates of `best` (each refined by [`FmRefiner`], the least cut
     /// within the tolerance wins): [`Multilevel`], RCB (when there are
-    /// coordinates) and RSB+KL. Measured on 27 mesh cases
+    /// coordinates) and RSB+KL; plain RSB joins them on graphs of at most
+    /// [`BEST_RSB_MAX_VERTICES`] vertices (issue 20, [`best_partition`]). Measured on 27 mesh cases
     /// (`scripts/bench_multilevel.sh`'s meshes t4, big, t5; p = 4, 8, 16):
     /// refined RCB beats multilevel in 6 cases at 0.7 × its time, RSB+KL in 11
     /// (by up to 10 %) at 34 × its time, together 1.6 % less cut on geometric
@@ -190,7 +191,14 @@ impl Algo {
                 ..IndexPartitioner::default()
             }
             .partition(g, targets),
-            Algo::Multilevel => Multilevel::default().partition(g, targets),
+            // The multilevel partitioner aims at the refiner's tolerance
+            // itself (its own default, 3 %, left `best` with a tolerance of
+            // 0 a multilevel candidate the refiner could not rebalance).
+            Algo::Multilevel => Multilevel {
+                tolerance: refine.map_or(Multilevel::default().tolerance, |r| r.tolerance),
+                ..Multilevel::default()
+            }
+            .partition(g, targets),
         }?;
         if let Some(r) = refine {
             r.refine(g, targets, &mut p)?;

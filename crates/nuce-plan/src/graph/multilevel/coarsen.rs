@@ -26,6 +26,35 @@ pub fn coarsen(g: &Graph, max_vw: f64, rng: &mut impl Rng) -> (Graph, Vec<usize>
     coarsen_within(g, max_vw, None, rng)
 }
 
+/// The levels of coarsening `g` until at most `coarse_to` vertices remain,
+/// no pair can be matched, or a level shrinks by less than 5 %: `levels[i]`
+/// is graph `i + 1` and the coarse vertex of every vertex of graph `i`
+/// (graph 0 is `g`). Empty when `g` is small enough. O(m) per level.
+pub fn hierarchy(
+    g: &Graph,
+    coarse_to: usize,
+    max_vw: f64,
+    rng: &mut impl Rng,
+) -> Vec<(Graph, Vec<usize>)> {
+    let mut levels: Vec<(Graph, Vec<usize>)> = Vec::new();
+    loop {
+        let fine = levels.last().map_or(g, |l| &l.0);
+        if fine.n() <= coarse_to {
+            break;
+        }
+        let (c, cmap) = coarsen(fine, max_vw, rng);
+        if c.n() == fine.n() {
+            break;
+        }
+        let stalled = c.n() as f64 > 0.95 * fine.n() as f64;
+        levels.push((c, cmap));
+        if stalled {
+            break;
+        }
+    }
+    levels
+}
+
 /// [`coarsen`] that only matches vertices of the same `label` (when given),
 /// as a repartitioning coarsens inside the current parts so that every
 /// coarse vertex keeps one home part.

@@ -72,6 +72,28 @@ impl KwayRefiner {
         self.refine_migrating(g, tw, part, finest, None, &[], rng);
     }
 
+    /// [`KwayRefiner::refine`] on a coarse level, whose caps are raised by
+    /// `slack` (a weight): a coarse graph's vertices are heavy, and holding
+    /// its parts to the final tolerance costs cut that the finer levels
+    /// cannot win back. METIS does the same: its two-way balancing leaves
+    /// alone a bisection within three average vertex weights of its target,
+    /// and its k-way refinement balances only on the finer half of the
+    /// levels (\[KK98\]; METIS 5's `Balance2Way` and `RefineKWay`).
+    pub(crate) fn refine_coarse(
+        &self,
+        g: &Graph,
+        tw: &[f64],
+        part: &mut [usize],
+        slack: f64,
+        rng: &mut impl Rng,
+    ) {
+        let mut s = State::new(g, tw, self.tolerance, part);
+        for (c, t) in s.cap.iter_mut().zip(tw) {
+            *c = c.max(t + slack);
+        }
+        self.run(&mut s, true, rng);
+    }
+
     /// [`KwayRefiner::refine`] whose gains include the migration costs `mig`
     /// (when given): the objective is the cut plus the cost of every vertex
     /// outside its home part. `flows` (`(from, to, weight)`) first moves
@@ -93,6 +115,11 @@ impl KwayRefiner {
         if !flows.is_empty() {
             s.follow_flows(flows);
         }
+        self.run(&mut s, finest, rng);
+    }
+
+    /// Balancing, then greedy and FM passes on `s`.
+    fn run(&self, s: &mut State, finest: bool, rng: &mut impl Rng) {
         s.balance();
         if finest && s.over() {
             s.force_balance();

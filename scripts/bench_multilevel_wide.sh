@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The widened multilevel benchmark of issue 21: nuce's Multilevel vs
+# `gpmetis -tpwgts` on meshes not used to develop it (gmsh-doc demos and
+# tutorials: a 2D electrical machine with a thin air gap and holes, t10's
+# graded 2D mesh, the antenna surface, 3D indheat / filter / t18),
+# nodal and dual graphs, with and without vertex and edge weights, plus the
+# meshes of scripts/bench_multilevel.sh; p ∈ {4, 8, 16, 32, 64}, uniform /
+# 1:4 / random targets. MPI-free (an example of nuce-plan). Prints Markdown,
+# every case worst cut ratio first (BENCHMARKS.md, benchmarks/graph.md).
+#   scripts/bench_multilevel_wide.sh [REPS]   (default 3: least time of 3 runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS="${1:-3}"
+source scripts/graph_meshes.sh
+mesh 3 t5.geo 0.25 t5_large.msh
+D=$(dirname "$(dpkg -L gmsh-doc | grep '/demos/simple_geo/machine.geo' | head -1)")
+T=$(dirname "$(dpkg -L gmsh-doc | grep '/tutorial/t10.geo' | head -1)")
+for f in machine antenna indheat filter; do geo "$D/$f.geo.gz" "$f" 2>/dev/null || cp "$D/$f.geo" "$W/"; done
+geo "$T/t10.geo.gz" t10; cp "$T/t18.geo" "$W/"
+for i in "$D"/machine.i1 "$D"/machine.i2 "$D"/antenna.i1; do cp "$i" "$W/"; done
+mesh 2 machine.geo 0.5 machine_2d.msh
+mesh 2 t10.geo 1 t10_2d.msh
+mesh 2 antenna.geo 1 antenna_surf.msh
+mesh 3 indheat.geo 1 indheat_3d.msh
+mesh 3 filter.geo 1 filter_3d.msh
+mesh 3 t18.geo 1 t18_3d.msh
+cargo build --release -p nuce-plan --example bench_multilevel
+target/release/examples/bench_multilevel "$REPS" "$W" \
+  "machine-2D=$W/machine_2d.msh" "machine-2D-dual=$W/machine_2d.msh:dual" \
+  "machine-2D-weighted=$W/machine_2d.msh:weighted" "t10-2D=$W/t10_2d.msh" \
+  "antenna-surface=$W/antenna_surf.msh" "indheat-3D=$W/indheat_3d.msh" \
+  "indheat-3D-dual=$W/indheat_3d.msh:dual" "indheat-3D-dual-weighted=$W/indheat_3d.msh:dualweighted" \
+  "filter-3D=$W/filter_3d.msh" "t18-3D=$W/t18_3d.msh" \
+  "gmsh-t4-2D=$W/t4_2d.msh" "sfepy-big-2D=$S" "gmsh-t4-large-2D=$W/t4_large.msh" \
+  "sfepy-cube_cylinder-3D=$C" "gmsh-t5-3D=$W/t5_3d.msh" "gmsh-t5-large-3D=$W/t5_large.msh"
