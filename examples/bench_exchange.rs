@@ -36,6 +36,10 @@ struct Args {
     /// Ghost width.
     #[arg(long, default_value_t = 1)]
     ghost: usize,
+    /// Also time this many balance points (`Balancer::maybe_remap` after
+    /// one exchange each; equal work, so mostly no remap): median seconds.
+    #[arg(long, default_value_t = 0)]
+    balance: usize,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -61,6 +65,30 @@ fn unpack(a: &mut Array2<f64>, me: Rect, g: usize, region: &Rect, src: &[f64]) {
         let at = (region.row + g - me.row + i) * n + region.col + g - me.col;
         data[at..at + region.cols].copy_from_slice(&src[i * region.cols..(i + 1) * region.cols]);
     }
+}
+
+/// Median time of a balance point (max over ranks) on a balancer's array.
+fn balance_points(w: &mpi::topology::SimpleCommunicator, args: &Args) -> f64 {
+    let mut bal = nuce::Balancer::new(w).expect("balancer");
+    bal.set_speeds(&vec![1.0; w.size() as usize])
+        .expect("speeds");
+    let global = (w.rank() == 0).then(|| Array2::<f64>::zeros((args.n, args.n)));
+    let mut u = bal
+        .scatter_array(global.as_ref(), args.ghost)
+        .expect("scatter");
+    let mut times = Vec::with_capacity(args.balance);
+    for _ in 0..args.balance {
+        u.exchange_ghosts().expect("exchange");
+        // Equal speeds reported (this measures the balance point, not a kernel).
+        let cells = u.rect().area() as f64;
+        bal.record_phase(cells, std::time::Duration::from_secs_f64(cells * 1e-8))
+            .expect("phase");
+        w.barrier();
+        let t0 = Instant::now();
+        bal.maybe_remap(&mut u, 1).expect("balance point");
+        times.push(max_f64(w, t0.elapsed().as_secs_f64()));
+    }
+    median(times)
 }
 
 fn main() {
@@ -133,13 +161,15 @@ fn main() {
         }
         t_hand.push(max_f64(&w, t0.elapsed().as_secs_f64()) / args.iters as f64);
     }
+    let balance_s = (args.balance > 0).then(|| balance_points(&w, &args));
     if w.rank() == 0 {
         let (a, b) = (median(t_nuce), median(t_hand));
         println!(
-            "{{\"ranks\":{p},\"n\":{},\"ghost\":{},\"nuce_s\":{a:.3e},\"hand_s\":{b:.3e},\"ratio\":{:.3},\"root_arrivals\":{arrivals}}}",
+            "{{\"ranks\":{p},\"n\":{},\"ghost\":{},\"nuce_s\":{a:.3e},\"hand_s\":{b:.3e},\"ratio\":{:.3},\"root_arrivals\":{arrivals},\"balance_point_s\":{}}}",
             args.n,
             args.ghost,
-            a / b
+            a / b,
+            balance_s.map_or("null".to_string(), |t| format!("{t:.3e}"))
         );
     }
 }

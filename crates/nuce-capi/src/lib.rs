@@ -572,22 +572,6 @@ unsafe fn agreed_padded<'a>(a: &dyn Staged, padded: *const c_void, len: usize) -
     agree(a.comm(), 0, unsafe { buffer(padded, len, n, e, "padded") })
 }
 
-/// [`agreed_padded`], writable.
-///
-/// # Safety
-/// `padded` is NULL or `len * elem_size` writable bytes not otherwise borrowed.
-unsafe fn agreed_padded_mut<'a>(
-    a: &dyn Staged,
-    padded: *mut c_void,
-    len: usize,
-) -> Result<&'a mut [u8]> {
-    let (n, e) = (a.padded_len(), a.elem_size());
-    // SAFETY: the caller's contract.
-    agree(a.comm(), 0, unsafe {
-        buffer_mut(padded, len, n, e, "padded")
-    })
-}
-
 /// Fills the ghost border of the application's `padded` buffer (`len`
 /// elements, this rank's block) with the neighbours' cells (collective over
 /// the array's ranks). Ghosts outside the global array are left untouched.
