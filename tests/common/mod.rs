@@ -105,6 +105,21 @@ pub fn mpi_env(cmd: &mut Command) {
     if std::env::var_os("OMPI_MCA_btl").is_none() {
         cmd.env("OMPI_MCA_btl", "self,vader");
     }
+    // A session directory base of its own for every launch: Open MPI 4.1's
+    // launchers race creating the shared one when tests start them at the
+    // same instant ("mkdir ... ompi.<host>.<uid>: File exists").
+    if std::env::var_os("OMPI_MCA_orte_tmpdir_base").is_none() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static LAUNCH: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "nuce-ompi-{}-{}",
+            std::process::id(),
+            LAUNCH.fetch_add(1, Ordering::Relaxed)
+        ));
+        if std::fs::create_dir_all(&dir).is_ok() {
+            cmd.env("OMPI_MCA_orte_tmpdir_base", &dir);
+        }
+    }
 }
 
 /// Serialises the runs of one test binary whose assertions depend on the
