@@ -230,6 +230,10 @@ struct PhaseRow {
     time_per_iter: f64,
     compute_per_iter_max: f64,
     speeds: Vec<f64>,
+    /// Every rank's relative noise of its speed estimate.
+    noise: Vec<f64>,
+    /// Which speed model decided (`Constant`, `NoisySnapped`).
+    model: nuce::SpeedModel,
     imbalance: f64,
     predicted_next: f64,
     t_candidate: f64,
@@ -477,6 +481,8 @@ fn run(
             time_per_iter: phase_time / args.iters as f64,
             compute_per_iter_max: compute_max / args.iters as f64,
             speeds: rep.speeds.clone(),
+            noise: rep.estimates.iter().map(|e| e.noise).collect(),
+            model: rep.model,
             imbalance: rep.imbalance_current,
             predicted_next: if rep.remap {
                 rep.t_candidate
