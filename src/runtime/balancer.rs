@@ -208,6 +208,9 @@ pub struct Balancer {
     /// This rank's noise of its last kernel measurement: the noise of its
     /// phase speed until the phases themselves say more.
     kernel_noise: f64,
+    /// This rank's kernel speed at its last probe (or [`Balancer::measure`])
+    /// while it has no work; `None` once it works.
+    idle_kernel: Option<f64>,
     records: Option<Vec<SpeedRecord>>,
     bandwidth: Option<f64>,
     network: Option<Network>,
@@ -247,6 +250,7 @@ impl Balancer {
             estimates: None,
             phase_units: false,
             kernel_noise: 0.0,
+            idle_kernel: None,
             records: None,
             bandwidth: None,
             network: None,
@@ -508,6 +512,7 @@ impl Balancer {
         self.arrive("Balancer::measure")?;
         let m = measure_kernel(&self.kernel);
         self.kernel_noise = m.noise();
+        self.idle_kernel = Some(m.median);
         // A rank still in its kernel after the timeout is named (with its host).
         self.arrive("Balancer::measure (gathering the speeds)")?;
         let record = SpeedRecord {
@@ -560,6 +565,37 @@ impl Balancer {
     fn set_estimates(&mut self, estimates: Vec<SpeedEstimate>, phase_units: bool) {
         self.estimates = Some(estimates);
         self.phase_units = phase_units;
+    }
+
+    /// What this rank tells the root at a balance point. A rank with work
+    /// reports its phase speed ([`Balancer::phase_estimate`]). A rank with
+    /// no work (an empty block) cannot time its phases, and waits for the
+    /// others anyway: it runs a short probe of the built-in kernel (3
+    /// samples of 2 ms) and reports how much its kernel speed changed since
+    /// its previous probe (or [`Balancer::measure`]), so that its estimate
+    /// follows a real change and it gets work back once it is fast again.
+    fn local_report(&mut self, work: f64) -> RankReport {
+        if work > 0.0 || self.explicit {
+            self.idle_kernel = None;
+            return self
+                .phase_estimate()
+                .map_or(RankReport::Unknown, RankReport::Phase);
+        }
+        let probe = KernelConfig {
+            warmup: 1,
+            repeats: 3,
+            min_time: Duration::from_millis(2),
+            ..self.kernel.clone()
+        };
+        let m = measure_kernel(&probe);
+        let change = self
+            .idle_kernel
+            .replace(m.median)
+            .map_or(1.0, |then| m.median / then);
+        RankReport::Idle(SpeedEstimate {
+            mean: change,
+            noise: m.noise(),
+        })
     }
 
     /// This rank's phase speed with its noise, for the root: the phase
@@ -790,7 +826,8 @@ impl Balancer {
             policy_args(&self.policy)
         ))?;
         self.same_ranks(data.comm(), "maybe_remap")?;
-        let gathered = gather_values(&self.comm, self.root, &self.phase_estimate())?;
+        let report = self.local_report(data.local_work());
+        let gathered = gather_values(&self.comm, self.root, &report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {
             planner: self.planner(),
@@ -956,7 +993,8 @@ impl Balancer {
             policy_args(&self.policy)
         ))?;
         self.same_ranks(g.comm(), "maybe_remap_distributed")?;
-        let gathered = gather_values(&self.comm, self.root, &self.phase_estimate())?;
+        let report = self.local_report(g.local_work());
+        let gathered = gather_values(&self.comm, self.root, &report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let estimates: Vec<SpeedEstimate> = root_compute(&self.comm, self.root, || {
             let phase =
@@ -1189,6 +1227,18 @@ pub fn network_policy(
     (policy, bandwidth)
 }
 
+/// What one rank tells the root at a balance point ([`merge_estimates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum RankReport {
+    /// Its phase speed (work units per second) with its noise.
+    Phase(SpeedEstimate),
+    /// It had no work: the factor by which its kernel speed changed since
+    /// the previous balance point (`mean`, now / then) and the probe's noise.
+    Idle(SpeedEstimate),
+    /// Nothing known (no phase timed yet).
+    Unknown,
+}
+
 impl SpeedModel {
     /// The model of a decision on `estimates`: noisy as soon as one has noise.
     pub fn of(estimates: &[SpeedEstimate]) -> SpeedModel {
@@ -1207,33 +1257,42 @@ impl SpeedModel {
 /// phase speed the previous speeds are kept.
 pub fn merge_speeds(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<Vec<f64>> {
     let exact = |mean: f64| SpeedEstimate { mean, noise: 0.0 };
-    let phase: Vec<Option<SpeedEstimate>> = phase.iter().map(|p| p.map(exact)).collect();
+    let phase: Vec<RankReport> = phase
+        .iter()
+        .map(|p| p.map_or(RankReport::Unknown, |m| RankReport::Phase(exact(m))))
+        .collect();
     let previous: Option<Vec<SpeedEstimate>> =
         previous.map(|p| p.iter().map(|&m| exact(m)).collect());
     let merged = merge_estimates(&phase, previous.as_deref(), false)?;
     Ok(merged.iter().map(|e| e.mean).collect())
 }
 
-/// Combines the ranks' phase estimates (speed and noise) with the previous
-/// estimates. A rank with no phase speed (it has had no work since the
-/// balancer timed phases) keeps its previous estimate, noise included:
+/// Combines the ranks' reports (phase speed and noise, or an idle rank's
+/// change of kernel speed) with the previous estimates. A rank without a
+/// phase speed starts from its previous estimate:
 ///
 /// * as it is when the previous estimates are phase speeds too
 ///   (`phase_units`): an idle rank's speed does not follow the others', so
 ///   when they slow down it is relatively faster and gets work back;
 /// * otherwise (kernel speeds, or speeds set by the application) converted
 ///   into phase units by the median ratio phase/previous of the ranks that
-///   have both.
+///   have both;
 ///
-/// Without any phase speed the previous estimates are kept. O(p log p).
+/// and an idle rank ([`RankReport::Idle`]) multiplies it by the change of
+/// its kernel speed, its noise the larger of the two. Without any phase
+/// speed the previous estimates are kept. O(p log p).
 pub fn merge_estimates(
-    phase: &[Option<SpeedEstimate>],
+    phase: &[RankReport],
     previous: Option<&[SpeedEstimate]>,
     phase_units: bool,
 ) -> Result<Vec<SpeedEstimate>> {
-    if phase.iter().all(Option::is_some) {
-        let s: Vec<SpeedEstimate> = phase.iter().flatten().copied().collect();
-        crate::plan::check_speeds(&s.iter().map(|e| e.mean).collect::<Vec<_>>())?;
+    let timed = |r: &RankReport| match r {
+        RankReport::Phase(e) => Some(*e),
+        _ => None,
+    };
+    let means = |s: &[SpeedEstimate]| s.iter().map(|e| e.mean).collect::<Vec<_>>();
+    if let Some(s) = phase.iter().map(timed).collect::<Option<Vec<_>>>() {
+        crate::plan::check_speeds(&means(&s))?;
         return Ok(s);
     }
     let prev = previous.ok_or_else(|| {
@@ -1252,7 +1311,7 @@ pub fn merge_estimates(
     let mut ratios: Vec<f64> = phase
         .iter()
         .zip(prev)
-        .filter_map(|(p, q)| p.map(|p| p.mean / q.mean))
+        .filter_map(|(p, q)| timed(p).map(|p| p.mean / q.mean))
         .collect();
     ratios.sort_by(f64::total_cmp);
     let scale = if phase_units || ratios.is_empty() {
@@ -1263,14 +1322,19 @@ pub fn merge_estimates(
     let s: Vec<SpeedEstimate> = phase
         .iter()
         .zip(prev)
-        .map(|(p, q)| {
-            p.unwrap_or(SpeedEstimate {
+        .map(|(p, q)| match *p {
+            RankReport::Phase(e) => e,
+            RankReport::Idle(change) => SpeedEstimate {
+                mean: q.mean * scale * change.mean,
+                noise: q.noise.max(change.noise),
+            },
+            RankReport::Unknown => SpeedEstimate {
                 mean: q.mean * scale,
                 noise: q.noise,
-            })
+            },
         })
         .collect();
-    crate::plan::check_speeds(&s.iter().map(|e| e.mean).collect::<Vec<_>>())?;
+    crate::plan::check_speeds(&means(&s))?;
     Ok(s)
 }
 
@@ -1342,7 +1406,11 @@ mod tests {
     fn idle_ranks_keep_their_own_phase_estimate() {
         // Rank 1 is idle; the others slowed down 2× since the last balance point.
         let prev = [est(2.0, 0.05), est(4.0, 0.1), est(6.0, 0.02)];
-        let phase = [Some(est(1.0, 0.04)), None, Some(est(3.0, 0.03))];
+        let phase = [
+            RankReport::Phase(est(1.0, 0.04)),
+            RankReport::Unknown,
+            RankReport::Phase(est(3.0, 0.03)),
+        ];
         // In phase units the idle rank keeps its estimate, noise included:
         // it is now the fastest, and the plan gives it work back.
         let s = merge_estimates(&phase, Some(&prev), true).unwrap();
@@ -1357,7 +1425,18 @@ mod tests {
         assert_eq!(SpeedModel::of(&s), SpeedModel::NoisySnapped);
         assert_eq!(SpeedModel::of(&[est(1.0, 0.0)]), SpeedModel::Constant);
         assert!(merge_estimates(&phase, None, true).is_err());
-        assert!(merge_estimates(&[Some(est(f64::NAN, 0.0))], None, true).is_err());
+        let nan = [RankReport::Phase(est(f64::NAN, 0.0))];
+        assert!(merge_estimates(&nan, None, true).is_err());
+        // An idle rank whose kernel got 3× faster (the job that shared its
+        // core ended): its estimate follows, noise the larger one.
+        let mut idle = phase;
+        idle[1] = RankReport::Idle(est(3.0, 0.2));
+        let s = merge_estimates(&idle, Some(&prev), true).unwrap();
+        assert_eq!(s[1], est(12.0, 0.2));
+        // A probe that says "no change" keeps the estimate as it is.
+        idle[1] = RankReport::Idle(est(1.0, 0.02));
+        let s = merge_estimates(&idle, Some(&prev), true).unwrap();
+        assert_eq!(s[1], est(4.0, 0.1));
     }
 
     #[test]
