@@ -423,6 +423,12 @@ fn run(
     }
     for phase in 0..args.phases {
         let factor = factor_at(slow, rank, phase);
+        // The emulated slowness is the rank's: a rank with an empty block
+        // probes the kernel at the balance point, and sees it too.
+        bal.set_kernel(KernelConfig {
+            work_multiplier: factor as f64,
+            ..Default::default()
+        });
         let r = a.rect();
         let mut next = Array2::zeros((r.rows, r.cols));
         let mut scratch = Array2::zeros((r.rows, r.cols));

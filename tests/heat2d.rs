@@ -180,3 +180,47 @@ fn heat2d_with_empty_blocks_is_legal() {
     assert!(empty, "expected an empty block: {v}");
     assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
 }
+
+#[test]
+fn heat2d_idle_rank_gets_work_back_when_fast_again() {
+    // Rank 2 of 3 is 50x slower at first (kernel and solver alike): on a
+    // 4-row grid its block is empty. From phase 2 on it is as fast as the
+    // others: with no work it cannot time a phase, but its kernel probe at
+    // the balance point sees the change (issue 19), so it gets work back.
+    // Before, an idle rank's speed followed the others' and it stayed
+    // empty. In one of three runs (a shared machine).
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        let v = run_heat(
+            3,
+            &[
+                "--rows",
+                "4",
+                "--cols",
+                "40000",
+                "--iters",
+                "100",
+                "--phases",
+                "5",
+                "--algo",
+                "xy",
+                "--slowdown",
+                "2:50@0,2:1@2",
+            ],
+        );
+        assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
+        let area2: Vec<u64> = v["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["areas"][2].as_u64().unwrap())
+            .collect();
+        let final2 = v["final_plan"][2]["rows"].as_u64().unwrap()
+            * v["final_plan"][2]["cols"].as_u64().unwrap();
+        if area2[..3].contains(&0) && final2 > 0 {
+            return;
+        }
+        failures.push(format!("rank 2's areas {area2:?}, final {final2}: {v}"));
+    }
+    panic!("idle rank, three runs:\n{}", failures.join("\n"));
+}

@@ -208,9 +208,9 @@ pub struct Balancer {
     /// This rank's noise of its last kernel measurement: the noise of its
     /// phase speed until the phases themselves say more.
     kernel_noise: f64,
-    /// This rank's kernel speed at its last probe (or [`Balancer::measure`])
-    /// while it has no work; `None` once it works.
-    idle_kernel: Option<f64>,
+    /// This rank's kernel speed and noise at its last probe (or
+    /// [`Balancer::measure`]) while it has no work; `None` once it works.
+    idle_kernel: Option<(f64, f64)>,
     records: Option<Vec<SpeedRecord>>,
     bandwidth: Option<f64>,
     network: Option<Network>,
@@ -450,6 +450,12 @@ impl Balancer {
         self
     }
 
+    /// [`Balancer::with_kernel`] on a balancer in place (local): the kernel
+    /// of the next [`Balancer::measure`] and of the probes of idle ranks.
+    pub fn set_kernel(&mut self, kernel: KernelConfig) {
+        self.kernel = kernel;
+    }
+
     /// Plans arrays with `decomposer` (local; all ranks must do the same).
     pub fn with_decomposer(mut self, decomposer: impl ArrayDecomposer + 'static) -> Self {
         self.decomposer = Arc::new(decomposer);
@@ -512,7 +518,7 @@ impl Balancer {
         self.arrive("Balancer::measure")?;
         let m = measure_kernel(&self.kernel);
         self.kernel_noise = m.noise();
-        self.idle_kernel = Some(m.median);
+        self.idle_kernel = Some((m.median, m.noise()));
         // A rank still in its kernel after the timeout is named (with its host).
         self.arrive("Balancer::measure (gathering the speeds)")?;
         let record = SpeedRecord {
@@ -570,10 +576,13 @@ impl Balancer {
     /// What this rank tells the root at a balance point. A rank with work
     /// reports its phase speed ([`Balancer::phase_estimate`]). A rank with
     /// no work (an empty block) cannot time its phases, and waits for the
-    /// others anyway: it runs a short probe of the built-in kernel (3
-    /// samples of 2 ms) and reports how much its kernel speed changed since
-    /// its previous probe (or [`Balancer::measure`]), so that its estimate
-    /// follows a real change and it gets work back once it is fast again.
+    /// others anyway: it runs the built-in kernel of [`Balancer::measure`]
+    /// (about 100 ms by default) and reports how much its kernel speed
+    /// changed since its previous probe (or [`Balancer::measure`]), with the
+    /// noise of both, so that its estimate follows a real change and it gets
+    /// work back once it is fast again. (The changes multiply up to the
+    /// ratio of the last probe to the first: the estimate is as noisy as
+    /// one probe, whatever their number.)
     fn local_report(&mut self, work: f64) -> RankReport {
         if work > 0.0 || self.explicit {
             self.idle_kernel = None;
@@ -581,20 +590,14 @@ impl Balancer {
                 .phase_estimate()
                 .map_or(RankReport::Unknown, RankReport::Phase);
         }
-        let probe = KernelConfig {
-            warmup: 1,
-            repeats: 3,
-            min_time: Duration::from_millis(2),
-            ..self.kernel.clone()
+        let m = measure_kernel(&self.kernel);
+        let (change, noise) = match self.idle_kernel.replace((m.median, m.noise())) {
+            Some((then, then_noise)) => (m.median / then, m.noise() + then_noise),
+            None => (1.0, m.noise()),
         };
-        let m = measure_kernel(&probe);
-        let change = self
-            .idle_kernel
-            .replace(m.median)
-            .map_or(1.0, |then| m.median / then);
         RankReport::Idle(SpeedEstimate {
             mean: change,
-            noise: m.noise(),
+            noise: noise.min(MAX_NOISE),
         })
     }
 
