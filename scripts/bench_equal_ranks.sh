@@ -7,22 +7,48 @@
 #
 # OLD_DIR, NEW_DIR: folders holding a built `heat2d` (e.g. a copy of
 # target/release/examples from the commit before, and target/release/examples).
+# With C=1: folders holding a `libnuce.so` (target/release/libnuce_capi.so
+# renamed) instead; examples/c/heat2d.c is built against each (into
+# $TMPDIR) and run the same way.
 # Prints one line per run and a summary per binary: remaps per run, rank 0's
-# share of the cells in the first phase, steady time per iteration.
+# share of the cells in the first phase, steady time per iteration (Rust only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 old=$1 new=$2 runs=${3:-10}
 shift $(( $# < 3 ? $# : 3 ))
-args=(--json --rows 512 --cols 512 --phases 8 --iters 40 "$@")
+args=(--rows 512 --cols 512 --phases 8 --iters 40 "$@")
 out=$(mktemp)
+bin=$(mktemp -d)
+for which in old new; do
+  dir=$old; [[ $which == new ]] && dir=$new
+  if [[ ${C:-0} == 1 ]]; then
+    mpicc -O2 examples/c/heat2d.c -Icrates/nuce-capi/include -L"$dir" -lnuce -lm \
+      -Wl,-rpath,"$(cd "$dir" && pwd)" -o "$bin/$which"
+  else
+    ln -s "$(cd "$dir" && pwd)/heat2d" "$bin/$which"
+  fi
+done
 for i in $(seq 1 "$runs"); do
   for which in old new; do
-    dir=$old; [[ $which == new ]] && dir=$new
-    line=$(mpirun -np 2 --oversubscribe "$dir/heat2d" "${args[@]}" | grep '^{')
+    if [[ ${C:-0} == 1 ]]; then
+      # The C example prints text: turn its lines into the JSON fields used below.
+      line=$(mpirun -np 2 --oversubscribe "$bin/$which" "${args[@]}" | python3 -c '
+import json, re, sys
+t = sys.stdin.read().splitlines()
+get = lambda k: next(l.split(k, 1)[1] for l in t if l.startswith(k))
+first = [int(x) for x in get("heat2d: first split:").split()]
+r = int(get("heat2d: remaps:"))
+rows, cols, phases = map(int, re.search(r"(\d+)x(\d+), (\d+) phases", get("heat2d: nuce ")).groups())
+print(json.dumps({"rows": rows, "cols": cols, "steady_s_per_iter": 0.0,
+  "phases": [{"areas": first, "remapped": k < r} for k in range(phases)]}))')
+    else
+      line=$(mpirun -np 2 --oversubscribe "$bin/$which" --json "${args[@]}" | grep '^{')
+    fi
     echo "$which $line" >> "$out"
   done
 done
+rm -rf "$bin"
 python3 - "$out" <<'PY'
 import json, sys, statistics as st
 runs = {"old": [], "new": []}

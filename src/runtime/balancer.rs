@@ -28,7 +28,12 @@
 //! [`Balancer::record_phase`], which then takes precedence for that phase;
 //! its own MPI calls can be kept out of the compute time with
 //! [`super::clock::waiting`]. Speeds follow a real change within one phase
-//! ([`PhaseTimer`]).
+//! ([`PhaseTimer`]). Every speed reaches the root with its noise
+//! ([`SpeedEstimate`]); speeds the noise cannot tell apart are planned as
+//! equal ([`snap_speeds`]), and a remap must pay off for every speed within
+//! the noise ([`RemapPolicy::decide_noisy`]), so equal ranks get equal shares
+//! and never remap on noise ([`RemapReport::model`]). A rank with an empty
+//! block probes the kernel instead ([`RankReport::Idle`]).
 //!
 //! On clusters with slow or uneven links:
 //!
@@ -602,12 +607,13 @@ impl Balancer {
     }
 
     /// This rank's phase speed with its noise, for the root: the phase
-    /// timer's noise ([`PhaseTimer::noise`]), and while fewer than three
+    /// timer's noise of its estimate ([`PhaseTimer::estimate_noise`]: the
+    /// spike of a real change is not noise), and while fewer than three
     /// phases were timed (one departure says little) at least the noise of
     /// the last kernel measurement. `None` before the rank's first timed phase.
     fn phase_estimate(&self) -> Option<SpeedEstimate> {
         let mean = self.timer.speed()?;
-        let mut noise = self.timer.noise();
+        let mut noise = self.timer.estimate_noise();
         if self.timer.samples() < 3 {
             noise = noise.max(self.kernel_noise);
         }
