@@ -128,12 +128,7 @@ impl PhaseTimer {
     /// The measured noise `σ`: median relative departure of the last phases
     /// (0 before the second phase).
     pub fn noise(&self) -> f64 {
-        let mut d = self.departures.clone();
-        if d.is_empty() {
-            return 0.0;
-        }
-        d.sort_by(f64::total_cmp);
-        d[d.len() / 2]
+        upper_median(&self.departures)
     }
 
     /// The noise of the estimate itself: the median relative departure of
@@ -143,12 +138,7 @@ impl PhaseTimer {
     /// taken for noisy: what a remap decision should weigh
     /// ([`crate::plan::policy::RemapPolicy::decide_noisy`]).
     pub fn estimate_noise(&self) -> f64 {
-        let mut d = self.quiet.clone();
-        if d.is_empty() {
-            return 0.0;
-        }
-        d.sort_by(f64::total_cmp);
-        d[d.len() / 2]
+        upper_median(&self.quiet)
     }
 
     /// Records one phase given directly as a speed (work units per second).
@@ -220,6 +210,16 @@ impl PhaseTimer {
     pub fn samples(&self) -> usize {
         self.samples
     }
+}
+
+/// The upper median of `d` (the larger middle value for an even count), 0 when empty.
+fn upper_median(d: &[f64]) -> f64 {
+    let mut d = d.to_vec();
+    if d.is_empty() {
+        return 0.0;
+    }
+    d.sort_by(f64::total_cmp);
+    d[d.len() / 2]
 }
 
 #[cfg(test)]
