@@ -87,10 +87,6 @@ use crate::speed::{
     measure_kernel, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource, MAX_NOISE,
 };
 
-/// Phase departures from which a rank's phase noise alone is trusted
-/// (before: at least its kernel noise).
-pub const MIN_QUIET_DEPARTURES: usize = 3;
-
 /// Smallest per-rank move (bytes) from which a remap's time updates the bandwidth estimate.
 pub const MIN_BANDWIDTH_SAMPLE: u64 = 1 << 20;
 
@@ -612,14 +608,13 @@ impl Balancer {
 
     /// This rank's phase speed with its noise, for the root: the phase
     /// timer's noise of its estimate ([`PhaseTimer::estimate_noise`]: the
-    /// spike of a real change is not noise), and while it rests on fewer
-    /// than [`MIN_QUIET_DEPARTURES`] departures (one or two say little) at
-    /// least the noise of the last kernel measurement. `None` before the
-    /// rank's first timed phase.
+    /// spike of a real change is not noise), and while fewer than three
+    /// phases were timed (one departure says little) at least the noise of
+    /// the last kernel measurement. `None` before the rank's first timed phase.
     fn phase_estimate(&self) -> Option<SpeedEstimate> {
         let mean = self.timer.speed()?;
         let mut noise = self.timer.estimate_noise();
-        if self.timer.quiet_departures() < MIN_QUIET_DEPARTURES {
+        if self.timer.samples() < 3 {
             noise = noise.max(self.kernel_noise);
         }
         Some(SpeedEstimate {

@@ -45,8 +45,6 @@ pub struct PhaseTimer {
     departures: Vec<f64>,
     /// The departures of the last phases that were not taken as a change (ring buffer).
     quiet: Vec<f64>,
-    /// The departure of the last phase when it was taken as a change.
-    unconfirmed: Option<f64>,
     changes: usize,
 }
 
@@ -62,7 +60,6 @@ impl Default for PhaseTimer {
             samples: 0,
             departures: Vec::with_capacity(NOISE_WINDOW),
             quiet: Vec::with_capacity(NOISE_WINDOW),
-            unconfirmed: None,
             changes: 0,
         }
     }
@@ -136,22 +133,12 @@ impl PhaseTimer {
 
     /// The noise of the estimate itself: the median relative departure of
     /// the last phases that were not taken as a change (0 before there is
-    /// one) — and right after a change that no phase has confirmed yet, at
-    /// least the size of that change: one phase cannot tell a rank that
-    /// really slowed down from a burst of another job on its core, so a
-    /// change is trusted only as far as it exceeds itself. (A rank 3× slower
-    /// still stands out: its interval `[s (1 − d), s (1 + d)]` stays far below
-    /// the others'.) Once the next phase agrees, the spike no longer counts,
-    /// unlike in [`PhaseTimer::noise`]. What a remap decision should weigh
+    /// one). Unlike [`PhaseTimer::noise`], the spike of a real change never
+    /// counts, so right after a rank really slowed down its estimate is not
+    /// taken for noisy: what a remap decision should weigh
     /// ([`crate::plan::policy::RemapPolicy::decide_noisy`]).
     pub fn estimate_noise(&self) -> f64 {
-        upper_median(&self.quiet).max(self.unconfirmed.unwrap_or(0.0))
-    }
-
-    /// How many departures [`PhaseTimer::estimate_noise`] rests on (at most
-    /// the last 8 phases).
-    pub fn quiet_departures(&self) -> usize {
-        self.quiet.len()
+        upper_median(&self.quiet)
     }
 
     /// Records one phase given directly as a speed (work units per second).
@@ -178,10 +165,8 @@ impl PhaseTimer {
                 self.departures.push(departure);
                 if departure > band {
                     self.changes += 1;
-                    self.unconfirmed = Some(departure);
                     speed
                 } else {
-                    self.unconfirmed = None;
                     if self.quiet.len() == NOISE_WINDOW {
                         self.quiet.remove(0);
                     }
@@ -303,13 +288,13 @@ mod tests {
             assert_eq!(t.changes(), 1);
             // The spike does not widen the band: the median ignores it.
             assert!(t.noise() < 0.05, "{}", t.noise());
-            // The estimate's noise: the change itself until a phase confirms it.
-            assert!(t.estimate_noise() > 0.7, "{}", t.estimate_noise());
+            // Nor the estimate's noise: only the quiet departures count.
+            assert!(t.estimate_noise() < 0.05, "{}", t.estimate_noise());
         }
     }
 
     #[test]
-    fn a_confirmed_change_is_not_noise_of_the_estimate() {
+    fn a_change_is_not_noise_of_the_estimate() {
         let mut t = PhaseTimer::default();
         assert_eq!(t.estimate_noise(), 0.0);
         t.record_speed(100.0).unwrap();
@@ -317,12 +302,10 @@ mod tests {
         t.record_speed(25.0).unwrap();
         assert_eq!(t.changes(), 1);
         assert_eq!(t.noise(), 0.75); // the window holds only the spike
-                                     // Not confirmed yet: as noisy as the change itself.
-        assert_eq!((t.estimate_noise(), t.quiet_departures()), (0.75, 0));
-        // Then ±2 % around the new speed: confirmed, the spike is gone.
+        assert_eq!(t.estimate_noise(), 0.0);
+        // Then ±2 % around the new speed.
         t.record_speed(25.5).unwrap();
         assert!((t.estimate_noise() - 0.02).abs() < 1e-12);
-        assert_eq!(t.quiet_departures(), 1);
     }
 
     #[test]
