@@ -230,6 +230,10 @@ struct PhaseRow {
     time_per_iter: f64,
     compute_per_iter_max: f64,
     speeds: Vec<f64>,
+    /// Every rank's relative noise of its speed estimate.
+    noise: Vec<f64>,
+    /// Which speed model decided (`Constant`, `NoisySnapped`).
+    model: nuce::SpeedModel,
     imbalance: f64,
     predicted_next: f64,
     t_candidate: f64,
@@ -419,6 +423,12 @@ fn run(
     }
     for phase in 0..args.phases {
         let factor = factor_at(slow, rank, phase);
+        // The emulated slowness is the rank's: a rank with an empty block
+        // probes the kernel at the balance point, and sees it too.
+        bal.set_kernel(KernelConfig {
+            work_multiplier: factor as f64,
+            ..Default::default()
+        });
         let r = a.rect();
         let mut next = Array2::zeros((r.rows, r.cols));
         let mut scratch = Array2::zeros((r.rows, r.cols));
@@ -477,6 +487,8 @@ fn run(
             time_per_iter: phase_time / args.iters as f64,
             compute_per_iter_max: compute_max / args.iters as f64,
             speeds: rep.speeds.clone(),
+            noise: rep.estimates.iter().map(|e| e.noise).collect(),
+            model: rep.model,
             imbalance: rep.imbalance_current,
             predicted_next: if rep.remap {
                 rep.t_candidate

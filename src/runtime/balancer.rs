@@ -28,7 +28,12 @@
 //! [`Balancer::record_phase`], which then takes precedence for that phase;
 //! its own MPI calls can be kept out of the compute time with
 //! [`super::clock::waiting`]. Speeds follow a real change within one phase
-//! ([`PhaseTimer`]).
+//! ([`PhaseTimer`]). Every speed reaches the root with its noise
+//! ([`SpeedEstimate`]); speeds the noise cannot tell apart are planned as
+//! equal ([`snap_speeds`]), and a remap must pay off for every speed within
+//! the noise ([`RemapPolicy::decide_noisy`]), so equal ranks get equal shares
+//! and never remap on noise ([`RemapReport::model`]). A rank with an empty
+//! block probes the kernel instead ([`RankReport::Idle`]).
 //!
 //! On clusters with slow or uneven links:
 //!
@@ -72,23 +77,44 @@ use super::packing::{allocate_collective, LocalAllocation};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array2d::{registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical};
+use crate::plan::fpm::{snap_speeds, SpeedEstimate};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
 use crate::plan::policy::{RemapDecision, RemapPolicy};
 use crate::plan::tasks::{TaskPlatform, TaskSchedule};
 use crate::speed::network::{LinkRecord, ProbeConfig};
-use crate::speed::{measure_kernel, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource};
+use crate::speed::{
+    measure_kernel, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource, MAX_NOISE,
+};
 
 /// Smallest per-rank move (bytes) from which a remap's time updates the bandwidth estimate.
 pub const MIN_BANDWIDTH_SAMPLE: u64 = 1 << 20;
 
+/// Which speed model decided a remap ([`RemapReport::model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SpeedModel {
+    /// One constant speed per rank, known exactly (no rank reported any noise).
+    Constant,
+    /// Constant speeds known up to their measured noise: speeds the noise
+    /// cannot tell apart were snapped to one value
+    /// ([`crate::plan::fpm::snap_speeds`]) and the remap had to pay off for
+    /// every speed within the noise ([`RemapPolicy::decide_noisy`]).
+    NoisySnapped,
+}
+
 /// Outcome of [`Balancer::maybe_remap`]: the decision, its numbers, and what moved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RemapReport {
-    /// The decision taken at the root (identical on every rank).
+    /// The decision taken at the root (identical on every rank). Its
+    /// `speeds` are those the plans were made for (snapped within the noise).
     pub decision: RemapDecision,
     /// What the remap moved, when it happened.
     pub moved: Option<MoveStats>,
+    /// The model that decided.
+    pub model: SpeedModel,
+    /// Every rank's speed estimate with its noise, as merged at the root
+    /// before snapping.
+    pub estimates: Vec<SpeedEstimate>,
 }
 
 impl std::ops::Deref for RemapReport {
@@ -179,6 +205,17 @@ pub struct Balancer {
     kernel: KernelConfig,
     timer: PhaseTimer,
     speeds: Option<Vec<f64>>,
+    /// Every rank's estimate with its noise, before snapping (same on every rank).
+    estimates: Option<Vec<SpeedEstimate>>,
+    /// Whether `estimates` are in the units of the phases (else: the
+    /// kernel's, or the application's of [`Balancer::set_speeds`]).
+    phase_units: bool,
+    /// This rank's noise of its last kernel measurement: the noise of its
+    /// phase speed until the phases themselves say more.
+    kernel_noise: f64,
+    /// This rank's kernel speed and noise at its last probe (or
+    /// [`Balancer::measure`]) while it has no work; `None` once it works.
+    idle_kernel: Option<(f64, f64)>,
     records: Option<Vec<SpeedRecord>>,
     bandwidth: Option<f64>,
     network: Option<Network>,
@@ -215,6 +252,10 @@ impl Balancer {
             kernel: KernelConfig::default(),
             timer: PhaseTimer::default(),
             speeds: None,
+            estimates: None,
+            phase_units: false,
+            kernel_noise: 0.0,
+            idle_kernel: None,
             records: None,
             bandwidth: None,
             network: None,
@@ -414,6 +455,12 @@ impl Balancer {
         self
     }
 
+    /// [`Balancer::with_kernel`] on a balancer in place (local): the kernel
+    /// of the next [`Balancer::measure`] and of the probes of idle ranks.
+    pub fn set_kernel(&mut self, kernel: KernelConfig) {
+        self.kernel = kernel;
+    }
+
     /// Plans arrays with `decomposer` (local; all ranks must do the same).
     pub fn with_decomposer(mut self, decomposer: impl ArrayDecomposer + 'static) -> Self {
         self.decomposer = Arc::new(decomposer);
@@ -463,11 +510,20 @@ impl Balancer {
     /// through the host leaders, once the hosts are known
     /// ([`TwoLevel`]) — and broadcasts the speeds. Returns the speeds, one
     /// per rank.
+    ///
+    /// Each rank's speed is the median of the kernel's repeated samples,
+    /// with their noise ([`crate::speed::KernelMeasurement::noise`]); the
+    /// root snaps speeds whose noise intervals overlap to their common mean
+    /// ([`snap_speeds`]), so ranks the measurement cannot tell apart get
+    /// the same speed, hence the same share. [`Balancer::speed_estimates`]
+    /// keeps the estimates before snapping.
     pub fn measure(&mut self) -> Result<Vec<f64>> {
         let _w = waiting();
         let _span = info_span!("measure").entered();
         self.arrive("Balancer::measure")?;
         let m = measure_kernel(&self.kernel);
+        self.kernel_noise = m.noise();
+        self.idle_kernel = Some((m.median, m.noise()));
         // A rank still in its kernel after the timeout is named (with its host).
         self.arrive("Balancer::measure (gathering the speeds)")?;
         let record = SpeedRecord {
@@ -482,18 +538,93 @@ impl Balancer {
             (Some(t), 0) => t.gather(&self.comm, &record)?,
             _ => gather_values(&self.comm, self.root, &record)?,
         };
-        let speeds = root_compute(&self.comm, self.root, || {
+        let (speeds, estimates) = root_compute(&self.comm, self.root, || {
             let recs = records
                 .as_ref()
                 .ok_or_else(|| Error::InvalidInput("no records at root".into()))?;
             let s: Vec<f64> = recs.iter().map(|r| r.speed).collect();
             crate::plan::check_speeds(&s)?;
-            Ok(s)
+            let est: Vec<SpeedEstimate> = recs
+                .iter()
+                .map(|r| match &r.kernel {
+                    Some(k) => SpeedEstimate {
+                        mean: r.speed,
+                        noise: k.noise(),
+                    },
+                    None => SpeedEstimate {
+                        mean: r.speed,
+                        noise: 0.0,
+                    },
+                })
+                .collect();
+            Ok((snap_speeds(&est)?, est))
         })?;
-        info!(?speeds, "measured speeds");
+        info!(?speeds, ?estimates, "measured speeds");
         self.records = records;
+        self.set_estimates(estimates, false);
         self.speeds = Some(speeds.clone());
         Ok(speeds)
+    }
+
+    /// Every rank's latest speed estimate with its relative noise, before
+    /// snapping (from [`Balancer::measure`], [`Balancer::set_speeds`] — with
+    /// no noise — or the last balance point's phases), once known.
+    pub fn speed_estimates(&self) -> Option<&[SpeedEstimate]> {
+        self.estimates.as_deref()
+    }
+
+    fn set_estimates(&mut self, estimates: Vec<SpeedEstimate>, phase_units: bool) {
+        self.estimates = Some(estimates);
+        self.phase_units = phase_units;
+    }
+
+    /// What this rank tells the root at a balance point. A rank with work
+    /// reports its phase speed ([`Balancer::phase_estimate`]). A rank with
+    /// no work (an empty block) cannot time its phases, and waits for the
+    /// others anyway: it runs the built-in kernel of [`Balancer::measure`]
+    /// (about 100 ms by default) and reports how much its kernel speed
+    /// changed since its previous probe (or [`Balancer::measure`]), with the
+    /// noise of both, so that its estimate follows a real change and it gets
+    /// work back once it is fast again. (The changes multiply up to the
+    /// ratio of the last probe to the first: the estimate is as noisy as
+    /// one probe, whatever their number.)
+    fn local_report(&mut self, work: f64) -> RankReport {
+        if work > 0.0 || self.explicit {
+            self.idle_kernel = None;
+            return self
+                .phase_estimate()
+                .map_or(RankReport::Unknown, RankReport::Phase);
+        }
+        let m = measure_kernel(&self.kernel);
+        let (change, noise) = match self.idle_kernel.replace((m.median, m.noise())) {
+            Some((then, then_noise)) => (m.median / then, m.noise() + then_noise),
+            None => (1.0, m.noise()),
+        };
+        RankReport::Idle(SpeedEstimate {
+            mean: change,
+            noise: noise.min(MAX_NOISE),
+        })
+    }
+
+    /// This rank's phase speed with its noise, for the root: the phase
+    /// timer's noise of its estimate ([`PhaseTimer::estimate_noise`]: the
+    /// spike of a real change is not noise), and while fewer than three
+    /// phases were timed (one departure says little) at least the noise of
+    /// the last kernel measurement. `None` before the rank's first timed phase.
+    fn phase_estimate(&self) -> Option<SpeedEstimate> {
+        let mean = self.timer.speed()?;
+        let mut noise = self.timer.estimate_noise();
+        if self.timer.samples() < 3 {
+            noise = noise.max(self.kernel_noise);
+        }
+        Some(SpeedEstimate {
+            mean,
+            noise: if noise.is_finite() {
+                noise.clamp(0.0, MAX_NOISE)
+            } else {
+                MAX_NOISE
+            },
+        })
     }
 
     /// Sets the speeds explicitly (collective: the root's values are broadcast
@@ -512,6 +643,11 @@ impl Balancer {
             }
             Ok(speeds.to_vec())
         })?;
+        let exact = s
+            .iter()
+            .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+            .collect();
+        self.set_estimates(exact, false);
         self.speeds = Some(s);
         Ok(())
     }
@@ -699,23 +835,27 @@ impl Balancer {
             policy_args(&self.policy)
         ))?;
         self.same_ranks(data.comm(), "maybe_remap")?;
-        let gathered = gather_values(&self.comm, self.root, &self.timer.speed())?;
-        let previous = self.speeds.clone();
+        let report = self.local_report(data.local_work());
+        let gathered = gather_values(&self.comm, self.root, &report)?;
+        let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {
             planner: self.planner(),
             policy: self.network_policy(),
             ahead,
         };
-        let (decision, plan) = {
+        let (decision, plan, estimates) = {
             let proposal = data.propose(&ctx);
             root_compute(&self.comm, self.root, || {
                 let phase = gathered
                     .ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
-                let speeds = merge_speeds(&phase, previous.as_deref())?;
-                proposal(&speeds)
+                let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
+                let (d, plan) = proposal(&est)?;
+                Ok((d, plan, est))
             })?
         };
+        let model = SpeedModel::of(&estimates);
         info!(
+            ?model,
             remap = decision.remap,
             t_current = decision.t_current,
             t_candidate = decision.t_candidate,
@@ -723,6 +863,7 @@ impl Balancer {
             "remap decision"
         );
         self.speeds = Some(decision.speeds.clone());
+        self.set_estimates(estimates.clone(), true);
         let moved = if decision.remap {
             let _s = info_span!("remap").entered();
             let stats = data.apply(plan)?;
@@ -741,7 +882,12 @@ impl Balancer {
         };
         agree(&self.comm, self.root, Ok(()))?;
         self.mark();
-        Ok(RemapReport { decision, moved })
+        Ok(RemapReport {
+            decision,
+            moved,
+            model,
+            estimates,
+        })
     }
 
     /// Partitions the root's `graph` for the current speeds (uniform when
@@ -856,22 +1002,28 @@ impl Balancer {
             policy_args(&self.policy)
         ))?;
         self.same_ranks(g.comm(), "maybe_remap_distributed")?;
-        let gathered = gather_values(&self.comm, self.root, &self.timer.speed())?;
-        let previous = self.speeds.clone();
-        let speeds: Vec<f64> = root_compute(&self.comm, self.root, || {
+        let report = self.local_report(g.local_work());
+        let gathered = gather_values(&self.comm, self.root, &report)?;
+        let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
+        let estimates: Vec<SpeedEstimate> = root_compute(&self.comm, self.root, || {
             let phase =
                 gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
-            merge_speeds(&phase, previous.as_deref())
+            merge_estimates(&phase, previous.as_deref(), phase_units)
         })?;
+        // The same on every rank: the estimates were broadcast.
+        let speeds = snap_speeds(&estimates)?;
         let dest = g.prefix_cut(&speeds)?;
         let (current, candidate, volume) = g.move_volume(&dest);
         let (policy, bandwidth) = self.network_policy();
         let decision = root_compute(&self.comm, self.root, || {
-            policy.decide_loads(
-                &current, &candidate, &speeds, &volume, iterations, bandwidth,
-            )
+            let d = policy.decide_noisy(
+                &current, &candidate, &estimates, &volume, iterations, bandwidth,
+            )?;
+            Ok(d.decision)
         })?;
+        let model = SpeedModel::of(&estimates);
         self.speeds = Some(decision.speeds.clone());
+        self.set_estimates(estimates.clone(), true);
         let moved = if decision.remap {
             let st = g.migrate(&dest)?;
             self.observe(&st.moves);
@@ -880,7 +1032,12 @@ impl Balancer {
             None
         };
         self.mark();
-        Ok(RemapReport { decision, moved })
+        Ok(RemapReport {
+            decision,
+            moved,
+            model,
+            estimates,
+        })
     }
 
     /// Runs one master–worker execution of `plan` on the balancer's
@@ -955,8 +1112,9 @@ pub struct RootContext {
     ahead: usize,
 }
 
-/// The root's proposal: for the merged speeds, the decision and the new layout.
-pub type Proposal<'a, P> = Box<dyn FnOnce(&[f64]) -> Result<(RemapDecision, P)> + 'a>;
+/// The root's proposal: for the merged speed estimates, the decision and
+/// the new layout (planned for the snapped speeds, [`snap_speeds`]).
+pub type Proposal<'a, P> = Box<dyn FnOnce(&[SpeedEstimate]) -> Result<(RemapDecision, P)> + 'a>;
 
 /// Distributed data a [`Balancer`] can rebalance: [`DistArray2`] and
 /// [`DistGraph`]. Sealed: implemented by nuce's containers only.
@@ -999,13 +1157,22 @@ impl<T: Element> Rebalance for DistArray2<T> {
         DistArray2::exchanges(self)
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, ArrayPlan> {
-        Box::new(move |speeds| {
+        Box::new(move |estimates| {
             let (rows, cols) = self.global_shape();
-            let candidate = ctx.planner.decompose(rows, cols, speeds)?;
+            let candidate = ctx
+                .planner
+                .decompose(rows, cols, &snap_speeds(estimates)?)?;
             let (policy, bandwidth) = ctx.policy;
             let elem = std::mem::size_of::<T>();
-            let d = policy.decide(self.plan(), &candidate, speeds, elem, ctx.ahead, bandwidth)?;
-            Ok((d, candidate))
+            let d = policy.decide_plans_noisy(
+                self.plan(),
+                &candidate,
+                estimates,
+                elem,
+                ctx.ahead,
+                bandwidth,
+            )?;
+            Ok((d.decision, candidate))
         })
     }
     fn apply(&mut self, plan: ArrayPlan) -> Result<MoveStats> {
@@ -1029,7 +1196,7 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
         DistGraph::exchanges(self)
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan> {
-        Box::new(move |speeds| {
+        Box::new(move |estimates| {
             let index = self.index.as_ref().ok_or_else(|| {
                 Error::InvalidInput(
                     "maybe_remap: the graph has no index at the root (create it with Balancer::scatter_graph, or use Balancer::maybe_remap_distributed)"
@@ -1037,7 +1204,7 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
                 )
             })?;
             let (policy, bandwidth) = ctx.policy;
-            let (d, cut, candidate) = index.propose(speeds, &policy, ctx.ahead, bandwidth)?;
+            let (d, cut, candidate) = index.propose(estimates, &policy, ctx.ahead, bandwidth)?;
             Ok((d, (cut, candidate)))
         })
     }
@@ -1069,14 +1236,72 @@ pub fn network_policy(
     (policy, bandwidth)
 }
 
-/// Combines the ranks' phase speeds with the previous estimates: a rank that
-/// had no work (no phase speed) keeps its previous speed, rescaled into phase
-/// units by the median ratio phase/previous of the ranks that have both.
-/// Without any phase speed the previous speeds are kept.
+/// What one rank tells the root at a balance point ([`merge_estimates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum RankReport {
+    /// Its phase speed (work units per second) with its noise.
+    Phase(SpeedEstimate),
+    /// It had no work: the factor by which its kernel speed changed since
+    /// the previous balance point (`mean`, now / then) and the probe's noise.
+    Idle(SpeedEstimate),
+    /// Nothing known (no phase timed yet).
+    Unknown,
+}
+
+impl SpeedModel {
+    /// The model of a decision on `estimates`: noisy as soon as one has noise.
+    pub fn of(estimates: &[SpeedEstimate]) -> SpeedModel {
+        if estimates.iter().any(|e| e.noise > 0.0) {
+            SpeedModel::NoisySnapped
+        } else {
+            SpeedModel::Constant
+        }
+    }
+}
+
+/// [`merge_estimates`] of exact speeds whose previous values are in other
+/// units than the phases' (e.g. the kernel's): a rank that had no work (no
+/// phase speed) keeps its previous speed, rescaled into phase units by the
+/// median ratio phase/previous of the ranks that have both. Without any
+/// phase speed the previous speeds are kept.
 pub fn merge_speeds(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<Vec<f64>> {
-    if phase.iter().all(Option::is_some) {
-        let s: Vec<f64> = phase.iter().map(|x| x.unwrap_or(0.0)).collect();
-        crate::plan::check_speeds(&s)?;
+    let exact = |mean: f64| SpeedEstimate { mean, noise: 0.0 };
+    let phase: Vec<RankReport> = phase
+        .iter()
+        .map(|p| p.map_or(RankReport::Unknown, |m| RankReport::Phase(exact(m))))
+        .collect();
+    let previous: Option<Vec<SpeedEstimate>> =
+        previous.map(|p| p.iter().map(|&m| exact(m)).collect());
+    let merged = merge_estimates(&phase, previous.as_deref(), false)?;
+    Ok(merged.iter().map(|e| e.mean).collect())
+}
+
+/// Combines the ranks' reports (phase speed and noise, or an idle rank's
+/// change of kernel speed) with the previous estimates. A rank without a
+/// phase speed starts from its previous estimate:
+///
+/// * as it is when the previous estimates are phase speeds too
+///   (`phase_units`): an idle rank's speed does not follow the others', so
+///   when they slow down it is relatively faster and gets work back;
+/// * otherwise (kernel speeds, or speeds set by the application) converted
+///   into phase units by the median ratio phase/previous of the ranks that
+///   have both;
+///
+/// and an idle rank ([`RankReport::Idle`]) multiplies it by the change of
+/// its kernel speed, its noise the larger of the two. Without any phase
+/// speed the previous estimates are kept. O(p log p).
+pub fn merge_estimates(
+    phase: &[RankReport],
+    previous: Option<&[SpeedEstimate]>,
+    phase_units: bool,
+) -> Result<Vec<SpeedEstimate>> {
+    let timed = |r: &RankReport| match r {
+        RankReport::Phase(e) => Some(*e),
+        _ => None,
+    };
+    let means = |s: &[SpeedEstimate]| s.iter().map(|e| e.mean).collect::<Vec<_>>();
+    if let Some(s) = phase.iter().map(timed).collect::<Option<Vec<_>>>() {
+        crate::plan::check_speeds(&means(&s))?;
         return Ok(s);
     }
     let prev = previous.ok_or_else(|| {
@@ -1095,20 +1320,30 @@ pub fn merge_speeds(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<V
     let mut ratios: Vec<f64> = phase
         .iter()
         .zip(prev)
-        .filter_map(|(p, q)| p.map(|p| p / q))
+        .filter_map(|(p, q)| timed(p).map(|p| p.mean / q.mean))
         .collect();
     ratios.sort_by(f64::total_cmp);
-    let scale = if ratios.is_empty() {
+    let scale = if phase_units || ratios.is_empty() {
         1.0
     } else {
         ratios[ratios.len() / 2]
     };
-    let s: Vec<f64> = phase
+    let s: Vec<SpeedEstimate> = phase
         .iter()
         .zip(prev)
-        .map(|(p, q)| p.unwrap_or(q * scale))
+        .map(|(p, q)| match *p {
+            RankReport::Phase(e) => e,
+            RankReport::Idle(change) => SpeedEstimate {
+                mean: q.mean * scale * change.mean,
+                noise: q.noise.max(change.noise),
+            },
+            RankReport::Unknown => SpeedEstimate {
+                mean: q.mean * scale,
+                noise: q.noise,
+            },
+        })
         .collect();
-    crate::plan::check_speeds(&s)?;
+    crate::plan::check_speeds(&means(&s))?;
     Ok(s)
 }
 
@@ -1170,6 +1405,72 @@ mod tests {
         // A bandwidth learnt from a large remap takes precedence.
         let (_, bw) = network_policy(&pol, Some(5e8), Some(&slow));
         assert_eq!(bw, Some(5e8));
+    }
+
+    fn est(mean: f64, noise: f64) -> SpeedEstimate {
+        SpeedEstimate { mean, noise }
+    }
+
+    #[test]
+    fn idle_ranks_keep_their_own_phase_estimate() {
+        // Rank 1 is idle; the others slowed down 2× since the last balance point.
+        let prev = [est(2.0, 0.05), est(4.0, 0.1), est(6.0, 0.02)];
+        let phase = [
+            RankReport::Phase(est(1.0, 0.04)),
+            RankReport::Unknown,
+            RankReport::Phase(est(3.0, 0.03)),
+        ];
+        // In phase units the idle rank keeps its estimate, noise included:
+        // it is now the fastest, and the plan gives it work back.
+        let s = merge_estimates(&phase, Some(&prev), true).unwrap();
+        assert_eq!(s, vec![est(1.0, 0.04), est(4.0, 0.1), est(3.0, 0.03)]);
+        let plan = ColumnDp::default()
+            .decompose(60, 60, &snap_speeds(&s).unwrap())
+            .unwrap();
+        assert!(plan.areas()[1] > plan.areas()[2], "{:?}", plan.areas());
+        // In kernel units it is converted by the others' median ratio (½).
+        let s = merge_estimates(&phase, Some(&prev), false).unwrap();
+        assert_eq!(s[1], est(2.0, 0.1));
+        assert_eq!(SpeedModel::of(&s), SpeedModel::NoisySnapped);
+        assert_eq!(SpeedModel::of(&[est(1.0, 0.0)]), SpeedModel::Constant);
+        assert!(merge_estimates(&phase, None, true).is_err());
+        let nan = [RankReport::Phase(est(f64::NAN, 0.0))];
+        assert!(merge_estimates(&nan, None, true).is_err());
+        // An idle rank whose kernel got 3× faster (the job that shared its
+        // core ended): its estimate follows, noise the larger one.
+        let mut idle = phase;
+        idle[1] = RankReport::Idle(est(3.0, 0.2));
+        let s = merge_estimates(&idle, Some(&prev), true).unwrap();
+        assert_eq!(s[1], est(12.0, 0.2));
+        // A probe that says "no change" keeps the estimate as it is.
+        idle[1] = RankReport::Idle(est(1.0, 0.02));
+        let s = merge_estimates(&idle, Some(&prev), true).unwrap();
+        assert_eq!(s[1], est(4.0, 0.1));
+    }
+
+    #[test]
+    fn equal_ranks_within_noise_never_remap_but_different_ones_do() {
+        let split = |s: &[f64]| ColumnDp::default().decompose(100, 100, s).unwrap();
+        let pol = RemapPolicy::default();
+        let decide = |e: &[SpeedEstimate]| {
+            let candidate = split(&snap_speeds(e).unwrap());
+            pol.decide_plans_noisy(&split(&[1.0, 1.0]), &candidate, e, 8, 100, None)
+                .unwrap()
+                .decision
+        };
+        // Two equal cores measured 15 % apart with 10 % noise: snapped to one
+        // speed, the candidate is the current even split, no remap.
+        let noisy = [est(1.0e6, 0.1), est(0.85e6, 0.1)];
+        let d = decide(&noisy);
+        assert!(!d.remap, "{d:?}");
+        assert_eq!(d.speeds[0], d.speeds[1]);
+        // The same speeds known exactly would remap (the model without noise).
+        let exact = [est(1.0e6, 0.0), est(0.85e6, 0.0)];
+        assert!(decide(&exact).remap);
+        // A rank 3× slower is rebalanced despite the noise.
+        let d = decide(&[est(3.0e6, 0.1), est(1.0e6, 0.1)]);
+        assert!(d.remap, "{d:?}");
+        assert!(split(&d.speeds).areas()[1] < 3000, "{d:?}");
     }
 
     #[test]

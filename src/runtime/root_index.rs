@@ -5,6 +5,7 @@
 //! migration-aware repartitioning (\[SKK00\]).
 
 use crate::error::Result;
+use crate::plan::fpm::{snap_speeds, SpeedEstimate};
 use crate::plan::graph::repart::Repartitioner;
 use crate::plan::graph::{Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb};
 use crate::plan::policy::{RemapDecision, RemapPolicy};
@@ -85,35 +86,41 @@ impl RootIndex {
         vol
     }
 
-    /// The remap proposal for `speeds` (pure; runs on the root): the re-cut
+    /// The remap proposal for the speed `estimates` (pure; runs on the
+    /// root), planned for the snapped speeds ([`snap_speeds`]): the re-cut
     /// of the ordering (\[KOR95\] §3), weighed by
-    /// [`RemapPolicy::decide_loads`]; and, when the current partition is
+    /// [`RemapPolicy::decide_noisy`]; and, when the current partition is
     /// imbalanced beyond the hysteresis, the migration-aware repartitioning
     /// of the graph (\[SKK00\], [`Repartitioner`]), the two weighed against
     /// staying by [`RemapPolicy::choose_graph`] (compute, one ghost exchange
     /// per iteration over `ahead` iterations, and the migration). The
-    /// repartitioning is taken when that choice prefers it; otherwise the
-    /// re-cut's decision stands. Returns the decision, the new cut of the
-    /// ordering (`None` for a repartitioning) and the partition.
+    /// repartitioning is taken when that choice prefers it and it pays off
+    /// for every speed within the noise; otherwise the re-cut's decision
+    /// stands. Returns the decision, the new cut of the ordering (`None` for
+    /// a repartitioning) and the partition.
     pub(crate) fn propose(
         &self,
-        speeds: &[f64],
+        estimates: &[SpeedEstimate],
         policy: &RemapPolicy,
         ahead: usize,
         bandwidth: Option<f64>,
     ) -> Result<(RemapDecision, Option<IntervalCut>, Partition)> {
+        let snapped = snap_speeds(estimates)?;
+        let speeds = &snapped[..];
         let p = speeds.len();
         let cut = self.ordering.recut(&self.cut, speeds, self.grouping)?;
         let recut = self.ordering.to_partition(&cut)?;
-        let volume = self.volume(&self.parts, &recut.parts, p);
-        let d = policy.decide_loads(
-            &self.loads(&self.parts, p),
-            &self.loads(&recut.parts, p),
-            speeds,
-            &volume,
-            ahead,
-            bandwidth,
-        )?;
+        let noisy = |candidate: &[usize]| {
+            policy.decide_noisy(
+                &self.loads(&self.parts, p),
+                &self.loads(candidate, p),
+                estimates,
+                &self.volume(&self.parts, candidate, p),
+                ahead,
+                bandwidth,
+            )
+        };
+        let d = noisy(&recut.parts)?.decision;
         if d.imbalance_current <= policy.hysteresis {
             return Ok((d, Some(cut), recut));
         }
@@ -140,7 +147,8 @@ impl RootIndex {
             current_total = choice.current.total,
             "graph remap candidates"
         );
-        if choice.chosen != Some(1) {
+        // The repartitioning too must pay off whatever the speeds within the noise.
+        if choice.chosen != Some(1) || !noisy(&rep.partition.parts)?.decision.remap {
             return Ok((d, Some(cut), recut));
         }
         let (cur, new) = (&choice.current, &choice.candidates[1]);
@@ -198,11 +206,19 @@ mod tests {
         (c.candidates[0].total, c.candidates[1].total)
     }
 
+    /// Speeds known exactly (no noise).
+    fn exact(speeds: &[f64]) -> Vec<SpeedEstimate> {
+        speeds
+            .iter()
+            .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+            .collect()
+    }
+
     #[test]
     fn a_balanced_partition_stays() {
         let ix = index();
         let (d, cut, _) = ix
-            .propose(&[1.0; 4], &RemapPolicy::default(), 100, Some(1e8))
+            .propose(&exact(&[1.0; 4]), &RemapPolicy::default(), 100, Some(1e8))
             .unwrap();
         assert!(!d.remap, "{d:?}");
         assert!(cut.is_some());
@@ -221,7 +237,9 @@ mod tests {
             // that the migration (at 100 MB/s) weighs in.
             let speeds: Vec<f64> = speeds.iter().map(|s| s * 1e5).collect();
             let policy = RemapPolicy::default();
-            let (d, cut, proposed) = ix.propose(&speeds, &policy, ahead, Some(1e8)).unwrap();
+            let (d, cut, proposed) = ix
+                .propose(&exact(&speeds), &policy, ahead, Some(1e8))
+                .unwrap();
             let recut = ix
                 .ordering
                 .to_partition(&ix.ordering.recut(&ix.cut, &speeds, ix.grouping).unwrap())

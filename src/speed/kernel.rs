@@ -33,6 +33,17 @@ use serde::{Deserialize, Serialize};
 
 use super::stats::Summary;
 use crate::error::{Error, Result};
+use crate::plan::fpm::SpeedEstimate;
+
+/// The largest relative noise reported for a speed (kernel or phases): the
+/// estimates are then still usable (a noise must stay below 1).
+pub const MAX_NOISE: f64 = 0.5;
+
+/// The smallest relative noise of a kernel measurement: the kernel stands
+/// for the application's work, and a few percent between two cores of one
+/// model (clock boost, placement in the caches) says nothing about the
+/// application's speed on them.
+pub const MIN_KERNEL_NOISE: f64 = 0.02;
 
 /// Which built-in kernel to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -189,6 +200,36 @@ impl KernelMeasurement {
             max: s.max,
             samples,
         })
+    }
+
+    /// The measurement's relative noise: half the relative spread,
+    /// `(max − min) / (2 · median)`, at least the samples' relative standard
+    /// deviation and [`MIN_KERNEL_NOISE`], at most [`MAX_NOISE`]. Two ranks
+    /// whose medians lie within their noise of each other cannot be told
+    /// apart by this measurement.
+    pub fn noise(&self) -> f64 {
+        let n = self.samples.len() as f64;
+        let sd = if self.samples.len() > 1 {
+            let mean = self.samples.iter().sum::<f64>() / n;
+            let var = self.samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            var.sqrt() / mean
+        } else {
+            0.0
+        };
+        let noise = (0.5 * self.relative_spread()).max(sd);
+        if noise.is_finite() {
+            noise.clamp(MIN_KERNEL_NOISE, MAX_NOISE)
+        } else {
+            MAX_NOISE
+        }
+    }
+
+    /// The speed as a noisy estimate: the median and [`KernelMeasurement::noise`].
+    pub fn estimate(&self) -> SpeedEstimate {
+        SpeedEstimate {
+            mean: self.median,
+            noise: self.noise(),
+        }
     }
 
     /// Relative spread `(max - min) / median` of the samples.
@@ -405,6 +446,26 @@ mod tests {
         assert!(m.samples.iter().all(|s| s.is_finite() && *s > 0.0));
         let s = Summary::of(&m.samples).unwrap();
         assert_eq!((s.median, s.min, s.max), (m.median, m.min, m.max));
+    }
+
+    #[test]
+    fn noise_is_half_spread_at_least_sd_and_capped() {
+        let m = KernelMeasurement::from_samples(Kernel::Stencil, vec![9.0, 10.0, 11.0]).unwrap();
+        // Half spread 0.1; sd 1/10 = 0.1.
+        assert!((m.noise() - 0.1).abs() < 1e-12, "{}", m.noise());
+        assert_eq!(m.estimate().mean, 10.0);
+        let one = KernelMeasurement::from_samples(Kernel::Stencil, vec![5.0]).unwrap();
+        assert_eq!(one.noise(), MIN_KERNEL_NOISE);
+        let wild =
+            KernelMeasurement::from_samples(Kernel::Stencil, vec![1.0, 10.0, 100.0]).unwrap();
+        assert_eq!(wild.noise(), MAX_NOISE);
+        // Two samples far apart: sd (0.47) above half the spread (0.33).
+        let two = KernelMeasurement::from_samples(Kernel::Stencil, vec![2.0, 4.0]).unwrap();
+        assert!(
+            (two.noise() - 2f64.sqrt() / 3.0).abs() < 1e-12,
+            "{}",
+            two.noise()
+        );
     }
 
     #[test]

@@ -37,7 +37,10 @@ mod phase;
 pub mod stats;
 mod topology;
 
-pub use kernel::{measure_kernel, try_measure_kernel, Kernel, KernelConfig, KernelMeasurement};
+pub use kernel::{
+    measure_kernel, try_measure_kernel, Kernel, KernelConfig, KernelMeasurement, MAX_NOISE,
+    MIN_KERNEL_NOISE,
+};
 pub use phase::PhaseTimer;
 pub use stats::Summary;
 pub use topology::{topology, Topology};

@@ -43,6 +43,8 @@ pub struct PhaseTimer {
     samples: usize,
     /// Relative departures of the last phases (ring buffer).
     departures: Vec<f64>,
+    /// The departures of the last phases that were not taken as a change (ring buffer).
+    quiet: Vec<f64>,
     changes: usize,
 }
 
@@ -57,6 +59,7 @@ impl Default for PhaseTimer {
             last: None,
             samples: 0,
             departures: Vec::with_capacity(NOISE_WINDOW),
+            quiet: Vec::with_capacity(NOISE_WINDOW),
             changes: 0,
         }
     }
@@ -125,12 +128,17 @@ impl PhaseTimer {
     /// The measured noise `σ`: median relative departure of the last phases
     /// (0 before the second phase).
     pub fn noise(&self) -> f64 {
-        let mut d = self.departures.clone();
-        if d.is_empty() {
-            return 0.0;
-        }
-        d.sort_by(f64::total_cmp);
-        d[d.len() / 2]
+        upper_median(&self.departures)
+    }
+
+    /// The noise of the estimate itself: the median relative departure of
+    /// the last phases that were not taken as a change (0 before there is
+    /// one). Unlike [`PhaseTimer::noise`], the spike of a real change never
+    /// counts, so right after a rank really slowed down its estimate is not
+    /// taken for noisy: what a remap decision should weigh
+    /// ([`crate::plan::policy::RemapPolicy::decide_noisy`]).
+    pub fn estimate_noise(&self) -> f64 {
+        upper_median(&self.quiet)
     }
 
     /// Records one phase given directly as a speed (work units per second).
@@ -159,6 +167,10 @@ impl PhaseTimer {
                     self.changes += 1;
                     speed
                 } else {
+                    if self.quiet.len() == NOISE_WINDOW {
+                        self.quiet.remove(0);
+                    }
+                    self.quiet.push(departure);
                     self.alpha * speed + (1.0 - self.alpha) * prev
                 }
             }
@@ -198,6 +210,16 @@ impl PhaseTimer {
     pub fn samples(&self) -> usize {
         self.samples
     }
+}
+
+/// The upper median of `d` (the larger middle value for an even count), 0 when empty.
+fn upper_median(d: &[f64]) -> f64 {
+    let mut d = d.to_vec();
+    if d.is_empty() {
+        return 0.0;
+    }
+    d.sort_by(f64::total_cmp);
+    d[d.len() / 2]
 }
 
 #[cfg(test)]
@@ -266,7 +288,24 @@ mod tests {
             assert_eq!(t.changes(), 1);
             // The spike does not widen the band: the median ignores it.
             assert!(t.noise() < 0.05, "{}", t.noise());
+            // Nor the estimate's noise: only the quiet departures count.
+            assert!(t.estimate_noise() < 0.05, "{}", t.estimate_noise());
         }
+    }
+
+    #[test]
+    fn a_change_is_not_noise_of_the_estimate() {
+        let mut t = PhaseTimer::default();
+        assert_eq!(t.estimate_noise(), 0.0);
+        t.record_speed(100.0).unwrap();
+        // A rank 4× slower at the second phase: one departure, a change.
+        t.record_speed(25.0).unwrap();
+        assert_eq!(t.changes(), 1);
+        assert_eq!(t.noise(), 0.75); // the window holds only the spike
+        assert_eq!(t.estimate_noise(), 0.0);
+        // Then ±2 % around the new speed.
+        t.record_speed(25.5).unwrap();
+        assert!((t.estimate_noise() - 0.02).abs() < 1e-12);
     }
 
     #[test]

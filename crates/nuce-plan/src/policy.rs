@@ -123,6 +123,21 @@ pub fn migration_volume(old: &ArrayPlan, new: &ArrayPlan) -> Vec<(usize, usize)>
 /// received, messages sent + received)`, one entry per rank.
 pub type Volume = Vec<(f64, usize)>;
 
+/// The areas of two plans (loads per iteration) and the bytes and messages
+/// every rank moves from one to the other.
+fn plan_loads(
+    current: &ArrayPlan,
+    candidate: &ArrayPlan,
+    elem_bytes: usize,
+) -> (Vec<f64>, Vec<f64>, Volume) {
+    let areas = |p: &ArrayPlan| p.parts.iter().map(|r| r.area() as f64).collect::<Vec<_>>();
+    let volume: Volume = migration_volume(current, candidate)
+        .into_iter()
+        .map(|(cells, msgs)| (cells as f64 * elem_bytes as f64, msgs))
+        .collect();
+    (areas(current), areas(candidate), volume)
+}
+
 /// Predicted time per iteration of parts with `loads` (work units per
 /// iteration) on ranks of `speeds`: `max_i load_i / s_i`, and the imbalance
 /// `max_i (load_i / s_i) / (Σ load / Σ s) − 1` (0 = perfect).
@@ -161,19 +176,25 @@ impl RemapPolicy {
         iterations: usize,
         bandwidth: Option<f64>,
     ) -> Result<RemapDecision> {
-        let areas = |p: &ArrayPlan| p.parts.iter().map(|r| r.area() as f64).collect::<Vec<_>>();
-        let volume: Volume = migration_volume(current, candidate)
-            .into_iter()
-            .map(|(cells, msgs)| (cells as f64 * elem_bytes as f64, msgs))
-            .collect();
-        self.decide_loads(
-            &areas(current),
-            &areas(candidate),
-            speeds,
-            &volume,
-            iterations,
-            bandwidth,
-        )
+        let (now, then, volume) = plan_loads(current, candidate, elem_bytes);
+        self.decide_loads(&now, &then, speeds, &volume, iterations, bandwidth)
+    }
+
+    /// [`RemapPolicy::decide`] for speeds known up to a relative noise:
+    /// [`RemapPolicy::decide_noisy`] on the two plans' areas and migration
+    /// volume. The candidate should have been planned for the snapped speeds
+    /// ([`crate::fpm::snap_speeds`]).
+    pub fn decide_plans_noisy(
+        &self,
+        current: &ArrayPlan,
+        candidate: &ArrayPlan,
+        speeds: &[SpeedEstimate],
+        elem_bytes: usize,
+        iterations: usize,
+        bandwidth: Option<f64>,
+    ) -> Result<NoisyDecision> {
+        let (now, then, volume) = plan_loads(current, candidate, elem_bytes);
+        self.decide_noisy(&now, &then, speeds, &volume, iterations, bandwidth)
     }
 
     /// The decision for any kind of work (arrays, graphs): the parts' loads
