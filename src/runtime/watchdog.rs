@@ -254,7 +254,7 @@ pub fn checkpoint<C: Communicator>(
 /// input is wrong, e.g. a buffer of the wrong size): then every rank
 /// returns the lowest refusing rank's error (wrapped in
 /// [`Error::Remote`] unless it is the root's), as
-/// [`agree`](crate::runtime::comm::agree) does — the refusal takes
+/// [`agree`] does — the refusal takes
 /// precedence over calls that differ.
 pub fn refusing_checkpoint<C: Communicator>(
     comm: &C,
