@@ -42,6 +42,10 @@ use nuce::speed::network::ProbeConfig;
 use nuce::speed::KernelConfig;
 use serde::Serialize;
 
+#[path = "common/slowdown.rs"]
+mod slowdown;
+use slowdown::{factor_at, parse_slowdown, Slow};
+
 #[derive(Parser, Debug)]
 #[command(about = "Jacobi heat diffusion, load-balanced by nuce")]
 struct Args {
@@ -128,37 +132,6 @@ fn parse_hosts(s: &str) -> Result<Option<Vec<usize>>, String> {
         })
         .collect::<Result<Vec<usize>, String>>()
         .map(Some)
-}
-
-/// A work multiplier change: rank, factor, first phase.
-#[derive(Debug, Clone, Copy)]
-struct Slow {
-    rank: i32,
-    factor: usize,
-    phase: usize,
-}
-
-fn parse_slowdown(s: &str) -> Result<Vec<Slow>, String> {
-    s.split(',')
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| {
-            let bad = || format!("bad --slowdown item {t:?}: expected RANK:FACTOR@PHASE");
-            let (rf, p) = t.split_once('@').unwrap_or((t, "0"));
-            let (r, f) = rf.split_once(':').ok_or_else(bad)?;
-            Ok(Slow {
-                rank: r.trim().parse().map_err(|_| bad())?,
-                factor: f.trim().parse().map_err(|_| bad())?,
-                phase: p.trim().parse().map_err(|_| bad())?,
-            })
-        })
-        .collect()
-}
-
-fn factor_at(slow: &[Slow], rank: i32, phase: usize) -> usize {
-    slow.iter()
-        .filter(|s| s.rank == rank && s.phase <= phase)
-        .max_by_key(|s| s.phase)
-        .map_or(1, |s| s.factor.max(1))
 }
 
 fn initial(rows: usize, cols: usize) -> Array2<f64> {

@@ -1,0 +1,38 @@
+//! `--slowdown R:F@P,…` of the heat examples: rank R does F times the work
+//! per cell from phase P on.
+
+/// A work multiplier change: rank, factor, first phase.
+#[derive(Debug, Clone, Copy)]
+pub struct Slow {
+    /// The rank.
+    pub rank: i32,
+    /// Its work multiplier.
+    pub factor: usize,
+    /// The first phase it applies to.
+    pub phase: usize,
+}
+
+/// Parses `R:F@P,…` (`@P` may be left out: from phase 0).
+pub fn parse_slowdown(s: &str) -> Result<Vec<Slow>, String> {
+    s.split(',')
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| {
+            let bad = || format!("bad --slowdown item {t:?}: expected RANK:FACTOR@PHASE");
+            let (rf, p) = t.split_once('@').unwrap_or((t, "0"));
+            let (r, f) = rf.split_once(':').ok_or_else(bad)?;
+            Ok(Slow {
+                rank: r.trim().parse().map_err(|_| bad())?,
+                factor: f.trim().parse().map_err(|_| bad())?,
+                phase: p.trim().parse().map_err(|_| bad())?,
+            })
+        })
+        .collect()
+}
+
+/// Rank `rank`'s work multiplier in `phase` (1 when none applies).
+pub fn factor_at(slow: &[Slow], rank: i32, phase: usize) -> usize {
+    slow.iter()
+        .filter(|s| s.rank == rank && s.phase <= phase)
+        .max_by_key(|s| s.phase)
+        .map_or(1, |s| s.factor.max(1))
+}
