@@ -1,0 +1,121 @@
+//! DistArray3 under `mpirun` with 1, 2, 3, 4 and 6 ranks: scatter/gather
+//! round trip on random box tilings (empty boxes included), 27- and 7-point
+//! ghost exchanges against the serial neighbourhood (ghost 1 and 2, 1 and 3
+//! components), random successive remaps moving exactly the cells that
+//! change owner, bad inputs giving the same error on every rank, and the
+//! heat3d example equal to its serial solve bit for bit with a slow rank.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+const RANKS: [usize; 5] = [1, 2, 3, 4, 6];
+
+#[test]
+fn scatter_gather_round_trip_is_bit_exact() {
+    for np in RANKS {
+        common::checks_pass(np, &["array3-roundtrip", "7", "5", "9", "8"]);
+    }
+}
+
+#[test]
+fn ghost_exchanges_equal_the_serial_neighbourhood() {
+    for np in RANKS {
+        common::checks_pass(np, &["array3-halo", "7", "5", "9", "2"]);
+    }
+}
+
+#[test]
+fn random_remaps_preserve_data_and_move_the_minimum() {
+    for np in RANKS {
+        let run = common::checks_pass(np, &["array3-remap", "7", "5", "9", "60"]);
+        let res = run.lines_with("RESULT remap3 ");
+        assert_eq!(res.len(), 1, "{}", run.stdout);
+        let kv: Vec<&str> = res[0].split_whitespace().collect();
+        assert_eq!(kv[0], "steps=60");
+        let bytes = kv[1].trim_start_matches("bytes=");
+        assert_eq!(bytes, kv[2].trim_start_matches("minimum="));
+        assert_eq!(bytes, kv[3].trim_start_matches("received="));
+        if np > 1 {
+            assert!(bytes.parse::<u64>().unwrap() > 0, "{}", run.stdout);
+        }
+    }
+}
+
+#[test]
+fn bad_inputs_give_the_same_error_on_every_rank() {
+    let cases = [
+        ("ghost0", "ghost width 0", 1),
+        ("ghost5", "ghost width 5", 1),
+        ("ghost-wide", "wider than the 7x2x9 grid", 1),
+        ("parts", "parts for", 1),
+        ("length", "shape mismatch", 1),
+        ("remap-parts", "parts for", 1),
+        ("shape", "disagree", 2),
+        ("ncomp", "2 components", 2),
+    ];
+    for np in [1, 3, 4] {
+        for (case, needle, min_ranks) in cases {
+            if np < min_ranks {
+                continue;
+            }
+            let run = common::mpirun(np, &["array3-errors", case], Duration::from_secs(60));
+            run.assert_ok();
+            let errs: BTreeSet<String> = run
+                .lines_with("ERR ")
+                .into_iter()
+                .map(|l| {
+                    l.split_once(' ')
+                        .map(|(_, rest)| rest.to_string())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let count = run.stdout.lines().filter(|l| l.starts_with("ERR ")).count();
+            assert_eq!(count, np, "every rank reports: {}", run.stdout);
+            assert_eq!(errs.len(), 1, "all ranks agree on {case}: {errs:?}");
+            let e = errs.iter().next().unwrap();
+            assert!(e.contains(needle) && e != "none", "{case}: {e}");
+        }
+    }
+}
+
+#[test]
+fn heat3d_equals_the_serial_solve_with_a_slow_rank() {
+    let _alone = common::measured_speeds_lock();
+    for np in [1, 2, 3, 4] {
+        let run = common::mpirun_prog(
+            np,
+            &common::example("heat3d"),
+            &[
+                "--nx",
+                "40",
+                "--ny",
+                "36",
+                "--nz",
+                "30",
+                "--phases",
+                "4",
+                "--iters",
+                "8",
+                "--slowdown",
+                "1:4@0",
+            ],
+            Duration::from_secs(180),
+        );
+        run.assert_ok();
+        let res = run.lines_with("RESULT heat3d ");
+        assert_eq!(res.len(), 1, "{}", run.stdout);
+        let words: Vec<&str> = res[0].split_whitespace().collect();
+        let field = |k: &str| {
+            let at = words.iter().position(|w| *w == k).unwrap();
+            words[at + 1].to_string()
+        };
+        assert_eq!(field("differing_cells"), "0", "{}", run.stdout);
+        assert_eq!(field("cells"), (40 * 36 * 30).to_string());
+        if np > 1 {
+            let remaps: usize = field("remaps").parse().unwrap();
+            assert!(remaps >= 1, "the slow rank is balanced: {}", run.stdout);
+        }
+    }
+}
