@@ -34,7 +34,7 @@ use nuce::{Balancer, DistArray3};
 
 #[path = "common/slowdown.rs"]
 mod slowdown;
-use slowdown::{factor_at, parse_slowdown, Slow};
+use slowdown::{factor_at, parse_slowdown, PhaseArgs, Slow};
 
 #[derive(Parser, Debug)]
 #[command(about = "3D Jacobi heat diffusion, load-balanced by nuce")]
@@ -48,24 +48,9 @@ struct Args {
     /// Cells along z.
     #[arg(long, default_value_t = 64)]
     nz: usize,
-    /// Number of phases.
-    #[arg(long, default_value_t = 6)]
-    phases: usize,
-    /// Iterations per phase.
-    #[arg(long, default_value_t = 20)]
-    iters: usize,
-    /// Work multipliers: `R:F@P,…` = rank R does F× the work from phase P on.
-    #[arg(long, default_value = "")]
-    slowdown: String,
-    /// Never remap, and start from a uniform split (the baseline).
-    #[arg(long)]
-    uniform: bool,
-    /// Hysteresis of the remap decision (fraction).
-    #[arg(long, default_value_t = 0.05)]
-    hysteresis: f64,
-    /// Skip the serial check at the end.
-    #[arg(long)]
-    no_check: bool,
+    /// Phases, slowdowns, baseline and check.
+    #[command(flatten)]
+    run: PhaseArgs,
 }
 
 /// The initial temperature: the face `i = 0` at 1, a warm blob inside.
@@ -154,7 +139,7 @@ fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let rank = world.rank();
-    let parsed = parse_slowdown(&args.slowdown).map_err(nuce::Error::InvalidInput);
+    let parsed = parse_slowdown(&args.run.slowdown).map_err(nuce::Error::InvalidInput);
     let result = agree(&world, 0, parsed).and_then(|slow| run(&args, &world, &slow));
     if let Err(e) = result {
         eprintln!("heat3d: rank {rank}: error: {e}");
@@ -170,7 +155,11 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let start = Instant::now();
     // The uniform baseline never remaps: a hysteresis of 100 % can never be beaten.
     let policy = RemapPolicy {
-        hysteresis: if args.uniform { 1.0 } else { args.hysteresis },
+        hysteresis: if args.run.uniform {
+            1.0
+        } else {
+            args.run.hysteresis
+        },
         ..Default::default()
     };
     let kernel = KernelConfig {
@@ -182,9 +171,9 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         .with_kernel(kernel);
     bal.check_call(&format!(
         "heat3d: {} phases of {} iterations",
-        args.phases, args.iters
+        args.run.phases, args.run.iters
     ))?;
-    if !args.uniform {
+    if !args.run.uniform {
         bal.measure()?;
     }
     let global = (rank == 0).then(|| initial(args.nx, args.ny, args.nz));
@@ -196,13 +185,13 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         );
     }
     let (mut steady, mut remaps) = (Vec::new(), 0);
-    for phase in 0..args.phases {
+    for phase in 0..args.run.phases {
         let factor = factor_at(slow, rank, phase);
         let b = u.local_box();
         let mut next = vec![0.0; b.volume()];
         let mut scratch = vec![0.0; b.volume()];
         let t_phase = Instant::now();
-        for _ in 0..args.iters {
+        for _ in 0..args.run.iters {
             u.exchange_faces()?;
             for _ in 0..factor {
                 sweep(black_box(u.padded()), &b, shape, &mut next);
@@ -221,9 +210,9 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
             max_f64(bal.comm(), t_phase.elapsed().as_secs_f64())
         };
         let volumes = u.plan().volumes();
-        let ahead = args.iters * (args.phases - phase - 1).max(1);
-        let rep = bal.maybe_remap_ahead(&mut u, args.iters, ahead)?;
-        let per_iter = wall / args.iters as f64;
+        let ahead = args.run.iters * (args.run.phases - phase - 1).max(1);
+        let rep = bal.maybe_remap_ahead(&mut u, args.run.iters, ahead)?;
+        let per_iter = wall / args.run.iters as f64;
         if phase > 0 {
             steady.push(per_iter);
         }
@@ -248,8 +237,8 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     }
     let result = u.gather(0)?;
     let mut diff = None;
-    if let (Some(res), false) = (result, args.no_check) {
-        let reference = serial(shape, args.phases * args.iters);
+    if let (Some(res), false) = (result, args.run.no_check) {
+        let reference = serial(shape, args.run.phases * args.run.iters);
         let same = res
             .iter()
             .zip(&reference)
@@ -279,7 +268,7 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
             "RESULT heat3d ranks {} cells {cells} steady_s_per_iter {steady_s:.6} total_s {total:.3} remaps {remaps} differing_cells {} uniform {}",
             world.size(),
             diff.map_or("unchecked".to_string(), |d| d.to_string()),
-            args.uniform
+            args.run.uniform
         );
         if diff.is_some_and(|d| d > 0) {
             return Err(nuce::Error::InvalidInput(

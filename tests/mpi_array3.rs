@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 const RANKS: [usize; 5] = [1, 2, 3, 4, 6];
@@ -60,21 +59,7 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
             if np < min_ranks {
                 continue;
             }
-            let run = common::mpirun(np, &["array3-errors", case], Duration::from_secs(60));
-            run.assert_ok();
-            let errs: BTreeSet<String> = run
-                .lines_with("ERR ")
-                .into_iter()
-                .map(|l| {
-                    l.split_once(' ')
-                        .map(|(_, rest)| rest.to_string())
-                        .unwrap_or_default()
-                })
-                .collect();
-            let count = run.stdout.lines().filter(|l| l.starts_with("ERR ")).count();
-            assert_eq!(count, np, "every rank reports: {}", run.stdout);
-            assert_eq!(errs.len(), 1, "all ranks agree on {case}: {errs:?}");
-            let e = errs.iter().next().unwrap();
+            let e = common::same_error_on_every_rank(np, &["array3-errors", case]);
             assert!(e.contains(needle) && e != "none", "{case}: {e}");
         }
     }

@@ -36,3 +36,26 @@ pub fn factor_at(slow: &[Slow], rank: i32, phase: usize) -> usize {
         .max_by_key(|s| s.phase)
         .map_or(1, |s| s.factor.max(1))
 }
+
+/// The phase, slowdown and check options of the heat examples.
+#[derive(clap::Args, Debug)]
+pub struct PhaseArgs {
+    /// Number of phases.
+    #[arg(long, default_value_t = 8)]
+    pub phases: usize,
+    /// Iterations per phase.
+    #[arg(long, default_value_t = 40)]
+    pub iters: usize,
+    /// Work multipliers: `R:F@P,…` = rank R does F× the work from phase P on.
+    #[arg(long, default_value = "")]
+    pub slowdown: String,
+    /// Never remap, and start from a uniform split (the HPF BLOCK baseline).
+    #[arg(long)]
+    pub uniform: bool,
+    /// Hysteresis of the remap decision (fraction).
+    #[arg(long, default_value_t = 0.05)]
+    pub hysteresis: f64,
+    /// Skip the serial check at the end.
+    #[arg(long)]
+    pub no_check: bool,
+}

@@ -782,18 +782,14 @@ impl<T: Element> DistArray2<T> {
     /// The next exchange's identity and description (a checked entry too
     /// with `NUCE_CHECK=full`).
     fn next_exchange(&mut self) -> Result<halo::Call> {
-        if self.full_checks {
-            self.cp.check(
-                &self.comm,
-                &format!("{} (exchange #{})", self.exchange_call(), self.exchanges),
-            )?;
-        }
-        let call = halo::Call {
-            seq: self.exchanges,
-            fingerprint: self.exchange_fp,
-        };
-        self.exchanges += 1;
-        Ok(call)
+        let full = self.full_checks.then(|| self.exchange_call());
+        next_call(
+            &self.comm,
+            &self.cp,
+            full.as_deref(),
+            &mut self.exchanges,
+            self.exchange_fp,
+        )
     }
 
     /// The exchange call with its must-match arguments (shape, ghost width,
@@ -909,6 +905,27 @@ impl<T: Element> DistArray2<T> {
     pub fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>) {
         self.tiles.halo_regions()
     }
+}
+
+/// The identity of an object's next ghost exchange (its number `*exchanges`,
+/// then incremented, and the call's `fingerprint`); with `full = Some(call
+/// description)` ([`halo::ENV_CHECK`]`=full`) a checked entry first.
+pub(crate) fn next_call<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    full: Option<&str>,
+    exchanges: &mut u64,
+    fingerprint: u64,
+) -> Result<halo::Call> {
+    if let Some(what) = full {
+        cp.check(comm, &format!("{what} (exchange #{exchanges})"))?;
+    }
+    let call = halo::Call {
+        seq: *exchanges,
+        fingerprint,
+    };
+    *exchanges += 1;
+    Ok(call)
 }
 
 /// A 2D ghost exchange with its must-match arguments, as errors name it.

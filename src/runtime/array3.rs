@@ -35,7 +35,7 @@ use mpi::traits::*;
 use mpi::Count;
 
 use super::array::{
-    count, exchange_regions, global_stats, Blocks, Element, HaloState, MoveStats, Region,
+    count, exchange_regions, global_stats, next_call, Blocks, Element, HaloState, MoveStats, Region,
 };
 use super::clock::waiting;
 use super::comm::{agree, alltoallv_flat, check_identical, displacements, max_f64};
@@ -474,17 +474,13 @@ impl<T: Element> DistArray3<T> {
         let _w = waiting();
         let corners = stencil.corners();
         let what = self.exchange_call(corners);
-        if self.full_checks {
-            self.cp.check(
-                &self.comm,
-                &format!("{what} (exchange #{})", self.exchanges),
-            )?;
-        }
-        let call = halo::Call {
-            seq: self.exchanges,
-            fingerprint: halo::fingerprint(&what),
-        };
-        self.exchanges += 1;
+        let call = next_call(
+            &self.comm,
+            &self.cp,
+            self.full_checks.then_some(what.as_str()),
+            &mut self.exchanges,
+            halo::fingerprint(&what),
+        )?;
         let state = if corners {
             &mut self.halo_box
         } else {

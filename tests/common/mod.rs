@@ -224,3 +224,24 @@ pub fn example(name: &str) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// Runs the scenario `args` of `nuce-mpi-check` on `np` ranks, each of which
+/// prints `ERR <rank> <error or none>`; asserts that every rank reported and
+/// that all agree, and returns the error text.
+pub fn same_error_on_every_rank(np: usize, args: &[&str]) -> String {
+    let run = mpirun(np, args, Duration::from_secs(60));
+    run.assert_ok();
+    let errs: std::collections::BTreeSet<String> = run
+        .lines_with("ERR ")
+        .into_iter()
+        .map(|l| {
+            l.split_once(' ')
+                .map(|(_, rest)| rest.to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    let count = run.stdout.lines().filter(|l| l.starts_with("ERR ")).count();
+    assert_eq!(count, np, "every rank reports: {}", run.stdout);
+    assert_eq!(errs.len(), 1, "all ranks agree on {args:?}: {errs:?}");
+    errs.into_iter().next().unwrap()
+}
