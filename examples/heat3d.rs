@@ -248,11 +248,10 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     }
     bal.check_call("heat3d total time")?;
     let total = max_f64(bal.comm(), start.elapsed().as_secs_f64());
-    let steady_s = if steady.is_empty() {
-        0.0
-    } else {
-        steady.iter().sum::<f64>() / steady.len() as f64
-    };
+    // The steady state: the median time per iteration of the phases after
+    // the first (robust to a phase slowed by another job on shared cores).
+    steady.sort_by(f64::total_cmp);
+    let steady_s = steady.get(steady.len() / 2).copied().unwrap_or(0.0);
     if rank == 0 {
         if let Some(d) = diff {
             println!(
