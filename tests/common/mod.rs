@@ -105,6 +105,29 @@ pub fn mpi_env(cmd: &mut Command) {
     if std::env::var_os("OMPI_MCA_btl").is_none() {
         cmd.env("OMPI_MCA_btl", "self,vader");
     }
+    // A session directory of its own for every job (under the caller's
+    // OMPI_MCA_orte_tmpdir_base, if any): two `mpirun`s of parallel test
+    // threads creating the same one race in Open MPI ("mkdir ... File exists").
+    static JOB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let base = std::env::var_os("OMPI_MCA_orte_tmpdir_base")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let job = JOB.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = base.join(format!("nuce-test-{}-{job}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_ok() {
+        cmd.env("OMPI_MCA_orte_tmpdir_base", &dir);
+    }
+}
+
+/// Removes the job's own session directory made by [`mpi_env`] (once the job has ended).
+fn remove_session_dir(cmd: &Command) {
+    let dir = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "OMPI_MCA_orte_tmpdir_base")
+        .and_then(|(_, v)| v);
+    if let Some(d) = dir.filter(|d| d.to_string_lossy().contains("nuce-test-")) {
+        std::fs::remove_dir_all(d).ok();
+    }
 }
 
 /// Serialises the runs of one test binary whose assertions depend on the
@@ -167,6 +190,7 @@ pub fn mpirun_with(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    remove_session_dir(&cmd);
     Run {
         code,
         stdout: t_out.join().unwrap_or_default(),
