@@ -583,6 +583,14 @@ impl<T: Element> DistArray3<T> {
         Ok(stats)
     }
 
+    /// Moves this array to `other`'s layout ([`DistArray3::remap`]): a
+    /// second field of the same grid follows the first after
+    /// [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap)
+    /// moved it (`v.remap_like(&u)?` when `report.remap`).
+    pub fn remap_like<U: Element>(&mut self, other: &DistArray3<U>) -> Result<MoveStats> {
+        self.remap(other.plan())
+    }
+
     /// The checked entry of a verb: `op` with the grid's shape, ghost
     /// width, components, element size and exchange count.
     fn check(&self, op: &str) -> Result<()> {

@@ -204,7 +204,16 @@ fn remap(ctx: &Ctx) {
     let plan = random_tiling3(shape, p, &mut rng);
     let g = (ctx.rank() == 0).then(|| global(shape, ncomp, salt));
     let (mut a, _) =
-        DistArray3::scatter(&ctx.world, 0, plan, 2, ncomp, g.as_deref()).expect("scatter");
+        DistArray3::scatter(&ctx.world, 0, plan.clone(), 2, ncomp, g.as_deref()).expect("scatter");
+    // A second field (one component, 4-byte values) follows the first.
+    let g1 = (ctx.rank() == 0).then(|| {
+        global(shape, 1, salt)
+            .iter()
+            .map(|&x| x as f32)
+            .collect::<Vec<f32>>()
+    });
+    let (mut f, _) =
+        DistArray3::scatter(&ctx.world, 0, plan, 1, 1, g1.as_deref()).expect("scatter");
     let (mut bytes, mut minimum, mut received) = (0u64, 0u64, 0f64);
     let elem = (ncomp * std::mem::size_of::<f64>()) as u64;
     let mut all_ok = true;
@@ -233,6 +242,13 @@ fn remap(ctx: &Ctx) {
         let stats = a.remap(&next).expect("remap");
         bytes += stats.bytes;
         all_ok &= holds_global(&a, salt);
+        f.remap_like(&a).expect("remap like");
+        let fb = f.local_box();
+        all_ok &= fb == a.local_box()
+            && f.local_values().iter().enumerate().all(|(n, &x)| {
+                let (i, j, k) = (n / (fb.ny * fb.nz), n / fb.nz % fb.ny, n % fb.nz);
+                x == value(fb.x + i, fb.y + j, fb.z + k, 0, salt) as f32
+            });
         a.exchange_ghosts().expect("exchange");
         all_ok &= ghosts_hold_global(&a, salt, true).0;
     }
