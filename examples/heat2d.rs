@@ -39,7 +39,6 @@ use nuce::runtime::balancer::Balancer;
 use nuce::runtime::comm::{agree, max_f64};
 use nuce::runtime::{clock, watchdog};
 use nuce::speed::network::ProbeConfig;
-use nuce::speed::KernelConfig;
 use serde::Serialize;
 
 #[path = "common/slowdown.rs"]
@@ -311,19 +310,7 @@ fn run(
 ) -> nuce::Result<()> {
     let rank = world.rank();
     let start = Instant::now();
-    // The uniform baseline never remaps: a hysteresis of 100 % can never be beaten.
-    let policy = nuce::plan::policy::RemapPolicy {
-        hysteresis: if args.run.uniform {
-            1.0
-        } else {
-            args.run.hysteresis
-        },
-        ..Default::default()
-    };
-    let kernel = KernelConfig {
-        work_multiplier: factor_at(slow, rank, 0) as f64,
-        ..Default::default()
-    };
+    let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
     let mut bal = Balancer::new(world)?
         .with_decomposer(RecursiveBisection2)
         .with_policy(policy)

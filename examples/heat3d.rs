@@ -27,9 +27,7 @@ use std::time::Instant;
 use clap::Parser;
 use mpi::traits::*;
 use nuce::plan::array3d::Box3;
-use nuce::plan::policy::RemapPolicy;
 use nuce::runtime::comm::{agree, max_f64};
-use nuce::speed::KernelConfig;
 use nuce::{Balancer, DistArray3};
 
 #[path = "common/slowdown.rs"]
@@ -153,19 +151,7 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let shape = (args.nx, args.ny, args.nz);
     let cells = args.nx * args.ny * args.nz;
     let start = Instant::now();
-    // The uniform baseline never remaps: a hysteresis of 100 % can never be beaten.
-    let policy = RemapPolicy {
-        hysteresis: if args.run.uniform {
-            1.0
-        } else {
-            args.run.hysteresis
-        },
-        ..Default::default()
-    };
-    let kernel = KernelConfig {
-        work_multiplier: factor_at(slow, rank, 0) as f64,
-        ..Default::default()
-    };
+    let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
     let mut bal = Balancer::new(world)?
         .with_policy(policy)
         .with_kernel(kernel);

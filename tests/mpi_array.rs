@@ -17,18 +17,9 @@ fn scatter_gather_round_trip_is_bit_exact() {
 fn random_remaps_preserve_data_and_move_the_minimum() {
     for np in RANKS {
         let run = common::checks_pass(np, &["array-remap", "41", "29", "200"]);
-        let res = run.lines_with("RESULT remap ");
-        assert_eq!(res.len(), 1, "{}", run.stdout);
-        let kv: Vec<&str> = res[0].split_whitespace().collect();
-        assert_eq!(kv[0], "steps=200");
         // Bytes reported = the minimum = bytes actually received (counted
         // from the delivered cells' previous owners), and something moved.
-        let bytes = kv[1].trim_start_matches("bytes=");
-        assert_eq!(bytes, kv[2].trim_start_matches("minimum="));
-        assert_eq!(bytes, kv[3].trim_start_matches("received="));
-        if np > 1 {
-            assert!(bytes.parse::<u64>().unwrap() > 0, "{}", run.stdout);
-        }
+        common::assert_minimum_moved(&run, "remap", np, "200");
     }
 }
 

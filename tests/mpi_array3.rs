@@ -29,16 +29,7 @@ fn ghost_exchanges_equal_the_serial_neighbourhood() {
 fn random_remaps_preserve_data_and_move_the_minimum() {
     for np in RANKS {
         let run = common::checks_pass(np, &["array3-remap", "7", "5", "9", "60"]);
-        let res = run.lines_with("RESULT remap3 ");
-        assert_eq!(res.len(), 1, "{}", run.stdout);
-        let kv: Vec<&str> = res[0].split_whitespace().collect();
-        assert_eq!(kv[0], "steps=60");
-        let bytes = kv[1].trim_start_matches("bytes=");
-        assert_eq!(bytes, kv[2].trim_start_matches("minimum="));
-        assert_eq!(bytes, kv[3].trim_start_matches("received="));
-        if np > 1 {
-            assert!(bytes.parse::<u64>().unwrap() > 0, "{}", run.stdout);
-        }
+        common::assert_minimum_moved(&run, "remap3", np, "60");
     }
 }
 

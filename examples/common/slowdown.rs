@@ -59,3 +59,24 @@ pub struct PhaseArgs {
     #[arg(long)]
     pub no_check: bool,
 }
+
+impl PhaseArgs {
+    /// The balancer's remap policy (the uniform baseline never remaps: a
+    /// hysteresis of 100 % can never be beaten) and `rank`'s kernel (its
+    /// phase-0 work multiplier, so that the first plan sees it).
+    pub fn policy_and_kernel(
+        &self,
+        slow: &[Slow],
+        rank: i32,
+    ) -> (nuce::plan::policy::RemapPolicy, nuce::speed::KernelConfig) {
+        let policy = nuce::plan::policy::RemapPolicy {
+            hysteresis: if self.uniform { 1.0 } else { self.hysteresis },
+            ..Default::default()
+        };
+        let kernel = nuce::speed::KernelConfig {
+            work_multiplier: factor_at(slow, rank, 0) as f64,
+            ..Default::default()
+        };
+        (policy, kernel)
+    }
+}

@@ -269,3 +269,20 @@ pub fn same_error_on_every_rank(np: usize, args: &[&str]) -> String {
     assert_eq!(errs.len(), 1, "all ranks agree on {args:?}: {errs:?}");
     errs.into_iter().next().unwrap()
 }
+
+/// Asserts a remap scenario's `RESULT <name> steps=S bytes=B minimum=M
+/// received=R` line: `steps` steps, bytes reported = the minimum (cells
+/// changing owner) = bytes actually received, and something moved on more
+/// than one rank.
+pub fn assert_minimum_moved(run: &Run, name: &str, np: usize, steps: &str) {
+    let res = run.lines_with(&format!("RESULT {name} "));
+    assert_eq!(res.len(), 1, "{}", run.stdout);
+    let kv: Vec<&str> = res[0].split_whitespace().collect();
+    assert_eq!(kv[0], format!("steps={steps}"));
+    let bytes = kv[1].trim_start_matches("bytes=");
+    assert_eq!(bytes, kv[2].trim_start_matches("minimum="));
+    assert_eq!(bytes, kv[3].trim_start_matches("received="));
+    if np > 1 {
+        assert!(bytes.parse::<u64>().unwrap() > 0, "{}", run.stdout);
+    }
+}
