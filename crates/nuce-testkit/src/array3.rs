@@ -302,6 +302,16 @@ fn errors(ctx: &Ctx) {
             });
             DistArray3::scatter(&ctx.world, 0, plan, 1, 1, short.as_deref()).map(|_| ())
         }
+        "balancer-shape" => {
+            // Balancer::scatter_array3 where the last rank states another shape.
+            let s = if rank as usize == p - 1 {
+                (7, 5, 8)
+            } else {
+                shape
+            };
+            nuce::Balancer::new(&ctx.world)
+                .and_then(|mut bal| bal.scatter_array3(s, 1, g(1).as_deref(), 1).map(|_| ()))
+        }
         "remap-parts" => {
             let (mut a, _) =
                 DistArray3::scatter(&ctx.world, 0, plan, 1, 1, g(1).as_deref()).expect("scatter");
