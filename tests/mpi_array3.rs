@@ -59,6 +59,8 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
 
 #[test]
 fn heat3d_equals_the_serial_solve_with_a_slow_rank() {
+    // Rank 1 does 4x the work from phase 1 on: the first plan (kernel speeds)
+    // cannot know it, so the balancer must measure it and remap.
     let _alone = common::measured_speeds_lock();
     for np in [1, 2, 3, 4] {
         let run = common::mpirun_prog(
@@ -72,11 +74,11 @@ fn heat3d_equals_the_serial_solve_with_a_slow_rank() {
                 "--nz",
                 "30",
                 "--phases",
-                "4",
+                "5",
                 "--iters",
-                "8",
+                "10",
                 "--slowdown",
-                "1:4@0",
+                "1:4@1",
             ],
             Duration::from_secs(180),
         );
