@@ -42,6 +42,10 @@ use nuce::speed::network::ProbeConfig;
 use nuce::speed::KernelConfig;
 use serde::Serialize;
 
+#[path = "common/slowdown.rs"]
+mod slowdown;
+use slowdown::{factor_at, parse_slowdown, PhaseArgs, Slow};
+
 #[derive(Parser, Debug)]
 #[command(about = "Jacobi heat diffusion, load-balanced by nuce")]
 struct Args {
@@ -51,24 +55,9 @@ struct Args {
     /// Grid columns.
     #[arg(long, default_value_t = 512)]
     cols: usize,
-    /// Number of phases.
-    #[arg(long, default_value_t = 8)]
-    phases: usize,
-    /// Iterations per phase.
-    #[arg(long, default_value_t = 40)]
-    iters: usize,
-    /// Work multipliers: `R:F@P,…` = rank R does F× the work from phase P on.
-    #[arg(long, default_value = "")]
-    slowdown: String,
-    /// Never remap, and start from a uniform split (the HPF BLOCK baseline).
-    #[arg(long)]
-    uniform: bool,
-    /// Hysteresis of the remap decision (fraction).
-    #[arg(long, default_value_t = 0.05)]
-    hysteresis: f64,
-    /// Skip the serial check at the end.
-    #[arg(long)]
-    no_check: bool,
+    /// Phases, slowdowns, baseline and check.
+    #[command(flatten)]
+    run: PhaseArgs,
     /// Print one JSON document on the root instead of the table.
     #[arg(long)]
     json: bool,
@@ -128,37 +117,6 @@ fn parse_hosts(s: &str) -> Result<Option<Vec<usize>>, String> {
         })
         .collect::<Result<Vec<usize>, String>>()
         .map(Some)
-}
-
-/// A work multiplier change: rank, factor, first phase.
-#[derive(Debug, Clone, Copy)]
-struct Slow {
-    rank: i32,
-    factor: usize,
-    phase: usize,
-}
-
-fn parse_slowdown(s: &str) -> Result<Vec<Slow>, String> {
-    s.split(',')
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| {
-            let bad = || format!("bad --slowdown item {t:?}: expected RANK:FACTOR@PHASE");
-            let (rf, p) = t.split_once('@').unwrap_or((t, "0"));
-            let (r, f) = rf.split_once(':').ok_or_else(bad)?;
-            Ok(Slow {
-                rank: r.trim().parse().map_err(|_| bad())?,
-                factor: f.trim().parse().map_err(|_| bad())?,
-                phase: p.trim().parse().map_err(|_| bad())?,
-            })
-        })
-        .collect()
-}
-
-fn factor_at(slow: &[Slow], rank: i32, phase: usize) -> usize {
-    slow.iter()
-        .filter(|s| s.rank == rank && s.phase <= phase)
-        .max_by_key(|s| s.phase)
-        .map_or(1, |s| s.factor.max(1))
 }
 
 fn initial(rows: usize, cols: usize) -> Array2<f64> {
@@ -280,7 +238,7 @@ fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let rank = world.rank();
-    let parsed = parse_slowdown(&args.slowdown)
+    let parsed = parse_slowdown(&args.run.slowdown)
         .and_then(|s| {
             Ok((
                 s,
@@ -357,15 +315,7 @@ fn run(
 ) -> nuce::Result<()> {
     let rank = world.rank();
     let start = Instant::now();
-    // The uniform baseline never remaps: a hysteresis of 100 % can never be beaten.
-    let policy = nuce::plan::policy::RemapPolicy {
-        hysteresis: if args.uniform { 1.0 } else { args.hysteresis },
-        ..Default::default()
-    };
-    let kernel = KernelConfig {
-        work_multiplier: factor_at(slow, rank, 0) as f64,
-        ..Default::default()
-    };
+    let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
     let mut bal = Balancer::new(world)?
         .with_decomposer(RecursiveBisection2)
         .with_policy(policy)
@@ -373,7 +323,7 @@ fn run(
     // Ghost exchanges travel on the array's communicator, the phase's end on
     // the balancer's: ranks that ran other numbers of iterations would wait
     // on different communicators, so the count is checked up front.
-    bal.check_call(&format!("heat2d: {} iterations per phase", args.iters))?;
+    bal.check_call(&format!("heat2d: {} iterations per phase", args.run.iters))?;
     // Hosts first: the speed records are then gathered through the host leaders.
     let hier = args.hier || args.algo == "hier";
     if hier {
@@ -383,7 +333,7 @@ fn run(
         };
         bal.set_hierarchical(true);
     }
-    let initial_speeds = if args.uniform {
+    let initial_speeds = if args.run.uniform {
         vec![1.0; world.size() as usize]
     } else {
         bal.measure()?
@@ -421,7 +371,7 @@ fn run(
             "phase", "s/iter", "pred s/it", "imbal", "remap", "MB moved"
         );
     }
-    for phase in 0..args.phases {
+    for phase in 0..args.run.phases {
         let factor = factor_at(slow, rank, phase);
         // The emulated slowness is the rank's: a rank with an empty block
         // probes the kernel at the balance point, and sees it too.
@@ -435,8 +385,8 @@ fn run(
         let mut compute = Duration::ZERO;
         let t_phase = Instant::now();
         let guard = watchdog::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
-        for it in 0..args.iters {
-            if it == args.iters / 2 {
+        for it in 0..args.run.iters {
+            if it == args.run.iters / 2 {
                 faults.kill_midway(rank, phase);
             }
             a.exchange_ghosts()?;
@@ -470,7 +420,10 @@ fn run(
             let _w = clock::waiting();
             // The solver's own collectives are checked like nuce's: a rank
             // that runs another number of phases is named here at once.
-            bal.check_call(&format!("heat2d phase {phase} of {} timing", args.phases))?;
+            bal.check_call(&format!(
+                "heat2d phase {phase} of {} timing",
+                args.run.phases
+            ))?;
             let _g = watchdog::guard(rank, format!("heat2d phase {phase} timing"), bal.timeout());
             let wall = t_phase.elapsed().as_secs_f64();
             (
@@ -480,12 +433,12 @@ fn run(
         };
         faults.inject(rank, phase);
         let areas = a.plan().areas();
-        let ahead = args.iters * (args.phases - phase - 1).max(1);
-        let rep = bal.maybe_remap_ahead(&mut a, args.iters, ahead)?;
+        let ahead = args.run.iters * (args.run.phases - phase - 1).max(1);
+        let rep = bal.maybe_remap_ahead(&mut a, args.run.iters, ahead)?;
         let row = PhaseRow {
             phase,
-            time_per_iter: phase_time / args.iters as f64,
-            compute_per_iter_max: compute_max / args.iters as f64,
+            time_per_iter: phase_time / args.run.iters as f64,
+            compute_per_iter_max: compute_max / args.run.iters as f64,
             speeds: rep.speeds.clone(),
             noise: rep.estimates.iter().map(|e| e.noise).collect(),
             model: rep.model,
@@ -525,8 +478,8 @@ fn run(
     }
     let result = a.gather(0)?;
     let (mut max_abs, mut rel) = (None, None);
-    if let (Some(res), false) = (result, args.no_check) {
-        let reference = serial(args.rows, args.cols, args.phases * args.iters);
+    if let (Some(res), false) = (result, args.run.no_check) {
+        let reference = serial(args.rows, args.cols, args.run.phases * args.run.iters);
         let diff = (&res - &reference)
             .iter()
             .fold(0.0f64, |m, d| m.max(d.abs()));
@@ -556,8 +509,8 @@ fn run(
             ranks: world.size(),
             rows: args.rows,
             cols: args.cols,
-            iters_per_phase: args.iters,
-            uniform: args.uniform,
+            iters_per_phase: args.run.iters,
+            uniform: args.run.uniform,
             initial_speeds,
             phases: rows_out,
             max_abs_diff: max_abs,

@@ -39,6 +39,7 @@ pub use error::{Error, Result};
 pub use plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 pub use plan::graph::{Graph, Partition};
 pub use runtime::array::{DistArray2, Element, MoveStats};
+pub use runtime::array3::DistArray3;
 pub use runtime::balancer::{Balancer, Rebalance, RemapReport, SpeedModel};
 pub use runtime::clock::waiting;
 pub use runtime::graph::{DistGraph, GraphValue};

@@ -4,9 +4,6 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-use std::time::Duration;
-
 const RANKS: [usize; 5] = [1, 2, 3, 4, 6];
 
 #[test]
@@ -20,18 +17,9 @@ fn scatter_gather_round_trip_is_bit_exact() {
 fn random_remaps_preserve_data_and_move_the_minimum() {
     for np in RANKS {
         let run = common::checks_pass(np, &["array-remap", "41", "29", "200"]);
-        let res = run.lines_with("RESULT remap ");
-        assert_eq!(res.len(), 1, "{}", run.stdout);
-        let kv: Vec<&str> = res[0].split_whitespace().collect();
-        assert_eq!(kv[0], "steps=200");
         // Bytes reported = the minimum = bytes actually received (counted
         // from the delivered cells' previous owners), and something moved.
-        let bytes = kv[1].trim_start_matches("bytes=");
-        assert_eq!(bytes, kv[2].trim_start_matches("minimum="));
-        assert_eq!(bytes, kv[3].trim_start_matches("received="));
-        if np > 1 {
-            assert!(bytes.parse::<u64>().unwrap() > 0, "{}", run.stdout);
-        }
+        common::assert_minimum_moved(&run, "remap", np, "200");
     }
 }
 
@@ -59,21 +47,7 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
     ];
     for np in [1, 3, 4] {
         for (case, needle) in cases {
-            let run = common::mpirun(np, &["array-errors", case], Duration::from_secs(60));
-            run.assert_ok();
-            let errs: BTreeSet<String> = run
-                .lines_with("ERR ")
-                .into_iter()
-                .map(|l| {
-                    l.split_once(' ')
-                        .map(|(_, rest)| rest.to_string())
-                        .unwrap_or_default()
-                })
-                .collect();
-            let count = run.stdout.lines().filter(|l| l.starts_with("ERR ")).count();
-            assert_eq!(count, np, "every rank reports: {}", run.stdout);
-            assert_eq!(errs.len(), 1, "all ranks agree on {case}: {errs:?}");
-            let e = errs.iter().next().unwrap();
+            let e = common::same_error_on_every_rank(np, &["array-errors", case]);
             assert!(e.contains(needle) && !e.ends_with(" none"), "{case}: {e}");
         }
     }

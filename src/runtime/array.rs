@@ -58,38 +58,49 @@ struct Tiled<T> {
     rank: usize,
     ghost: usize,
     data: Array2<T>,
-    /// The ghost exchange's neighbours and regions, computed once per layout.
-    halo: Option<HaloLists>,
-    /// Buffers of the ghost exchange, kept between exchanges.
-    scratch: (Vec<T>, Vec<T>),
+    /// The ghost exchange's neighbours, regions and buffers.
+    halo: HaloState<T, Rect>,
 }
 
-/// The rectangles a rank sends to and receives from each neighbour in a
+/// A region of cells a halo exchange sends or receives: a 2D [`Rect`] or a
+/// 3D [`Box3`](crate::plan::array3d::Box3).
+pub(crate) trait Region: Copy {
+    /// Number of elements the region holds (cells × components).
+    fn elements(&self) -> usize;
+}
+
+impl Region for Rect {
+    fn elements(&self) -> usize {
+        self.area()
+    }
+}
+
+/// The regions a rank sends to and receives from each neighbour in a
 /// ghost exchange (neighbours only, in rank order), and their places in the
 /// flat send and receive buffers, built once per layout.
 #[derive(Debug, Clone, Default)]
-struct HaloLists {
-    send: Vec<(i32, Rect)>,
-    recv: Vec<(i32, Rect)>,
+pub(crate) struct HaloLists<R> {
+    send: Vec<(i32, R)>,
+    recv: Vec<(i32, R)>,
     send_at: Vec<(i32, std::ops::Range<usize>)>,
     recv_at: Vec<(i32, std::ops::Range<usize>)>,
 }
 
-impl HaloLists {
+impl<R: Region> HaloLists<R> {
     /// The lists of `(send, recv)` regions per rank, empty ones left out.
-    fn new(send: Vec<Option<Rect>>, recv: Vec<Option<Rect>>) -> HaloLists {
-        let nonempty = |v: Vec<Option<Rect>>| -> Vec<(i32, Rect)> {
+    pub(crate) fn new(send: Vec<Option<R>>, recv: Vec<Option<R>>) -> HaloLists<R> {
+        let nonempty = |v: Vec<Option<R>>| -> Vec<(i32, R)> {
             v.into_iter()
                 .enumerate()
-                .filter_map(|(q, r)| r.filter(|r| !r.is_empty()).map(|r| (q as i32, r)))
+                .filter_map(|(q, r)| r.filter(|r| r.elements() > 0).map(|r| (q as i32, r)))
                 .collect()
         };
-        let ranges = |v: &[(i32, Rect)]| {
+        let ranges = |v: &[(i32, R)]| {
             let mut at = 0;
             v.iter()
                 .map(|(q, r)| {
-                    at += r.area();
-                    (*q, at - r.area()..at)
+                    at += r.elements();
+                    (*q, at - r.elements()..at)
                 })
                 .collect()
         };
@@ -109,6 +120,100 @@ impl HaloLists {
     }
 }
 
+/// A block of cells that packs and unpacks the regions of a halo exchange.
+pub(crate) trait Blocks<T> {
+    /// The region type.
+    type Region: Region;
+    /// Appends the elements of `region` to `out`.
+    fn pack(&self, region: &Self::Region, out: &mut Vec<T>);
+    /// Writes `src` into the elements of `region`.
+    fn unpack(&mut self, region: &Self::Region, src: &[T]);
+}
+
+/// The lists of one halo exchange kind (built on its first exchange of a
+/// layout) and its buffers, kept between exchanges.
+#[derive(Debug, Clone)]
+pub(crate) struct HaloState<T, R> {
+    lists: Option<HaloLists<R>>,
+    scratch: (Vec<T>, Vec<T>),
+}
+
+impl<T, R> Default for HaloState<T, R> {
+    fn default() -> Self {
+        HaloState {
+            lists: None,
+            scratch: (Vec::new(), Vec::new()),
+        }
+    }
+}
+
+/// Fills the ghost cells of `blocks` from the neighbours
+/// ([`super::halo::exchange`]: one message to and from each neighbour,
+/// nothing through the root), along `state`'s lists, made by `regions`
+/// (`(send[r], recv[r])` per rank) on the first exchange of a layout.
+/// Returns this rank's statistics.
+pub(crate) fn exchange_regions<C, T, B>(
+    comm: &C,
+    cp: &Checkpoints,
+    call: halo::Call,
+    op: &dyn Fn() -> String,
+    blocks: &mut B,
+    state: &mut HaloState<T, B::Region>,
+    regions: impl FnOnce(&B) -> (Vec<Option<B::Region>>, Vec<Option<B::Region>>),
+) -> Result<MoveStats>
+where
+    C: Communicator,
+    T: Element,
+    B: Blocks<T>,
+{
+    let start = Instant::now();
+    let lists = match state.lists.take() {
+        Some(l) => l,
+        None => {
+            let (send, recv) = regions(blocks);
+            HaloLists::new(send, recv)
+        }
+    };
+    let (sent, total) = lists.totals();
+    let (mut sendbuf, mut recvbuf) = std::mem::take(&mut state.scratch);
+    sendbuf.clear();
+    sendbuf.reserve(sent);
+    for (_, r) in &lists.send {
+        blocks.pack(r, &mut sendbuf);
+    }
+    recvbuf.resize(total, T::default());
+    let res = halo::exchange(
+        comm,
+        cp,
+        call,
+        op,
+        sendbuf,
+        &lists.send_at,
+        &mut recvbuf,
+        &lists.recv_at,
+    );
+    let sendbuf = match res {
+        Ok(b) => b,
+        Err(e) => {
+            state.lists = Some(lists);
+            return Err(e);
+        }
+    };
+    for ((_, r), (_, range)) in lists.recv.iter().zip(&lists.recv_at) {
+        blocks.unpack(r, &recvbuf[range.clone()]);
+    }
+    let messages = lists.send.len() as u64;
+    state.lists = Some(lists);
+    state.scratch = (sendbuf, recvbuf);
+    let elem = std::mem::size_of::<T>() as u64;
+    Ok(MoveStats {
+        bytes: sent as u64 * elem,
+        messages,
+        max_rank_bytes: (sent + total) as u64 * elem,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
 /// Expands a rectangle by `g` cells on every side, clipped to `rows × cols`.
 fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
     if r.is_empty() {
@@ -124,9 +229,19 @@ fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
     )
 }
 
-fn count(n: usize) -> Result<Count> {
+pub(crate) fn count(n: usize) -> Result<Count> {
     Count::try_from(n)
         .map_err(|_| Error::InvalidInput(format!("{n} elements exceed MPI's count range")))
+}
+
+impl<T: Element> Blocks<T> for Tiled<T> {
+    type Region = Rect;
+    fn pack(&self, region: &Rect, out: &mut Vec<T>) {
+        Tiled::pack(self, region, out)
+    }
+    fn unpack(&mut self, region: &Rect, src: &[T]) {
+        Tiled::unpack(self, region, src)
+    }
 }
 
 impl<T: Element> Tiled<T> {
@@ -153,8 +268,7 @@ impl<T: Element> Tiled<T> {
             rank,
             ghost,
             data,
-            halo: None,
-            scratch: Default::default(),
+            halo: HaloState::default(),
         })
     }
 
@@ -383,10 +497,7 @@ impl<T: Element> Tiled<T> {
         (send, recv)
     }
 
-    /// Fills the ghost border from the neighbours ([`super::halo::exchange`]:
-    /// one message to and from each neighbour, nothing through the root),
-    /// along lists built on the first exchange of a layout. Returns this
-    /// rank's statistics.
+    /// Fills the ghost border from the neighbours ([`exchange_regions`]).
     fn exchange_halo<C: Communicator>(
         &mut self,
         comm: &C,
@@ -394,52 +505,10 @@ impl<T: Element> Tiled<T> {
         call: halo::Call,
         op: &dyn Fn() -> String,
     ) -> Result<MoveStats> {
-        let start = Instant::now();
-        let lists = match self.halo.take() {
-            Some(l) => l,
-            None => {
-                let (send, recv) = self.halo_regions();
-                HaloLists::new(send, recv)
-            }
-        };
-        let (sent, total) = lists.totals();
-        let (mut sendbuf, mut recvbuf) = std::mem::take(&mut self.scratch);
-        sendbuf.clear();
-        sendbuf.reserve(sent);
-        for (_, r) in &lists.send {
-            self.pack(r, &mut sendbuf);
-        }
-        recvbuf.resize(total, T::default());
-        let res = halo::exchange(
-            comm,
-            cp,
-            call,
-            op,
-            sendbuf,
-            &lists.send_at,
-            &mut recvbuf,
-            &lists.recv_at,
-        );
-        let sendbuf = match res {
-            Ok(b) => b,
-            Err(e) => {
-                self.halo = Some(lists);
-                return Err(e);
-            }
-        };
-        for ((_, r), (_, range)) in lists.recv.iter().zip(&lists.recv_at) {
-            self.unpack(r, &recvbuf[range.clone()]);
-        }
-        let messages = lists.send.len() as u64;
-        self.halo = Some(lists);
-        self.scratch = (sendbuf, recvbuf);
-        let elem = std::mem::size_of::<T>() as u64;
-        Ok(MoveStats {
-            bytes: sent as u64 * elem,
-            messages,
-            max_rank_bytes: (sent + total) as u64 * elem,
-            seconds: start.elapsed().as_secs_f64(),
-        })
+        let mut state = std::mem::take(&mut self.halo);
+        let res = exchange_regions(comm, cp, call, op, self, &mut state, Tiled::halo_regions);
+        self.halo = state;
+        res
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes travel
@@ -494,8 +563,7 @@ impl<T: Element> Tiled<T> {
             rank: self.rank,
             ghost: self.ghost,
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
-            halo: None,
-            scratch: Default::default(),
+            halo: HaloState::default(),
         };
         if let Some(keep) = old.intersect(&new) {
             if let (Some((r0, c0, h, w)), Some((r1, c1, _, _))) =
@@ -714,18 +782,14 @@ impl<T: Element> DistArray2<T> {
     /// The next exchange's identity and description (a checked entry too
     /// with `NUCE_CHECK=full`).
     fn next_exchange(&mut self) -> Result<halo::Call> {
-        if self.full_checks {
-            self.cp.check(
-                &self.comm,
-                &format!("{} (exchange #{})", self.exchange_call(), self.exchanges),
-            )?;
-        }
-        let call = halo::Call {
-            seq: self.exchanges,
-            fingerprint: self.exchange_fp,
-        };
-        self.exchanges += 1;
-        Ok(call)
+        let full = self.full_checks.then(|| self.exchange_call());
+        next_call(
+            &self.comm,
+            &self.cp,
+            full.as_deref(),
+            &mut self.exchanges,
+            self.exchange_fp,
+        )
     }
 
     /// The exchange call with its must-match arguments (shape, ghost width,
@@ -843,6 +907,27 @@ impl<T: Element> DistArray2<T> {
     }
 }
 
+/// The identity of an object's next ghost exchange (its number `*exchanges`,
+/// then incremented, and the call's `fingerprint`); with `full = Some(call
+/// description)` ([`halo::ENV_CHECK`]`=full`) a checked entry first.
+pub(crate) fn next_call<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    full: Option<&str>,
+    exchanges: &mut u64,
+    fingerprint: u64,
+) -> Result<halo::Call> {
+    if let Some(what) = full {
+        cp.check(comm, &format!("{what} (exchange #{exchanges})"))?;
+    }
+    let call = halo::Call {
+        seq: *exchanges,
+        fingerprint,
+    };
+    *exchanges += 1;
+    Ok(call)
+}
+
 /// A 2D ghost exchange with its must-match arguments, as errors name it.
 fn exchange_call<T>((rows, cols): (usize, usize), ghost: usize) -> String {
     format!(
@@ -874,7 +959,7 @@ fn direct_capable<T: Element>(a: &Array2<T>) -> bool {
 }
 
 /// True on every rank when `mine` is true on every rank (one all-reduce).
-fn all_true<C: Communicator>(comm: &C, mine: bool) -> bool {
+pub(crate) fn all_true<C: Communicator>(comm: &C, mine: bool) -> bool {
     let mut refusing = 0i32;
     comm.all_reduce_into(
         &i32::from(!mine),
@@ -1018,7 +1103,7 @@ fn extent_is_size<T: Element>() -> bool {
 
 /// Global statistics of one movement: this rank sent `sent` bytes and moved
 /// `mine` bytes in all (sent + received) in `msgs` messages since `start`.
-fn global_stats<C: Communicator>(
+pub(crate) fn global_stats<C: Communicator>(
     comm: &C,
     sent: usize,
     mine: usize,

@@ -66,6 +66,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, info_span};
 
 use super::array::{DistArray2, Element, MoveStats};
+use super::array3::{migration_volume3, DistArray3};
 use super::auction::{collective_max_tasks1, WorkerSelf};
 use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
@@ -77,6 +78,7 @@ use super::packing::{allocate_collective, LocalAllocation};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array2d::{registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical};
+use crate::plan::array3d::{Best3, GridDecomposer3, GridPlan3, Shape3, Stencil};
 use crate::plan::fpm::{snap_speeds, SpeedEstimate};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
@@ -758,6 +760,49 @@ impl Balancer {
         Ok(a)
     }
 
+    /// Decomposes an `nx × ny × nz` grid for the current speeds (uniform
+    /// when none were measured yet) with [`Best3`] for a 7-point stencil of
+    /// width `ghost`: the root plans, every rank receives the plan.
+    pub fn plan3(&self, shape: Shape3, ghost: usize) -> Result<GridPlan3> {
+        let _w = waiting();
+        let (nx, ny, nz) = shape;
+        self.arrive(&format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost})"))?;
+        let p = self.comm.size() as usize;
+        let plan = root_compute(&self.comm, self.root, || {
+            let uniform = vec![1.0; p];
+            let speeds = self.speeds.as_deref().unwrap_or(&uniform);
+            best3(ghost).decompose(shape, speeds)
+        });
+        self.phase.set(Phase::start());
+        plan
+    }
+
+    /// Plans a 3D grid of `shape` for the current speeds
+    /// ([`Balancer::plan3`]) and scatters the root's `global` values
+    /// (`nx·ny·nz·ncomp` in C order, components fastest; read on the root
+    /// only) with `ghost` layers, on the balancer's communicator. Every rank
+    /// states the shape and components; a difference is the same error on
+    /// every rank. A balance point.
+    pub fn scatter_array3<T: Element>(
+        &mut self,
+        shape: Shape3,
+        ncomp: usize,
+        global: Option<&[T]>,
+        ghost: usize,
+    ) -> Result<DistArray3<T>> {
+        let _w = waiting();
+        let (nx, ny, nz) = shape;
+        self.arrive(&format!(
+            "Balancer::scatter_array3({nx}x{ny}x{nz}, {ncomp} components, ghost {ghost}, {}-byte elements)",
+            std::mem::size_of::<T>()
+        ))?;
+        let plan = self.plan3(shape, ghost)?;
+        let (mut a, _) = DistArray3::scatter(&self.comm, self.root, plan, ghost, ncomp, global)?;
+        a.checks_mut().adopt(&self.cp);
+        self.mark();
+        Ok(a)
+    }
+
     /// Records this rank's phase explicitly (local): `work_units` done in
     /// `elapsed` (compute time only, excluding waits). Optional: without it,
     /// [`Balancer::maybe_remap`] measures the phase itself; with it, this
@@ -1116,8 +1161,8 @@ pub struct RootContext {
 /// the new layout (planned for the snapped speeds, [`snap_speeds`]).
 pub type Proposal<'a, P> = Box<dyn FnOnce(&[SpeedEstimate]) -> Result<(RemapDecision, P)> + 'a>;
 
-/// Distributed data a [`Balancer`] can rebalance: [`DistArray2`] and
-/// [`DistGraph`]. Sealed: implemented by nuce's containers only.
+/// Distributed data a [`Balancer`] can rebalance: [`DistArray2`],
+/// [`DistGraph`], [`DistArray3`]. Sealed: implemented by nuce's containers only.
 pub trait Rebalance: sealed::Sealed {
     /// The new layout, broadcast from the root.
     type Plan: Serialize + DeserializeOwned;
@@ -1140,6 +1185,61 @@ mod sealed {
     pub trait Sealed {}
     impl<T> Sealed for super::DistArray2<T> {}
     impl<T> Sealed for super::DistGraph<T> {}
+    impl<T> Sealed for super::DistArray3<T> {}
+}
+
+/// The 3D decomposer of the balancer: [`Best3`] for a 7-point stencil of
+/// width `ghost` (at least 1).
+fn best3(ghost: usize) -> Best3 {
+    Best3 {
+        stencil: Stencil::seven(ghost.max(1)),
+    }
+}
+
+impl<T: Element> Rebalance for DistArray3<T> {
+    type Plan = GridPlan3;
+    fn local_work(&self) -> f64 {
+        self.local_box().volume() as f64
+    }
+    fn global_len(&self) -> usize {
+        self.global_cells()
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        DistArray3::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        DistArray3::exchanges(self)
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
+        Box::new(move |estimates| {
+            let speeds = snap_speeds(estimates)?;
+            let candidate = best3(self.ghost()).decompose(self.global_shape(), &speeds)?;
+            let loads = |p: &GridPlan3| {
+                p.volumes()
+                    .into_iter()
+                    .map(|v| v as f64)
+                    .collect::<Vec<_>>()
+            };
+            let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
+            let volume: Vec<(f64, usize)> = migration_volume3(self.plan(), &candidate)
+                .into_iter()
+                .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
+                .collect();
+            let (policy, bandwidth) = ctx.policy;
+            let d = policy.decide_noisy(
+                &loads(self.plan()),
+                &loads(&candidate),
+                estimates,
+                &volume,
+                ctx.ahead,
+                bandwidth,
+            )?;
+            Ok((d.decision, candidate))
+        })
+    }
+    fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
+        self.remap(&plan)
+    }
 }
 
 impl<T: Element> Rebalance for DistArray2<T> {

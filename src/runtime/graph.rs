@@ -34,7 +34,7 @@ use std::time::Instant;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
-use super::array::MoveStats;
+use super::array::{next_call, MoveStats};
 use super::clock::waiting;
 use super::comm::{agree, alltoallv_flat, fingerprint, max_f64, sum_f64, zeroed_buffer};
 use super::directory::owners_of;
@@ -949,17 +949,13 @@ impl<T: GraphValue> DistGraph<T> {
             "DistGraph::exchange_ghosts({n} vertices, {}-byte values)",
             T::BYTES
         );
-        if self.full_checks {
-            self.cp.check(
-                &self.comm,
-                &format!("{what} (exchange #{})", self.exchanges),
-            )?;
-        }
-        let call = halo::Call {
-            seq: self.exchanges,
-            fingerprint: halo::fingerprint(&what),
-        };
-        self.exchanges += 1;
+        let call = next_call(
+            &self.comm,
+            &self.cp,
+            self.full_checks.then_some(what.as_str()),
+            &mut self.exchanges,
+            halo::fingerprint(&what),
+        )?;
         self.part
             .ghost_exchange(&self.comm, &self.cp, call, &|| what.clone())
     }

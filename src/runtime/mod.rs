@@ -4,6 +4,7 @@
 //! communicator.
 
 pub mod array;
+pub mod array3;
 pub mod auction;
 pub mod balancer;
 pub mod clock;

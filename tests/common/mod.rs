@@ -105,20 +105,28 @@ pub fn mpi_env(cmd: &mut Command) {
     if std::env::var_os("OMPI_MCA_btl").is_none() {
         cmd.env("OMPI_MCA_btl", "self,vader");
     }
-    // A session directory base of its own for every launch: Open MPI 4.1's
-    // launchers race creating the shared one when tests start them at the
-    // same instant ("mkdir ... ompi.<host>.<uid>: File exists").
-    if std::env::var_os("OMPI_MCA_orte_tmpdir_base").is_none() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static LAUNCH: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "nuce-ompi-{}-{}",
-            std::process::id(),
-            LAUNCH.fetch_add(1, Ordering::Relaxed)
-        ));
-        if std::fs::create_dir_all(&dir).is_ok() {
-            cmd.env("OMPI_MCA_orte_tmpdir_base", &dir);
-        }
+    // A session directory of its own for every job (under the caller's
+    // OMPI_MCA_orte_tmpdir_base, if any): two `mpirun`s of parallel test
+    // threads creating the same one race in Open MPI ("mkdir ... File exists").
+    static JOB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let base = std::env::var_os("OMPI_MCA_orte_tmpdir_base")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let job = JOB.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = base.join(format!("nuce-test-{}-{job}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_ok() {
+        cmd.env("OMPI_MCA_orte_tmpdir_base", &dir);
+    }
+}
+
+/// Removes the job's own session directory made by [`mpi_env`] (once the job has ended).
+fn remove_session_dir(cmd: &Command) {
+    let dir = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "OMPI_MCA_orte_tmpdir_base")
+        .and_then(|(_, v)| v);
+    if let Some(d) = dir.filter(|d| d.to_string_lossy().contains("nuce-test-")) {
+        std::fs::remove_dir_all(d).ok();
     }
 }
 
@@ -182,6 +190,7 @@ pub fn mpirun_with(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    remove_session_dir(&cmd);
     Run {
         code,
         stdout: t_out.join().unwrap_or_default(),
@@ -238,4 +247,42 @@ pub fn example(name: &str) -> String {
         .join(name)
         .to_string_lossy()
         .into_owned()
+}
+
+/// Runs the scenario `args` of `nuce-mpi-check` on `np` ranks, each of which
+/// prints `ERR <rank> <error or none>`; asserts that every rank reported and
+/// that all agree, and returns the error text.
+pub fn same_error_on_every_rank(np: usize, args: &[&str]) -> String {
+    let run = mpirun(np, args, Duration::from_secs(60));
+    run.assert_ok();
+    let errs: std::collections::BTreeSet<String> = run
+        .lines_with("ERR ")
+        .into_iter()
+        .map(|l| {
+            l.split_once(' ')
+                .map(|(_, rest)| rest.to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    let count = run.stdout.lines().filter(|l| l.starts_with("ERR ")).count();
+    assert_eq!(count, np, "every rank reports: {}", run.stdout);
+    assert_eq!(errs.len(), 1, "all ranks agree on {args:?}: {errs:?}");
+    errs.into_iter().next().unwrap()
+}
+
+/// Asserts a remap scenario's `RESULT <name> steps=S bytes=B minimum=M
+/// received=R` line: `steps` steps, bytes reported = the minimum (cells
+/// changing owner) = bytes actually received, and something moved on more
+/// than one rank.
+pub fn assert_minimum_moved(run: &Run, name: &str, np: usize, steps: &str) {
+    let res = run.lines_with(&format!("RESULT {name} "));
+    assert_eq!(res.len(), 1, "{}", run.stdout);
+    let kv: Vec<&str> = res[0].split_whitespace().collect();
+    assert_eq!(kv[0], format!("steps={steps}"));
+    let bytes = kv[1].trim_start_matches("bytes=");
+    assert_eq!(bytes, kv[2].trim_start_matches("minimum="));
+    assert_eq!(bytes, kv[3].trim_start_matches("received="));
+    if np > 1 {
+        assert!(bytes.parse::<u64>().unwrap() > 0, "{}", run.stdout);
+    }
 }

@@ -8,6 +8,7 @@
 use mpi::traits::*;
 
 mod array;
+mod array3;
 mod dgraph;
 mod exchange;
 mod faults;
@@ -59,6 +60,7 @@ fn main() {
     };
     let known = match scenario.as_str() {
         s if s.starts_with("array-") => array::run(s, &ctx),
+        s if s.starts_with("array3-") => array3::run(s, &ctx),
         s if s.starts_with("faults-") => faults::run(s, &ctx),
         s if s.starts_with("exchange-") => exchange::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),

@@ -1,0 +1,721 @@
+//! Distributed 3D grids over an arbitrary box tiling ([`GridPlan3`]).
+//!
+//! A [`DistArray3`] holds this rank's box of an `nx × ny × nz` grid, padded
+//! by a ghost layer of width 1 to 4 on every side, with `ncomp` values per
+//! cell. The block is one flat `Vec<T>` in C order: index
+//! `((i·py + j)·pz + k)·ncomp + c` for padded local cell `(i, j, k)`
+//! (`py`, `pz` the padded extents) and component `c` — `k` fastest, the
+//! components of a cell contiguous. Global arrays (scatter, gather) use the
+//! same order without padding: `((i·ny + j)·nz + k)·ncomp + c`.
+//!
+//! As in 2D ([`super::array`]), the cells a rank exchanges with another are
+//! always the intersection of two boxes:
+//!
+//! * ghost exchange, 27-point ([`DistArray3::exchange_ghosts`]):
+//!   `mine ∩ expand(theirs, g)` is sent, `expand(mine, g) ∩ theirs`
+//!   received — faces, edges and corners;
+//! * 7-point ([`DistArray3::exchange_faces`]): the same with `expand` along
+//!   one axis at a time (faces only: a neighbour touches at most one face
+//!   of a box, so it is still one box per neighbour);
+//! * remap: `old_mine ∩ new_theirs` is sent, `old_theirs ∩ new_mine`
+//!   received, so only cells whose owner changes travel.
+//!
+//! Ghost exchanges go to the neighbours only ([`super::halo`]); scatter,
+//! gather and remap are collective, with a checked entry carrying the
+//! shape, ghost width, components, element size and exchange count, so that
+//! ranks that disagree get the same error.
+
+use std::mem::size_of;
+use std::ops::Range;
+use std::time::Instant;
+
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Count;
+
+use super::array::{
+    count, exchange_regions, global_stats, next_call, Blocks, Element, HaloState, MoveStats, Region,
+};
+use super::clock::waiting;
+use super::comm::{agree, alltoallv_flat, check_identical, displacements, max_f64};
+use super::halo;
+use super::watchdog::Checkpoints;
+use crate::error::{Error, Result};
+use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
+
+/// Largest ghost width a [`DistArray3`] accepts.
+pub const MAX_GHOST3: usize = 4;
+
+/// A box with the number of components per cell: the region type of the
+/// 3D halo lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cells {
+    b: Box3,
+    ncomp: usize,
+}
+
+impl Region for Cells {
+    fn elements(&self) -> usize {
+        self.b.volume() * self.ncomp
+    }
+}
+
+/// Expands `b` by `g` cells along the axes of `axes`, clipped to `shape`.
+fn expand3(b: &Box3, g: usize, shape: Shape3, axes: [bool; 3]) -> Box3 {
+    if b.is_empty() {
+        return *b;
+    }
+    let ext = [shape.0, shape.1, shape.2];
+    let mut lo = [0; 3];
+    let mut len = [0; 3];
+    for a in 0..3 {
+        let w = if axes[a] { g } else { 0 };
+        lo[a] = b.lo(a).saturating_sub(w);
+        len[a] = (b.hi(a) + w).min(ext[a]) - lo[a];
+    }
+    Box3::from_axes(lo, len)
+}
+
+/// The flat index ranges (each one run along z, all components) of the box
+/// of extents `len` starting at `at` inside a block of extents `dims`, in C order.
+fn runs(
+    dims: [usize; 3],
+    at: [usize; 3],
+    len: [usize; 3],
+    ncomp: usize,
+) -> impl Iterator<Item = Range<usize>> {
+    let run = len[2] * ncomp;
+    (0..len[0]).flat_map(move |i| {
+        (0..len[1]).map(move |j| {
+            let start = (((at[0] + i) * dims[1] + at[1] + j) * dims[2] + at[2]) * ncomp;
+            start..start + run
+        })
+    })
+}
+
+/// The extents of a box indexed by axis.
+fn lens(b: &Box3) -> [usize; 3] {
+    [b.nx, b.ny, b.nz]
+}
+
+/// This rank's padded block and everything of a [`DistArray3`] but its
+/// communicator and checks.
+#[derive(Debug, Clone)]
+struct Block3<T> {
+    plan: GridPlan3,
+    rank: usize,
+    ghost: usize,
+    ncomp: usize,
+    data: Vec<T>,
+}
+
+impl<T: Element> Blocks<T> for Block3<T> {
+    type Region = Cells;
+    fn pack(&self, region: &Cells, out: &mut Vec<T>) {
+        for r in self.runs(&region.b) {
+            out.extend_from_slice(&self.data[r]);
+        }
+    }
+    fn unpack(&mut self, region: &Cells, src: &[T]) {
+        let mut at = 0;
+        for r in self.runs(&region.b) {
+            let n = r.len();
+            self.data[r].copy_from_slice(&src[at..at + n]);
+            at += n;
+        }
+    }
+}
+
+impl<T: Element> Block3<T> {
+    /// A block of default values for `rank`'s box of `plan`.
+    fn new(plan: GridPlan3, rank: usize, ghost: usize, ncomp: usize) -> Self {
+        let dims = Self::padded_dims(&plan.boxes[rank], ghost);
+        Block3 {
+            data: vec![T::default(); dims.iter().product::<usize>() * ncomp],
+            plan,
+            rank,
+            ghost,
+            ncomp,
+        }
+    }
+
+    /// Padded extents of box `b` (zero for an empty box).
+    fn padded_dims(b: &Box3, g: usize) -> [usize; 3] {
+        if b.is_empty() {
+            [0; 3]
+        } else {
+            [b.nx + 2 * g, b.ny + 2 * g, b.nz + 2 * g]
+        }
+    }
+
+    fn me(&self) -> Box3 {
+        self.plan.boxes[self.rank]
+    }
+
+    /// The runs of `region` (global coordinates, inside the padded block).
+    fn runs(&self, region: &Box3) -> impl Iterator<Item = Range<usize>> {
+        let (me, g) = (self.me(), self.ghost);
+        let at = [0, 1, 2].map(|a| region.lo(a) + g - me.lo(a));
+        runs(Self::padded_dims(&me, g), at, lens(region), self.ncomp)
+    }
+
+    fn cells(&self, b: Option<Box3>) -> Option<Cells> {
+        b.map(|b| Cells {
+            b,
+            ncomp: self.ncomp,
+        })
+    }
+
+    /// The boxes sent to and received from every rank in a ghost exchange
+    /// of `stencil`'s kind (its width is the array's): `(send[r], recv[r])`.
+    fn halo_regions(&self, corners: bool) -> (Vec<Option<Cells>>, Vec<Option<Cells>>) {
+        let (g, shape, me) = (self.ghost, self.plan.shape, self.me());
+        let axes: Vec<[bool; 3]> = if corners {
+            vec![[true; 3]]
+        } else {
+            vec![
+                [true, false, false],
+                [false, true, false],
+                [false, false, true],
+            ]
+        };
+        let mut send = Vec::with_capacity(self.plan.len());
+        let mut recv = Vec::with_capacity(self.plan.len());
+        for (q, other) in self.plan.boxes.iter().enumerate() {
+            let (mut s, mut r) = (None, None);
+            if q != self.rank && !me.is_empty() && !other.is_empty() {
+                // At most one axis gives cells (see the module's documentation).
+                for ax in &axes {
+                    s = s.or(me.intersect(&expand3(other, g, shape, *ax)));
+                    r = r.or(expand3(&me, g, shape, *ax).intersect(other));
+                }
+            }
+            send.push(self.cells(s));
+            recv.push(self.cells(r));
+        }
+        (send, recv)
+    }
+
+    /// The elements of this rank's cells (no ghosts), packed in C order.
+    fn pack_own(&self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.me().volume() * self.ncomp);
+        if let Some(c) = self.cells(Some(self.me()).filter(|b| !b.is_empty())) {
+            self.pack(&c, &mut out);
+        }
+        out
+    }
+}
+
+/// Checks the arguments every rank can check alone: ghost width, components,
+/// a plan with one part per rank tiling its grid.
+fn check_args<T>(plan: &GridPlan3, ranks: usize, ghost: usize, ncomp: usize) -> Result<()> {
+    if !(1..=MAX_GHOST3).contains(&ghost) {
+        return Err(Error::InvalidInput(format!(
+            "ghost width {ghost}: 1 to {MAX_GHOST3} supported"
+        )));
+    }
+    if ncomp == 0 {
+        return Err(Error::InvalidInput("0 components per cell".into()));
+    }
+    if plan.len() != ranks {
+        return Err(Error::ShapeMismatch(format!(
+            "plan has {} parts for {ranks} ranks",
+            plan.len()
+        )));
+    }
+    plan.validate()?;
+    let (nx, ny, nz) = plan.shape;
+    if ghost > nx.min(ny).min(nz) {
+        return Err(Error::InvalidInput(format!(
+            "ghost width {ghost} is wider than the {nx}x{ny}x{nz} grid"
+        )));
+    }
+    let elements = plan.cells().checked_mul(ncomp);
+    if elements.is_none_or(|n| n.checked_mul(size_of::<T>()).is_none()) {
+        return Err(Error::InvalidInput(format!(
+            "{nx}x{ny}x{nz} cells of {ncomp} components overflow"
+        )));
+    }
+    Ok(())
+}
+
+/// A 3D grid distributed over the ranks of a communicator by a
+/// [`GridPlan3`]: box `r` of the plan lives on rank `r`, padded by `ghost`
+/// layers, with `ncomp` values per cell (layout in the module's
+/// documentation). Keeps its own duplicate of the communicator.
+pub struct DistArray3<T> {
+    comm: SimpleCommunicator,
+    block: Block3<T>,
+    cp: Checkpoints,
+    /// Lists and buffers of the 27-point and the 7-point exchange.
+    halo_box: HaloState<T, Cells>,
+    halo_faces: HaloState<T, Cells>,
+    exchanges: u64,
+    full_checks: bool,
+}
+
+impl<T> std::fmt::Debug for DistArray3<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DistArray3")
+            .field("rank", &self.block.rank)
+            .field("ghost", &self.block.ghost)
+            .field("ncomp", &self.block.ncomp)
+            .field("plan", &self.block.plan)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Element> DistArray3<T> {
+    /// An array of default values laid out by `plan`, with `ghost` layers
+    /// (1 to [`MAX_GHOST3`], at most the grid's smallest extent) and `ncomp`
+    /// components per cell, on a duplicate of `comm` (collective). Bad or
+    /// differing arguments are the same error on every rank.
+    pub fn new<C: Communicator>(
+        comm: &C,
+        plan: GridPlan3,
+        ghost: usize,
+        ncomp: usize,
+    ) -> Result<Self> {
+        let _w = waiting();
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
+            &format!(
+                "DistArray3::new({}, ghost {ghost}, {ncomp} components, {}-byte elements)",
+                describe_plan(&plan),
+                size_of::<T>()
+            ),
+        )?;
+        Self::on(comm, cp, plan, ghost, ncomp)
+    }
+
+    /// Checks and creates on an already duplicated communicator.
+    fn on(
+        comm: SimpleCommunicator,
+        cp: Checkpoints,
+        plan: GridPlan3,
+        ghost: usize,
+        ncomp: usize,
+    ) -> Result<Self> {
+        agree(
+            &comm,
+            0,
+            check_args::<T>(&plan, comm.size() as usize, ghost, ncomp),
+        )?;
+        check_identical(&comm, 0, "plan", &plan)?;
+        let rank = comm.rank() as usize;
+        Ok(DistArray3 {
+            comm,
+            block: Block3::new(plan, rank, ghost, ncomp),
+            cp,
+            halo_box: HaloState::default(),
+            halo_faces: HaloState::default(),
+            exchanges: 0,
+            full_checks: halo::full_checks_from_env(),
+        })
+    }
+
+    /// Scatters the root's `global` grid (`nx·ny·nz·ncomp` values in C
+    /// order, components fastest; read on the root only) into boxes laid
+    /// out by `plan`. Errors (bad ghost width or components, a plan not
+    /// tiling or with another part count, a global array of the wrong
+    /// length or missing at the root) are the same on every rank.
+    pub fn scatter<C: Communicator>(
+        comm: &C,
+        root: i32,
+        plan: GridPlan3,
+        ghost: usize,
+        ncomp: usize,
+        global: Option<&[T]>,
+    ) -> Result<(Self, MoveStats)> {
+        let _w = waiting();
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
+            &format!(
+                "DistArray3::scatter({} from root {root}, ghost {ghost}, {ncomp} components, {}-byte elements)",
+                describe_plan(&plan),
+                size_of::<T>()
+            ),
+        )?;
+        let start = Instant::now();
+        let at_root = comm.rank() == root;
+        let want = plan.cells().saturating_mul(ncomp);
+        let ok = match global {
+            _ if !at_root => Ok(()),
+            None => Err(Error::InvalidInput(
+                "DistArray3::scatter: the root has no array".into(),
+            )),
+            Some(g) if g.len() != want => Err(Error::ShapeMismatch(format!(
+                "global array has {} values, the {}x{}x{} grid of {ncomp} components needs {want}",
+                g.len(),
+                plan.shape.0,
+                plan.shape.1,
+                plan.shape.2
+            ))),
+            Some(_) => Ok(()),
+        };
+        agree(&comm, root, ok)?;
+        let mut a = Self::on(comm, cp, plan, ghost, ncomp)?;
+        let own = a.block.me().volume() * ncomp;
+        let counts = a
+            .block
+            .plan
+            .boxes
+            .iter()
+            .map(|b| count(b.volume() * ncomp))
+            .collect::<Result<Vec<Count>>>();
+        let counts = agree(&a.comm, root, counts)?;
+        let mut recv = vec![T::default(); own];
+        let rootp = a.comm.process_at_rank(root);
+        if at_root {
+            let g = global.unwrap_or(&[]);
+            let (nx, ny, nz) = a.block.plan.shape;
+            let dims = [nx, ny, nz];
+            let mut send = Vec::with_capacity(g.len());
+            for b in &a.block.plan.boxes {
+                if b.is_empty() {
+                    continue;
+                }
+                for r in runs(dims, [b.x, b.y, b.z], lens(b), ncomp) {
+                    send.extend_from_slice(&g[r]);
+                }
+            }
+            let displs = displacements(&counts);
+            let part = Partition::new(&send[..], &counts[..], &displs[..]);
+            rootp.scatter_varcount_into_root(&part, &mut recv[..]);
+        } else {
+            rootp.scatter_varcount_into(&mut recv[..]);
+        }
+        let me = a.block.me();
+        if let Some(c) = a.block.cells(Some(me).filter(|b| !b.is_empty())) {
+            a.block.unpack(&c, &recv);
+        }
+        let plan = &a.block.plan;
+        let moved =
+            ((plan.cells() - plan.boxes[root as usize].volume()) * ncomp * size_of::<T>()) as u64;
+        let messages = plan
+            .boxes
+            .iter()
+            .enumerate()
+            .filter(|(r, b)| *r != root as usize && !b.is_empty())
+            .count() as u64;
+        let stats = MoveStats {
+            bytes: moved,
+            messages,
+            max_rank_bytes: moved,
+            seconds: max_f64(&a.comm, start.elapsed().as_secs_f64()),
+        };
+        Ok((a, stats))
+    }
+
+    /// Gathers the grid at `root`: `Some(values)` there (C order, components
+    /// fastest, as [`DistArray3::scatter`] takes them), `None` elsewhere.
+    pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
+        let _w = waiting();
+        self.check(&format!("DistArray3::gather(to root {root})"))?;
+        let plan = &self.block.plan;
+        let ncomp = self.block.ncomp;
+        let root_ok = if self.comm.rank() == root {
+            count(plan.cells() * ncomp).map(|_| ())
+        } else {
+            Ok(())
+        };
+        agree(&self.comm, root, root_ok)?;
+        let send = self.block.pack_own();
+        let rootp = self.comm.process_at_rank(root);
+        if self.comm.rank() != root {
+            rootp.gather_varcount_into(&send[..]);
+            return Ok(None);
+        }
+        let counts = plan
+            .boxes
+            .iter()
+            .map(|b| count(b.volume() * ncomp))
+            .collect::<Result<Vec<Count>>>()?;
+        let displs = displacements(&counts);
+        let mut recv = vec![T::default(); plan.cells() * ncomp];
+        {
+            let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
+            rootp.gather_varcount_into_root(&send[..], &mut part);
+        }
+        let mut global = vec![T::default(); recv.len()];
+        let dims = [plan.shape.0, plan.shape.1, plan.shape.2];
+        for (b, &d) in plan.boxes.iter().zip(&displs) {
+            let mut at = d as usize;
+            if b.is_empty() {
+                continue;
+            }
+            for r in runs(dims, [b.x, b.y, b.z], lens(b), ncomp) {
+                let n = r.len();
+                global[r].copy_from_slice(&recv[at..at + n]);
+                at += n;
+            }
+        }
+        Ok(Some(global))
+    }
+
+    /// Fills the ghost layers with the neighbours' cells, faces, edges and
+    /// corners (a 27-point stencil's halo): every rank must call it, but it
+    /// synchronises only with its neighbours ([`super::halo`]). Ghost cells
+    /// outside the grid are left untouched. Returns this rank's statistics.
+    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+        self.exchange(Stencil::twenty_seven(self.block.ghost))
+    }
+
+    /// Fills only the face ghost layers (a 7-point stencil's halo): less
+    /// to send than [`DistArray3::exchange_ghosts`]; edge and corner ghost
+    /// cells keep stale values.
+    pub fn exchange_faces(&mut self) -> Result<MoveStats> {
+        self.exchange(Stencil::seven(self.block.ghost))
+    }
+
+    /// A ghost exchange of `stencil`'s kind (7 or 27 points; the width is the array's).
+    pub fn exchange(&mut self, stencil: Stencil) -> Result<MoveStats> {
+        let _w = waiting();
+        let corners = stencil.corners();
+        let what = self.exchange_call(corners);
+        let call = next_call(
+            &self.comm,
+            &self.cp,
+            self.full_checks.then_some(what.as_str()),
+            &mut self.exchanges,
+            halo::fingerprint(&what),
+        )?;
+        let state = if corners {
+            &mut self.halo_box
+        } else {
+            &mut self.halo_faces
+        };
+        exchange_regions(
+            &self.comm,
+            &self.cp,
+            call,
+            &|| what.clone(),
+            &mut self.block,
+            state,
+            |b: &Block3<T>| b.halo_regions(corners),
+        )
+    }
+
+    /// The exchange call with its must-match arguments, as errors name it.
+    fn exchange_call(&self, corners: bool) -> String {
+        let (nx, ny, nz) = self.block.plan.shape;
+        format!(
+            "DistArray3::exchange_{} on a {nx}x{ny}x{nz} grid, ghost {}, {} components, {}-byte elements",
+            if corners { "ghosts" } else { "faces" },
+            self.block.ghost,
+            self.block.ncomp,
+            size_of::<T>()
+        )
+    }
+
+    /// Moves the data to `new_plan`: only the cells whose owner changes
+    /// travel (one all-to-all-v of packed boxes). On error every rank
+    /// returns the same `Err` and keeps its old data. Ghost cells of the
+    /// new block are default-initialised: exchange ghosts afterwards.
+    pub fn remap(&mut self, new_plan: &GridPlan3) -> Result<MoveStats> {
+        let _w = waiting();
+        self.check(&format!(
+            "DistArray3::remap(to {})",
+            describe_plan(new_plan)
+        ))?;
+        let shape = if new_plan.shape != self.block.plan.shape {
+            Err(Error::ShapeMismatch(format!(
+                "new plan is for {}, the grid is {}",
+                describe_plan(new_plan),
+                describe_plan(&self.block.plan)
+            )))
+        } else {
+            check_args::<T>(
+                new_plan,
+                self.comm.size() as usize,
+                self.block.ghost,
+                self.block.ncomp,
+            )
+        };
+        agree(&self.comm, 0, shape)?;
+        check_identical(&self.comm, 0, "new plan", new_plan)?;
+        self.comm.barrier();
+        let start = Instant::now();
+        let rank = self.block.rank;
+        let old = self.block.me();
+        let new = new_plan.boxes[rank];
+        let mut next = Block3::new(new_plan.clone(), rank, self.block.ghost, self.block.ncomp);
+        let nonempty = |b: &Box3| !b.is_empty();
+        if let Some(keep) = self.block.cells(old.intersect(&new).filter(nonempty)) {
+            let mut buf = Vec::with_capacity(keep.elements());
+            self.block.pack(&keep, &mut buf);
+            next.unpack(&keep, &buf);
+        }
+        let mut sendbuf = Vec::new();
+        let mut counts = Vec::with_capacity(new_plan.len());
+        for (q, nb) in new_plan.boxes.iter().enumerate() {
+            let before = sendbuf.len();
+            if q != rank {
+                if let Some(c) = self.block.cells(old.intersect(nb).filter(nonempty)) {
+                    self.block.pack(&c, &mut sendbuf);
+                }
+            }
+            counts.push(sendbuf.len() - before);
+        }
+        let (recvbuf, got) = alltoallv_flat(&self.comm, &sendbuf, &counts)?;
+        let mut at = 0;
+        for (q, (ob, n)) in self.block.plan.boxes.iter().zip(&got).enumerate() {
+            if q != rank {
+                if let Some(c) = self.block.cells(ob.intersect(&new).filter(nonempty)) {
+                    next.unpack(&c, &recvbuf[at..at + c.elements()]);
+                }
+            }
+            at += n;
+        }
+        let elem = size_of::<T>();
+        let msgs = counts.iter().filter(|&&c| c > 0).count();
+        let stats = global_stats(
+            &self.comm,
+            sendbuf.len() * elem,
+            (sendbuf.len() + recvbuf.len()) * elem,
+            msgs,
+            start,
+        );
+        self.block = next;
+        self.halo_box = HaloState::default();
+        self.halo_faces = HaloState::default();
+        Ok(stats)
+    }
+
+    /// Moves this array to `other`'s layout ([`DistArray3::remap`]): a
+    /// second field of the same grid follows the first after
+    /// [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap)
+    /// moved it (`v.remap_like(&u)?` when `report.remap`).
+    pub fn remap_like<U: Element>(&mut self, other: &DistArray3<U>) -> Result<MoveStats> {
+        self.remap(other.plan())
+    }
+
+    /// The checked entry of a verb: `op` with the grid's shape, ghost
+    /// width, components, element size and exchange count.
+    fn check(&self, op: &str) -> Result<()> {
+        let (nx, ny, nz) = self.block.plan.shape;
+        self.cp.check(
+            &self.comm,
+            &format!(
+                "{op} on a {nx}x{ny}x{nz} grid, ghost {}, {} components, {}-byte elements, after {} ghost exchanges",
+                self.block.ghost,
+                self.block.ncomp,
+                size_of::<T>(),
+                self.exchanges
+            ),
+        )
+    }
+
+    /// Sets the timeout of the array's collectives (local; every rank must do the same).
+    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.cp.set_timeout(timeout);
+    }
+    /// Ghost exchanges made so far (of either kind).
+    pub fn exchanges(&self) -> u64 {
+        self.exchanges
+    }
+    /// The array's checked channel (a balancer adopts the arrays it makes).
+    pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
+        &mut self.cp
+    }
+    /// The array's communicator (a duplicate of the one it was created on).
+    pub fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+    /// The plan the array is laid out by.
+    pub fn plan(&self) -> &GridPlan3 {
+        &self.block.plan
+    }
+    /// This rank's box in global coordinates.
+    pub fn local_box(&self) -> Box3 {
+        self.block.me()
+    }
+    /// Ghost width.
+    pub fn ghost(&self) -> usize {
+        self.block.ghost
+    }
+    /// Components per cell.
+    pub fn ncomp(&self) -> usize {
+        self.block.ncomp
+    }
+    /// Global shape `(nx, ny, nz)`.
+    pub fn global_shape(&self) -> Shape3 {
+        self.block.plan.shape
+    }
+    /// Number of cells of the whole grid.
+    pub fn global_cells(&self) -> usize {
+        self.block.plan.cells()
+    }
+    /// Padded extents of this rank's block (`[0; 3]` for an empty box).
+    pub fn padded_dims(&self) -> [usize; 3] {
+        Block3::<T>::padded_dims(&self.block.me(), self.block.ghost)
+    }
+    /// Flat index in [`DistArray3::padded`] of component `c` of the cell at
+    /// global `(i, j, k)`, which must lie in this rank's box expanded by the ghost width.
+    pub fn index(&self, i: usize, j: usize, k: usize, c: usize) -> usize {
+        let (me, g) = (self.block.me(), self.block.ghost);
+        let d = self.padded_dims();
+        let at = [i + g - me.x, j + g - me.y, k + g - me.z];
+        ((at[0] * d[1] + at[1]) * d[2] + at[2]) * self.block.ncomp + c
+    }
+    /// This rank's padded block, flat (layout in the module's documentation).
+    pub fn padded(&self) -> &[T] {
+        &self.block.data
+    }
+    /// Mutable padded block.
+    pub fn padded_mut(&mut self) -> &mut [T] {
+        &mut self.block.data
+    }
+    /// This rank's own cells (no ghosts), packed in C order, components fastest.
+    pub fn local_values(&self) -> Vec<T> {
+        self.block.pack_own()
+    }
+    /// Overwrites this rank's own cells from `values` (as [`DistArray3::local_values`] gives them).
+    pub fn set_local_values(&mut self, values: &[T]) -> Result<()> {
+        let me = self.block.me();
+        let want = me.volume() * self.block.ncomp;
+        if values.len() != want {
+            return Err(Error::ShapeMismatch(format!(
+                "{} values for a box of {want}",
+                values.len()
+            )));
+        }
+        if let Some(c) = self.block.cells(Some(me).filter(|b| !b.is_empty())) {
+            self.block.unpack(&c, values);
+        }
+        Ok(())
+    }
+    /// The boxes this rank sends to and receives from every rank in a ghost
+    /// exchange of `stencil`'s kind: `(send[r], recv[r])`.
+    pub fn halo_regions(&self, stencil: Stencil) -> (Vec<Option<Box3>>, Vec<Option<Box3>>) {
+        let (s, r) = self.block.halo_regions(stencil.corners());
+        let boxes = |v: Vec<Option<Cells>>| v.into_iter().map(|c| c.map(|c| c.b)).collect();
+        (boxes(s), boxes(r))
+    }
+}
+
+/// A plan as the checked calls name it.
+fn describe_plan(plan: &GridPlan3) -> String {
+    let (nx, ny, nz) = plan.shape;
+    format!("{nx}x{ny}x{nz} in {} parts", plan.len())
+}
+
+/// Per-rank `(cells sent + received, messages sent + received)` of a move
+/// from `old` to `new` (cells that change owner only). `O(p²)`.
+pub fn migration_volume3(old: &GridPlan3, new: &GridPlan3) -> Vec<(usize, usize)> {
+    let mut vol = vec![(0, 0); old.len()];
+    for (a, ob) in old.boxes.iter().enumerate() {
+        for (b, nb) in new.boxes.iter().enumerate().filter(|(b, _)| *b != a) {
+            if let Some(x) = ob.intersect(nb) {
+                for r in [a, b] {
+                    if let Some(v) = vol.get_mut(r) {
+                        v.0 += x.volume();
+                        v.1 += 1;
+                    }
+                }
+            }
+        }
+    }
+    vol
+}

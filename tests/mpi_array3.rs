@@ -1,0 +1,100 @@
+//! DistArray3 under `mpirun` with 1, 2, 3, 4 and 6 ranks: scatter/gather
+//! round trip on random box tilings (empty boxes included), 27- and 7-point
+//! ghost exchanges against the serial neighbourhood (ghost 1 and 2, 1 and 3
+//! components), random successive remaps moving exactly the cells that
+//! change owner, bad inputs giving the same error on every rank, and the
+//! heat3d example equal to its serial solve bit for bit with a slow rank.
+
+mod common;
+
+use std::time::Duration;
+
+const RANKS: [usize; 5] = [1, 2, 3, 4, 6];
+
+#[test]
+fn scatter_gather_round_trip_is_bit_exact() {
+    for np in RANKS {
+        common::checks_pass(np, &["array3-roundtrip", "7", "5", "9", "8"]);
+    }
+}
+
+#[test]
+fn ghost_exchanges_equal_the_serial_neighbourhood() {
+    for np in RANKS {
+        common::checks_pass(np, &["array3-halo", "7", "5", "9", "2"]);
+    }
+}
+
+#[test]
+fn random_remaps_preserve_data_and_move_the_minimum() {
+    for np in RANKS {
+        let run = common::checks_pass(np, &["array3-remap", "7", "5", "9", "60"]);
+        common::assert_minimum_moved(&run, "remap3", np, "60");
+    }
+}
+
+#[test]
+fn bad_inputs_give_the_same_error_on_every_rank() {
+    let cases = [
+        ("ghost0", "ghost width 0", 1),
+        ("ghost5", "ghost width 5", 1),
+        ("ghost-wide", "wider than the 7x2x9 grid", 1),
+        ("parts", "parts for", 1),
+        ("length", "shape mismatch", 1),
+        ("remap-parts", "parts for", 1),
+        ("shape", "disagree", 2),
+        ("ncomp", "2 components", 2),
+        ("balancer-shape", "scatter_array3(7x5x8", 2),
+    ];
+    for np in [1, 3, 4] {
+        for (case, needle, min_ranks) in cases {
+            if np < min_ranks {
+                continue;
+            }
+            let e = common::same_error_on_every_rank(np, &["array3-errors", case]);
+            assert!(e.contains(needle) && e != "none", "{case}: {e}");
+        }
+    }
+}
+
+#[test]
+fn heat3d_equals_the_serial_solve_with_a_slow_rank() {
+    // Rank 1 does 4x the work from phase 1 on: the first plan (kernel speeds)
+    // cannot know it, so the balancer must measure it and remap.
+    let _alone = common::measured_speeds_lock();
+    for np in [1, 2, 3, 4] {
+        let run = common::mpirun_prog(
+            np,
+            &common::example("heat3d"),
+            &[
+                "--nx",
+                "40",
+                "--ny",
+                "36",
+                "--nz",
+                "30",
+                "--phases",
+                "5",
+                "--iters",
+                "10",
+                "--slowdown",
+                "1:4@1",
+            ],
+            Duration::from_secs(180),
+        );
+        run.assert_ok();
+        let res = run.lines_with("RESULT heat3d ");
+        assert_eq!(res.len(), 1, "{}", run.stdout);
+        let words: Vec<&str> = res[0].split_whitespace().collect();
+        let field = |k: &str| {
+            let at = words.iter().position(|w| *w == k).unwrap();
+            words[at + 1].to_string()
+        };
+        assert_eq!(field("differing_cells"), "0", "{}", run.stdout);
+        assert_eq!(field("cells"), (40 * 36 * 30).to_string());
+        if np > 1 {
+            let remaps: usize = field("remaps").parse().unwrap();
+            assert!(remaps >= 1, "the slow rank is balanced: {}", run.stdout);
+        }
+    }
+}
