@@ -90,9 +90,9 @@ for np in 2 3; do
   hang_case "$np" abort "$tmp/hangs" late-rank \
     'rank\(s\) \[@D@\] of [0-9]+ did not reach nuce_maybe_remap\(iterations 10\)'
   hang_case "$np" fsame "$tmp/fhangs" unset-array \
-    'nuce_maybe_remap returned 6: rank @D@ failed: .*the array \(in nuce_maybe_remap_ahead\) is NULL'
+    'nuce_maybe_remap returned 6: rank @D@ failed: .*the array \(in nuce_maybe_remap\) is NULL'
   hang_case "$np" abort "$tmp/fhangs" skip-remap \
-    'rank\(s\) \[@D@\] of [0-9]+ did not reach nuce_maybe_remap_ahead\(iterations 10, ahead 10\)' \
+    'rank\(s\) \[@D@\] of [0-9]+ did not reach nuce_maybe_remap\(iterations 10\)' \
     'world rank @D@ \(host [^)]*\) is at nuce_array_gather'
 done
 echo "test_hangs: all cases ended within ${timeout_s} + ${margin_s} s"

@@ -72,6 +72,12 @@ int main(int argc, char **argv) {
     int remapped = 0;
     nuce_array *which = departs && strcmp(c, "null-array-remap") == 0 ? NULL : a;
     check(nuce_maybe_remap(b, which, 10, u, len, &remapped), "nuce_maybe_remap");
+    if (remapped) { /* a new block: its size, then its cells */
+      check(nuce_array_padded_len(a, &len), "nuce_array_padded_len");
+      free(u);
+      u = calloc(len, sizeof *u);
+      check(nuce_array_read(a, u, len), "nuce_array_read");
+    }
   }
   double *global = rank == 0 ? calloc((size_t)(rows * cols), sizeof *global) : NULL;
   nuce_array *which = departs && strcmp(c, "null-array") == 0 ? NULL : a;

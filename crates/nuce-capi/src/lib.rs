@@ -134,19 +134,25 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 9] = [
+const C_NAMES: [(&str, &str); 18] = [
     ("Balancer::new", "nuce_balancer_create"),
     ("Balancer::set_speeds", "nuce_set_speeds"),
+    ("Balancer::measure_network", "the network probe"),
     ("Balancer::measure", "nuce_measure"),
-    (
-        "Balancer::plan",
-        "nuce_plan (within nuce_plan, nuce_array_create or nuce_array_scatter)",
-    ),
+    ("Balancer::set_algorithm", "nuce_set_decomposer"),
+    ("Balancer::record_phase", "nuce_record_phase"),
+    ("Balancer::plan", "nuce_plan (the planning step)"),
     ("Balancer::scatter_array", "nuce_array_scatter"),
+    ("Balancer::scatter_graph", "nuce_graph_scatter"),
     ("Balancer::maybe_remap", "nuce_maybe_remap"),
     ("DistArray2::gather", "nuce_array_gather"),
+    ("DistArray2::exchange_ghosts", "nuce_array_exchange_ghosts"),
+    ("DistArray2::remap", "nuce_maybe_remap (its data step)"),
     ("DistArray2::scatter", "nuce_array_scatter (its data step)"),
     ("DistArray2::new", "nuce_array_create (its data step)"),
+    ("DistGraph::exchange_ghosts", "nuce_graph_exchange_ghosts"),
+    ("DistGraph::gather", "nuce_graph_gather"),
+    ("DistGraph::migrate", "nuce_graph_migrate"),
 ];
 
 /// `msg` with the runtime's call names replaced by the C functions'.
