@@ -38,7 +38,7 @@ hang_case() {
   local start end rc=0 d=$((np - 1))
   [ "$case" = elem-size-rank0 ] && d=0
   start=$(date +%s.%N)
-  out="$(NUCE_TIMEOUT_S=$timeout_s timeout $((timeout_s + margin_s + 60)) mpirun -np "$np" "$bin" "$case" 2>&1)" || rc=$?
+  out="$(NUCE_TIMEOUT_S=$timeout_s timeout -k 10 $((timeout_s + margin_s + 60)) mpirun -np "$np" "$bin" "$case" 2>&1)" || rc=$?
   end=$(date +%s.%N)
   local secs
   secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
