@@ -827,6 +827,16 @@ impl<T: Element> DistArray2<T> {
         self.tiles.remap(&self.comm, new_plan)
     }
 
+    /// The checked entry of a collective call `op` named in the caller's
+    /// words (e.g. a C function with its must-match arguments), where this
+    /// rank may refuse (`refused`: its own input is wrong, e.g. a buffer of
+    /// the wrong length): every rank returns the same result, within the
+    /// timeout ([`super::watchdog::refusing_checkpoint`]).
+    pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
+        let _w = waiting();
+        self.cp.check_refusing(&self.comm, op, refused)
+    }
+
     /// The checked entry of a verb: `op` with the array's shape, ghost
     /// width and element size, which must match on every rank.
     fn check(&self, op: &str) -> Result<()> {

@@ -240,12 +240,31 @@ impl Balancer {
     /// timeout comes from `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed
     /// value is an error on every rank.
     pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
+        Balancer::new_as(comm, "Balancer::new")
+    }
+
+    /// [`Balancer::new`] where `call` names the caller's function in
+    /// messages (e.g. a C or Fortran entry point). The blocking steps that
+    /// cannot be polled (`MPI_Comm_dup`, the agreement on the timeout) are
+    /// under a watchdog [`guard`](super::watchdog::guard) of the timeout of
+    /// `NUCE_TIMEOUT_S`: a rank that never calls ends the job with a message
+    /// instead of hanging the others.
+    pub fn new_as<C: Communicator>(comm: &C, call: &str) -> Result<Self> {
         let decomposer = ColumnDp::default();
         let _w = waiting();
+        let limit = super::watchdog::timeout_from_env().unwrap_or(Some(Duration::from_secs_f64(
+            super::watchdog::DEFAULT_TIMEOUT_S,
+        )));
+        let dog = super::watchdog::guard(
+            mpi::topology::SimpleCommunicator::world().rank(),
+            format!("{call} (MPI_Comm_dup of the communicator: a rank of it did not call {call})"),
+            limit,
+        );
         let comm = comm.duplicate();
         let cp = Checkpoints::from_env(&comm)?;
+        drop(dog);
         // The first checkpoint also tells the root every rank's host.
-        cp.check(&comm, "Balancer::new")?;
+        cp.check(&comm, call)?;
         Ok(Balancer {
             comm,
             root: 0,
@@ -323,6 +342,17 @@ impl Balancer {
     /// Checked entry of a collective (see [`super::watchdog::checkpoint`]).
     fn arrive(&self, op: &str) -> Result<()> {
         self.cp.check(&self.comm, op)
+    }
+
+    /// The checked entry of a collective call `op` named in the caller's
+    /// words (e.g. a C function with its must-match arguments), where this
+    /// rank may refuse (`refused`: its own input is wrong): every rank
+    /// returns the same result, within the timeout
+    /// ([`super::watchdog::refusing_checkpoint`]). For bindings that
+    /// validate their arguments before the call's data steps.
+    pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
+        let _w = waiting();
+        self.cp.check_refusing(&self.comm, op, refused)
     }
 
     /// Checks that every rank makes the same call `op` of the application

@@ -1183,6 +1183,21 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn comm(&self) -> &SimpleCommunicator {
         &self.comm
     }
+
+    /// The checked entry of a collective call `op` named in the caller's
+    /// words (e.g. a C function with its must-match arguments), where this
+    /// rank may refuse (`refused`: its own input is wrong): every rank
+    /// returns the same result, within the timeout
+    /// ([`super::watchdog::refusing_checkpoint`]).
+    pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
+        let _w = waiting();
+        self.cp.check_refusing(&self.comm, op, refused)
+    }
+
+    /// The timeout of the graph's collectives (its balancer's).
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.cp.timeout()
+    }
     /// Owned vertices (global ids, increasing).
     pub fn owned(&self) -> &[usize] {
         &self.part.owned

@@ -740,9 +740,22 @@ impl Checkpoints {
 
     /// The next [`checkpoint`] on `comm` for the call `op` (collective).
     pub fn check<C: Communicator>(&self, comm: &C, op: &str) -> Result<()> {
+        self.check_refusing(comm, op, None)
+    }
+
+    /// The next [`refusing_checkpoint`] on `comm` for the call `op`
+    /// (collective): a rank whose own input is wrong passes its error as
+    /// `refused`, and every rank returns the lowest refusing rank's error,
+    /// within the timeout.
+    pub fn check_refusing<C: Communicator>(
+        &self,
+        comm: &C,
+        op: &str,
+        refused: Option<&Error>,
+    ) -> Result<()> {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst);
         self.register(comm);
-        checkpoint(comm, self.root, op, seq, self.timeout)
+        refusing_checkpoint(comm, self.root, op, seq, self.timeout, refused)
     }
 }
 

@@ -240,6 +240,15 @@ module nuce
       integer(c_int), intent(out) :: remapped
       integer(c_int) :: rc
     end function c_maybe_remap_ahead
+    function c_maybe_remap(b, a, iterations, padded, len, remapped) &
+        bind(c, name='nuce_maybe_remap') result(rc)
+      import :: c_int, c_ptr, c_int64_t, c_size_t
+      type(c_ptr), value :: b, a, padded
+      integer(c_int64_t), value :: iterations
+      integer(c_size_t), value :: len
+      integer(c_int), intent(out) :: remapped
+      integer(c_int) :: rc
+    end function c_maybe_remap
     function c_set_decomposer(b, name) bind(c, name='nuce_set_decomposer') result(rc)
       import :: c_int, c_ptr, c_char
       type(c_ptr), value :: b
@@ -640,13 +649,16 @@ contains
     logical, intent(out) :: remapped
     integer(c_int64_t), intent(in), optional :: ahead
     integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: horizon
     integer(c_int) :: flag
-    horizon = iterations
-    if (present(ahead)) horizon = ahead
     flag = 0
-    call done(c_maybe_remap_ahead(b%ptr, a%ptr, iterations, horizon, address(u), &
-                                  int(size(u), c_size_t), flag), 'nuce_maybe_remap', ierr)
+    ! Without `ahead`, nuce_maybe_remap: messages then name the call as written.
+    if (present(ahead)) then
+      call done(c_maybe_remap_ahead(b%ptr, a%ptr, iterations, ahead, address(u), &
+                                    int(size(u), c_size_t), flag), 'nuce_maybe_remap', ierr)
+    else
+      call done(c_maybe_remap(b%ptr, a%ptr, iterations, address(u), &
+                              int(size(u), c_size_t), flag), 'nuce_maybe_remap', ierr)
+    end if
     remapped = flag /= 0
   end subroutine array_maybe_remap
 

@@ -23,7 +23,10 @@ use nuce::runtime::comm::{agree, check_identical};
 use nuce::{waiting, Balancer, DistGraph, Error, GraphValue, Result};
 
 use crate::partition::{nuce_csr, read_csr};
-use crate::{balancer, buffer, buffer_mut, deref_mut, free_handle, guard, nuce_balancer, null};
+use crate::{
+    balancer, buffer, buffer_mut, checked, deref_mut, free_handle, guard, nuce_balancer, null,
+    unreachable_null,
+};
 
 /// The record sizes the runtime stores (bytes); a record of `elem_size`
 /// bytes takes the first size ≥ `elem_size`.
@@ -48,6 +51,9 @@ trait Records {
     fn gather(&self, root: i32, elem: usize) -> Result<Option<Vec<u8>>>;
     fn remap(&mut self, part: &Partition) -> Result<()>;
     fn maybe_remap(&mut self, bal: &mut Balancer, it: usize, ahead: usize) -> Result<RemapReport>;
+    /// The checked entry of the C call `op`, refused by this rank with `refused`.
+    fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()>;
+    fn timeout(&self) -> Option<std::time::Duration>;
 }
 
 impl<const N: usize> Records for DistGraph<[u8; N]>
@@ -97,6 +103,12 @@ where
     fn maybe_remap(&mut self, bal: &mut Balancer, it: usize, ahead: usize) -> Result<RemapReport> {
         bal.maybe_remap_ahead(self, it, ahead)
     }
+    fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
+        DistGraph::entry(self, op, refused)
+    }
+    fn timeout(&self) -> Option<std::time::Duration> {
+        DistGraph::timeout(self)
+    }
 }
 
 /// Scatters through the balancer with records padded to `N` bytes.
@@ -136,14 +148,28 @@ impl nuce_graph {
     }
 
     /// The application's slot buffer, checked collectively: every rank gets
-    /// the same error if any rank's is NULL or of the wrong length.
+    /// the same error if any rank's is NULL or of the wrong length. The
+    /// agreement blocks (it is on every ghost exchange, where a round trip
+    /// to the root would cost too much): a watchdog guard of the graph's
+    /// timeout ends the job if a rank never comes (`call` names it).
     ///
     /// # Safety
     /// `p` is NULL or `len × elem_size` readable bytes.
-    unsafe fn agreed<'a>(&self, p: *const c_void, len: usize) -> Result<&'a [u8]> {
+    unsafe fn agreed<'a>(&self, p: *const c_void, len: usize, call: &str) -> Result<&'a [u8]> {
         // SAFETY: the caller's contract.
         let local = unsafe { buffer(p, len, self.slots(), self.elem, "values") };
+        let world = mpi::topology::SimpleCommunicator::world().rank();
+        let _dog = nuce::runtime::watchdog::guard(world, call, self.g.timeout());
         agree(self.g.comm(), 0, local)
+    }
+
+    /// This rank's slot buffer, unchecked by the others (see [`checked`]).
+    ///
+    /// # Safety
+    /// `p` is NULL or `len × elem_size` readable bytes.
+    unsafe fn values<'a>(&self, p: *const c_void, len: usize) -> Result<&'a [u8]> {
+        // SAFETY: the caller's contract.
+        unsafe { buffer(p, len, self.slots(), self.elem, "values") }
     }
 
     /// Copies the owned records of the application's slot buffer in.
@@ -180,28 +206,36 @@ pub extern "C" fn nuce_graph_scatter(
 ) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle; `out` NULL or writable.
-        let (h, out) = unsafe { (balancer(b)?, out.as_mut()) };
+        let (h, out) = unsafe {
+            let h =
+                balancer(b).map_err(|_| unreachable_null("the balancer", "nuce_graph_scatter"))?;
+            (h, out.as_mut())
+        };
         let _w = waiting();
         let (comm, root) = (h.bal.comm(), h.bal.root());
-        let out = agree(comm, root, out.ok_or_else(|| null("out")))?;
-        *out = std::ptr::null_mut();
-        check_identical(comm, root, "elem_size", &elem_size)?;
-        let max = RECORD_SIZES[RECORD_SIZES.len() - 1];
-        if elem_size == 0 || elem_size > max {
-            return Err(Error::InvalidInput(format!(
-                "elem_size = {elem_size}: records of 1 to {max} bytes are supported"
-            )));
-        }
-        let here = (comm.rank() == root)
-            .then(|| {
-                // SAFETY: `g` NULL or a valid nuce_csr on the root (contract).
-                let graph = unsafe { read_csr(g) }?;
-                // SAFETY: `records` NULL or n × elem_size readable bytes.
-                let bytes = unsafe { buffer(records, graph.n(), graph.n(), elem_size, "records") }?;
-                Ok((graph, bytes))
-            })
-            .transpose();
-        let input = agree(comm, root, here)?;
+        // This rank's own validation: its refusal at the checked entry.
+        let local = out.ok_or_else(|| null("out")).and_then(|out| {
+            *out = std::ptr::null_mut();
+            let max = RECORD_SIZES[RECORD_SIZES.len() - 1];
+            if elem_size == 0 || elem_size > max {
+                return Err(Error::InvalidInput(format!(
+                    "elem_size = {elem_size}: records of 1 to {max} bytes are supported"
+                )));
+            }
+            let here = (comm.rank() == root)
+                .then(|| {
+                    // SAFETY: `g` NULL or a valid nuce_csr on the root (contract).
+                    let graph = unsafe { read_csr(g) }?;
+                    // SAFETY: `records` NULL or n × elem_size readable bytes.
+                    let bytes =
+                        unsafe { buffer(records, graph.n(), graph.n(), elem_size, "records") }?;
+                    Ok::<_, Error>((graph, bytes))
+                })
+                .transpose()?;
+            Ok((out, here))
+        });
+        let op = format!("nuce_graph_scatter(elem_size {elem_size})");
+        let (out, input) = checked(local, |r| h.bal.entry(&op, r))?;
         let (graph, values) = input.unzip();
         let (graph, bal) = (graph.as_ref(), &mut h.bal);
         let g = match RECORD_SIZES.iter().position(|&n| n >= elem_size) {
@@ -350,10 +384,11 @@ pub extern "C" fn nuce_graph_exchange_ghosts(
 ) -> c_int {
     guard(|| {
         // SAFETY: `g` is NULL or a live handle.
-        let g = unsafe { graph(g) }?;
+        let g = unsafe { graph(g) }
+            .map_err(|_| unreachable_null("the graph", "nuce_graph_exchange_ghosts"))?;
         let _w = waiting();
         // SAFETY: `values` NULL or `len × elem_size` writable bytes.
-        let app = unsafe { g.agreed(values, len) }?;
+        let app = unsafe { g.agreed(values, len, "nuce_graph_exchange_ghosts") }?;
         g.load(app);
         g.g.exchange_ghosts()?;
         // SAFETY: the same buffer, writable (contract), no other borrow alive.
@@ -377,16 +412,19 @@ pub extern "C" fn nuce_graph_gather(
 ) -> c_int {
     guard(|| {
         // SAFETY: `g` is NULL or a live handle.
-        let g = unsafe { graph(g) }?;
+        let g =
+            unsafe { graph(g) }.map_err(|_| unreachable_null("the graph", "nuce_graph_gather"))?;
         let _w = waiting();
-        // SAFETY: `values` NULL or `len × elem_size` readable bytes.
-        let app = unsafe { g.agreed(values, len) }?;
         let (n, e) = (g.g.global_len(), g.elem);
-        let out = (g.g.comm().rank() == 0).then(|| {
-            // SAFETY: `global` NULL or `global_len × elem_size` writable bytes on rank 0.
-            unsafe { buffer_mut(global, global_len, n, e, "global") }
+        // SAFETY: `values` NULL or `len × elem_size` readable bytes.
+        let local = unsafe { g.values(values, len) }.and_then(|app| {
+            let out = (g.g.comm().rank() == 0).then(|| {
+                // SAFETY: `global` NULL or `global_len × elem_size` writable bytes on rank 0.
+                unsafe { buffer_mut(global, global_len, n, e, "global") }
+            });
+            Ok((app, out.transpose()?))
         });
-        let out = agree(g.g.comm(), 0, out.transpose())?;
+        let (app, out) = checked(local, |r| g.g.entry("nuce_graph_gather", r))?;
         g.load(app);
         if let (Some(all), Some(out)) = (g.g.gather(0, e)?, out) {
             out.copy_from_slice(&all);
@@ -412,10 +450,11 @@ pub extern "C" fn nuce_graph_migrate(
 ) -> c_int {
     guard(|| {
         // SAFETY: `g` is NULL or a live handle.
-        let g = unsafe { graph(g) }?;
+        let g =
+            unsafe { graph(g) }.map_err(|_| unreachable_null("the graph", "nuce_graph_migrate"))?;
         let _w = waiting();
         // SAFETY: `values` NULL or `len × elem_size` readable bytes.
-        let app = unsafe { g.agreed(values, len) }?;
+        let app = unsafe { g.values(values, len) };
         let p = g.g.comm().size() as usize;
         // SAFETY: `owner` NULL or `n` readable int64_t (contract).
         let raw = unsafe { buffer(owner.cast(), n, g.g.global_len(), 8, "owner") };
@@ -431,7 +470,8 @@ pub extern "C" fn nuce_graph_migrate(
                 .collect::<Result<Vec<usize>>>()?;
             Partition::new(p, parts)
         });
-        let part = agree(g.g.comm(), 0, part)?;
+        let local = app.and_then(|app| Ok((app, part?)));
+        let (app, part) = checked(local, |r| g.g.entry("nuce_graph_migrate", r))?;
         check_identical(g.g.comm(), 0, "owner", &part.parts)?;
         g.load(app);
         g.g.remap(&part)
@@ -474,17 +514,29 @@ pub extern "C" fn nuce_graph_maybe_remap_ahead(
 ) -> c_int {
     guard(|| {
         // SAFETY: `b`, `g` are NULL or live handles; `remapped` NULL or writable.
-        let (h, g, remapped) = unsafe { (balancer(b)?, graph(g)?, remapped.as_mut()) };
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_graph_maybe_remap_ahead"))?;
         let _w = waiting();
-        let args = crate::to_usize(iterations, "iterations").and_then(|it| {
+        // This rank's own validation, its refusal at the checked entry (a
+        // NULL graph is refused on the balancer's ranks).
+        let local = (|| {
+            // SAFETY: `g` is NULL or a live handle; `remapped` NULL or writable.
+            let (g, remapped) = unsafe {
+                (
+                    deref_mut(g, "the graph (in nuce_graph_maybe_remap_ahead)")?,
+                    remapped.as_mut(),
+                )
+            };
+            let it = crate::to_usize(iterations, "iterations")?;
             let ahead = crate::to_usize(ahead, "ahead")?;
             let r = remapped.ok_or_else(|| null("remapped"))?;
             *r = 0;
-            Ok((it, ahead, r))
-        });
-        let (iterations, ahead, remapped) = agree(h.bal.comm(), h.bal.root(), args)?;
-        // SAFETY: `values` NULL or `len × elem_size` readable bytes.
-        let app = unsafe { g.agreed(values, len) }?;
+            // SAFETY: `values` NULL or `len × elem_size` readable bytes.
+            let app = unsafe { g.values(values, len) }?;
+            Ok((g, it, ahead, r, app))
+        })();
+        let op = format!("nuce_graph_maybe_remap_ahead(iterations {iterations}, ahead {ahead})");
+        let (g, iterations, ahead, remapped, app) = checked(local, |r| h.bal.entry(&op, r))?;
         g.load(app);
         let report = g.g.maybe_remap(&mut h.bal, iterations, ahead)?;
         *remapped = c_int::from(report.remap);

@@ -37,10 +37,9 @@ use std::time::Duration;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use nuce::runtime::comm::{agree, check_identical};
 use nuce::{waiting, ArrayPlan, Balancer, Error, Rect, Result};
 
-use staged::{create_dyn, Init, Staged};
+use staged::{check_elem_size, create_dyn, Init, Staged};
 
 pub use amr::*;
 pub use graph::*;
@@ -118,7 +117,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => NUCE_OK,
         Ok(Err(e)) => {
-            set_last_error(&e.to_string());
+            set_last_error(&in_c_words(&e.to_string()));
             code_of(&e)
         }
         Err(panic) => {
@@ -130,6 +129,70 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
             set_last_error(&format!("internal error (panic) in nuce: {what}"));
             NUCE_ERR_PANIC
         }
+    }
+}
+
+/// The runtime's names of the calls the C functions make, and the C
+/// functions: messages name what the C (or Fortran) caller called.
+const C_NAMES: [(&str, &str); 18] = [
+    ("Balancer::new", "nuce_balancer_create"),
+    ("Balancer::set_speeds", "nuce_set_speeds"),
+    ("Balancer::measure_network", "the network probe"),
+    ("Balancer::measure", "nuce_measure"),
+    ("Balancer::set_algorithm", "nuce_set_decomposer"),
+    ("Balancer::record_phase", "nuce_record_phase"),
+    ("Balancer::plan", "nuce_plan (the planning step)"),
+    ("Balancer::scatter_array", "nuce_array_scatter"),
+    ("Balancer::scatter_graph", "nuce_graph_scatter"),
+    ("Balancer::maybe_remap", "nuce_maybe_remap"),
+    ("DistArray2::gather", "nuce_array_gather"),
+    ("DistArray2::exchange_ghosts", "nuce_array_exchange_ghosts"),
+    ("DistArray2::remap", "nuce_maybe_remap (its data step)"),
+    ("DistArray2::scatter", "nuce_array_scatter (its data step)"),
+    ("DistArray2::new", "nuce_array_create (its data step)"),
+    ("DistGraph::exchange_ghosts", "nuce_graph_exchange_ghosts"),
+    ("DistGraph::gather", "nuce_graph_gather"),
+    ("DistGraph::migrate", "nuce_graph_migrate"),
+];
+
+/// `msg` with the runtime's call names replaced by the C functions'.
+pub(crate) fn in_c_words(msg: &str) -> String {
+    C_NAMES
+        .iter()
+        .fold(msg.to_string(), |m, (rust, c)| m.replace(rust, c))
+}
+
+/// Runs a call's checked entry (`entry`, collective, bounded by the
+/// timeout) with this rank's own validation `local` as its refusal, then
+/// gives `local` back: a wrong argument on any rank is the same error on
+/// every rank, naming that rank, before any data step; a rank that does
+/// not arrive ends the job within the timeout, named by the root.
+pub(crate) fn checked<T>(
+    local: Result<T>,
+    entry: impl FnOnce(Option<&Error>) -> Result<()>,
+) -> Result<T> {
+    entry(local.as_ref().err())?;
+    local
+}
+
+/// The error of a NULL handle on this rank: nuce cannot reach the
+/// handle's other ranks, which wait for this one in `call` until the
+/// timeout and then end the job (the checkpoint's root names this rank).
+pub(crate) fn unreachable_null(what: &str, call: &str) -> Error {
+    Error::InvalidInput(format!(
+        "{what} is NULL in {call} on {}: this rank cannot reach the other ranks of the call, \
+         which wait for it until the timeout (NUCE_TIMEOUT_S) and then end the job \
+         (MPI_Abort, exit code 75) naming this rank",
+        world_rank()
+    ))
+}
+
+/// `world rank R` for messages (`this rank` when MPI is not running).
+pub(crate) fn world_rank() -> String {
+    if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+        format!("world rank {}", SimpleCommunicator::world().rank())
+    } else {
+        "this rank".into()
     }
 }
 
@@ -247,7 +310,12 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         }
         // SAFETY: reading the null-handle constant of the MPI library.
         if comm == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
-            return Err(Error::InvalidInput("comm is MPI_COMM_NULL".into()));
+            return Err(Error::InvalidInput(format!(
+                "comm is MPI_COMM_NULL in nuce_balancer_create on {}: the other ranks, \
+                 in MPI_Comm_dup, wait for this one until the timeout (NUCE_TIMEOUT_S) \
+                 and then end the job (MPI_Abort, exit code 75)",
+                world_rank()
+            )));
         }
         let mut inter: c_int = 0;
         // SAFETY: `comm` is a non-null communicator handle from the caller;
@@ -262,7 +330,7 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         // is never dropped, so the caller's handle is never freed; it is only
         // borrowed here for Balancer::new, which duplicates it.
         let borrowed = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm) });
-        let bal = Balancer::new(&*borrowed)?;
+        let bal = Balancer::new_as(&*borrowed, "nuce_balancer_create")?;
         *out = Box::into_raw(Box::new(nuce_balancer { bal, plan: None }));
         Ok(())
     })
@@ -333,14 +401,15 @@ pub extern "C" fn nuce_measure(b: *mut nuce_balancer) -> c_int {
 pub extern "C" fn nuce_set_speeds(b: *mut nuce_balancer, speeds: *const f64, n: usize) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle.
-        let h = unsafe { balancer(b) }?;
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_set_speeds"))?;
         let root = h.bal.comm().rank() == h.bal.root();
         let local = if root && speeds.is_null() {
             Err(null("speeds"))
         } else {
             Ok(())
         };
-        agree(h.bal.comm(), h.bal.root(), local)?;
+        checked(local, |r| h.bal.entry("nuce_set_speeds", r))?;
         let s: &[f64] = if root {
             // SAFETY: non-null on the root, `n` readable doubles (contract).
             unsafe { std::slice::from_raw_parts(speeds, n) }
@@ -378,10 +447,12 @@ pub extern "C" fn nuce_speeds(b: *mut nuce_balancer, out: *mut f64, n: usize) ->
 pub extern "C" fn nuce_plan(b: *mut nuce_balancer, rows: i64, cols: i64) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle.
-        let h = unsafe { balancer(b) }?;
+        let h =
+            unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", "nuce_plan"))?;
         let _w = waiting();
         let shape = to_usize(rows, "rows").and_then(|r| Ok((r, to_usize(cols, "cols")?)));
-        let (rows, cols) = agree(h.bal.comm(), h.bal.root(), shape)?;
+        let op = format!("nuce_plan(rows {rows}, cols {cols})");
+        let (rows, cols) = checked(shape, |r| h.bal.entry(&op, r))?;
         h.plan = Some(h.bal.plan(rows, cols)?);
         Ok(())
     })
@@ -431,38 +502,39 @@ fn new_array(
     global: Option<(*const c_void, usize)>,
     out: *mut *mut nuce_array,
 ) -> c_int {
+    let call = if global.is_some() {
+        "nuce_array_scatter"
+    } else {
+        "nuce_array_create"
+    };
     guard(|| {
         // SAFETY: `out` is NULL or a writable pointer (contract).
         let out = unsafe { out.as_mut() };
         // SAFETY: `b` is NULL or a live handle.
-        let h = unsafe { balancer(b) }?;
+        let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", call))?;
         let _w = waiting();
-        let (comm, root) = (h.bal.comm(), h.bal.root());
-        let shape = to_usize(rows, "rows").and_then(|r| {
+        let root = h.bal.comm().rank() == h.bal.root();
+        // This rank's own validation: its refusal at the checked entry.
+        let local = to_usize(rows, "rows").and_then(|r| {
             let out = out.ok_or_else(|| null("out"))?;
             *out = std::ptr::null_mut();
-            Ok((r, to_usize(cols, "cols")?, to_usize(ghost, "ghost")?, out))
-        });
-        let (rows, cols, ghost, out) = agree(comm, root, shape)?;
-        let shape = (rows, cols, ghost);
-        check_identical(
-            comm,
-            root,
-            "array shape, element size or ghost width",
-            &(shape, elem_size),
-        )?;
-        let init = match global {
-            None => Init::Zero,
-            Some((p, len)) => {
-                let here = (comm.rank() == root).then(|| {
+            let shape = (r, to_usize(cols, "cols")?, to_usize(ghost, "ghost")?);
+            check_elem_size(elem_size)?;
+            let data = match global {
+                None => Init::Zero,
+                Some((p, len)) => Init::Scatter(if root {
                     let cells = shape.0.saturating_mul(shape.1);
                     // SAFETY: `p` is NULL or `len * elem_size` readable bytes
                     // on the root (contract); checked against rows × cols.
-                    unsafe { buffer(p, len, cells, elem_size, "global") }
-                });
-                Init::Scatter(agree(comm, root, here.transpose())?)
-            }
-        };
+                    Some(unsafe { buffer(p, len, cells, elem_size, "global") }?)
+                } else {
+                    None
+                }),
+            };
+            Ok((shape, out, data))
+        });
+        let op = format!("{call}(rows {rows}, cols {cols}, elem_size {elem_size}, ghost {ghost})");
+        let (shape, out, init) = checked(local, |r| h.bal.entry(&op, r))?;
         let inner = create_dyn(&mut h.bal, elem_size, shape, init)?;
         *out = Box::into_raw(Box::new(nuce_array { inner }));
         Ok(())
@@ -561,17 +633,6 @@ pub extern "C" fn nuce_array_read(a: *mut nuce_array, padded: *mut c_void, len: 
     })
 }
 
-/// This rank's padded buffer (`len` elements), checked collectively: every
-/// rank gets the same error if any rank's is NULL or of the wrong length.
-///
-/// # Safety
-/// `padded` is NULL or `len * elem_size` readable bytes.
-unsafe fn agreed_padded<'a>(a: &dyn Staged, padded: *const c_void, len: usize) -> Result<&'a [u8]> {
-    let (n, e) = (a.padded_len(), a.elem_size());
-    // SAFETY: the caller's contract.
-    agree(a.comm(), 0, unsafe { buffer(padded, len, n, e, "padded") })
-}
-
 /// Fills the ghost border of the application's `padded` buffer (`len`
 /// elements, this rank's block) with the neighbours' cells (collective over
 /// the array's ranks). Ghosts outside the global array are left untouched.
@@ -615,18 +676,25 @@ pub extern "C" fn nuce_array_gather(
 ) -> c_int {
     guard(|| {
         // SAFETY: `a` is NULL or a live handle.
-        let a = unsafe { array(a) }?;
+        let a =
+            unsafe { array(a) }.map_err(|_| unreachable_null("the array", "nuce_array_gather"))?;
         let _w = waiting();
-        // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-        let app = unsafe { agreed_padded(&*a.inner, padded, len) }?;
-        let ((rows, cols), e) = (a.inner.global_shape(), a.inner.elem_size());
+        let ((rows, cols), e, n) = (
+            a.inner.global_shape(),
+            a.inner.elem_size(),
+            a.inner.padded_len(),
+        );
         let root = a.inner.comm().rank() == 0;
-        let out = root.then(|| {
-            // SAFETY: `global` is NULL or `global_len * elem_size` writable
-            // bytes on the root (contract).
-            unsafe { buffer_mut(global, global_len, rows * cols, e, "global") }
+        // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
+        let local = unsafe { buffer(padded, len, n, e, "padded") }.and_then(|app| {
+            let out = root.then(|| {
+                // SAFETY: `global` is NULL or `global_len * elem_size`
+                // writable bytes on the root (contract).
+                unsafe { buffer_mut(global, global_len, rows * cols, e, "global") }
+            });
+            Ok((app, out.transpose()?))
         });
-        let out = agree(a.inner.comm(), 0, out.transpose())?;
+        let (app, out) = checked(local, |r| a.inner.entry("nuce_array_gather", r))?;
         let me = a.inner.rect();
         a.inner.load(app, &[me]);
         a.inner.gather_into(0, out)
@@ -653,7 +721,7 @@ pub extern "C" fn nuce_maybe_remap(
     len: usize,
     remapped: *mut c_int,
 ) -> c_int {
-    nuce_maybe_remap_ahead(b, a, iterations, iterations, padded, len, remapped)
+    remap(b, a, (iterations, None), (padded, len), remapped)
 }
 
 /// [`nuce_maybe_remap`] with another decision horizon: the phase just done
@@ -669,19 +737,53 @@ pub extern "C" fn nuce_maybe_remap_ahead(
     len: usize,
     remapped: *mut c_int,
 ) -> c_int {
+    remap(b, a, (iterations, Some(ahead)), (padded, len), remapped)
+}
+
+/// Shared body of [`nuce_maybe_remap`] (`ahead` = `None`) and
+/// [`nuce_maybe_remap_ahead`].
+fn remap(
+    b: *mut nuce_balancer,
+    a: *mut nuce_array,
+    (iterations, ahead): (i64, Option<i64>),
+    (padded, len): (*const c_void, usize),
+    remapped: *mut c_int,
+) -> c_int {
+    let (call, op) = match ahead {
+        None => (
+            "nuce_maybe_remap",
+            format!("nuce_maybe_remap(iterations {iterations})"),
+        ),
+        Some(x) => (
+            "nuce_maybe_remap_ahead",
+            format!("nuce_maybe_remap_ahead(iterations {iterations}, ahead {x})"),
+        ),
+    };
     guard(|| {
-        // SAFETY: `b`, `a` are NULL or live handles; `remapped` NULL or writable.
-        let (h, a, remapped) = unsafe { (balancer(b)?, array(a)?, remapped.as_mut()) };
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", call))?;
         let _w = waiting();
-        let args = to_usize(iterations, "iterations").and_then(|it| {
-            let ahead = to_usize(ahead, "ahead")?;
+        // This rank's own validation, its refusal at the checked entry: the
+        // array handle (a NULL one is refused on the balancer's ranks), the
+        // counts, the output and the buffer.
+        let local = (|| {
+            // SAFETY: `a` is NULL or a live handle; `remapped` NULL or writable.
+            let (a, remapped) = unsafe {
+                (
+                    deref_mut(a, &format!("the array (in {call})"))?,
+                    remapped.as_mut(),
+                )
+            };
+            let iterations = to_usize(iterations, "iterations")?;
+            let ahead = to_usize(ahead.unwrap_or(iterations as i64), "ahead")?;
             let r = remapped.ok_or_else(|| null("remapped"))?;
             *r = 0;
-            Ok((it, ahead, r))
-        });
-        let (iterations, ahead, remapped) = agree(h.bal.comm(), h.bal.root(), args)?;
-        // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-        let app = unsafe { agreed_padded(&*a.inner, padded, len) }?;
+            let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
+            // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
+            let app = unsafe { buffer(padded, len, n, e, "padded") }?;
+            Ok((a, iterations, ahead, r, app))
+        })();
+        let (a, iterations, ahead, remapped, app) = checked(local, |r| h.bal.entry(&op, r))?;
         let me = a.inner.rect();
         a.inner.load(app, &[me]);
         *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, iterations, ahead)?);

@@ -247,10 +247,14 @@ pub extern "C" fn nuce_graph_partition(
 ) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle.
-        let h = unsafe { balancer(b) }?;
+        let h = unsafe { balancer(b) }
+            .map_err(|_| crate::unreachable_null("the balancer", "nuce_graph_partition"))?;
         let _w = waiting();
         let (comm, root) = (h.bal.comm(), h.bal.root());
-        nuce::runtime::comm::check_identical(comm, root, "algo", &algo)?;
+        // The checked entry (bounded by the timeout; `algo` must match), then
+        // the root's partitioning, which the others wait for.
+        h.bal
+            .entry(&format!("nuce_graph_partition(algo {algo})"), None)?;
         let p = comm.size() as usize;
         let speeds = h.bal.speeds().map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
         let here = (comm.rank() == root)

@@ -7,26 +7,31 @@ use std::time::Duration;
 
 use nuce::plan::array2d::decomposer_by_name;
 use nuce::runtime::clock::Waiting;
-use nuce::runtime::comm::{agree, check_identical};
 use nuce::{waiting, Error, Result};
 
-use super::{balancer, guard, nuce_balancer, null};
+use super::{balancer, checked, guard, nuce_balancer, null, unreachable_null};
 
-/// Runs a setting's collective protocol on `b`: `parse` checks this rank's
-/// argument (errors agree), every rank must pass the same value (`what`
-/// names it in the error), then `apply` sets it.
+/// Runs a setting's collective protocol on `b` for the C function `call`:
+/// `parse` checks this rank's argument (a refusal at the call's checked
+/// entry: the same error on every rank, within the timeout), every rank
+/// must pass the same value (`what` names it in the error), then `apply`
+/// sets it.
 fn set_collective<T: std::fmt::Debug>(
     b: *mut nuce_balancer,
-    what: &str,
+    (call, what): (&str, &str),
     parse: impl FnOnce() -> Result<T>,
     apply: impl FnOnce(&mut nuce_balancer, T),
 ) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle (contract of the C API).
-        let h = unsafe { balancer(b) }?;
+        let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", call))?;
         let _w = waiting();
-        let value = agree(h.bal.comm(), h.bal.root(), parse())?;
-        check_identical(h.bal.comm(), h.bal.root(), what, &format!("{value:?}"))?;
+        let local = parse();
+        let op = match &local {
+            Ok(v) => format!("{call}({what} {v:?})"),
+            Err(_) => format!("{call}(refused)"),
+        };
+        let value = checked(local, |r| h.bal.entry(&op, r))?;
         apply(h, value);
         Ok(())
     })
@@ -51,7 +56,7 @@ fn non_negative(x: f64, what: &str) -> Result<f64> {
 pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char) -> c_int {
     set_collective(
         b,
-        "the decomposer name",
+        ("nuce_set_decomposer", "the decomposer name"),
         || {
             if name.is_null() {
                 return Err(null("name"));
@@ -78,7 +83,7 @@ pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char
 pub extern "C" fn nuce_set_hysteresis(b: *mut nuce_balancer, fraction: f64) -> c_int {
     set_collective(
         b,
-        "the hysteresis",
+        ("nuce_set_hysteresis", "the hysteresis"),
         || non_negative(fraction, "hysteresis"),
         |h, f| {
             let mut policy = h.bal.policy();
@@ -96,7 +101,7 @@ pub extern "C" fn nuce_set_hysteresis(b: *mut nuce_balancer, fraction: f64) -> c
 pub extern "C" fn nuce_set_timeout(b: *mut nuce_balancer, seconds: f64) -> c_int {
     set_collective(
         b,
-        "the timeout",
+        ("nuce_set_timeout", "the timeout"),
         || non_negative(seconds, "timeout (s)"),
         |h, s| {
             h.bal

@@ -109,6 +109,10 @@ pub trait Staged {
     fn gather_into(&self, root: i32, global: Option<&mut [u8]>) -> Result<()>;
     /// The balancer's `maybe_remap_ahead`; whether the layout changed.
     fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize, ahead: usize) -> Result<bool>;
+    /// The checked entry of the C call `op` on the array's communicator,
+    /// refused by this rank with `refused` (the same result on every rank,
+    /// within the timeout).
+    fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()>;
 }
 
 impl<const N: usize> Staged for DistArray2<Bytes<N>> {
@@ -170,6 +174,9 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
     fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize, ahead: usize) -> Result<bool> {
         Ok(bal.maybe_remap_ahead(self, iterations, ahead)?.remap)
     }
+    fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
+        DistArray2::entry(self, op, refused)
+    }
 }
 
 /// How a new array gets its values.
@@ -200,6 +207,17 @@ fn create<const N: usize>(
         }
     };
     Ok(Box::new(a))
+}
+
+/// Whether `elem_size` is one of [`SIZES`] (the error otherwise).
+pub fn check_elem_size(elem_size: usize) -> Result<()> {
+    if SIZES.contains(&elem_size) {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "element size {elem_size} bytes is not supported (one of {SIZES:?})"
+        )))
+    }
 }
 
 /// [`create`] for a run-time element size (one of [`SIZES`]). The caller
