@@ -192,37 +192,110 @@ impl InFlight {
     }
 }
 
-/// Looks for a message of another exchange from one of `peers` (probing
-/// without receiving it): the first one found.
+/// How many earlier exchanges of an object a leftover message may belong to:
+/// an exchange that ended in an error leaves its neighbours' messages
+/// unreceived (sends released, receives cancelled), and they are drained,
+/// not taken for a departure, by the exchanges that follow.
+const STALE_WINDOW: u64 = 64;
+
+impl Call {
+    /// True when `tag` is the tag of one of the [`STALE_WINDOW`] exchanges
+    /// before this one (of the same call).
+    fn is_stale(&self, tag: Tag) -> bool {
+        let d = (self.tag() - tag).rem_euclid(HALO_COUNT) as u64;
+        (1..=STALE_WINDOW).contains(&d)
+    }
+}
+
+thread_local! {
+    /// Communicators with an exchange that ended in an error, and its number.
+    static ABANDONED: std::cell::RefCell<Vec<(ffi::MPI_Comm, u64)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records that exchange `seq` on `comm` ended in an error (its leftovers
+/// are drained by the next [`STALE_WINDOW`] exchanges).
+fn note_abandoned<C: Communicator>(comm: &C, seq: u64) {
+    let raw = comm.as_raw();
+    ABANDONED.with(|a| {
+        let mut a = a.borrow_mut();
+        a.retain(|(c, _)| *c != raw);
+        a.push((raw, seq));
+    });
+}
+
+/// True when exchange `seq` on `comm` follows an abandoned one closely.
+fn must_drain<C: Communicator>(comm: &C, seq: u64) -> bool {
+    let raw = comm.as_raw();
+    ABANDONED.with(|a| {
+        a.borrow()
+            .iter()
+            .any(|&(c, at)| c == raw && seq > at && seq - at <= STALE_WINDOW)
+    })
+}
+
+/// Receives and discards the leftover messages of earlier exchanges
+/// ([`Call::is_stale`]) that wait from `peers`; returns the first message
+/// of another exchange found instead (a departure), if any.
 fn foreign_message<C: Communicator>(
     comm: &C,
     peers: &[i32],
-    expected: Tag,
+    call: Call,
 ) -> Result<Option<Mismatch>> {
+    let expected = call.tag();
     for &q in peers {
-        let mut flag: c_int = 0;
-        let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
-        // SAFETY: valid communicator handle, flag and status out-pointers.
-        let code = unsafe {
-            ffi::MPI_Iprobe(
-                q,
-                ffi::RSMPI_ANY_TAG,
-                comm.as_raw(),
-                &mut flag,
-                status.as_mut_ptr(),
-            )
-        };
-        mpi_check(code, "MPI_Iprobe (ghost exchange)")?;
-        if flag == 0 {
-            continue;
-        }
-        // SAFETY: MPI_Iprobe set `status` when flag is true.
-        let tag = unsafe { status.assume_init() }.MPI_TAG;
-        if tag != expected && (HALO_FIRST..HALO_FIRST + HALO_COUNT).contains(&tag) {
-            return Ok(Some(Mismatch { rank: q, tag }));
+        loop {
+            let mut flag: c_int = 0;
+            let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+            // SAFETY: valid communicator handle, flag and status out-pointers.
+            let code = unsafe {
+                ffi::MPI_Iprobe(
+                    q,
+                    ffi::RSMPI_ANY_TAG,
+                    comm.as_raw(),
+                    &mut flag,
+                    status.as_mut_ptr(),
+                )
+            };
+            mpi_check(code, "MPI_Iprobe (ghost exchange)")?;
+            if flag == 0 {
+                break;
+            }
+            // SAFETY: MPI_Iprobe set `status` when flag is true.
+            let status = unsafe { status.assume_init() };
+            let tag = status.MPI_TAG;
+            if tag == expected || !(HALO_FIRST..HALO_FIRST + HALO_COUNT).contains(&tag) {
+                break;
+            }
+            if !call.is_stale(tag) {
+                return Ok(Some(Mismatch { rank: q, tag }));
+            }
+            discard(comm, q, tag, &status)?;
         }
     }
     Ok(None)
+}
+
+/// Receives the probed message (`status`) from `q` with `tag` as bytes and drops it.
+fn discard<C: Communicator>(comm: &C, q: i32, tag: Tag, status: &ffi::MPI_Status) -> Result<()> {
+    let mut count: c_int = 0;
+    // SAFETY: `status` comes from a successful probe; `count` is an out-pointer.
+    let code = unsafe { ffi::MPI_Get_count(status, ffi::RSMPI_UINT8_T, &mut count) };
+    mpi_check(code, "MPI_Get_count (stale ghost message)")?;
+    let mut buf = vec![0u8; count.max(0) as usize];
+    // SAFETY: `buf` holds `count` bytes; the message probed above is received.
+    let code = unsafe {
+        ffi::MPI_Recv(
+            buf.as_mut_ptr().cast(),
+            count.max(0),
+            ffi::RSMPI_UINT8_T,
+            q,
+            tag,
+            comm.as_raw(),
+            ffi::RSMPI_STATUS_IGNORE,
+        )
+    };
+    mpi_check(code, "MPI_Recv (stale ghost message)")
 }
 
 /// Why a wait ended without its messages.
@@ -275,6 +348,12 @@ pub fn exchange<C: Communicator, T: Equivalence>(
             r.len()
         )));
     }
+    if must_drain(comm, call.seq) {
+        let peers: Vec<i32> = recvs.iter().map(|(q, _)| *q).collect();
+        // Leftovers of the abandoned exchange are drained; anything else
+        // waiting is left for the wait loop to judge.
+        foreign_message(comm, &peers, call)?;
+    }
     let n = recvs.len() + sends.len();
     let mut flight = InFlight {
         reqs: vec![null_request(); n],
@@ -326,13 +405,14 @@ pub fn exchange<C: Communicator, T: Equivalence>(
         }
     }
     // Requests never posted (after an error) stay MPI_REQUEST_NULL.
-    let stuck = match posted.and_then(|()| wait(comm, cp, tag, &mut flight)) {
+    let stuck = match posted.and_then(|()| wait(comm, cp, call, &mut flight)) {
         Ok(None) => return Ok(sendbuf),
         Ok(Some(stuck)) => Ok(stuck),
         Err(e) => Err(e),
     };
     let waiting_for = flight.pending_recv_peers().unwrap_or_default();
     flight.abandon();
+    note_abandoned(comm, call.seq);
     std::mem::forget(sendbuf);
     Err(escalate(comm, cp, call, op, stuck?, &waiting_for))
 }
@@ -349,6 +429,7 @@ pub fn refuse<C: Communicator>(
     op: &dyn Fn() -> String,
     why: Error,
 ) -> Error {
+    note_abandoned(comm, call.seq);
     escalate(comm, cp, call, op, Stuck::Refused(why), &[])
 }
 
@@ -356,7 +437,7 @@ pub fn refuse<C: Communicator>(
 fn wait<C: Communicator>(
     comm: &C,
     cp: &Checkpoints,
-    tag: Tag,
+    call: Call,
     flight: &mut InFlight,
 ) -> Result<Option<Stuck>> {
     let start = Instant::now();
@@ -370,7 +451,7 @@ fn wait<C: Communicator>(
         let now = Instant::now();
         if now - start >= QUIET {
             let pending = flight.pending_recv_peers()?;
-            if let Some(m) = foreign_message(comm, &pending, tag)? {
+            if let Some(m) = foreign_message(comm, &pending, call)? {
                 // The message may belong to the next exchange of a neighbour
                 // whose message for this one just arrived: test again.
                 if !flight.test()? && flight.pending_recv_peers()?.contains(&m.rank) {
@@ -466,6 +547,43 @@ mod tests {
                 assert_ne!(Some(t), last, "fp {fp} seq {seq}");
                 last = Some(t);
             }
+        }
+    }
+
+    #[test]
+    fn stale_tags_are_the_window_before_the_call() {
+        let fp = fingerprint("DistArray2 64x64");
+        for seq in [
+            0u64,
+            5,
+            100,
+            HALO_COUNT as u64 - 1,
+            3 * HALO_COUNT as u64 + 7,
+        ] {
+            let call = Call {
+                seq,
+                fingerprint: fp,
+            };
+            for d in 1..=STALE_WINDOW {
+                let past = Call {
+                    seq: seq.wrapping_sub(d),
+                    fingerprint: fp,
+                };
+                assert!(call.is_stale(past.tag()), "seq {seq} d {d}");
+            }
+            assert!(!call.is_stale(call.tag()));
+            for d in 1..=3 {
+                let future = Call {
+                    seq: seq + d,
+                    fingerprint: fp,
+                };
+                assert!(!call.is_stale(future.tag()), "seq {seq} future {d}");
+            }
+            let far = Call {
+                seq: seq.wrapping_sub(STALE_WINDOW + 1),
+                fingerprint: fp,
+            };
+            assert!(!call.is_stale(far.tag()));
         }
     }
 
