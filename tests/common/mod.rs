@@ -140,7 +140,15 @@ pub fn skip_unless_open_mpi(what: &str) -> bool {
     if mpi_family() == MpiFamily::OpenMpi {
         return false;
     }
-    eprintln!("SKIPPED under {:?} ({}): {what}", mpi_family(), launcher());
+    // Straight to the process's stderr: libtest captures eprintln! of a
+    // passing test, and a skip must be seen.
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED under {:?} ({}): {what}",
+        mpi_family(),
+        launcher()
+    );
     true
 }
 
