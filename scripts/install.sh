@@ -10,6 +10,11 @@
 #                                            as the MPI Fortran compiler; skipped when there is none)
 #   PREFIX/share/nuce/fortran/nuce.f90      (its source, to compile with another compiler)
 # Usage: scripts/install.sh PREFIX   (honours CARGO_TARGET_DIR)
+# MPI: the one rsmpi's build finds through $MPICC (default mpicc, Open MPI on
+# Debian). NUCE_MPI=mpich (or MPICC=mpicc.mpich) installs for MPICH: builds
+# with mpicc.mpich, nuce.pc requires `mpich` instead of `mpi`, the CMake file
+# points FindMPI at mpicc.mpich/mpicxx.mpich/mpifort.mpich (unless the project
+# chose its MPI), and the Fortran module is compiled with mpifort.mpich.
 set -euo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: $0 PREFIX" >&2
@@ -18,6 +23,13 @@ fi
 mkdir -p "$1"
 PREFIX="$(cd "$1" && pwd)"
 cd "$(dirname "$0")/.."
+case "${NUCE_MPI:-}:${MPICC:-}" in
+  mpich:* | *:*mpich*)
+    export MPICC="${MPICC:-mpicc.mpich}"
+    mpi_pc=mpich fc_default=mpifort.mpich mpi_suffix=.mpich
+    ;;
+  *) mpi_pc=mpi fc_default=mpifort mpi_suffix="" ;;
+esac
 cargo build --release -p nuce-capi
 target="${CARGO_TARGET_DIR:-target}"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
@@ -35,13 +47,13 @@ cat >"$PREFIX/lib/pkgconfig/nuce.pc" <<PC
 prefix=$PREFIX
 libdir=\${prefix}/lib
 includedir=\${prefix}/include
-# Static link: \${libdir}/libnuce.a, then \$(pkg-config --libs mpi hwloc) and these.
+# Static link: \${libdir}/libnuce.a, then \$(pkg-config --libs $mpi_pc hwloc) and these.
 static_libs=$static_libs
 
 Name: nuce
 Description: Load balancing for MPI applications on heterogeneous clusters (C API)
 Version: $version
-Requires: mpi hwloc
+Requires: $mpi_pc hwloc
 Libs: -L\${libdir} -lnuce
 Libs.private: $static_libs
 Cflags: -I\${includedir}
@@ -83,7 +95,7 @@ CM
 # specific to a compiler and its version, so the source is installed too).
 install -d "$PREFIX/share/nuce/fortran"
 install -m 644 crates/nuce-capi/fortran/nuce.f90 "$PREFIX/share/nuce/fortran/nuce.f90"
-fc="${NUCE_MPI_FC:-mpifort}"
+fc="${NUCE_MPI_FC:-$fc_default}"
 if command -v "$fc" >/dev/null; then
   build="$(mktemp -d)"
   trap 'rm -rf "$build"' EXIT
@@ -122,5 +134,19 @@ CM
 else
   echo "install.sh: no MPI Fortran compiler ($fc): the Fortran module is not installed" >&2
 fi
+if [ -n "$mpi_suffix" ]; then
+  # Built against MPICH: FindMPI must find MPICH's wrappers, not the default
+  # (Open MPI) ones, unless the project already chose an MPI.
+  cfg="$PREFIX/lib/cmake/nuce/nuceConfig.cmake"
+  {
+    echo "# Built against MPICH: FindMPI's wrappers, unless the project chose them."
+    for l in C:mpicc CXX:mpicxx Fortran:mpifort; do
+      w="$(command -v "${l#*:}$mpi_suffix" || echo "${l#*:}$mpi_suffix")"
+      echo "set(MPI_${l%%:*}_COMPILER \"$w\" CACHE FILEPATH \"MPI ${l%%:*} wrapper (nuce was built against MPICH)\")"
+    done
+    cat "$cfg"
+  } >"$cfg.new"
+  mv "$cfg.new" "$cfg"
+fi
 sed -i "1i set(nuce_VERSION $version)" "$PREFIX/lib/cmake/nuce/nuceConfig.cmake"
-echo "install.sh: nuce $version installed under $PREFIX" >&2
+echo "install.sh: nuce $version installed under $PREFIX (MPI: pkg-config $mpi_pc)" >&2

@@ -1,7 +1,35 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, then runs every test.
+# The README's test command: installs what is missing, then runs every test:
+# the Open MPI tiers, then the MPICH tier (scripts/test_mpich.sh).
+# `scripts/test.sh --mpi mpich` runs the MPICH tier alone; `--mpi openmpi`
+# the Open MPI tiers alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mpi=all
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mpi)
+      mpi="${2:?--mpi needs openmpi or mpich}"
+      shift 2
+      ;;
+    --mpi=*)
+      mpi="${1#--mpi=}"
+      shift
+      ;;
+    *)
+      echo "usage: $0 [--mpi openmpi|mpich]" >&2
+      exit 2
+      ;;
+  esac
+done
+case "$mpi" in
+  mpich) exec scripts/test_mpich.sh ;;
+  openmpi | all) ;;
+  *)
+    echo "test.sh: --mpi $mpi: openmpi or mpich" >&2
+    exit 2
+    ;;
+esac
 # gmsh, gmsh-doc, python3-sfepy: real meshes for the readers' tests (graph_io), which
 # must then run (NUCE_REQUIRE_MESHES), not skip.
 scripts/setup.sh iproute2 gmsh gmsh-doc python3-sfepy
@@ -34,6 +62,12 @@ else
   skipped+=("namespace-cluster tests (need root and network namespaces)")
 fi
 # --- end cluster step ---
+# --- MPICH tier (issue 20): a subset of the MPI tests and the C API against MPICH ---
+if [ "$mpi" = all ]; then
+  scripts/test_mpich.sh
+else
+  skipped+=("MPICH tier (--mpi openmpi)")
+fi
 # Summary: every skipped tier is named on the last line.
 if [ ${#skipped[@]} -gt 0 ]; then
   echo "test.sh: passed; SKIPPED: ${skipped[*]}" >&2

@@ -21,7 +21,8 @@ struct Outcome {
     elapsed: Duration,
     /// Everything mpirun printed, then each rank's stderr.
     text: String,
-    /// What each rank wrote on stderr (`mpirun --output-filename`: one file
+    /// What each rank wrote on stderr (`mpirun --output-filename`, hydra's
+    /// `-errfile-pattern`: one file
     /// per rank, so that lines written in pieces cannot interleave).
     stderr: [String; 2],
 }
@@ -43,10 +44,31 @@ fn mpmd_with(prog: &str, a: &[&str], b: &[&str], per_rank: bool) -> Outcome {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     let mut cmd = Command::new("timeout");
-    cmd.args(["-k", "5", "120", "mpirun", "--oversubscribe"]);
-    cmd.arg("--output-filename").arg(&dir);
+    cmd.args(["-k", "5", "120"]).arg(common::launcher());
+    cmd.args(common::oversubscribe_opts());
+    // Each rank's stderr in its own file, read back below as `stderr_file`.
+    let stderr_file = |r: usize| match common::mpi_family() {
+        common::MpiFamily::OpenMpi => dir.join("1").join(format!("rank.{r}")).join("stderr"),
+        common::MpiFamily::Mpich => dir.join(format!("rank.{r}.stderr")),
+    };
+    match common::mpi_family() {
+        common::MpiFamily::OpenMpi => {
+            cmd.arg("--output-filename").arg(&dir);
+        }
+        common::MpiFamily::Mpich => {
+            std::fs::create_dir_all(&dir).expect("output directory");
+            cmd.arg("-errfile-pattern").arg(dir.join("rank.%r.stderr"));
+        }
+    }
     let wrap: &[&str] = if per_rank {
-        cmd.args(["--mca", "orte_abort_on_non_zero_status", "0"]);
+        match common::mpi_family() {
+            common::MpiFamily::OpenMpi => {
+                cmd.args(["--mca", "orte_abort_on_non_zero_status", "0"]);
+            }
+            common::MpiFamily::Mpich => {
+                cmd.arg("-disable-auto-cleanup");
+            }
+        }
         &["sh", "-c", "\"$0\" \"$@\"; echo \"EXIT $?\" >&2"]
     } else {
         &[]
@@ -59,10 +81,7 @@ fn mpmd_with(prog: &str, a: &[&str], b: &[&str], per_rank: bool) -> Outcome {
     let start = Instant::now();
     let out = cmd.output().expect("mpirun runs");
     let elapsed = start.elapsed();
-    let stderr = [0, 1].map(|r| {
-        let f = dir.join("1").join(format!("rank.{r}")).join("stderr");
-        std::fs::read_to_string(f).unwrap_or_default()
-    });
+    let stderr = [0, 1].map(|r| std::fs::read_to_string(stderr_file(r)).unwrap_or_default());
     let _ = std::fs::remove_dir_all(&dir);
     let mut text = format!(
         "{}\n{}",
