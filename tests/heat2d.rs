@@ -187,6 +187,13 @@ fn heat2d_with_empty_blocks_is_legal() {
 
 #[test]
 fn heat2d_idle_rank_gets_work_back_when_fast_again() {
+    if common::skip_unless_open_mpi(
+        "the idle rank's kernel probe shares a core with 2 busy-polling MPICH ranks \
+         (3 ranks on 2 cores; MPICH does not yield when idle), so it measures them, not the \
+         emulated speed-up",
+    ) {
+        return;
+    }
     // Rank 2 of 3 is 50x slower at first (kernel and solver alike): on a
     // 4-row grid its block is empty. From phase 2 on it is as fast as the
     // others: with no work it cannot time a phase, but its kernel probe at
