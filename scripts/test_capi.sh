@@ -157,10 +157,16 @@ echo "test_capi: all Fortran API tests passed"
 # docs/fortran-api.md's "A minimal program" compiles as written (-Wall -Werror) and runs.
 awk '/^```fortran$/ { f = 1; next } /^```$/ { if (f) exit } f' docs/fortran-api.md >"$tmp/doc_app.f90"
 [ -s "$tmp/doc_app.f90" ] || { echo "test_capi: no fortran block in docs/fortran-api.md" >&2; exit 1; }
-(cd "$tmp" && mpifort -O2 -Wall -Werror doc_app.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o doc_app)
-out="$(mpirun -np 2 "$tmp/doc_app" 2>&1)" && grep -q "^app: gathered what was scattered: T" <<<"$out" ||
+(cd "$tmp" && "$mpifort" -O2 -Wall -Werror doc_app.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o doc_app)
+out="$("$mpirun" -np 2 "$tmp/doc_app" 2>&1)" && grep -q "^app: gathered what was scattered: T" <<<"$out" ||
   { echo "$out" >&2; echo "test_capi: docs/fortran-api.md's program failed" >&2; exit 1; }
 echo "test_capi: ok: docs/fortran-api.md's program compiles and runs"
 # One rank departs from a C or Fortran collective: every case ends within the timeout + 20 s.
-scripts/test_hangs.sh "$prefix"
+# Open MPI only for now: test_hangs.sh builds with mpicc/mpifort and reads
+# Open MPI's MPI_Abort exit status and messages (hydra reports them otherwise).
+if [ "${NUCE_MPI:-}" = mpich ]; then
+  echo "test_capi: SKIPPED under MPICH: scripts/test_hangs.sh (written for Open MPI's launcher)" >&2
+else
+  scripts/test_hangs.sh "$prefix"
+fi
 # --- end of issue 20's block ---
