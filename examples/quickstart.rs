@@ -15,7 +15,6 @@
 //! decision, the areas, the measured speeds and the ideal time per iteration
 //! for those speeds) and a final `RESULT` line.
 
-use mpi::traits::*;
 
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
@@ -48,6 +47,7 @@ fn main() -> nuce::Result<()> {
     let mut t = std::time::Instant::now();
 
     // ANCHOR: quickstart
+    use mpi::traits::*; // world.rank(), world.size()
     use nuce::Balancer;
 
     let universe = mpi::initialize().unwrap(); // the application owns MPI

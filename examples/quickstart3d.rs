@@ -13,7 +13,6 @@
 //! Rank 0 prints one `PHASE` line per phase and a final `RESULT` line with
 //! the sum of the gathered grid.
 
-use mpi::traits::*;
 
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
@@ -56,6 +55,7 @@ fn main() -> nuce::Result<()> {
     let extra = extra_work();
 
     // ANCHOR: quickstart3d
+    use mpi::traits::*; // world.rank(), world.size()
     use nuce::Balancer;
 
     let universe = mpi::initialize().unwrap(); // the application owns MPI

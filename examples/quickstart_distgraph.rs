@@ -13,7 +13,6 @@
 //! mpirun -np 2 target/release/examples/quickstart_distgraph [N] [PHASES] [ITERS] [RANK:FACTOR@PHASE]
 //! ```
 
-use mpi::traits::*;
 
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
@@ -50,6 +49,7 @@ fn main() -> nuce::Result<()> {
     let mut t = std::time::Instant::now();
 
     // ANCHOR: quickstart_distgraph
+    use mpi::traits::*; // world.rank(), world.size()
     use nuce::{Balancer, DistGraph};
 
     let universe = mpi::initialize().unwrap();

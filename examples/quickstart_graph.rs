@@ -11,7 +11,6 @@
 //! mpirun -np 2 target/release/examples/quickstart_graph [N] [PHASES] [ITERS] [RANK:FACTOR@PHASE]
 //! ```
 
-use mpi::traits::*;
 
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
@@ -27,6 +26,7 @@ fn main() -> nuce::Result<()> {
     let mut t = std::time::Instant::now();
 
     // ANCHOR: quickstart_graph
+    use mpi::traits::*; // world.rank(), world.size()
     use nuce::{plan::graph::grid_graph, Balancer};
 
     let universe = mpi::initialize().unwrap();
