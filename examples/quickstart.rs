@@ -15,7 +15,6 @@
 //! decision, the areas, the measured speeds and the ideal time per iteration
 //! for those speeds) and a final `RESULT` line.
 
-
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
 use nuce::DistArray2;

@@ -13,7 +13,6 @@
 //! Rank 0 prints one `PHASE` line per phase and a final `RESULT` line with
 //! the sum of the gathered grid.
 
-
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
 use nuce::DistArray3;

@@ -11,7 +11,6 @@
 //! mpirun -np 2 target/release/examples/quickstart_graph [N] [PHASES] [ITERS] [RANK:FACTOR@PHASE]
 //! ```
 
-
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
 #[path = "common/quickstart_graph_common.rs"]

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
-use super::halo;
+use super::halo::{self, ExchangeStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
@@ -36,8 +36,9 @@ use crate::plan::array2d::{ArrayPlan, Rect};
 pub trait Element: Equivalence + Copy + Default + Send + Sync + 'static {}
 impl<T: Equivalence + Copy + Default + Send + Sync + 'static> Element for T {}
 
-/// What a data movement (scatter, gather, remap, halo exchange) moved, summed
-/// over all ranks (identical on every rank).
+/// What a collective data movement (scatter, gather, remap) moved, summed
+/// over all ranks (identical on every rank). A ghost exchange reports this
+/// rank's own numbers instead: [`ExchangeStats`].
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct MoveStats {
     /// Bytes sent between different ranks (data kept in place is not counted).
@@ -160,7 +161,7 @@ pub(crate) fn exchange_regions<C, T, B>(
     blocks: &mut B,
     state: &mut HaloState<T, B::Region>,
     regions: impl FnOnce(&B) -> (Vec<Option<B::Region>>, Vec<Option<B::Region>>),
-) -> Result<MoveStats>
+) -> Result<ExchangeStats>
 where
     C: Communicator,
     T: Element,
@@ -206,10 +207,10 @@ where
     state.lists = Some(lists);
     state.scratch = (sendbuf, recvbuf);
     let elem = std::mem::size_of::<T>() as u64;
-    Ok(MoveStats {
-        bytes: sent as u64 * elem,
-        messages,
-        max_rank_bytes: (sent + total) as u64 * elem,
+    Ok(ExchangeStats {
+        bytes_sent: sent as u64 * elem,
+        bytes_received: total as u64 * elem,
+        messages_sent: messages,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -504,7 +505,7 @@ impl<T: Element> Tiled<T> {
         cp: &Checkpoints,
         call: halo::Call,
         op: &dyn Fn() -> String,
-    ) -> Result<MoveStats> {
+    ) -> Result<ExchangeStats> {
         let mut state = std::mem::take(&mut self.halo);
         let res = exchange_regions(comm, cp, call, op, self, &mut state, Tiled::halo_regions);
         self.halo = state;
@@ -759,7 +760,7 @@ impl<T: Element> DistArray2<T> {
     /// tags, and a wait that outlasts the timeout joins the checkpoint under
     /// way, so that every rank involved returns the same error
     /// ([`super::halo`]). `NUCE_CHECK=full` adds a checked entry per call.
-    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+    pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
         let _w = waiting();
         let call = self.next_exchange()?;
         let (shape, ghost) = (self.global_shape(), self.tiles.ghost);

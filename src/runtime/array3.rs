@@ -39,7 +39,7 @@ use super::array::{
 };
 use super::clock::waiting;
 use super::comm::{agree, alltoallv_flat, check_identical, displacements, max_f64};
-use super::halo;
+use super::halo::{self, ExchangeStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -458,19 +458,19 @@ impl<T: Element> DistArray3<T> {
     /// corners (a 27-point stencil's halo): every rank must call it, but it
     /// synchronises only with its neighbours ([`super::halo`]). Ghost cells
     /// outside the grid are left untouched. Returns this rank's statistics.
-    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+    pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
         self.exchange(Stencil::twenty_seven(self.block.ghost))
     }
 
     /// Fills only the face ghost layers (a 7-point stencil's halo): less
     /// to send than [`DistArray3::exchange_ghosts`]; edge and corner ghost
     /// cells keep stale values.
-    pub fn exchange_faces(&mut self) -> Result<MoveStats> {
+    pub fn exchange_faces(&mut self) -> Result<ExchangeStats> {
         self.exchange(Stencil::seven(self.block.ghost))
     }
 
     /// A ghost exchange of `stencil`'s kind (7 or 27 points; the width is the array's).
-    pub fn exchange(&mut self, stencil: Stencil) -> Result<MoveStats> {
+    pub fn exchange(&mut self, stencil: Stencil) -> Result<ExchangeStats> {
         let _w = waiting();
         let corners = stencil.corners();
         let what = self.exchange_call(corners);

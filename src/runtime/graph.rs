@@ -41,7 +41,7 @@ use super::directory::owners_of;
 use super::geometric::{self, Points};
 pub use super::graph_value::GraphValue;
 use super::graph_value::{pack, unpack};
-use super::halo;
+use super::halo::{self, ExchangeStats};
 pub(crate) use super::root_index::RootIndex;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
@@ -474,7 +474,7 @@ impl<T: GraphValue> GraphPart<T> {
         cp: &Checkpoints,
         call: halo::Call,
         op: &dyn Fn() -> String,
-    ) -> Result<MoveStats> {
+    ) -> Result<ExchangeStats> {
         let t0 = Instant::now();
         let h = &self.halo;
         let mut sendbuf = Vec::with_capacity(h.send_idx.len() * T::BYTES);
@@ -505,10 +505,10 @@ impl<T: GraphValue> GraphPart<T> {
             }
             self.ghost_values = fresh.into_iter().flatten().collect();
         }
-        Ok(MoveStats {
-            bytes: sent,
-            messages: h.send_ranks.len() as u64,
-            max_rank_bytes: sent + recvbuf.len() as u64,
+        Ok(ExchangeStats {
+            bytes_sent: sent,
+            bytes_received: recvbuf.len() as u64,
+            messages_sent: h.send_ranks.len() as u64,
             seconds: t0.elapsed().as_secs_f64(),
         })
     }
@@ -939,10 +939,8 @@ impl<T: GraphValue> DistGraph<T> {
     /// wait that outlasts the timeout joins the checkpoint under way, so
     /// that every rank involved returns the same error ([`super::halo`]);
     /// `NUCE_CHECK=full` adds a checked entry (a round trip to the root) per call.
-    /// The [`MoveStats`] are this rank's own: bytes and messages it sent,
-    /// bytes it sent and received (`max_rank_bytes`), its time — no
-    /// all-reduce per call; sum them yourself if needed.
-    pub fn exchange_ghosts(&mut self) -> Result<MoveStats> {
+    /// The [`ExchangeStats`] are this rank's own (no all-reduce per call).
+    pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
         let _w = waiting();
         let n = self.part.n_global;
         let what = format!(

@@ -298,6 +298,23 @@ fn discard<C: Communicator>(comm: &C, q: i32, tag: Tag, status: &ffi::MPI_Status
     mpi_check(code, "MPI_Recv (stale ghost message)")
 }
 
+/// What one ghost exchange moved, as seen by **this rank** (an exchange
+/// talks to the neighbours only, so no total over the ranks is formed; sum
+/// them yourself with a reduction if you need one). Data movements that are
+/// collective anyway (scatter, gather, remap) report global totals in
+/// [`MoveStats`](super::array::MoveStats) instead.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ExchangeStats {
+    /// Bytes this rank sent to its neighbours.
+    pub bytes_sent: u64,
+    /// Bytes this rank received from its neighbours.
+    pub bytes_received: u64,
+    /// Messages this rank sent (one per neighbour it sends to).
+    pub messages_sent: u64,
+    /// Wall time of the exchange on this rank, in seconds.
+    pub seconds: f64,
+}
+
 /// Why a wait ended without its messages.
 enum Stuck {
     /// A neighbour sent a message of another exchange (and the checked

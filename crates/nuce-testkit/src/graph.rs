@@ -175,16 +175,15 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 // Bytes on the wire: one f64 (8 bytes) per ghost, no framing;
                 // the figures are this rank's own (no collective per exchange).
                 let ghosts = nuce::runtime::comm::sum_f64(world, dg.ghosts().len() as f64) as u64;
-                let sent = nuce::runtime::comm::sum_f64(world, st.bytes as f64) as u64;
+                let sent = nuce::runtime::comm::sum_f64(world, st.bytes_sent as f64) as u64;
                 let owners: std::collections::BTreeSet<u32> =
                     dg.ghost_owners().iter().copied().collect();
                 ctx.check(
                     "ghost-bytes",
-                    sent == 8 * ghosts
-                        && st.max_rank_bytes == st.bytes + 8 * dg.ghosts().len() as u64,
+                    sent == 8 * ghosts && st.bytes_received == 8 * dg.ghosts().len() as u64,
                     format!("{sent} bytes sent, expected {}", 8 * ghosts),
                 );
-                let msgs = nuce::runtime::comm::sum_f64(world, st.messages as f64) as u64;
+                let msgs = nuce::runtime::comm::sum_f64(world, st.messages_sent as f64) as u64;
                 let pairs = nuce::runtime::comm::sum_f64(world, owners.len() as f64) as u64;
                 ctx.check(
                     "ghost-neighbour-only",
@@ -195,7 +194,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                     "RESULT {} ghosts {} messages {}",
                     ctx.rank(),
                     dg.ghosts().len(),
-                    st.messages
+                    st.messages_sent
                 );
             }
             if name == "graph-migrate" {
