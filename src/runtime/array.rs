@@ -843,14 +843,15 @@ impl<T: Element> DistArray2<T> {
         self.cost.as_ref()
     }
 
-    /// The grid and cost field as the balancer sees them.
-    pub(crate) fn cost_grid(&self) -> CostGrid<'_> {
-        CostGrid {
-            field: self.cost.as_ref(),
+    /// The grid and cost field as the balancer sees them (`None` without
+    /// a cost field).
+    pub(crate) fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        self.cost.as_ref().map(|field| CostGrid {
+            field,
             shape: (self.tiles.plan.rows, self.tiles.plan.cols, 1),
             boxes: self.tiles.plan.parts.iter().map(box_of).collect(),
             rank: self.tiles.rank,
-        }
+        })
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes travel.

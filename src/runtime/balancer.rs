@@ -915,7 +915,7 @@ impl Balancer {
         let _span = info_span!("maybe_remap").entered();
         // With a cost field the work is the block's Σ cost (checked here,
         // agreed after the arrival check); without one, its cells.
-        let cost_sum = data.cost_grid().and_then(|g| g.local_sum());
+        let cost_sum = data.cost_grid().map(|g| g.local_sum());
         let work = match &cost_sum {
             Some(sum) => *sum.as_ref().unwrap_or(&0.0),
             None => data.local_work(),
@@ -1306,7 +1306,7 @@ impl<T: Element> Rebalance for DistArray3<T> {
         self.remap(&plan)
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
-        Some(DistArray3::cost_grid(self))
+        DistArray3::cost_grid(self)
     }
 }
 
@@ -1363,7 +1363,7 @@ impl<T: Element> Rebalance for DistArray2<T> {
         self.remap(&plan)
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
-        Some(DistArray2::cost_grid(self))
+        DistArray2::cost_grid(self)
     }
 }
 

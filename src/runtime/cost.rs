@@ -100,11 +100,12 @@ impl CostField {
     }
 }
 
-/// A container's view for the balancer: its cost field (if any), the grid
-/// as 3D boxes (a 2D array as `rows × cols × 1`) and this rank's block.
+/// A container's view for the balancer when it has a cost field: the
+/// field, the grid as 3D boxes (a 2D array as `rows × cols × 1`) and this
+/// rank's block.
 pub struct CostGrid<'a> {
-    /// The cost field, `None` when the container has none.
-    pub field: Option<&'a CostField>,
+    /// The cost field.
+    pub field: &'a CostField,
     /// The grid's shape.
     pub shape: Shape3,
     /// Every rank's block, in rank order.
@@ -114,10 +115,9 @@ pub struct CostGrid<'a> {
 }
 
 impl CostGrid<'_> {
-    /// This rank's `Σ cost` (local check, see [`CostField`]); `None`
-    /// without a cost field.
-    pub fn local_sum(&self) -> Option<Result<f64>> {
-        self.field.map(|f| f.checked_sum(&self.boxes[self.rank]))
+    /// This rank's `Σ cost` (local check, see [`CostField`]).
+    pub fn local_sum(&self) -> Result<f64> {
+        self.field.checked_sum(&self.boxes[self.rank])
     }
 
     /// Gathers the checked cost field at `root` and builds its prefix sums
@@ -139,7 +139,7 @@ impl CostGrid<'_> {
             .collect();
         // Every rank knows the counts: they agree without communication.
         let counts = counts?;
-        let mine = self.field.map_or(&[][..], |f| f.values());
+        let mine = self.field.values();
         let proc = comm.process_at_rank(root);
         if comm.rank() != root {
             proc.gather_varcount_into(mine);
