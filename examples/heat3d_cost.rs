@@ -1,8 +1,12 @@
 //! heat3d_cost — the 7-point Jacobi solver of `heat3d` where the work is
-//! not uniform in space: the cells of a band of x-planes (a quarter of the
-//! grid by default) cost `--band-factor` (4) times as much — they really
-//! compute their stencil that many times — and the band moves between the
-//! two ends of the grid every `--move-every` phases.
+//! not uniform in space: besides its stencil, every cell runs a
+//! "chemistry" step of `--work` units of dependent arithmetic per iteration
+//! (compute-bound, so that its time is proportional to the units and the
+//! stencil's memory traffic is a few % of the work), and the cells of a
+//! band of x-planes (a quarter of the grid by default) run `--band-factor`
+//! (4) times as many units. The band moves between the two ends of the
+//! grid every `--move-every` phases. The chemistry does not touch the
+//! field, so the result is the serial solve's, bit for bit.
 //!
 //! The solver tells nuce each phase's cost per cell
 //! ([`DistArray3::set_cost_with`], a closure on global indices); the
@@ -26,6 +30,7 @@
 //!        --phases 8 --iters 20
 //! ```
 
+use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Parser;
@@ -37,7 +42,7 @@ use nuce::{Balancer, DistArray3};
 mod jacobi3d;
 #[path = "common/slowdown.rs"]
 mod slowdown;
-use jacobi3d::{initial, serial, sweep_repeated};
+use jacobi3d::{initial, serial, sweep};
 use slowdown::{factor_at, parse_slowdown, PhaseArgs, Slow};
 
 #[derive(Parser, Debug)]
@@ -58,6 +63,9 @@ struct Args {
     /// Width of the band as a fraction of `nx`.
     #[arg(long, default_value_t = 0.25)]
     band_width: f64,
+    /// Units of chemistry per cell and iteration outside the band.
+    #[arg(long, default_value_t = 50)]
+    work: usize,
     /// The band moves (to the other end of the grid) every this many phases.
     #[arg(long, default_value_t = 2)]
     move_every: usize,
@@ -75,6 +83,16 @@ fn band(args: &Args, phase: usize) -> (usize, usize) {
     } else {
         (args.nx - w, args.nx)
     }
+}
+
+/// The chemistry of `units` cell steps: a dependent multiply-add chain,
+/// opaque to the optimiser, whose time is proportional to `units`.
+fn chemistry(units: usize) -> f64 {
+    let mut x = 1.0f64;
+    for _ in 0..units {
+        x = black_box(x).mul_add(0.999_999, 1e-9);
+    }
+    x
 }
 
 fn main() {
@@ -127,8 +145,13 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         let t_phase = Instant::now();
         for _ in 0..args.run.iters {
             u.exchange_faces()?;
-            let reps = |i: usize| slowdown * if in_band(i) { f } else { 1 };
-            sweep_repeated(u.padded(), &b, shape, &mut next, reps);
+            sweep(u.padded(), &b, shape, &mut next);
+            let mut acc = 0.0;
+            for i in b.x..b.x + b.nx {
+                let units = slowdown * args.work * if in_band(i) { f } else { 1 };
+                acc += chemistry(units * b.ny * b.nz);
+            }
+            black_box(acc);
             u.set_local_values(&next)?;
         }
         let wall = {

@@ -1,8 +1,6 @@
 //! The 7-point Jacobi solver of the 3D heat examples (`heat3d`,
 //! `heat3d_cost`): initial field, sweep of a box, serial solve.
 
-use std::hint::black_box;
-
 use nuce::plan::array3d::Box3;
 
 /// The initial temperature: the face `i = 0` at 1, a warm blob inside.
@@ -33,27 +31,9 @@ pub fn initial(nx: usize, ny: usize, nz: usize) -> Vec<f64> {
 /// `b + 2` per axis) and written, unpadded and in C order, into `dst`.
 /// Cells on the grid's faces keep their value (Dirichlet).
 pub fn sweep(src: &[f64], b: &Box3, shape: (usize, usize, usize), dst: &mut [f64]) {
-    sweep_repeated(src, b, shape, dst, |_| 1);
-}
-
-/// [`sweep`] where the cells of global x-plane `i` are computed `reps(i)`
-/// times (the same values each time: work that is not uniform in space,
-/// with a result that does not depend on it).
-pub fn sweep_repeated(
-    src: &[f64],
-    b: &Box3,
-    shape: (usize, usize, usize),
-    dst: &mut [f64],
-    reps: impl Fn(usize) -> usize,
-) {
     let cells = b.ny * b.nz;
     for i in 0..b.nx {
-        let out = &mut dst[i * cells..(i + 1) * cells];
-        for _ in 0..reps(b.x + i).max(1) {
-            // Opaque to the optimiser: every repetition really computes.
-            sweep_plane(black_box(src), b, shape, i, out);
-            black_box(&mut *out);
-        }
+        sweep_plane(src, b, shape, i, &mut dst[i * cells..(i + 1) * cells]);
     }
 }
 
