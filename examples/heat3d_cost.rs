@@ -19,8 +19,9 @@
 //! time including the ghost exchange), the ideal time per iteration (total
 //! cost / Σ measured speeds, compute only), their ratio, the remap decision,
 //! and the predicted cost balance of the layout in effect after the balance
-//! point (`imbalance`, `max_i (C_i/s_i) / (C/S) − 1` for this phase's cost)
-//! with the bound the planner guarantees (`bound`: half the heaviest plane
+//! point (`imbalance`, `max_i (C_i/s_i) / (C/S) − 1` for this phase's cost;
+//! the `COST` line adds the balance of the layout proposed, `candidate`,
+//! adopted or not) with the bound the planner guarantees (`bound`: half the heaviest plane
 //! per cut on a part's path, `p − 1` cuts at most, relative to the
 //! slowest-speed share). At the end the grid is compared with a serial
 //! solve, bit for bit.
@@ -197,9 +198,10 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
                 volumes
             );
             println!(
-                "COST phase {phase} moved {} remap {} imbalance {imbalance:.6} bound {bound:.6} ratio {:.4}",
+                "COST phase {phase} moved {} remap {} imbalance {imbalance:.6} candidate {:.6} bound {bound:.6} ratio {:.4}",
                 phase % args.move_every.max(1) == 0,
                 rep.remap,
+                rep.imbalance_candidate,
                 per_iter / ideal
             );
         }

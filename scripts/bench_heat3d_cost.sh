@@ -14,7 +14,7 @@ if [ -z "${BIN:-}" ]; then
   BIN=target/release/examples/heat3d_cost
 fi
 out=target/bench; mkdir -p $out
-K=${1:-3} NX=${NX:-128} NY=${NY:-96} NZ=${NZ:-96} PH=${PH:-8} IT=${IT:-20}
+K=${1:-3} NX=${NX:-64} NY=${NY:-48} NZ=${NZ:-48} PH=${PH:-8} IT=${IT:-20}
 two() { OMPI_MCA_orte_tmpdir_base=/tmp/ompi-$RANDOM NUCE_BIND="0:0,1:1" mpirun --bind-to none -np 2 scripts/bind_ranks.sh "$@"; }
 H="$BIN --nx $NX --ny $NY --nz $NZ --phases $PH --iters $IT --no-check"
 echo "| run | time / ideal one phase after each move (goal <= 1.10) | worst | uniform run: same phases |"
