@@ -1333,7 +1333,7 @@ impl<T: Element> Rebalance for DistArray2<T> {
                 let candidate = WeightedBisection2d.decompose_costs(c, &snap_speeds(estimates)?)?;
                 let volume: Vec<(f64, usize)> = migration_volume(self.plan(), &candidate)
                     .into_iter()
-                    .map(|(cells, msgs)| ((cells * elem) as f64, msgs))
+                    .map(|(cells, msgs)| (cells as f64 * elem as f64, msgs))
                     .collect();
                 let d = policy.decide_noisy(
                     &rect_costs(c, &self.plan().parts),

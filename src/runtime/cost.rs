@@ -31,7 +31,14 @@
 //! [`clear_cost`](super::array3::DistArray3::clear_cost) goes back to
 //! cells. The planner balances the cost of the phase just measured: when
 //! the expensive region moves, the phase after the move runs on the old
-//! layout and the balance point after it moves the data.
+//! layout and the balance point after it moves the data. The first layout
+//! (`Balancer::scatter_array3`, `new_array`, …) is planned by cells; the
+//! first balance point with a cost field re-plans by cost. Speeds in cost
+//! units and in cells are not comparable: switching between them (setting
+//! a first cost after phases timed by cells, or clearing it) looks to the
+//! phase timer like a change of speed, which it follows within one phase.
+//! A cost should be the real relative work per cell: the balance is as
+//! good as the cost model.
 
 use mpi::datatype::PartitionMut;
 use mpi::traits::*;
