@@ -26,12 +26,14 @@ use std::time::Instant;
 
 use clap::Parser;
 use mpi::traits::*;
-use nuce::plan::array3d::Box3;
 use nuce::runtime::comm::{agree, max_f64};
 use nuce::{Balancer, DistArray3};
 
+#[path = "common/jacobi3d.rs"]
+mod jacobi3d;
 #[path = "common/slowdown.rs"]
 mod slowdown;
+use jacobi3d::{initial, serial, sweep};
 use slowdown::{factor_at, parse_slowdown, PhaseArgs, Slow};
 
 #[derive(Parser, Debug)]
@@ -49,87 +51,6 @@ struct Args {
     /// Phases, slowdowns, baseline and check.
     #[command(flatten)]
     run: PhaseArgs,
-}
-
-/// The initial temperature: the face `i = 0` at 1, a warm blob inside.
-fn initial(nx: usize, ny: usize, nz: usize) -> Vec<f64> {
-    let mut v = Vec::with_capacity(nx * ny * nz);
-    for i in 0..nx {
-        for j in 0..ny {
-            for k in 0..nz {
-                v.push(if i == 0 {
-                    1.0
-                } else {
-                    let (x, y, z) = (
-                        i as f64 / nx as f64,
-                        j as f64 / ny as f64,
-                        k as f64 / nz as f64,
-                    );
-                    let r2 = (x - 0.6).powi(2) + (y - 0.3).powi(2) + (z - 0.5).powi(2);
-                    0.5 * (-r2 * 40.0).exp()
-                });
-            }
-        }
-    }
-    v
-}
-
-/// One 7-point Jacobi sweep of box `b` (global coordinates) of a grid of
-/// `shape`, read from the padded block `src` (ghost width 1, extents
-/// `b + 2` per axis) and written, unpadded and in C order, into `dst`.
-/// Cells on the grid's faces keep their value (Dirichlet).
-fn sweep(src: &[f64], b: &Box3, shape: (usize, usize, usize), dst: &mut [f64]) {
-    let (py, pz) = (b.ny + 2, b.nz + 2);
-    let plane = py * pz;
-    let mut out = 0;
-    for i in 0..b.nx {
-        let gi = b.x + i;
-        for j in 0..b.ny {
-            let gj = b.y + j;
-            let row = ((i + 1) * py + j + 1) * pz + 1;
-            for k in 0..b.nz {
-                let gk = b.z + k;
-                let c = row + k;
-                dst[out] = if gi == 0
-                    || gj == 0
-                    || gk == 0
-                    || gi + 1 == shape.0
-                    || gj + 1 == shape.1
-                    || gk + 1 == shape.2
-                {
-                    src[c]
-                } else {
-                    (src[c - plane]
-                        + src[c + plane]
-                        + src[c - pz]
-                        + src[c + pz]
-                        + src[c - 1]
-                        + src[c + 1])
-                        * (1.0 / 6.0)
-                };
-                out += 1;
-            }
-        }
-    }
-}
-
-/// The serial solve: the same sweep on one box, the whole grid.
-fn serial(shape: (usize, usize, usize), iters: usize) -> Vec<f64> {
-    let (nx, ny, nz) = shape;
-    let b = Box3::new(0, 0, 0, nx, ny, nz);
-    let (py, pz) = (ny + 2, nz + 2);
-    let mut padded = vec![0.0; (nx + 2) * py * pz];
-    let mut cur = initial(nx, ny, nz);
-    for _ in 0..iters {
-        for i in 0..nx {
-            for j in 0..ny {
-                let at = ((i + 1) * py + j + 1) * pz + 1;
-                padded[at..at + nz].copy_from_slice(&cur[(i * ny + j) * nz..][..nz]);
-            }
-        }
-        sweep(&padded, &b, shape, &mut cur);
-    }
-    cur
 }
 
 fn main() {

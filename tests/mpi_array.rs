@@ -52,3 +52,15 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
         }
     }
 }
+
+#[test]
+fn a_cost_field_is_balanced_by_cost_not_cells() {
+    // The first quarter of the columns costs 4x (really worked 4x): the
+    // balancer must time by cost, plan with the weighted bisection and
+    // remap to a layout whose Σ cost / speed is balanced within half a
+    // row's or column's cost per cut (asserted on the plan, not on time).
+    let _alone = common::measured_speeds_lock();
+    for np in [2, 3] {
+        common::checks_pass(np, &["array-cost", "40", "64"]);
+    }
+}

@@ -26,10 +26,12 @@ use serde::{Deserialize, Serialize};
 
 use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
+use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
+use crate::plan::array2d::weighted::box_of;
 use crate::plan::array2d::{ArrayPlan, Rect};
 
 /// Element types a [`DistArray2`] can hold: plain MPI-transferable values.
@@ -680,6 +682,8 @@ pub struct DistArray2<T> {
     full_checks: bool,
     /// Fingerprint of the exchange call ([`DistArray2::exchange_call`]).
     exchange_fp: u64,
+    /// The cost per cell of this rank's block, if the application set one.
+    cost: Option<CostField>,
 }
 
 impl<T> std::fmt::Debug for DistArray2<T>
@@ -808,9 +812,47 @@ impl<T: Element> DistArray2<T> {
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
             exchange_fp: 0,
+            cost: None,
         };
         a.exchange_fp = halo::fingerprint(&a.exchange_call());
         a
+    }
+
+    /// Sets the cost per cell of this rank's block (`rows × cols` values of
+    /// [`DistArray2::rect`] in C order, any unit, finite and `≥ 0`): the
+    /// balancer then times, plans and decides by `Σ cost` instead of cell
+    /// counts (see [`super::cost`]). Local; checked at the next balance
+    /// point, where a bad cost on any rank is the same error on every rank.
+    /// Set it again after a remap changes the block.
+    pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
+        self.cost = Some(CostField::new(box_of(&self.rect()), costs.into()));
+    }
+
+    /// [`DistArray2::set_cost`] from `f(row, col)` at each cell's global
+    /// indices (local).
+    pub fn set_cost_with(&mut self, f: impl Fn(usize, usize) -> f64) {
+        self.cost = Some(CostField::from_fn(box_of(&self.rect()), |i, j, _| f(i, j)));
+    }
+
+    /// Drops the cost field: the balancer counts cells again (local).
+    pub fn clear_cost(&mut self) {
+        self.cost = None;
+    }
+
+    /// The cost field set by [`DistArray2::set_cost`], if any.
+    pub fn cost(&self) -> Option<&CostField> {
+        self.cost.as_ref()
+    }
+
+    /// The grid and cost field as the balancer sees them (`None` without
+    /// a cost field).
+    pub(crate) fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        self.cost.as_ref().map(|field| CostGrid {
+            field,
+            shape: (self.tiles.plan.rows, self.tiles.plan.cols, 1),
+            boxes: self.tiles.plan.parts.iter().map(box_of).collect(),
+            rank: self.tiles.rank,
+        })
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes travel.

@@ -39,6 +39,7 @@ use super::array::{
 };
 use super::clock::waiting;
 use super::comm::{agree, alltoallv_flat, check_identical, displacements, max_f64};
+use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
@@ -253,6 +254,8 @@ pub struct DistArray3<T> {
     halo_faces: HaloState<T, Cells>,
     exchanges: u64,
     full_checks: bool,
+    /// The cost per cell of this rank's box, if the application set one.
+    cost: Option<CostField>,
 }
 
 impl<T> std::fmt::Debug for DistArray3<T> {
@@ -312,6 +315,7 @@ impl<T: Element> DistArray3<T> {
             halo_faces: HaloState::default(),
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
+            cost: None,
         })
     }
 
@@ -581,6 +585,43 @@ impl<T: Element> DistArray3<T> {
         self.halo_box = HaloState::default();
         self.halo_faces = HaloState::default();
         Ok(stats)
+    }
+
+    /// Sets the cost per cell of this rank's box (its `nx·ny·nz` cells of
+    /// [`DistArray3::local_box`] in C order, any unit, finite and `≥ 0`):
+    /// the balancer then times, plans and decides by `Σ cost` instead of
+    /// cell counts (see [`super::cost`]). Local; checked at the next
+    /// balance point, where a bad cost on any rank is the same error on
+    /// every rank. Set it again after a remap changes the box.
+    pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
+        self.cost = Some(CostField::new(self.local_box(), costs.into()));
+    }
+
+    /// [`DistArray3::set_cost`] from `f(i, j, k)` at each cell's global
+    /// indices (local).
+    pub fn set_cost_with(&mut self, f: impl Fn(usize, usize, usize) -> f64) {
+        self.cost = Some(CostField::from_fn(self.local_box(), f));
+    }
+
+    /// Drops the cost field: the balancer counts cells again (local).
+    pub fn clear_cost(&mut self) {
+        self.cost = None;
+    }
+
+    /// The cost field set by [`DistArray3::set_cost`], if any.
+    pub fn cost(&self) -> Option<&CostField> {
+        self.cost.as_ref()
+    }
+
+    /// The grid and cost field as the balancer sees them (`None` without
+    /// a cost field).
+    pub(crate) fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        self.cost.as_ref().map(|field| CostGrid {
+            field,
+            shape: self.global_shape(),
+            boxes: self.plan().boxes.clone(),
+            rank: self.block.rank,
+        })
     }
 
     /// Moves this array to `other`'s layout ([`DistArray3::remap`]): a

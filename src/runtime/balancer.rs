@@ -23,7 +23,9 @@
 //! is the wall time minus the time spent inside nuce's communication
 //! ([`super::clock`]): ghost exchanges, remaps and the balancer's
 //! collectives, waiting included. [`Balancer::maybe_remap`] divides the
-//! rank's work (its cells × the iterations of the phase) by that time. An
+//! rank's work (its cells × the iterations of the phase, or its summed
+//! cost per cell × the iterations when the array carries a cost field:
+//! [`super::cost`]) by that time. An
 //! application that knows its work better calls
 //! [`Balancer::record_phase`], which then takes precedence for that phase;
 //! its own MPI calls can be kept out of the compute time with
@@ -70,6 +72,7 @@ use super::array3::{migration_volume3, DistArray3};
 use super::auction::{collective_max_tasks1, WorkerSelf};
 use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
+use super::cost::CostGrid;
 use super::graph::{DistGraph, GraphValue, MigrateStats, RootIndex};
 use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
@@ -77,12 +80,17 @@ use super::netprobe::probe_links;
 use super::packing::{allocate_collective, LocalAllocation};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
-use crate::plan::array2d::{registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical};
-use crate::plan::array3d::{Best3, GridDecomposer3, GridPlan3, Shape3, Stencil};
+use crate::plan::array2d::weighted::rect_costs;
+use crate::plan::array2d::{
+    registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical, WeightedBisection2d,
+};
+use crate::plan::array3d::{
+    Best3, CellCosts, GridDecomposer3, GridPlan3, Shape3, Stencil, WeightedBisection3d,
+};
 use crate::plan::fpm::{snap_speeds, SpeedEstimate};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
-use crate::plan::policy::{RemapDecision, RemapPolicy};
+use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};
 use crate::plan::tasks::{TaskPlatform, TaskSchedule};
 use crate::speed::network::{LinkRecord, ProbeConfig};
 use crate::speed::{
@@ -878,7 +886,10 @@ impl Balancer {
     /// root decide whether a new layout pays off over the next `iterations`
     /// iterations (see [`RemapPolicy`]), and if so remaps `data`, moving only
     /// what changes owner. Arrays are re-planned by the balancer's
-    /// decomposer; graphs made by [`Balancer::scatter_graph`] are re-cut
+    /// decomposer — or, for an array with a cost field
+    /// ([`DistArray3::set_cost`], [`DistArray2::set_cost`]), timed by its
+    /// summed cost, planned by the weighted bisection and decided on
+    /// `Σ cost / speed` ([`super::cost`]); graphs made by [`Balancer::scatter_graph`] are re-cut
     /// along the root's index ordering (\[KOR95\] §3, few vertices move). The
     /// decision and what moved are identical on every rank. `data` must live
     /// on this balancer's ranks in the same order.
@@ -902,21 +913,37 @@ impl Balancer {
     ) -> Result<RemapReport> {
         let _w = waiting();
         let _span = info_span!("maybe_remap").entered();
-        self.record_automatic(data.local_work(), iterations)?;
+        // With a cost field the work is the block's Σ cost (checked here,
+        // agreed after the arrival check); without one, its cells.
+        let cost_sum = data.cost_grid().map(|g| g.local_sum());
+        let work = match &cost_sum {
+            Some(sum) => *sum.as_ref().unwrap_or(&0.0),
+            None => data.local_work(),
+        };
+        self.record_automatic(work, iterations)?;
         self.arrive(&format!(
-            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements after {} ghost exchanges, {})",
+            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements after {} ghost exchanges, {}{})",
             data.global_len(),
             data.exchanges(),
-            policy_args(&self.policy)
+            policy_args(&self.policy),
+            if cost_sum.is_some() { ", with a cost field" } else { "" }
         ))?;
         self.same_ranks(data.comm(), "maybe_remap")?;
-        let report = self.local_report(data.local_work());
+        let costs = match (cost_sum, data.cost_grid()) {
+            (Some(sum), Some(grid)) => {
+                agree(&self.comm, self.root, sum)?;
+                grid.gather(&self.comm, self.root)?
+            }
+            _ => None,
+        };
+        let report = self.local_report(work);
         let gathered = gather_values(&self.comm, self.root, &report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {
             planner: self.planner(),
             policy: self.network_policy(),
             ahead,
+            costs,
         };
         let (decision, plan, estimates) = {
             let proposal = data.propose(&ctx);
@@ -1185,6 +1212,9 @@ pub struct RootContext {
     planner: Arc<dyn ArrayDecomposer>,
     policy: (RemapPolicy, Option<f64>),
     ahead: usize,
+    /// The gathered cost field's prefix sums (at the root, when the data
+    /// has a cost field).
+    costs: Option<CellCosts>,
 }
 
 /// The root's proposal: for the merged speed estimates, the decision and
@@ -1209,6 +1239,10 @@ pub trait Rebalance: sealed::Sealed {
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan>;
     /// Moves the data to the new layout (collective).
     fn apply(&mut self, plan: Self::Plan) -> Result<MoveStats>;
+    /// The grid and cost field of a grid container (`None` for graphs).
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        None
+    }
 }
 
 mod sealed {
@@ -1243,12 +1277,13 @@ impl<T: Element> Rebalance for DistArray3<T> {
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
         Box::new(move |estimates| {
             let speeds = snap_speeds(estimates)?;
-            let candidate = best3(self.ghost()).decompose(self.global_shape(), &speeds)?;
-            let loads = |p: &GridPlan3| {
-                p.volumes()
-                    .into_iter()
-                    .map(|v| v as f64)
-                    .collect::<Vec<_>>()
+            let candidate = match &ctx.costs {
+                Some(c) => WeightedBisection3d.decompose_costs(c, &speeds)?,
+                None => best3(self.ghost()).decompose(self.global_shape(), &speeds)?,
+            };
+            let loads = |p: &GridPlan3| match &ctx.costs {
+                Some(c) => c.part_costs(p),
+                None => Ok(p.volumes().into_iter().map(|v| v as f64).collect()),
             };
             let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
             let volume: Vec<(f64, usize)> = migration_volume3(self.plan(), &candidate)
@@ -1257,8 +1292,8 @@ impl<T: Element> Rebalance for DistArray3<T> {
                 .collect();
             let (policy, bandwidth) = ctx.policy;
             let d = policy.decide_noisy(
-                &loads(self.plan()),
-                &loads(&candidate),
+                &loads(self.plan())?,
+                &loads(&candidate)?,
                 estimates,
                 &volume,
                 ctx.ahead,
@@ -1269,6 +1304,9 @@ impl<T: Element> Rebalance for DistArray3<T> {
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
         self.remap(&plan)
+    }
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        DistArray3::cost_grid(self)
     }
 }
 
@@ -1289,11 +1327,27 @@ impl<T: Element> Rebalance for DistArray2<T> {
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, ArrayPlan> {
         Box::new(move |estimates| {
             let (rows, cols) = self.global_shape();
+            let (policy, bandwidth) = ctx.policy;
+            let elem = std::mem::size_of::<T>();
+            if let Some(c) = &ctx.costs {
+                let candidate = WeightedBisection2d.decompose_costs(c, &snap_speeds(estimates)?)?;
+                let volume: Vec<(f64, usize)> = migration_volume(self.plan(), &candidate)
+                    .into_iter()
+                    .map(|(cells, msgs)| (cells as f64 * elem as f64, msgs))
+                    .collect();
+                let d = policy.decide_noisy(
+                    &rect_costs(c, &self.plan().parts),
+                    &rect_costs(c, &candidate.parts),
+                    estimates,
+                    &volume,
+                    ctx.ahead,
+                    bandwidth,
+                )?;
+                return Ok((d.decision, candidate));
+            }
             let candidate = ctx
                 .planner
                 .decompose(rows, cols, &snap_speeds(estimates)?)?;
-            let (policy, bandwidth) = ctx.policy;
-            let elem = std::mem::size_of::<T>();
             let d = policy.decide_plans_noisy(
                 self.plan(),
                 &candidate,
@@ -1307,6 +1361,9 @@ impl<T: Element> Rebalance for DistArray2<T> {
     }
     fn apply(&mut self, plan: ArrayPlan) -> Result<MoveStats> {
         self.remap(&plan)
+    }
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        DistArray2::cost_grid(self)
     }
 }
 

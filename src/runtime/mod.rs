@@ -9,6 +9,7 @@ pub mod auction;
 pub mod balancer;
 pub mod clock;
 pub mod comm;
+pub mod cost;
 pub mod directory;
 pub mod geometric;
 pub mod graph;

@@ -1,5 +1,6 @@
 //! Scenarios for `DistArray2`: scatter/gather round trip, random successive
-//! remaps, halo exchange against the serial stencil, and bad inputs.
+//! remaps, halo exchange against the serial stencil, a cost field balanced
+//! by the balancer, and bad inputs.
 
 use mpi::traits::*;
 use ndarray::Array2;
@@ -72,6 +73,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
         "array-remap" => remap(ctx),
         "array-halo" => halo(ctx),
         "array-errors" => errors(ctx),
+        "array-cost" => cost(ctx),
         _ => return false,
     }
     true
@@ -305,4 +307,64 @@ fn errors(ctx: &Ctx) {
         Ok(()) => println!("ERR {rank} {case} none"),
         Err(e) => println!("ERR {rank} {case} {e}"),
     }
+}
+
+/// A `DistArray2` with a cost field: the first quarter of the columns costs
+/// 4 per cell, the rest 1, and every rank really works in proportion to its
+/// cells' cost for 3 phases. After the balance points the layout must
+/// balance `Σ cost / speed` for the speeds it was planned for: each part
+/// within half the heaviest row or column per cut (`p − 1` cuts at most)
+/// of its share of the total cost, and the first balance point (cells
+/// planned without costs) must have remapped.
+fn cost(ctx: &Ctx) {
+    use std::hint::black_box;
+    let (rows, cols) = (ctx.arg(0, 40), ctx.arg(1, 64));
+    let p = ctx.world.size() as usize;
+    let mut bal = nuce::Balancer::new(&ctx.world).expect("balancer");
+    let mut a = bal.new_array::<f64>(rows, cols, 1).expect("array");
+    let heavy = cols / 4;
+    let cost = move |_: usize, c: usize| if c < heavy { 4.0 } else { 1.0 };
+    let mut reports = Vec::new();
+    for _ in 0..3 {
+        a.set_cost_with(cost);
+        let r = a.rect();
+        let mut acc = 0.0f64;
+        for i in r.row..r.row_end() {
+            for j in r.col..r.col_end() {
+                for _ in 0..(cost(i, j) as usize * 3000) {
+                    acc = black_box(acc * 0.999 + 1.0);
+                }
+            }
+        }
+        black_box(acc);
+        reports.push(bal.maybe_remap(&mut a, 1).expect("maybe_remap"));
+    }
+    let field: Vec<f64> = (0..rows * cols).map(|x| cost(x / cols, x % cols)).collect();
+    let loads =
+        nuce::plan::array2d::WeightedBisection2d::part_costs(a.plan(), &field).expect("part costs");
+    let total: f64 = field.iter().sum();
+    let plane = (4.0 * rows as f64).max(4.0 * heavy as f64 + (cols - heavy) as f64);
+    // The speeds the layout in effect was planned for (its remap's).
+    let Some(planned) = reports.iter().rev().find(|r| r.remap) else {
+        ctx.check("cost-first-remap", p == 1, "no balance point remapped");
+        return;
+    };
+    let speeds = &planned.speeds;
+    let sum_s: f64 = speeds.iter().sum();
+    let tol = (p - 1) as f64 * plane / 2.0 + 1e-9 * total;
+    let worst = loads
+        .iter()
+        .zip(speeds)
+        .map(|(l, s)| (l - total * s / sum_s).abs())
+        .fold(0.0, f64::max);
+    ctx.check(
+        "cost-balanced",
+        worst <= tol,
+        format!("loads {loads:?} speeds {speeds:?}: off by {worst} > {tol}"),
+    );
+    ctx.check(
+        "cost-first-remap",
+        p == 1 || reports[0].remap,
+        format!("{:?}", reports[0].decision),
+    );
 }

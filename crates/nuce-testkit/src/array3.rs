@@ -318,6 +318,7 @@ fn errors(ctx: &Ctx) {
             let wrong = random_tiling3(shape, p + 1, &mut rng);
             a.remap(&wrong).map(|_| ())
         }
+        c if c.starts_with("cost-") => cost_error(ctx, c, g(1).as_deref()),
         _ => {
             println!("ERR {rank} unknown case {case}");
             return;
@@ -327,4 +328,38 @@ fn errors(ctx: &Ctx) {
         Ok(()) => println!("ERR {rank} none"),
         Err(e) => println!("ERR {rank} {e}"),
     }
+}
+
+/// A bad cost field at a balance point (`Balancer::maybe_remap` on a
+/// `DistArray3` planned by the balancer): the same error on every rank.
+fn cost_error(ctx: &Ctx, case: &str, global: Option<&[f64]>) -> nuce::Result<()> {
+    let rank = ctx.rank() as usize;
+    let last = ctx.world.size() as usize - 1;
+    let mut bal = nuce::Balancer::new(&ctx.world)?;
+    let mut a = bal.scatter_array3((7, 5, 9), 1, global, 1)?;
+    let odd = |bad: f64| move |_, _, _| if rank == last { bad } else { 1.0 };
+    match case {
+        "cost-nan" => a.set_cost_with(odd(f64::NAN)),
+        "cost-negative" => a.set_cost_with(odd(-1.0)),
+        "cost-infinite" => a.set_cost_with(odd(f64::INFINITY)),
+        "cost-zero" => a.set_cost_with(|_, _, _| 0.0),
+        "cost-length" => {
+            let n = a.local_box().volume() + usize::from(rank == last);
+            a.set_cost(vec![1.0; n]);
+        }
+        "cost-some-ranks" => {
+            if rank == 0 {
+                a.set_cost_with(|_, _, _| 1.0);
+            }
+        }
+        "cost-stale" => {
+            // Set for the old boxes, then every box moves to the next rank.
+            a.set_cost_with(|_, _, _| 1.0);
+            let mut plan = a.plan().clone();
+            plan.boxes.rotate_left(1);
+            a.remap(&plan)?;
+        }
+        _ => return Err(nuce::Error::InvalidInput(format!("unknown case {case}"))),
+    }
+    bal.maybe_remap(&mut a, 1).map(|_| ())
 }

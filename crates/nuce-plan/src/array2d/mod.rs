@@ -6,7 +6,9 @@
 //! algorithm works in internally). Parts may be empty (a rank with a tiny
 //! speed, or more ranks than rows); every cell has exactly one owner.
 //!
-//! Every algorithm is a small struct implementing [`ArrayDecomposer`].
+//! Every algorithm is a small struct implementing [`ArrayDecomposer`]. A
+//! cost per cell (work that is not uniform in space) is planned by
+//! [`WeightedBisection2d`] instead, which balances `Σ cost / speed`.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +28,7 @@ pub mod rb;
 pub mod registry;
 pub mod slices;
 pub mod tile;
+pub mod weighted;
 pub mod xy;
 
 pub use best::Best;
@@ -38,6 +41,7 @@ pub use rb::{RecursiveBisection, RecursiveBisection2, RecursiveBisection3};
 pub use registry::{all_decomposers, decomposer_by_name};
 pub use slices::Slices;
 pub use tile::Tile;
+pub use weighted::WeightedBisection2d;
 pub use xy::{Xy, Xy2};
 
 /// A rectangle of cells: top-left `(row, col)`, extent `rows × cols`.

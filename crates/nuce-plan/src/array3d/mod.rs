@@ -57,7 +57,7 @@
 //! | `bound.rs` | [`surface_lower_bound`] and its derivation |
 //! | `layout.rs` | [`Layout3`]: nested slab/column/block layouts rounded to cells |
 //! | `slabs.rs`, `pencils.rs`, `column.rs`, `rb.rs`, `rectilinear.rs`, `guillotine.rs`, `best.rs` | the decomposers |
-//! | `weighted.rs` | non-uniform cost per cell: [`WeightedSlabs3`], [`WeightedBisection3d`] |
+//! | `weighted.rs` | non-uniform cost per cell: [`CellCosts`] (prefix sums), [`WeightedSlabs3`], [`WeightedBisection3d`] |
 
 use crate::error::{Error, Result};
 
@@ -89,7 +89,9 @@ pub use rb::RecursiveBisection3d;
 pub use rectilinear::{Rectilinear3, RectilinearFit};
 pub use slabs::Slabs3;
 pub use stencil::{predicted_time3, Stencil};
-pub use weighted::{check_cell_costs, part_costs, WeightedBisection3d, WeightedSlabs3};
+pub use weighted::{
+    check_cell_costs, check_cost_values, part_costs, CellCosts, WeightedBisection3d, WeightedSlabs3,
+};
 
 /// An algorithm that decomposes a 3D grid into boxes proportional to speeds.
 ///
