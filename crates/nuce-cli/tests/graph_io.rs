@@ -298,8 +298,9 @@ fn cli_plans_a_graph() {
         assert_eq!(p.len(), 180);
         // The reported weights, cut and imbalance are those of the written
         // `.part` file, recounted here (unit weights).
+        let p = &p.parts;
         let mut counted = [0.0f64; 3];
-        for &q in &p {
+        for &q in p {
             counted[q] += 1.0;
         }
         assert_eq!(pw, counted, "{algo}: part weights vs the .part file");
