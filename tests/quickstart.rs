@@ -95,8 +95,7 @@ fn serial_2d(n: usize, sweeps: usize) -> f64 {
         let p = u.clone();
         for i in 1..n - 1 {
             for j in 1..n - 1 {
-                u[[i, j]] =
-                    0.25 * (p[[i - 1, j]] + p[[i + 1, j]] + p[[i, j - 1]] + p[[i, j + 1]]);
+                u[[i, j]] = 0.25 * (p[[i - 1, j]] + p[[i + 1, j]] + p[[i, j - 1]] + p[[i, j + 1]]);
             }
         }
     }

@@ -314,7 +314,10 @@ fn cli_plans_a_graph() {
             .fold(0.0f64, f64::max)
             - 1.0;
         let reported = j["imbalance"].as_f64().unwrap();
-        assert!((reported - imb).abs() < 1e-9, "{algo}: imbalance {reported} vs {imb}");
+        assert!(
+            (reported - imb).abs() < 1e-9,
+            "{algo}: imbalance {reported} vs {imb}"
+        );
         assert!(std::fs::read_to_string(&sf).unwrap().contains("<svg"));
     }
     // Malformed input: exit code 2 and the line named.

@@ -52,13 +52,22 @@ fn balancer(ctx: &Ctx) -> Balancer {
 /// few of its ghost-exchange range.
 fn own_tags() -> Vec<mpi::Tag> {
     let mut t = tags::ALL.to_vec();
-    t.extend([0, tags::HALO_FIRST, tags::HALO_FIRST + 1, tags::HALO_FIRST + 7]);
+    t.extend([
+        0,
+        tags::HALO_FIRST,
+        tags::HALO_FIRST + 1,
+        tags::HALO_FIRST + 7,
+    ]);
     t
 }
 
 /// The payload of the application's message with tag `tag` from `from`.
 fn own_payload(from: i32, tag: mpi::Tag) -> Vec<i64> {
-    vec![from as i64, tag as i64, 1_000_003 * from as i64 + tag as i64]
+    vec![
+        from as i64,
+        tag as i64,
+        1_000_003 * from as i64 + tag as i64,
+    ]
 }
 
 fn root_messages(ctx: &Ctx) {
@@ -83,8 +92,7 @@ fn root_messages(ctx: &Ctx) {
         for (t, _) in &payloads {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
             let src = ctx.world.process_at_rank(left);
-            while src.immediate_probe_with_tag(*t).is_none()
-                && std::time::Instant::now() < deadline
+            while src.immediate_probe_with_tag(*t).is_none() && std::time::Instant::now() < deadline
             {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }

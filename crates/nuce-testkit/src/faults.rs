@@ -272,7 +272,8 @@ fn late(ctx: &Ctx) {
     );
     ctx.check(
         "late-rank-waited-for",
-        plan.as_ref().is_ok_and(|p| p.parts.len() == ctx.world.size() as usize),
+        plan.as_ref()
+            .is_ok_and(|p| p.parts.len() == ctx.world.size() as usize),
         format!("{plan:?}"),
     );
 }

@@ -199,13 +199,7 @@ fn maxtasks1_scenario(ctx: &Ctx) {
 /// right value and that results arrived in the schedule's return order.
 /// Through `bal` (its root is the master) when given, else the executor
 /// directly on the world communicator.
-fn execute(
-    ctx: &Ctx,
-    sched: &TaskSchedule,
-    name: &str,
-    repeat: u64,
-    bal: Option<&mut Balancer>,
-) {
+fn execute(ctx: &Ctx, sched: &TaskSchedule, name: &str, repeat: u64, bal: Option<&mut Balancer>) {
     let comm = &ctx.world;
     let master = 0;
     let plan = ExecPlan::from_task_schedule(sched, comm.size(), master).expect("exec plan");
