@@ -204,6 +204,19 @@ fn hierarchical_heat2d_on_one_machine() {
     }
     let plan = v["final_plan"].as_array();
     if let Some(parts) = plan {
+        // The final plan tiles the 90 × 70 array, cell by cell.
+        let mut owner = vec![usize::MAX; 90 * 70];
+        for (k, p) in parts.iter().enumerate() {
+            let get = |key: &str| p[key].as_u64().unwrap() as usize;
+            for i in get("row")..get("row") + get("rows") {
+                for j in get("col")..get("col") + get("cols") {
+                    assert!(i < 90 && j < 70, "part {k} leaves the array: {v}");
+                    assert_eq!(owner[i * 70 + j], usize::MAX, "cell ({i}, {j}) twice: {v}");
+                    owner[i * 70 + j] = k;
+                }
+            }
+        }
+        assert!(!owner.contains(&usize::MAX), "a cell in no part: {v}");
         for h in 0..3 {
             let mine: Vec<&serde_json::Value> = parts
                 .iter()
