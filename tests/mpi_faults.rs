@@ -131,7 +131,9 @@ fn set_timeout_bounds_the_wait_for_a_late_rank() {
     let run = faulty(2, exe, &["faults-late", "3", "8"], "1");
     run.assert_checks(2, 1);
     // Both ranks waited for the late one.
-    for l in run.lines_with("RESULT") {
+    let waits = run.lines_with("RESULT");
+    assert_eq!(waits.len(), 2, "{}", run.stdout);
+    for l in waits {
         let waited: f64 = l.rsplit(' ').next().unwrap().parse().unwrap();
         assert!(waited >= 2.9, "{l}:\n{}", run.stdout);
     }

@@ -13,7 +13,14 @@ fn collective_auction_equals_the_sequential_optimum_on_1_to_6_ranks() {
         let run = common::mpirun(np, &["tasks-auction", &np.to_string(), "6"], LIMIT);
         // 6 instances, with and without a master (none with a master alone).
         run.assert_checks(np, if np == 1 { 6 } else { 12 });
-        for line in run.lines_with("RESULT") {
+        let results = run.lines_with("RESULT");
+        assert_eq!(
+            results.len(),
+            if np == 1 { 6 } else { 12 },
+            "{}",
+            run.stdout
+        );
+        for line in results {
             // "auction-k-… value V optimum O"
             let f: Vec<&str> = line.split_whitespace().collect();
             assert_eq!(f[2], f[4], "{line}");
