@@ -1,5 +1,5 @@
 //! The collective matching scheduler and the master–worker executor under
-//! mpirun (scenarios in src/bin/nuce-mpi-check/tasks.rs).
+//! mpirun (scenarios in crates/nuce-testkit/src/tasks.rs), the schedule and one run through `Balancer`.
 
 mod common;
 
