@@ -58,7 +58,7 @@ fn main() -> nuce::Result<()> {
     // Every rank builds (or reads) only its own vertices, adjacency in global ids.
     let (rank, p) = (world.rank() as usize, world.size() as usize);
     let (owned, xadj, adjncy, coords) = my_rows(n, rank * n / p, (rank + 1) * n / p);
-    let values = vec![1.0f64; owned.len()];
+    let values: Vec<f64> = owned.iter().map(|&v| (v % 7) as f64).collect();
     let mut g = DistGraph::from_local(
         &world,
         owned,

@@ -34,7 +34,9 @@ fn main() -> nuce::Result<()> {
     bal.measure()?;
     // The root holds the graph (here generated; or io::parse_mesh(..)?.nodal_graph()?.0).
     let graph = (world.rank() == 0).then(|| grid_graph(n, n));
-    let values = graph.as_ref().map(|g| vec![1.0f64; g.n()]);
+    let values = graph
+        .as_ref()
+        .map(|g| (0..g.n()).map(|v| (v % 7) as f64).collect::<Vec<_>>());
     let mut g = bal.scatter_graph(graph.as_ref(), values.as_deref())?; // parts ∝ speeds
     for phase in 0..phases {
         for _ in 0..iters {

@@ -29,9 +29,11 @@ cargo build --release -p nuce -p nuce-testkit --bin nuce-mpi-check \
 echo "test_mpich: built in $((SECONDS - start)) s" >&2
 t=$SECONDS
 cargo test --release -p nuce $(printf -- '--test %s ' "${tests[@]}")
-# mpi_packing without its timing test (packing-equal on 1–8 ranks, 2000
+# mpi_packing without its 1–8-rank equality test (packing-equal on 1–8 ranks, 2000
 # reference all-reduces each): MPICH's busy-polling ranks make it take over
-# 5 minutes on 2 cores; the amr example still runs the collective packing.
+# 5 minutes on 2 cores; its 3-rank, one-seed twin (also
+# Balancer::allocate_grids against the sequential allocator) and the amr
+# example still run the collective packing.
 cargo test --release -p nuce --test mpi_packing -- --skip collective_packing_equals_sequential
 echo "test_mpich: MPI integration tests in $((SECONDS - t)) s" >&2
 t=$SECONDS

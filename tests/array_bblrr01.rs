@@ -14,6 +14,32 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// Checks, independently of `ArrayPlan::validate`, that the plan's parts
+/// cover every cell of its array exactly once (no overlap, no gap, nothing
+/// outside); the first offending cell otherwise.
+fn tiles_cell_by_cell(plan: &ArrayPlan) -> Result<(), String> {
+    let (rows, cols) = (plan.rows, plan.cols);
+    let mut owner = vec![usize::MAX; rows * cols];
+    for (k, r) in plan.parts.iter().enumerate() {
+        if r.row_end() > rows || r.col_end() > cols {
+            return Err(format!("part {k} {r:?} leaves the {rows}x{cols} array"));
+        }
+        for i in r.row..r.row_end() {
+            for j in r.col..r.col_end() {
+                let o = &mut owner[i * cols + j];
+                if *o != usize::MAX {
+                    return Err(format!("cell ({i}, {j}) in parts {} and {k}", *o));
+                }
+                *o = k;
+            }
+        }
+    }
+    match owner.iter().position(|&o| o == usize::MAX) {
+        Some(c) => Err(format!("cell ({}, {}) in no part", c / cols, c % cols)),
+        None => Ok(()),
+    }
+}
+
 /// The areas of the \[BBLRR01\] §3.2.4 example (Table 2, Figures 16–17).
 const AREAS: [f64; 8] = [0.05, 0.05, 0.08, 0.1, 0.1, 0.12, 0.2, 0.3];
 
@@ -359,6 +385,7 @@ proptest! {
             let plan = d.decompose(rows, cols, &speeds).unwrap();
             prop_assert_eq!(plan.parts.len(), speeds.len());
             prop_assert!(plan.validate().is_ok());
+            prop_assert_eq!(tiles_cell_by_cell(&plan), Ok(()), "{}", d.name());
             let imb = plan.imbalance(&speeds).unwrap();
             prop_assert!((-1e-12..=bound + 1e-9).contains(&imb),
                 "{}: imbalance {imb}, bound {bound}", d.name());
@@ -436,6 +463,25 @@ proptest! {
         let hosts: Vec<usize> = speeds.iter().map(|_| rng.gen_range(0..nh) * 10).collect();
         let plan = Hierarchical::new(hosts.clone()).decompose(rows, cols, &speeds).unwrap();
         prop_assert_eq!(plan.parts.len(), speeds.len());
+        prop_assert_eq!(tiles_cell_by_cell(&plan), Ok(()));
+        // Host totals: the hosts (in order of first appearance) get the
+        // areas a ColumnDp plan gives their total speeds.
+        let mut order: Vec<usize> = Vec::new();
+        for &h in &hosts {
+            if !order.contains(&h) {
+                order.push(h);
+            }
+        }
+        let totals: Vec<f64> = order
+            .iter()
+            .map(|&h| hosts.iter().zip(&speeds).filter(|(&x, _)| x == h).map(|(_, s)| s).sum())
+            .collect();
+        let across = ColumnDp::default().decompose(rows, cols, &totals).unwrap();
+        for (k, &h) in order.iter().enumerate() {
+            let area: usize = plan.parts.iter().zip(&hosts)
+                .filter(|(_, &x)| x == h).map(|(r, _)| r.area()).sum();
+            prop_assert_eq!(area, across.parts[k].area(), "host {} of {:?}", h, hosts);
+        }
         for h in 0..nh {
             let own: Vec<_> = plan.parts.iter().zip(&hosts)
                 .filter(|(r, &x)| x == h * 10 && !r.is_empty()).map(|(r, _)| *r).collect();
@@ -494,6 +540,8 @@ fn extreme_speeds_do_not_break_plans() {
                     "{} {speeds:?} {rows}x{cols}: {plan:?}",
                     d.name()
                 );
+                let tiled = tiles_cell_by_cell(&plan.unwrap());
+                assert_eq!(tiled, Ok(()), "{} {speeds:?} {rows}x{cols}", d.name());
             }
             assert!(acost_lower_bound(rows, cols, &speeds).unwrap().is_finite());
         }

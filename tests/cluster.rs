@@ -204,6 +204,19 @@ fn hierarchical_heat2d_on_one_machine() {
     }
     let plan = v["final_plan"].as_array();
     if let Some(parts) = plan {
+        // The final plan tiles the 90 × 70 array, cell by cell.
+        let mut owner = vec![usize::MAX; 90 * 70];
+        for (k, p) in parts.iter().enumerate() {
+            let get = |key: &str| p[key].as_u64().unwrap() as usize;
+            for i in get("row")..get("row") + get("rows") {
+                for j in get("col")..get("col") + get("cols") {
+                    assert!(i < 90 && j < 70, "part {k} leaves the array: {v}");
+                    assert_eq!(owner[i * 70 + j], usize::MAX, "cell ({i}, {j}) twice: {v}");
+                    owner[i * 70 + j] = k;
+                }
+            }
+        }
+        assert!(!owner.contains(&usize::MAX), "a cell in no part: {v}");
         for h in 0..3 {
             let mine: Vec<&serde_json::Value> = parts
                 .iter()
@@ -246,7 +259,9 @@ fn hierarchical_heat2d_on_one_machine() {
 }
 
 /// The two-level gather through emulated host leaders equals the flat
-/// gather, in rank order; one machine is detected as one host.
+/// gather, in rank order; one machine is detected as one host; a balancer's
+/// hierarchical plan over those hosts tiles the array and gives each host
+/// the area of its total speed.
 #[test]
 fn two_level_gather_equals_flat_gather() {
     for (np, hosts) in [(1, "1"), (3, "2"), (5, "3"), (4, "4")] {
@@ -255,8 +270,8 @@ fn two_level_gather_equals_flat_gather() {
             &["hier-gather", hosts],
             std::time::Duration::from_secs(60),
         );
-        run.assert_ok();
-        let oks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
-        assert_eq!(oks, 3 * np, "{}", run.stdout);
+        // Detection, gather, short table, and the hierarchical plan's
+        // tiling and host totals: on every rank.
+        run.assert_checks(np, 5);
     }
 }

@@ -29,9 +29,11 @@ fn no_rank_holds_the_whole_graph() {
     // 4 ranks on 8640 vertices: each rank's arrays are bounded by its local
     // size (checked in the scenario) and far below n.
     let run = common::checks_pass(4, &["dgraph-partition", "24", "20", "18"]);
+    let mut seen = [false; 4];
     for l in run.lines_with("RESULT") {
         let f: Vec<&str> = l.split_whitespace().collect();
         if let Some(k) = f.iter().position(|&x| x == "held") {
+            seen[f[0].parse::<usize>().unwrap()] = true;
             let held: usize = f[k + 1].parse().unwrap();
             let n: usize = f[k + 3].parse().unwrap();
             let owned: usize = f[f.iter().position(|&x| x == "owned").unwrap() + 1]
@@ -40,6 +42,8 @@ fn no_rank_holds_the_whole_graph() {
             assert!(held < 16 * owned + 64 && owned < n, "{l}");
         }
     }
+    // Every rank reported its storage (nothing checked otherwise).
+    assert_eq!(seen, [true; 4], "{}", run.stdout);
 }
 
 #[test]

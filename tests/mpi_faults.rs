@@ -112,6 +112,33 @@ fn a_hanging_rank_is_named_by_the_root() {
     );
 }
 
+/// `Balancer::set_timeout` decides, not `NUCE_TIMEOUT_S`: a 2 s timeout
+/// ends the job well before a rank 20 s late arrives (the default would have
+/// waited for it), naming that rank; an 8 s one waits for a rank 3 s late
+/// although `NUCE_TIMEOUT_S=1` (which would have ended the job).
+#[test]
+fn set_timeout_bounds_the_wait_for_a_late_rank() {
+    let exe = &common::check_binary();
+    let run = common::mpirun(2, &["faults-late", "20", "2"], END_WITHIN);
+    assert_ends_naming(&run, "nuce: timeout: rank(s) [1] of 2 did not reach");
+    assert!(
+        run.elapsed < Duration::from_secs(15),
+        "the job waited {:?} for the late rank:\n{}\n{}",
+        run.elapsed,
+        run.stdout,
+        run.stderr
+    );
+    let run = faulty(2, exe, &["faults-late", "3", "8"], "1");
+    run.assert_checks(2, 1);
+    // Both ranks waited for the late one.
+    let waits = run.lines_with("RESULT");
+    assert_eq!(waits.len(), 2, "{}", run.stdout);
+    for l in waits {
+        let waited: f64 = l.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(waited >= 2.9, "{l}:\n{}", run.stdout);
+    }
+}
+
 /// This machine's name as MPI reports it (`MPI_Get_processor_name` is the
 /// host name in Open MPI).
 fn mpi_host() -> String {

@@ -1,5 +1,5 @@
 //! The collective matching scheduler and the master–worker executor under
-//! mpirun (scenarios in src/bin/nuce-mpi-check/tasks.rs).
+//! mpirun (scenarios in crates/nuce-testkit/src/tasks.rs), the schedule and one run through `Balancer`.
 
 mod common;
 
@@ -11,11 +11,16 @@ const LIMIT: Duration = Duration::from_secs(120);
 fn collective_auction_equals_the_sequential_optimum_on_1_to_6_ranks() {
     for np in 1..=6 {
         let run = common::mpirun(np, &["tasks-auction", &np.to_string(), "6"], LIMIT);
-        run.assert_ok();
-        let checks = run.lines_with("CHECK");
-        assert!(!checks.is_empty());
-        assert!(checks.iter().all(|l| l.ends_with(" ok")), "{}", run.stdout);
-        for line in run.lines_with("RESULT") {
+        // 6 instances, with and without a master (none with a master alone).
+        run.assert_checks(np, if np == 1 { 6 } else { 12 });
+        let results = run.lines_with("RESULT");
+        assert_eq!(
+            results.len(),
+            if np == 1 { 6 } else { 12 },
+            "{}",
+            run.stdout
+        );
+        for line in results {
             // "auction-k-… value V optimum O"
             let f: Vec<&str> = line.split_whitespace().collect();
             assert_eq!(f[2], f[4], "{line}");
@@ -26,25 +31,25 @@ fn collective_auction_equals_the_sequential_optimum_on_1_to_6_ranks() {
 #[test]
 fn collective_maxtasks1_schedule_and_execution() {
     for np in [3, 4] {
+        // Through `Balancer::schedule_tasks` and `Balancer::master_worker`:
+        // platform, same schedule everywhere, equal to the sequential one (on
+        // every rank); the master checks both runs (MaxTasks1 through the
+        // balancer, MaxTasks2 through the executor) task by task.
         let run = common::mpirun(np, &["tasks-maxtasks1", "0.3"], LIMIT);
-        run.assert_ok();
-        let checks = run.lines_with("CHECK");
-        assert!(
-            checks
-                .iter()
-                .any(|l| l.contains("maxtasks1-executed-once ok")),
-            "{}",
-            run.stdout
-        );
-        assert!(checks.iter().all(|l| l.ends_with(" ok")), "{}", run.stdout);
+        run.assert_checks(np, 3);
+        for name in ["maxtasks1", "maxtasks2"] {
+            for what in ["executed-once", "return-order"] {
+                let line = format!("CHECK 0 {name}-{what} ok");
+                assert!(run.stdout.contains(&line), "{line}:\n{}", run.stdout);
+            }
+        }
     }
 }
 
 #[test]
 fn a_bad_row_is_the_same_error_on_every_rank() {
     let run = common::mpirun(3, &["tasks-bad"], LIMIT);
-    run.assert_ok();
-    assert_eq!(run.lines_with("CHECK").len(), 3);
+    run.assert_checks(3, 1);
 }
 
 #[test]

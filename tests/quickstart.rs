@@ -1,8 +1,9 @@
 //! The README's quick starts are tested as written: the code between the
 //! `ANCHOR` markers of `examples/quickstart.rs`,
 //! `examples/quickstart_graph.rs`, `examples/quickstart_distgraph.rs` and
-//! `examples/quickstart3d.rs` must appear verbatim in the README; the 3D
-//! one must give the same `RESULT` value on 1 to 3 ranks; and the other
+//! `examples/quickstart3d.rs` must appear verbatim in the README; every
+//! `RESULT` (the gathered sum) must equal a serial run of the same sweeps
+//! computed here — the 3D one on 1 to 3 ranks; and the other
 //! three, run under `mpirun`
 //! with one rank doing 3× the work of every iteration (real extra work; nuce
 //! is not told), must measure it, remap, and
@@ -86,20 +87,103 @@ fn phases(stdout: &str) -> Vec<Phase> {
         .collect()
 }
 
-fn balances(example: &str, n: &str) {
+/// The sum of a serial run of the 2D quick start: `sweeps` Jacobi sweeps of
+/// the interior of its `n × n` initial grid, summed as `ndarray` sums.
+fn serial_2d(n: usize, sweeps: usize) -> f64 {
+    let mut u = ndarray::Array2::from_shape_fn((n, n), |(i, j)| ((i + 2 * j) % 7) as f64);
+    for _ in 0..sweeps {
+        let p = u.clone();
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                u[[i, j]] = 0.25 * (p[[i - 1, j]] + p[[i + 1, j]] + p[[i, j - 1]] + p[[i, j + 1]]);
+            }
+        }
+    }
+    u.sum()
+}
+
+/// The sum of a serial run of the graph quick starts: `sweeps` relaxations
+/// `x_v ← (x_v + Σ_u x_u) / (1 + deg v)` of the `n × n` grid graph from
+/// `x_v = v mod 7`.
+fn serial_graph(n: usize, sweeps: usize) -> f64 {
+    let g = nuce::plan::graph::grid_graph(n, n);
+    let mut x: Vec<f64> = (0..g.n()).map(|v| (v % 7) as f64).collect();
+    for _ in 0..sweeps {
+        x = (0..g.n())
+            .map(|v| {
+                let (mut acc, mut deg) = (x[v], 1.0);
+                for (u, w) in g.weighted_neighbors(v) {
+                    acc += w * x[u];
+                    deg += w;
+                }
+                acc / deg
+            })
+            .collect();
+    }
+    x.iter().sum()
+}
+
+/// The sum of a serial run of the 3D quick start: `sweeps` 7-point sweeps of
+/// the interior of its `n³` grid of `ncomp` components, summed in order.
+fn serial_3d(n: usize, ncomp: usize, sweeps: usize) -> f64 {
+    let at = |i: usize, j: usize, k: usize, c: usize| ((i * n + j) * n + k) * ncomp + c;
+    let mut u: Vec<f64> = (0..n * n * n * ncomp).map(|x| (x % 7) as f64).collect();
+    for _ in 0..sweeps {
+        let p = u.clone();
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                for k in 1..n - 1 {
+                    for c in 0..ncomp {
+                        let s = p[at(i - 1, j, k, c)]
+                            + p[at(i + 1, j, k, c)]
+                            + p[at(i, j - 1, k, c)]
+                            + p[at(i, j + 1, k, c)]
+                            + p[at(i, j, k - 1, c)]
+                            + p[at(i, j, k + 1, c)];
+                        u[at(i, j, k, c)] = s / 6.0;
+                    }
+                }
+            }
+        }
+    }
+    u.iter().sum()
+}
+
+/// The `sum` of a `RESULT … sum S` line.
+fn result_sum(run: &common::Run) -> f64 {
+    let lines = run.lines_with("RESULT");
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    lines[0]
+        .rsplit(' ')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no sum in {:?}", lines[0]))
+}
+
+/// `PHASES × ITERS` of the quick starts' runs below.
+const SWEEPS: usize = 7 * 20;
+
+fn balances(example: &str, n: usize, serial_sum: f64) {
     // Rank 1 does 3× the work of every sweep from phase 2 on. One run at a
     // time: two jobs sharing the cores would measure each other.
     let _alone = common::measured_speeds_lock();
     let run = common::mpirun_prog(
         2,
         &common::example(example),
-        &[n, "7", "20", "1:3@2"],
+        &[&n.to_string(), "7", "20", "1:3@2"],
         Duration::from_secs(240),
     );
     run.assert_ok();
     let ph = phases(&run.stdout);
     assert_eq!(ph.len(), 7, "{}", run.stdout);
-    assert!(run.stdout.contains("RESULT"), "{}", run.stdout);
+    // The gathered result is the serial run's (printed to 6 decimals; the
+    // graph's neighbour sums may be added in another order).
+    let got = result_sum(&run);
+    assert!(
+        (got - serial_sum).abs() <= 1e-6 + 1e-12 * serial_sum.abs(),
+        "RESULT sum {got}, serial {serial_sum:.6}:\n{}",
+        run.stdout
+    );
     // After the slowdown: a remap, to a plan balanced within 10 % for the measured speeds.
     let remap = ph[2..]
         .iter()
@@ -118,25 +202,25 @@ fn balances(example: &str, n: &str) {
 
 #[test]
 fn array_quick_start_balances_a_slow_rank() {
-    balances("quickstart", "512");
+    balances("quickstart", 512, serial_2d(512, SWEEPS));
 }
 
 #[test]
 fn graph_quick_start_balances_a_slow_rank() {
-    balances("quickstart_graph", "150");
+    balances("quickstart_graph", 150, serial_graph(150, SWEEPS));
 }
 
 #[test]
 fn distributed_graph_quick_start_balances_a_slow_rank() {
-    balances("quickstart_distgraph", "150");
+    balances("quickstart_distgraph", 150, serial_graph(150, SWEEPS));
 }
 
 #[test]
 fn grid3_quick_start_gives_the_same_result_on_1_to_3_ranks() {
     // The sweep's result does not depend on the layout: the RESULT line is
-    // the same value, bit for bit, on 1, 2 and 3 ranks, a slow rank
-    // remapping. Its value was computed once (serially, 24³ cells, 2
-    // components, 4 phases of 5 iterations).
+    // a serial run's, bit for bit, on 1, 2 and 3 ranks, a slow rank
+    // remapping (24³ cells, 2 components, 4 phases of 5 iterations).
+    let want = format!("cells 13824 sum {:.6}", serial_3d(24, 2, 4 * 5));
     let _alone = common::measured_speeds_lock();
     for np in [1, 2, 3] {
         let run = common::mpirun_prog(
@@ -148,7 +232,7 @@ fn grid3_quick_start_gives_the_same_result_on_1_to_3_ranks() {
         run.assert_ok();
         assert_eq!(
             run.lines_with("RESULT"),
-            vec!["cells 13824 sum 82933.832598".to_string()],
+            vec![want.clone()],
             "{}",
             run.stdout
         );

@@ -121,8 +121,70 @@ fn check(args: &[&str]) -> Outcome {
         let v: Value = serde_json::from_str(&o.stdout)
             .unwrap_or_else(|e| panic!("{what}: bad JSON: {e}\n{}", o.stdout));
         assert!(!has_null(&v), "{what}: null in\n{}", o.stdout);
+        if let Err(e) = array_plan_tiles(&v) {
+            panic!("{what}: {e}\n{}", o.stdout);
+        }
+    }
+    if o.code == Some(0) {
+        // An accepted run never reports a NaN (JSON has none: serde writes
+        // `null`, refused above).
+        assert!(!o.stdout.contains("NaN"), "{what}: NaN in\n{}", o.stdout);
     }
     o
+}
+
+/// For a `plan array --json` answer (top-level `rows`, `cols`, `parts` of
+/// `row`, `col`, `rows`, `cols`, `area`): every cell is in exactly one part,
+/// checked cell by cell up to 4·10⁶ cells, and each `area` is `rows · cols`.
+/// Other answers pass.
+fn array_plan_tiles(v: &Value) -> Result<(), String> {
+    let (Some(rows), Some(cols), Some(parts)) = (
+        v["rows"].as_u64(),
+        v["cols"].as_u64(),
+        v["parts"].as_array(),
+    ) else {
+        return Ok(());
+    };
+    let field = |p: &Value, k: &str| {
+        p[k].as_u64()
+            .ok_or_else(|| format!("part without an integer {k}: {p}"))
+    };
+    let mut rects = Vec::new();
+    for p in parts {
+        let (r, c, h, w) = (
+            field(p, "row")?,
+            field(p, "col")?,
+            field(p, "rows")?,
+            field(p, "cols")?,
+        );
+        if field(p, "area")? != h * w {
+            return Err(format!("area of {p} is not rows · cols"));
+        }
+        if r + h > rows || c + w > cols {
+            return Err(format!("{p} leaves the {rows}x{cols} array"));
+        }
+        rects.push((r, c, h, w));
+    }
+    let total: u64 = rects.iter().map(|&(_, _, h, w)| h * w).sum();
+    if total != rows * cols {
+        return Err(format!("parts cover {total} of {} cells", rows * cols));
+    }
+    if rows * cols > 4_000_000 {
+        return Ok(());
+    }
+    let mut owner = vec![false; (rows * cols) as usize];
+    for &(r, c, h, w) in &rects {
+        for i in r..r + h {
+            for j in c..c + w {
+                let cell = &mut owner[(i * cols + j) as usize];
+                if *cell {
+                    return Err(format!("cell ({i}, {j}) in two parts"));
+                }
+                *cell = true;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `plan array` on 50 x 40 cells for speeds 1,2,3 with this `--latency`.

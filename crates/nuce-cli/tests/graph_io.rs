@@ -296,6 +296,28 @@ fn cli_plans_a_graph() {
         let part = std::fs::read_to_string(&pf).unwrap();
         let p = parse_partition(&part, ps, 180, 3).unwrap();
         assert_eq!(p.len(), 180);
+        // The reported weights, cut and imbalance are those of the written
+        // `.part` file, recounted here (unit weights).
+        let p = &p.parts;
+        let mut counted = [0.0f64; 3];
+        for &q in p {
+            counted[q] += 1.0;
+        }
+        assert_eq!(pw, counted, "{algo}: part weights vs the .part file");
+        let cut = (0..g.n())
+            .flat_map(|v| g.neighbors(v).iter().map(move |&u| (v, u)))
+            .filter(|&(v, u)| v < u && p[v] != p[u])
+            .count();
+        assert_eq!(j["edge_cut"].as_f64(), Some(cut as f64), "{algo}: cut");
+        let imb = (0..3)
+            .map(|k| counted[k] / (180.0 * (k + 1) as f64 / 6.0))
+            .fold(0.0f64, f64::max)
+            - 1.0;
+        let reported = j["imbalance"].as_f64().unwrap();
+        assert!(
+            (reported - imb).abs() < 1e-9,
+            "{algo}: imbalance {reported} vs {imb}"
+        );
         assert!(std::fs::read_to_string(&sf).unwrap().contains("<svg"));
     }
     // Malformed input: exit code 2 and the line named.

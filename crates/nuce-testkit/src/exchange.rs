@@ -4,7 +4,12 @@
 //! * `exchange-root N` — `N` ghost exchanges of a 2D array and of a graph:
 //!   prints `RESULT root-arrivals=K`, the checkpoint arrivals rank 0
 //!   received during them (0 unless `NUCE_CHECK=full`), and checks the
-//!   ghosts against the neighbours' values.
+//!   ghosts against the neighbours' values. Around all of it (from before
+//!   `Balancer::new` to after a forced remap and a gather) every rank keeps
+//!   messages of its own pending on the world communicator, one per tag nuce
+//!   uses, to its right neighbour: each must arrive intact, after nuce's
+//!   collectives, and nothing else may be waiting on the world communicator
+//!   (nuce never sends on, nor receives from, the application's communicator).
 //! * `exchange-faults CASE` — the last rank departs from the others between
 //!   two balance points: `skip` (one exchange fewer before `maybe_remap`),
 //!   `extra` (one more), `other` (exchanges another array, of ghost width 2,
@@ -16,6 +21,7 @@ use mpi::traits::*;
 use ndarray::Array2;
 use nuce::plan::graph::grid_graph;
 use nuce::runtime::balancer::Balancer;
+use nuce::runtime::tags;
 use nuce::runtime::watchdog::arrivals_received;
 use nuce::Error;
 
@@ -42,8 +48,87 @@ fn balancer(ctx: &Ctx) -> Balancer {
     bal
 }
 
+/// The tags of the application's own messages: every tag nuce uses, and a
+/// few of its ghost-exchange range.
+fn own_tags() -> Vec<mpi::Tag> {
+    let mut t = tags::ALL.to_vec();
+    t.extend([
+        0,
+        tags::HALO_FIRST,
+        tags::HALO_FIRST + 1,
+        tags::HALO_FIRST + 7,
+    ]);
+    t
+}
+
+/// The payload of the application's message with tag `tag` from `from`.
+fn own_payload(from: i32, tag: mpi::Tag) -> Vec<i64> {
+    vec![
+        from as i64,
+        tag as i64,
+        1_000_003 * from as i64 + tag as i64,
+    ]
+}
+
 fn root_messages(ctx: &Ctx) {
+    let p = ctx.world.size();
+    let (right, left) = ((ctx.rank() + 1) % p, (ctx.rank() + p - 1) % p);
+    let payloads: Vec<(mpi::Tag, Vec<i64>)> = own_tags()
+        .into_iter()
+        .map(|t| (t, own_payload(ctx.rank(), t)))
+        .collect();
+    mpi::request::scope(|scope| {
+        let sends: Vec<_> = payloads
+            .iter()
+            .map(|(t, v)| {
+                ctx.world
+                    .process_at_rank(right)
+                    .immediate_send_with_tag(scope, &v[..], *t)
+            })
+            .collect();
+        nuce_calls(ctx);
+        // The application's messages, untouched by nuce's collectives.
+        let mut intact = Vec::new();
+        for (t, _) in &payloads {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            let src = ctx.world.process_at_rank(left);
+            while src.immediate_probe_with_tag(*t).is_none() && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if src.immediate_probe_with_tag(*t).is_none() {
+                intact.push(format!("tag {t:#x}: missing"));
+                continue;
+            }
+            let (got, _) = src.receive_vec_with_tag::<i64>(*t);
+            if got != own_payload(left, *t) {
+                intact.push(format!("tag {t:#x}: {got:?}"));
+            }
+        }
+        for s in sends {
+            s.wait();
+        }
+        ctx.check(
+            "own-messages-intact",
+            intact.is_empty(),
+            format!("{intact:?}"),
+        );
+        // Nothing else on the application's communicator.
+        ctx.world.barrier();
+        let stray = ctx.world.any_process().immediate_probe();
+        ctx.check(
+            "nothing-else-on-the-world-communicator",
+            stray.is_none(),
+            format!("{stray:?}"),
+        );
+    });
+}
+
+/// The balancer's collectives the `exchange-root` scenario calls between the
+/// application's sends and receives.
+fn nuce_calls(ctx: &Ctx) {
     let n: usize = ctx.arg(0, 50);
+    let p = ctx.world.size();
     let (rows, cols) = (40, 30);
     let mut bal = balancer(ctx);
     let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
@@ -89,6 +174,25 @@ fn root_messages(ctx: &Ctx) {
         "exchange-root-graph-ghosts",
         ghosts_right,
         "a ghost value differs",
+    );
+    // A forced remap (rank 0 reports itself 5× faster), exchanges after it,
+    // and gathers: the data survive.
+    let slow = if ctx.rank() == 0 { 1 } else { 5 };
+    let work = (r.rows * r.cols) as f64;
+    bal.record_phase(work, std::time::Duration::from_millis(slow))
+        .expect("record");
+    let report = bal.maybe_remap(&mut u, 1).expect("maybe_remap");
+    bal.maybe_remap(&mut g, 1).expect("graph maybe_remap");
+    u.exchange_ghosts().expect("array exchange after the remap");
+    g.exchange_ghosts().expect("graph exchange after the remap");
+    let back = u.gather(0).expect("gather");
+    let gback = g.gather(0).expect("graph gather");
+    let same = back.is_none_or(|a| a == global)
+        && gback.is_none_or(|v| v.iter().enumerate().all(|(i, &x)| x == i as f64));
+    ctx.check(
+        "exchange-root-remap-and-gather",
+        (p == 1 || report.remap) && same,
+        format!("remap {} same {same}", report.remap),
     );
 }
 

@@ -14,6 +14,11 @@
 //!   works.
 //! * `faults-hang RANK` — RANK never arrives at a `Balancer` collective; the
 //!   others must end the job (run with a small `NUCE_TIMEOUT_S`).
+//! * `faults-late LATE_S TIMEOUT_S` — `Balancer::set_timeout(TIMEOUT_S)` on
+//!   every rank, then the last rank arrives `LATE_S` seconds late at
+//!   `Balancer::plan`: with a timeout shorter than the delay the job must end
+//!   within the timeout naming that rank (whatever `NUCE_TIMEOUT_S` says);
+//!   with a longer one every rank must wait and get the plan.
 //! * `faults-disagree` — the last rank plans another shape, then calls
 //!   another collective than the others: each time every rank must return
 //!   the same error naming both calls and the rank, and the next agreeing
@@ -41,6 +46,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
         "faults-remap" => remap(ctx),
         "faults-messages" => messages(ctx),
         "faults-hang" => hang(ctx),
+        "faults-late" => late(ctx),
         "faults-order" => order(ctx),
         "faults-disagree" => disagree(ctx),
         _ => return false,
@@ -243,6 +249,33 @@ fn hang(ctx: &Ctx) {
     }
     let plan = bal.plan(64, 64);
     ctx.check("hang-not-reached", false, format!("plan returned {plan:?}"));
+}
+
+fn late(ctx: &Ctx) {
+    let late_s: f64 = ctx.arg(0, 3.0);
+    let timeout_s: f64 = ctx.arg(1, 2.0);
+    let last = ctx.world.size() - 1;
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    bal.set_speeds(&vec![1.0; ctx.world.size() as usize])
+        .expect("speeds");
+    bal.set_timeout(Some(std::time::Duration::from_secs_f64(timeout_s)));
+    ctx.world.barrier();
+    let t = std::time::Instant::now();
+    if ctx.rank() == last {
+        std::thread::sleep(std::time::Duration::from_secs_f64(late_s));
+    }
+    let plan = bal.plan(64, 64);
+    println!(
+        "RESULT {} late waited {:.2}",
+        ctx.rank(),
+        t.elapsed().as_secs_f64()
+    );
+    ctx.check(
+        "late-rank-waited-for",
+        plan.as_ref()
+            .is_ok_and(|p| p.parts.len() == ctx.world.size() as usize),
+        format!("{plan:?}"),
+    );
 }
 
 fn order(ctx: &Ctx) {

@@ -2,9 +2,15 @@
 //!
 //! * `hier-gather H` — hosts emulated as `rank % H`: the two-level gather
 //!   through the host leaders returns exactly what the flat gather returns,
-//!   in rank order; the detected hosts of one machine are one host.
+//!   in rank order; the detected hosts of one machine are one host. Then a
+//!   `Balancer` over the same emulated hosts (`set_hosts`, speeds
+//!   `1 + rank mod 3`, `set_hierarchical`) plans 61 × 47 cells: the plan
+//!   tiles the array cell by cell, and each host's parts hold together the
+//!   area a `ColumnDp` plan gives the hosts' total speeds (its host totals).
 
 use mpi::traits::*;
+use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp};
+use nuce::runtime::balancer::Balancer;
 use nuce::runtime::comm::gather_values;
 use nuce::runtime::hierarchy::{detect_hosts, Hosts, TwoLevel};
 
@@ -54,5 +60,65 @@ fn gather(ctx: &Ctx) {
         "short-table-refused",
         p == 1 || err.is_some(),
         "no error for a 1-entry table",
+    );
+    hierarchical_plan(ctx, h);
+}
+
+/// The first cell of `plan` in no part or in two (outside the array counts
+/// as overlap), or `None` when the parts tile the array.
+fn untiled_cell(plan: &ArrayPlan) -> Option<(usize, usize)> {
+    let (rows, cols) = (plan.rows, plan.cols);
+    let mut n = vec![0u8; rows * cols];
+    for r in &plan.parts {
+        for i in r.row..r.row_end() {
+            for j in r.col..r.col_end() {
+                if i >= rows || j >= cols || n[i * cols + j] > 0 {
+                    return Some((i, j));
+                }
+                n[i * cols + j] = 1;
+            }
+        }
+    }
+    n.iter().position(|&x| x == 0).map(|c| (c / cols, c % cols))
+}
+
+/// The hierarchical plan of a balancer over the hosts `rank % h`: tiling
+/// and host totals (see the module docs).
+fn hierarchical_plan(ctx: &Ctx, h: usize) {
+    let p = ctx.world.size() as usize;
+    let (rows, cols) = (61, 47);
+    let speeds: Vec<f64> = (0..p).map(|r| 1.0 + (r % 3) as f64).collect();
+    let host_of: Vec<usize> = (0..p).map(|r| r % h).collect();
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    bal.set_speeds(&speeds).expect("speeds");
+    bal.set_hosts(&host_of).expect("hosts");
+    bal.set_hierarchical(true);
+    let plan = bal.plan(rows, cols).expect("hierarchical plan");
+    ctx.check(
+        "hier-plan-tiles",
+        plan.parts.len() == p && untiled_cell(&plan).is_none(),
+        format!("cell {:?} of {plan:?}", untiled_cell(&plan)),
+    );
+    // Hosts 0, 1, … appear in this order in rank order (rank r is on r % h).
+    let nh = h.min(p);
+    let totals: Vec<f64> = (0..nh)
+        .map(|k| (0..p).filter(|&r| r % h == k).map(|r| speeds[r]).sum())
+        .collect();
+    let across = ColumnDp::default()
+        .decompose(rows, cols, &totals)
+        .expect("plan of the hosts");
+    let areas: Vec<usize> = (0..nh)
+        .map(|k| {
+            (0..p)
+                .filter(|&r| r % h == k)
+                .map(|r| plan.parts[r].area())
+                .sum()
+        })
+        .collect();
+    let want: Vec<usize> = across.parts.iter().map(|r| r.area()).collect();
+    ctx.check(
+        "hier-plan-host-totals",
+        areas == want,
+        format!("host areas {areas:?}, a plan of the host totals {totals:?} gives {want:?}"),
     );
 }

@@ -5,6 +5,7 @@ use mpi::traits::*;
 use nuce::plan::packing::{
     Grid, Mesh, Packer, PackingOrder, Scaling, SubmeshAllocator, TightPacking,
 };
+use nuce::runtime::balancer::Balancer;
 use nuce::runtime::comm::gather_values;
 use nuce::runtime::packing::{allocate_collective, collective_tp};
 use rand::{Rng, SeedableRng};
@@ -46,6 +47,7 @@ fn equal(ctx: &Ctx) {
     let (p, rank) = (comm.size() as usize, ctx.rank() as usize);
     let per_rank: usize = ctx.arg(0, 5);
     let seeds: u64 = ctx.arg(1, 4);
+    let mut bal = Balancer::new(comm).expect("balancer");
     for seed in 0..seeds {
         let everyone = all_grids(p, per_rank, seed, 40);
         let all: Vec<Grid> = everyone.concat();
@@ -85,13 +87,18 @@ fn equal(ctx: &Ctx) {
                 );
             }
         }
-        // Submesh allocation: collective = sequential, for both scalings.
+        // Submesh allocation: collective = sequential, for both scalings,
+        // the non-uniform one by the free function, the uniform one through
+        // the balancer (`Balancer::allocate_grids`).
         let mesh = Mesh::new(16, 8).expect("mesh");
         for scaling in [Scaling::NonUniform, Scaling::Uniform] {
             let tp = TightPacking::default();
             let name = format!("alloc-{}-seed{seed}", scaling.name());
             let seq = SubmeshAllocator::new(tp, scaling).allocate(&all, mesh);
-            let col = allocate_collective(comm, mine, mesh, &tp, scaling);
+            let col = match scaling {
+                Scaling::Uniform => bal.allocate_grids(mine, mesh, &tp, scaling),
+                _ => allocate_collective(comm, mine, mesh, &tp, scaling),
+            };
             match (seq, col) {
                 (Ok(s), Ok(c)) => {
                     let gathered = gather_values(comm, 0, &c.submeshes).expect("gather");

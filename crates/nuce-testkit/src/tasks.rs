@@ -11,6 +11,9 @@
 //!   matching on the gathered measurements; the executor then runs it, and
 //!   a MaxTasks2 (2-factor) schedule of the same platform, and every task
 //!   must be computed exactly once, results received in the return order.
+//!   The MaxTasks1 schedule and its run go through a `Balancer`
+//!   (`schedule_tasks`, `master_worker`); the MaxTasks2 run calls the
+//!   executor directly.
 //! * `tasks-bad` — a rank with a wrong row length: the same error everywhere.
 
 use std::time::Instant;
@@ -21,7 +24,8 @@ use nuce::plan::tasks::matching::Assignment;
 use nuce::plan::tasks::{
     AssignmentSolver, Matching, MaxTasksSolver, TaskPlatform, TaskSchedule, TwoFactor,
 };
-use nuce::runtime::auction::{collective_assignment, collective_max_tasks1, WorkerSelf};
+use nuce::runtime::auction::{collective_assignment, WorkerSelf};
+use nuce::runtime::balancer::Balancer;
 use nuce::runtime::comm::all_gather_values;
 use nuce::runtime::master_worker::{run_master_worker, ExecPlan};
 use nuce::runtime::netprobe::link_to_root;
@@ -138,7 +142,11 @@ fn maxtasks1_scenario(ctx: &Ctx) {
         cycle_time,
         tcom: l.transfer_time(16),
     });
-    let (platform, sched) = match collective_max_tasks1(comm, master, me, deadline) {
+    let mut bal = match Balancer::new(comm) {
+        Ok(b) => b,
+        Err(e) => return ctx.check("maxtasks1-balancer", false, e),
+    };
+    let (platform, sched) = match bal.schedule_tasks(me, deadline) {
         Ok(s) => s,
         Err(e) => return ctx.check("maxtasks1-collective", false, e),
     };
@@ -170,7 +178,7 @@ fn maxtasks1_scenario(ctx: &Ctx) {
         ),
         Err(e) => ctx.check("maxtasks1-equals-sequential", false, e),
     }
-    execute(ctx, &sched, "maxtasks1", repeat);
+    execute(ctx, &sched, "maxtasks1", repeat, Some(&mut bal));
     // MaxTasks2 on the same measurements (results cost as much as inputs):
     // the executor must receive the results in the second order σ2.
     let pf2 = TaskPlatform::new(platform.cycle_times.clone(), platform.tcom, platform.tcom)
@@ -181,7 +189,7 @@ fn maxtasks1_scenario(ctx: &Ctx) {
     })
     .max_tasks(&pf2, deadline)
     {
-        Ok(s2) => execute(ctx, &s2, "maxtasks2", repeat),
+        Ok(s2) => execute(ctx, &s2, "maxtasks2", repeat, None),
         Err(e) => ctx.check("maxtasks2-plan", false, e),
     }
 }
@@ -189,22 +197,23 @@ fn maxtasks1_scenario(ctx: &Ctx) {
 /// Runs a task schedule with the executor: input = [first task, count],
 /// result = hits per task. Checks that every task ran exactly once with the
 /// right value and that results arrived in the schedule's return order.
-fn execute(ctx: &Ctx, sched: &TaskSchedule, name: &str, repeat: u64) {
+/// Through `bal` (its root is the master) when given, else the executor
+/// directly on the world communicator.
+fn execute(ctx: &Ctx, sched: &TaskSchedule, name: &str, repeat: u64, bal: Option<&mut Balancer>) {
     let comm = &ctx.world;
     let master = 0;
     let plan = ExecPlan::from_task_schedule(sched, comm.size(), master).expect("exec plan");
     let mut results: Vec<(u64, Vec<f64>)> = Vec::new();
-    let report = run_master_worker(
-        comm,
-        master,
-        &plan,
-        |_, first, n| vec![first as f64, n as f64],
-        |input, _| {
-            let (first, n) = (input[0] as u64, input[1] as u64);
-            (first..first + n).map(|t| mc_task(t, repeat)).collect()
-        },
-        |_, first, result| results.push((first, result)),
-    );
+    let input = |_: i32, first: u64, n: u64| vec![first as f64, n as f64];
+    let compute = |input: &[f64], _: u64| -> Vec<f64> {
+        let (first, n) = (input[0] as u64, input[1] as u64);
+        (first..first + n).map(|t| mc_task(t, repeat)).collect()
+    };
+    let keep = |_: i32, first: u64, result: Vec<f64>| results.push((first, result));
+    let report = match bal {
+        Some(b) => b.master_worker(&plan, input, compute, keep),
+        None => run_master_worker(comm, master, &plan, input, compute, keep),
+    };
     let r = match report {
         Ok(r) => r,
         Err(e) => return ctx.check(&format!("{name}-exec"), false, e),
