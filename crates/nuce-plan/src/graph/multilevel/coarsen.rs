@@ -22,18 +22,21 @@ const NONE: usize = usize::MAX;
 
 /// One coarsening level of `g`: the coarse graph (with vertex and edge
 /// weights, without coordinates) and the coarse vertex of every fine vertex.
+/// Two-hop matching is on ([`coarsen_within`]).
 pub fn coarsen(g: &Graph, max_vw: f64, rng: &mut impl Rng) -> (Graph, Vec<usize>) {
-    coarsen_within(g, max_vw, None, rng)
+    coarsen_within(g, max_vw, None, true, rng)
 }
 
 /// The levels of coarsening `g` until at most `coarse_to` vertices remain,
 /// no pair can be matched, or a level shrinks by less than 5 %: `levels[i]`
 /// is graph `i + 1` and the coarse vertex of every vertex of graph `i`
-/// (graph 0 is `g`). Empty when `g` is small enough. O(m) per level.
+/// (graph 0 is `g`). Empty when `g` is small enough. `two_hop` as in
+/// [`coarsen_within`]. O(m) per level.
 pub fn hierarchy(
     g: &Graph,
     coarse_to: usize,
     max_vw: f64,
+    two_hop: bool,
     rng: &mut impl Rng,
 ) -> Vec<(Graph, Vec<usize>)> {
     let mut levels: Vec<(Graph, Vec<usize>)> = Vec::new();
@@ -42,7 +45,7 @@ pub fn hierarchy(
         if fine.n() <= coarse_to {
             break;
         }
-        let (c, cmap) = coarsen(fine, max_vw, rng);
+        let (c, cmap) = coarsen_within(fine, max_vw, None, two_hop, rng);
         if c.n() == fine.n() {
             break;
         }
@@ -57,15 +60,18 @@ pub fn hierarchy(
 
 /// [`coarsen`] that only matches vertices of the same `label` (when given),
 /// as a repartitioning coarsens inside the current parts so that every
-/// coarse vertex keeps one home part.
+/// coarse vertex keeps one home part. With `two_hop`, vertices left without
+/// an unmatched neighbour may be paired through a common neighbour when they
+/// are many (METIS's two-hop matching).
 pub fn coarsen_within(
     g: &Graph,
     max_vw: f64,
     label: Option<&[usize]>,
+    two_hop: bool,
     rng: &mut impl Rng,
 ) -> (Graph, Vec<usize>) {
     let v = View::of(g);
-    let mate = heavy_edge_matching(&v, max_vw, label, rng);
+    let mate = heavy_edge_matching(&v, max_vw, label, two_hop, rng);
     contract(&v, &mate)
 }
 
@@ -93,18 +99,22 @@ fn visit_order(v: &View, rng: &mut impl Rng) -> Vec<usize> {
     order
 }
 
-/// The mate of every vertex (itself when unmatched).
+/// The mate of every vertex (itself when unmatched). Vertices left without
+/// an unmatched neighbour are then paired through common neighbours
+/// ([`two_hop`]) when they are more than 10 % of the graph, as METIS does.
 fn heavy_edge_matching(
     v: &View,
     max_vw: f64,
     label: Option<&[usize]>,
+    use_two_hop: bool,
     rng: &mut impl Rng,
 ) -> Vec<usize> {
     let n = v.n();
     let same = |x: usize, u: usize| label.is_none_or(|l| l[x] == l[u]);
     let mut mate = vec![NONE; n];
     let mut lone = NONE; // an isolated vertex waiting for a partner
-    for x in visit_order(v, rng) {
+    let order = visit_order(v, rng);
+    for &x in &order {
         if mate[x] != NONE {
             continue;
         }
@@ -128,14 +138,165 @@ fn heavy_edge_matching(
                 bw = v.ew[a];
             }
         }
-        if best == NONE {
-            mate[x] = x;
-        } else {
+        if best != NONE {
             mate[x] = best;
             mate[best] = x;
+        } else if 2.0 * v.vw[x] > max_vw {
+            // Too heavy for any pair; lighter ones stay NONE for two-hop matching.
+            mate[x] = x;
+        }
+    }
+    let unmatched = mate.iter().filter(|&&m| m == NONE).count();
+    if use_two_hop && unmatched as f64 > TWO_HOP_FRACTION * n as f64 {
+        two_hop(v, max_vw, label, &order, &mut mate, unmatched);
+    }
+    for (x, m) in mate.iter_mut().enumerate() {
+        if *m == NONE {
+            *m = x;
         }
     }
     mate
+}
+
+/// Two-hop matching starts when more than this fraction of the vertices
+/// found no unmatched neighbour (METIS's `UNMATCHEDFOR2HOP`).
+const TWO_HOP_FRACTION: f64 = 0.10;
+
+/// Two-hop matching after METIS 5 (`Match_2Hop`): vertices that heavy-edge
+/// matching left unmatched (`mate == NONE`; `unmatched` of them) are paired
+/// with other such vertices, first those of degree below 2 sharing a
+/// neighbour, then those with identical neighbour lists (degree below 64),
+/// then, while more than 15 % resp. 20 % of the graph stays unmatched, those
+/// of degree below 3 resp. any degree sharing a neighbour. Star-like and
+/// high-degree-variance graphs (a hub whose leaves are matched to nothing)
+/// then keep coarsening instead of stalling. O(n + m) per step.
+fn two_hop(
+    v: &View,
+    max_vw: f64,
+    label: Option<&[usize]>,
+    order: &[usize],
+    mate: &mut [usize],
+    mut unmatched: usize,
+) {
+    let n = v.n() as f64;
+    two_hop_any(v, max_vw, label, order, mate, &mut unmatched, 2);
+    two_hop_twins(v, max_vw, label, order, mate, &mut unmatched, 64);
+    if unmatched as f64 > 1.5 * TWO_HOP_FRACTION * n {
+        two_hop_any(v, max_vw, label, order, mate, &mut unmatched, 3);
+    }
+    if unmatched as f64 > 2.0 * TWO_HOP_FRACTION * n {
+        two_hop_any(v, max_vw, label, order, mate, &mut unmatched, usize::MAX);
+    }
+}
+
+/// Whether unmatched `x` and `u` may be paired.
+fn pairable(v: &View, max_vw: f64, label: Option<&[usize]>, x: usize, u: usize) -> bool {
+    v.vw[x] + v.vw[u] <= max_vw && label.is_none_or(|l| l[x] == l[u])
+}
+
+/// Pairs unmatched vertices of degree below `max_deg` that share a
+/// neighbour: an inverted index lists, for every vertex, its unmatched
+/// neighbours of small degree (in visit order); each list is paired up.
+fn two_hop_any(
+    v: &View,
+    max_vw: f64,
+    label: Option<&[usize]>,
+    order: &[usize],
+    mate: &mut [usize],
+    unmatched: &mut usize,
+    max_deg: usize,
+) {
+    let nv = v.n();
+    let cand = |x: usize, mate: &[usize]| mate[x] == NONE && v.arcs(x).len() < max_deg;
+    let mut start = vec![0usize; nv + 1];
+    for x in 0..nv {
+        if cand(x, mate) {
+            for a in v.arcs(x) {
+                start[v.adj[a] + 1] += 1;
+            }
+        }
+    }
+    for i in 0..nv {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut rows = vec![0usize; start[nv]];
+    for &x in order {
+        if cand(x, mate) {
+            for a in v.arcs(x) {
+                let h = v.adj[a];
+                rows[fill[h]] = x;
+                fill[h] += 1;
+            }
+        }
+    }
+    for &h in order {
+        let list = &rows[start[h]..start[h + 1]];
+        if list.len() < 2 {
+            continue;
+        }
+        let mut wait = NONE;
+        for &x in list {
+            if mate[x] != NONE {
+                continue;
+            }
+            if wait != NONE && pairable(v, max_vw, label, wait, x) {
+                mate[x] = wait;
+                mate[wait] = x;
+                *unmatched -= 2;
+                wait = NONE;
+            } else {
+                wait = x;
+            }
+        }
+    }
+}
+
+/// Pairs unmatched vertices of degree 2 to `max_deg − 1` whose neighbour
+/// lists are identical (sorted by a hash of the list, then compared).
+fn two_hop_twins(
+    v: &View,
+    max_vw: f64,
+    label: Option<&[usize]>,
+    order: &[usize],
+    mate: &mut [usize],
+    unmatched: &mut usize,
+    max_deg: usize,
+) {
+    let mut keys: Vec<(usize, usize, usize)> = order
+        .iter()
+        .copied()
+        .filter(|&x| mate[x] == NONE && (2..max_deg).contains(&v.arcs(x).len()))
+        .map(|x| {
+            let h = v.arcs(x).fold(0usize, |h, a| h.wrapping_add(v.adj[a]));
+            (v.arcs(x).len(), h, x)
+        })
+        .collect();
+    keys.sort_unstable();
+    let mut mark = vec![NONE; v.n()];
+    for i in 0..keys.len() {
+        let (d, h, x) = keys[i];
+        if mate[x] != NONE {
+            continue;
+        }
+        for a in v.arcs(x) {
+            mark[v.adj[a]] = x;
+        }
+        for &(d2, h2, u) in &keys[i + 1..] {
+            if (d2, h2) != (d, h) {
+                break;
+            }
+            if mate[u] == NONE
+                && pairable(v, max_vw, label, x, u)
+                && v.arcs(u).all(|a| mark[v.adj[a]] == x)
+            {
+                mate[x] = u;
+                mate[u] = x;
+                *unmatched -= 2;
+                break;
+            }
+        }
+    }
 }
 
 /// Contracts every matched pair. Coarse vertices are numbered in the order

@@ -120,6 +120,17 @@ pub struct Multilevel {
     /// (`not_worse_than_rcb_on_grids`: 42 against RCB's 40 on a 20 × 20 grid
     /// in 4 parts without it).
     pub geometric_start: bool,
+    /// Two-hop matching while coarsening (METIS's default; its `-no2hop`
+    /// turns it off): when heavy-edge matching leaves more than 10 % of a
+    /// level's vertices without an unmatched neighbour, they are paired
+    /// through common neighbours ([`coarsen`]), so that graphs with poor
+    /// matchings (hubs, high degree variance) keep coarsening.
+    #[serde(default = "yes")]
+    pub two_hop: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for Multilevel {
@@ -137,6 +148,7 @@ impl Default for Multilevel {
             fm_bad_moves: 50,
             cycles: 1,
             geometric_start: true,
+            two_hop: true,
         }
     }
 }
@@ -301,7 +313,7 @@ impl Multilevel {
         let coarse_to = self.coarse_to(g.n(), k);
         let max_vw = 1.5 * g.total_weight() / coarse_to as f64;
         // levels[i] = (graph i + 1, map from graph i's vertices to it).
-        let levels = coarsen::hierarchy(g, coarse_to, max_vw, rng);
+        let levels = coarsen::hierarchy(g, coarse_to, max_vw, self.two_hop, rng);
         let coarsest = levels.last().map_or(g, |l| &l.0);
         let refiner = self.refiner();
         let mut part = initial::recursive_bisection(
