@@ -58,6 +58,44 @@ pub fn hierarchy(
     levels
 }
 
+/// [`hierarchy`] that only matches vertices of the same `label` (the parts
+/// of a partition), so that every coarse vertex lies in one part: the levels
+/// and the label of every vertex of the coarsest graph (`label` itself when
+/// no level was made). The partition keeps its cut and part weights on every
+/// level. O(m) per level.
+pub fn hierarchy_within(
+    g: &Graph,
+    coarse_to: usize,
+    max_vw: f64,
+    two_hop: bool,
+    label: &[usize],
+    rng: &mut impl Rng,
+) -> (Vec<(Graph, Vec<usize>)>, Vec<usize>) {
+    let mut levels: Vec<(Graph, Vec<usize>)> = Vec::new();
+    let mut lab = label.to_vec();
+    loop {
+        let fine = levels.last().map_or(g, |l| &l.0);
+        if fine.n() <= coarse_to {
+            break;
+        }
+        let (c, cmap) = coarsen_within(fine, max_vw, Some(&lab), two_hop, rng);
+        if c.n() == fine.n() {
+            break;
+        }
+        let mut clab = vec![0; c.n()];
+        for (x, &cx) in cmap.iter().enumerate() {
+            clab[cx] = lab[x];
+        }
+        lab = clab;
+        let stalled = c.n() as f64 > 0.95 * fine.n() as f64;
+        levels.push((c, cmap));
+        if stalled {
+            break;
+        }
+    }
+    (levels, lab)
+}
+
 /// [`coarsen`] that only matches vertices of the same `label` (when given),
 /// as a repartitioning coarsens inside the current parts so that every
 /// coarse vertex keeps one home part. With `two_hop`, vertices left without

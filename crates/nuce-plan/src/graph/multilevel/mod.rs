@@ -127,6 +127,12 @@ pub struct Multilevel {
     /// matchings (hubs, high degree variance) keep coarsening.
     #[serde(default = "yes")]
     pub two_hop: bool,
+    /// Refinement V-cycles after each V-cycle (\[SS11\]'s iterated
+    /// multilevel refinement): the graph is coarsened again inside the parts
+    /// of the partition found, which is then refined on every level on the
+    /// way back; a cycle's result is kept only if it is no worse.
+    #[serde(default)]
+    pub refine_cycles: usize,
 }
 
 fn yes() -> bool {
@@ -149,6 +155,7 @@ impl Default for Multilevel {
             cycles: 1,
             geometric_start: true,
             two_hop: true,
+            refine_cycles: 0,
         }
     }
 }
@@ -264,7 +271,15 @@ impl GraphPartitioner for Multilevel {
         let mut best = Best::new(self.tolerance);
         for cycle in 0..self.cycles.max(1) {
             let mut rng = ChaCha8Rng::seed_from_u64(self.seed.wrapping_add(cycle as u64));
-            best.offer(&view, &tw, self.v_cycle(g, targets, &mut rng)?);
+            let mut part = self.v_cycle(g, targets, &mut rng)?;
+            for _ in 0..self.refine_cycles {
+                let better = self.refine_cycle(g, &tw, &part, &mut rng);
+                let mut keep = Best::new(self.tolerance);
+                keep.offer(&view, &tw, part);
+                keep.offer(&view, &tw, better);
+                part = keep.take();
+            }
+            best.offer(&view, &tw, part);
         }
         if self.geometric_start && g.coords().is_some_and(|c| c.dim <= 2) {
             let mut p = Rcb {
@@ -335,17 +350,59 @@ impl Multilevel {
                 rng,
             );
         }
+        Ok(self.uncoarsen(g, &levels, &tw, part, true, rng))
+    }
+
+    /// Projects `part` (of the coarsest graph of `levels`) level by level
+    /// back to `g`, refining on every level: with the coarse-level slack when
+    /// `slack`, else with the final caps. The finest level holds the
+    /// tolerance.
+    fn uncoarsen(
+        &self,
+        g: &Graph,
+        levels: &[(Graph, Vec<usize>)],
+        tw: &[f64],
+        mut part: Vec<usize>,
+        slack: bool,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<usize> {
+        let refiner = self.refiner();
         for i in (0..levels.len()).rev() {
             let fine = if i == 0 { g } else { &levels[i - 1].0 };
-            let cmap = &levels[i].1;
-            let projected: Vec<usize> = cmap.iter().map(|&c| part[c]).collect();
-            part = projected;
+            part = levels[i].1.iter().map(|&c| part[c]).collect();
             if i == 0 {
-                refiner.refine(fine, &tw, &mut part, true, rng);
+                refiner.refine(fine, tw, &mut part, true, rng);
+            } else if slack {
+                refiner.refine_coarse(fine, tw, &mut part, initial::granularity(fine), rng);
             } else {
-                refiner.refine_coarse(fine, &tw, &mut part, initial::granularity(fine), rng);
+                refiner.refine(fine, tw, &mut part, false, rng);
             }
         }
-        Ok(part)
+        part
+    }
+
+    /// One refinement V-cycle on `part` (iterated multilevel refinement, as
+    /// in \[SS11\]): the graph is coarsened again, matching only vertices
+    /// of the same part, so that the partition carries over unchanged to
+    /// every level; it is then refined on the way back up with the final
+    /// caps. Coarse levels move whole clusters that the finest level's
+    /// vertex moves cannot. Costs about one coarsening and one uncoarsening
+    /// (no initial partition).
+    fn refine_cycle(
+        &self,
+        g: &Graph,
+        tw: &[f64],
+        part: &[usize],
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<usize> {
+        let coarse_to = self.coarse_to(g.n(), tw.len());
+        let max_vw = 1.5 * g.total_weight() / coarse_to as f64;
+        let (levels, mut cpart) =
+            coarsen::hierarchy_within(g, coarse_to, max_vw, self.two_hop, part, rng);
+        let Some((coarsest, _)) = levels.last() else {
+            return part.to_vec();
+        };
+        self.refiner().refine(coarsest, tw, &mut cpart, false, rng);
+        self.uncoarsen(g, &levels, tw, cpart, false, rng)
     }
 }
