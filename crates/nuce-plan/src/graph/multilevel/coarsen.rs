@@ -433,6 +433,77 @@ mod tests {
     }
 
     #[test]
+    fn two_hop_pairs_the_leaves_of_a_star() {
+        // A hub with 40 leaves: heavy-edge matching pairs the hub with one
+        // leaf and leaves the other 39 alone; two-hop matching pairs them
+        // through the hub.
+        let g = Graph::from_edges(41, (1..41).map(|i| (0, i, 1.0)), false).unwrap();
+        let v = View::of(&g);
+        for seed in 0..4 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let one_hop = heavy_edge_matching(&v, f64::INFINITY, None, false, &mut rng);
+            assert_eq!((0..41).filter(|&x| one_hop[x] == x).count(), 39);
+            let (c, cmap) = coarsen(&g, f64::INFINITY, &mut rng);
+            assert!(c.n() <= 21, "{} coarse vertices", c.n());
+            assert_eq!(c.total_weight(), g.total_weight());
+            let checked = Graph::from_csr(
+                c.xadj().to_vec(),
+                c.adjncy().to_vec(),
+                c.vertex_weights().map(<[f64]>::to_vec),
+                c.edge_weights().map(<[f64]>::to_vec),
+            );
+            assert!(checked.is_ok(), "{checked:?}");
+            // Every coarse vertex holds one or two fine vertices.
+            let mut size = vec![0; c.n()];
+            for &x in &cmap {
+                size[x] += 1;
+            }
+            assert!(size.iter().all(|&s| (1..=2).contains(&s)));
+        }
+    }
+
+    #[test]
+    fn two_hop_pairs_twins_and_respects_weights_and_labels() {
+        // K(3, 30): the 30 vertices of degree 3 share one neighbour list;
+        // 3 of them match the hubs, the other 27 pair up as twins.
+        let edges = (0..3).flat_map(|h| (3..33).map(move |x| (h, x, 1.0)));
+        let g = Graph::from_edges(33, edges, false).unwrap();
+        let v = View::of(&g);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mate = heavy_edge_matching(&v, f64::INFINITY, None, true, &mut rng);
+        let lone = (0..33).filter(|&x| mate[x] == x).count();
+        assert!(lone <= 1, "{lone} unmatched");
+        assert!((0..33).all(|x| mate[mate[x]] == x));
+        // A weight bound of one vertex allows no pair at all.
+        let mate = heavy_edge_matching(&v, 1.0, None, true, &mut rng);
+        assert!((0..33).all(|x| mate[x] == x));
+        // Labels: pairs never cross them.
+        let label: Vec<usize> = (0..33).map(|x| x % 2).collect();
+        let mate = heavy_edge_matching(&v, f64::INFINITY, Some(&label), true, &mut rng);
+        assert!((0..33).all(|x| label[mate[x]] == label[x] && mate[mate[x]] == x));
+    }
+
+    #[test]
+    fn hierarchy_within_keeps_the_partition() {
+        let g = grid_graph(30, 30);
+        let part: Vec<usize> = (0..900).map(|x| (x % 30 / 10) + 3 * (x / 450)).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let (levels, coarse) = hierarchy_within(&g, 40, f64::INFINITY, true, &part, &mut rng);
+        assert!(!levels.is_empty());
+        // The coarsest labels projected back are the partition itself.
+        let mut back = coarse.clone();
+        for i in (0..levels.len()).rev() {
+            back = levels[i].1.iter().map(|&c| back[c]).collect();
+        }
+        assert_eq!(back, part);
+        let coarsest = &levels.last().unwrap().0;
+        assert_eq!(
+            super::super::cut(&View::of(coarsest), &coarse),
+            super::super::cut(&View::of(&g), &part)
+        );
+    }
+
+    #[test]
     fn same_seed_same_levels() {
         let g = grid_graph(13, 17);
         let a = coarsen(&g, f64::INFINITY, &mut ChaCha8Rng::seed_from_u64(5));
