@@ -8,6 +8,10 @@
 //! weights, edges inside a pair disappear. A partition of the coarse graph
 //! has the same cut and part weights as its projection on the fine graph.
 //!
+//! When more than 10 % of the vertices find no unmatched neighbour, they
+//! are paired through common neighbours (METIS 5's two-hop matching), so
+//! that stars and hubs keep coarsening.
+//!
 //! Cost: O(n + m) per level (a counting sort by degree, one sweep of the
 //! arcs to match, one to contract, with a dense marker array instead of a
 //! hash map).

@@ -7,7 +7,10 @@
 //!    order (low degrees first), contraction with summed vertex and edge
 //!    weights, until at most `max(coarsen_per_part · k, coarsen_min,
 //!    n / (coarsen_fraction · ⌊log₂ k⌋))` vertices remain (METIS's
-//!    `max(30 k, n / (40 log₂ k))`) or a level shrinks by less than 5 %.
+//!    `max(30 k, n / (40 log₂ k))`) or a level shrinks by less than 5 %;
+//!    vertices left without an unmatched neighbour pair up through common
+//!    neighbours when they are many (METIS's two-hop matching,
+//!    [`Multilevel::two_hop`]).
 //! 2. **Initial partition** ([`initial`]): recursive bisection of the coarsest
 //!    graph, each bisection split in proportion to the targets of its two
 //!    halves and itself multilevel: the best of `initial_runs` bisections,
@@ -26,6 +29,10 @@
 //!    at the finest level the caps are `(1 + tolerance) × target` and a last
 //!    balancing pass may also move vertices to parts they do not touch, so
 //!    the bound holds whenever the vertex weights allow it.
+//!
+//! Optionally ([`Multilevel::refine_cycles`], off by default for its cost),
+//! refinement V-cycles follow \[SS11\]: the graph is coarsened again inside
+//! the parts found and the partition refined on the way back up.
 //!
 //! With 1D or 2D coordinates, a refined RCB partition is a second candidate
 //! ([`Multilevel::geometric_start`]).
@@ -130,7 +137,10 @@ pub struct Multilevel {
     /// Refinement V-cycles after each V-cycle (\[SS11\]'s iterated
     /// multilevel refinement): the graph is coarsened again inside the parts
     /// of the partition found, which is then refined on every level on the
-    /// way back; a cycle's result is kept only if it is no worse.
+    /// way back; a cycle's result is kept only if it is no worse. Default 0:
+    /// on issue 21's 240 cases one cycle lowered the cut geometric mean from
+    /// 1.011 to 1.003 × METIS's (cases above 1.10 × from 9 to 6) for 1.35 ×
+    /// the time.
     #[serde(default)]
     pub refine_cycles: usize,
 }
