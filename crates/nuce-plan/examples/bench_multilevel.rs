@@ -15,13 +15,16 @@
 //! a facet), `weighted` / `dualweighted` the same graph with integer vertex
 //! weights in 1..=4 and edge weights in 1..=8 (seeded, symmetric). Prints one
 //! Markdown row per case, worst cut ratio first, then per-graph and overall
-//! summaries. `NUCE_ML='{"cycles": 2}'` overrides fields of the defaults.
+//! summaries. `NUCE_ML='{"cycles": 2}'` overrides fields of the defaults;
+//! `NUCE_ML_VS='{"two_hop": false}'` also runs that variant of the defaults
+//! on every case in the same run and prints its summary next to the first
+//! (a change measured side by side).
 //! Times: the least of `REPS` runs each (nuce: wall time of the
 //! call in this process; METIS: its "Partitioning:" line).
 
 use std::time::Instant;
 
-use nuce_plan::graph::{io, metrics, Graph, GraphPartitioner, Multilevel};
+use nuce_plan::graph::{io, metrics, Graph, GraphPartitioner, Metrics, Multilevel};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -81,17 +84,12 @@ fn main() {
         .map(|s| s.split(',').map(|x| x.parse().expect("p")).collect())
         .unwrap_or_else(|| vec![4, 8, 16, 32, 64]);
     // NUCE_ML='{"field": value, …}' overrides fields of the defaults.
-    let mut ml = Multilevel::default();
-    if let Ok(j) = std::env::var("NUCE_ML") {
-        let mut v = serde_json::to_value(ml).expect("json");
-        let o: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&j).expect("NUCE_ML: a JSON object");
-        for (key, val) in o {
-            v[key] = val;
-        }
-        ml = serde_json::from_value(v).expect("NUCE_ML fields");
-    }
+    let ml = variant("NUCE_ML").unwrap_or_default();
+    let vs = variant("NUCE_ML_VS");
     println!("nuce `Multilevel::default()` = {ml:?}; least time of {reps} runs for both.\n");
+    if let Some(b) = &vs {
+        println!("Variant B (`NUCE_ML_VS`) = {b:?}, same cases, same run.\n");
+    }
     let mut rows = Vec::new();
     let mut per_graph = Vec::new();
     let (mut worst_imb, mut worst_metis_imb) = (0.0f64, 0.0f64);
@@ -102,17 +100,11 @@ fn main() {
         std::fs::write(&gf, io::write_metis(&g)).expect("write graph");
         let mut rng = ChaCha8Rng::seed_from_u64(2025);
         let (mut gc, mut gt) = (Vec::new(), Vec::new());
+        let (mut bc, mut bt) = (Vec::new(), Vec::new());
         for &p in &ps {
             for kind in KINDS {
                 let t = targets(kind, p, &mut rng);
-                let (mut secs, mut part) = (f64::INFINITY, None);
-                for _ in 0..reps {
-                    let t0 = Instant::now();
-                    let q = ml.partition(&g, &t).expect("multilevel");
-                    secs = secs.min(t0.elapsed().as_secs_f64());
-                    part = Some(q);
-                }
-                let m = metrics(&g, &part.expect("a run"), &t).expect("metrics");
+                let (secs, m) = timed(&ml, &g, &t, reps);
                 let (mut msecs, mut mpart) = (f64::INFINITY, None);
                 for _ in 0..reps {
                     let (q, s) = metis(&gf, &work, &t, g.n());
@@ -122,6 +114,11 @@ fn main() {
                 let mm = metrics(&g, &mpart.expect("a run"), &t).expect("metrics");
                 let msecs = msecs.max(0.0005);
                 let (cr, tr) = (m.edge_cut / mm.edge_cut, secs / msecs);
+                if let Some(b) = &vs {
+                    let (bs, bm) = timed(b, &g, &t, reps);
+                    bc.push(bm.edge_cut / mm.edge_cut);
+                    bt.push(bs / msecs);
+                }
                 rows.push((
                     cr,
                     format!(
@@ -140,7 +137,7 @@ fn main() {
                 worst_metis_imb = worst_metis_imb.max(mm.imbalance);
             }
         }
-        per_graph.push((name.to_string(), g.n(), gc, gt));
+        per_graph.push((name.to_string(), g.n(), gc, gt, bc, bt));
     }
     rows.sort_by(|a, b| b.0.total_cmp(&a.0));
     println!("| graph | vertices | p | targets | cut nuce | cut METIS | cut ratio | imb. nuce | imb. METIS | s nuce | s METIS | time ratio |");
@@ -150,17 +147,23 @@ fn main() {
     }
     println!("\n| graph | vertices | cut ratio gmean | cut ratio max | cases > 1.10 | time ratio gmean | time ratio max |\n|---|---|---|---|---|---|---|");
     let (mut cuts, mut times) = (Vec::new(), Vec::new());
-    for (name, n, c, t) in &per_graph {
-        println!(
-            "| {name} | {n} | {:.3} | {:.3} | {} | {:.2} | {:.2} |",
-            gmean(c),
-            max(c),
-            c.iter().filter(|&&x| x > 1.10).count(),
-            gmean(t),
-            max(t),
-        );
+    let (mut bcuts, mut btimes) = (Vec::new(), Vec::new());
+    for (name, n, c, t, b, bt) in &per_graph {
+        println!("| {name} | {n} | {} |", summary(c, t));
+        if vs.is_some() {
+            println!("| {name} (B) | {n} | {} |", summary(b, bt));
+        }
         cuts.extend_from_slice(c);
         times.extend_from_slice(t);
+        bcuts.extend_from_slice(b);
+        btimes.extend_from_slice(bt);
+    }
+    if vs.is_some() {
+        println!(
+            "\n**Variant B, all {} cases: {}** (cut gmean | max | > 1.10 | time gmean | max)",
+            bcuts.len(),
+            summary(&bcuts, &btimes)
+        );
     }
     println!(
         "\n**All {} cases: cut nuce / METIS geometric mean {:.3}, max {:.3}, {} above 1.10; worst imbalance nuce {:.2} % (METIS {:.2} %); time nuce / METIS geometric mean {:.2}, max {:.2}.**",
@@ -173,4 +176,41 @@ fn main() {
         gmean(&times),
         max(&times),
     );
+}
+
+/// The defaults with the fields of the JSON object in the environment
+/// variable `var` (`None` when unset).
+fn variant(var: &str) -> Option<Multilevel> {
+    let j = std::env::var(var).ok()?;
+    let mut v = serde_json::to_value(Multilevel::default()).expect("json");
+    let o: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&j).unwrap_or_else(|e| panic!("{var}: a JSON object: {e}"));
+    for (key, val) in o {
+        v[key] = val;
+    }
+    Some(serde_json::from_value(v).unwrap_or_else(|e| panic!("{var} fields: {e}")))
+}
+
+/// The least time of `reps` runs of `ml` on `g` and the metrics of its partition.
+fn timed(ml: &Multilevel, g: &Graph, t: &[f64], reps: usize) -> (f64, Metrics) {
+    let (mut secs, mut part) = (f64::INFINITY, None);
+    for _ in 0..reps.max(1) {
+        let t0 = Instant::now();
+        let q = ml.partition(g, t).expect("multilevel");
+        secs = secs.min(t0.elapsed().as_secs_f64());
+        part = Some(q);
+    }
+    (secs, metrics(g, &part.expect("a run"), t).expect("metrics"))
+}
+
+/// Cut ratio gmean | max | cases above 1.10 | time ratio gmean | max.
+fn summary(c: &[f64], t: &[f64]) -> String {
+    format!(
+        "{:.3} | {:.3} | {} | {:.2} | {:.2}",
+        gmean(c),
+        max(c),
+        c.iter().filter(|&&x| x > 1.10).count(),
+        gmean(t),
+        max(t)
+    )
 }

@@ -261,7 +261,7 @@ impl Repartitioner {
             let label: Vec<usize> = (0..fine.n())
                 .map(|x| starts[i][x] * k + homes[i][x])
                 .collect();
-            let (c, cmap) = coarsen::coarsen_within(fine, max_vw, Some(&label), &mut rng);
+            let (c, cmap) = coarsen::coarsen_within(fine, max_vw, Some(&label), true, &mut rng);
             if c.n() == fine.n() {
                 break;
             }

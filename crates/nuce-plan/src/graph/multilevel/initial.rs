@@ -126,7 +126,7 @@ pub fn bisect(
     let mut best = Best::new(tol);
     let max_vw = 1.5 * g.total_weight() / BISECTION_COARSEST as f64;
     for _ in 0..cuts.max(1) {
-        let levels = coarsen::hierarchy(g, BISECTION_COARSEST, max_vw, rng);
+        let levels = coarsen::hierarchy(g, BISECTION_COARSEST, max_vw, true, rng);
         let Some((coarsest, _)) = levels.last() else {
             // `g` is small: grow it directly, held to `tol`.
             for _ in 0..tries.max(1) {

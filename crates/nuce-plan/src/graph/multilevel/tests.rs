@@ -271,6 +271,38 @@ fn heavy_vertex_weights() {
 }
 
 #[test]
+fn refine_cycles_never_worse_and_balanced() {
+    // The same seed gives the same first V-cycle; a refinement V-cycle's
+    // result is kept only when no worse, so the cut cannot rise.
+    let mut gained = 0;
+    for seed in 0..4u64 {
+        let g = geometric_graph(2000, 0.045, seed);
+        let targets = [1.0, 4.0, 1.0, 4.0, 2.0];
+        let base = Multilevel {
+            seed,
+            refine_cycles: 0,
+            geometric_start: false,
+            ..Multilevel::default()
+        };
+        let more = Multilevel {
+            refine_cycles: 2,
+            ..base
+        };
+        let a = check(&g, &base.partition(&g, &targets).unwrap(), &targets);
+        let b = check(&g, &more.partition(&g, &targets).unwrap(), &targets);
+        assert!(b.imbalance <= 0.03 + 1e-9, "seed {seed}: {}", b.imbalance);
+        assert!(
+            b.edge_cut <= a.edge_cut,
+            "seed {seed}: {} > {}",
+            b.edge_cut,
+            a.edge_cut
+        );
+        gained += usize::from(b.edge_cut < a.edge_cut);
+    }
+    assert!(gained > 0, "no refinement V-cycle lowered a cut");
+}
+
+#[test]
 fn registered_as_an_algorithm() {
     assert_eq!(Algo::from_name("ml"), Some(Algo::Multilevel));
     assert_eq!(Algo::from_name("multilevel"), Some(Algo::Multilevel));
