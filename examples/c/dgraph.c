@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
   int64_t rows = argc > 2 ? atoll(argv[1]) : 24, cols = argc > 2 ? atoll(argv[2]) : 20;
   int64_t n = rows * cols;
   nuce_balancer *b = NULL;
-  check(nuce_balancer_new(MPI_COMM_WORLD, &b) == NUCE_OK, "balancer");
+  check(nuce_balancer_create(MPI_COMM_WORLD, &b) == NUCE_OK, "balancer");
   double *speeds = malloc(size * sizeof *speeds), *slow = malloc(size * sizeof *slow);
   for (int r = 0; r < size; r++) {
     speeds[r] = r + 1.0;
