@@ -164,6 +164,12 @@ for np in 1 2 3; do
   grep -q "graph: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
   echo "test_capi: ok: Fortran $(grep 'graph: all' <<<"$out")"
 done
+# A distributed graph from every rank's own vertices (examples/fortran/dgraph.f90).
+for np in 1 2 3; do
+  out="$("$mpirun" -np "$np" "$tmp/fcmake/dgraph" 2>&1)" || { echo "$out" >&2; echo "test_capi: dgraph.f90 failed with $np ranks" >&2; exit 1; }
+  grep -q "dgraph: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
+  echo "test_capi: ok: Fortran $(grep 'dgraph: all' <<<"$out")"
+done
 echo "test_capi: all Fortran API tests passed"
 
 # --- Issue 20: bounded collectives and the Fortran doc's program (a separate block) ---

@@ -131,7 +131,12 @@ fn one_lifecycle_for_root_index_and_distributed_graphs() {
             .filter(|rest| rest.contains(" decision "))
             .collect();
         let distinct: std::collections::BTreeSet<&&str> = decisions.iter().collect();
-        assert_eq!((decisions.len(), distinct.len()), (4 * np, 4), "{}", run.stdout);
+        assert_eq!(
+            (decisions.len(), distinct.len()),
+            (4 * np, 4),
+            "{}",
+            run.stdout
+        );
         // The graph without coordinates: one error, the same on every rank.
         assert_eq!(run.distinct_after(" error ").len(), 1, "{}", run.stdout);
     }

@@ -27,6 +27,11 @@
 //!   whose owner changes, with their adjacency, weights, coordinates and
 //!   value, in flat all-to-all-v's; values arrive bit-exact.
 //!
+//! * [`GraphStrategy`] — how a balancer remaps the graph, fixed when it is
+//!   built ([`DistGraph::strategy`]); one
+//!   [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap) for
+//!   every strategy.
+//!
 //! All calls are collective and their errors agree (see [`super::comm`]).
 
 use std::time::Instant;

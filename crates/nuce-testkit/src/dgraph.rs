@@ -378,11 +378,8 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 for (k, speeds) in [&down, &slow0].into_iter().enumerate() {
                     let speed = speeds[ctx.rank() as usize];
                     let work = g.local_work() * iters as f64;
-                    bal.record_phase(
-                        work,
-                        std::time::Duration::from_secs_f64(work / speed / 1e6),
-                    )
-                    .expect("record");
+                    bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed / 1e6))
+                        .expect("record");
                     let rep = if k == 0 {
                         bal.maybe_remap(&mut g, iters)
                     } else {
