@@ -75,8 +75,8 @@ fn main() -> nuce::Result<()> {
             g.exchange_ghosts()?; // neighbour-only messages
             relax(&mut g, extra(world.rank(), phase)); // your solver's iteration
         }
-        let report = bal.maybe_remap_distributed(&mut g, iters)?; // prefix-sum re-cut
-                                                                  // ANCHOR_END: quickstart_distgraph
+        let report = bal.maybe_remap(&mut g, iters)?; // prefix-sum re-cut
+                                                      // ANCHOR_END: quickstart_distgraph
         report_phase(&g, &mut t, phase, iters, &report);
     }
     report_result(&g)

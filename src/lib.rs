@@ -42,6 +42,6 @@ pub use runtime::array::{DistArray2, Element, MoveStats};
 pub use runtime::array3::DistArray3;
 pub use runtime::balancer::{Balancer, Rebalance, RemapReport, SpeedModel};
 pub use runtime::clock::waiting;
-pub use runtime::graph::{DistGraph, GraphValue};
+pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue};
 pub use runtime::halo::ExchangeStats;
 pub use speed::PhaseTimer;

@@ -122,3 +122,26 @@ fn graph_scale_example_checks_pass() {
         }
     }
 }
+
+#[test]
+fn one_lifecycle_for_root_index_and_distributed_graphs() {
+    for np in [1, 3] {
+        let run = common::checks_pass(np, &["dgraph-lifecycle", "12", "10", "9"]);
+        // Two balance points per strategy, each the same decision on every rank.
+        let results = run.lines_with("RESULT");
+        let decisions: Vec<&str> = results
+            .iter()
+            .filter_map(|l| l.split_once(' ').map(|(_, rest)| rest))
+            .filter(|rest| rest.contains(" decision "))
+            .collect();
+        let distinct: std::collections::BTreeSet<&&str> = decisions.iter().collect();
+        assert_eq!(
+            (decisions.len(), distinct.len()),
+            (4 * np, 4),
+            "{}",
+            run.stdout
+        );
+        // The graph without coordinates: one error, the same on every rank.
+        assert_eq!(run.distinct_after(" error ").len(), 1, "{}", run.stdout);
+    }
+}

@@ -73,7 +73,7 @@ use super::auction::{collective_max_tasks1, WorkerSelf};
 use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
 use super::cost::CostGrid;
-use super::graph::{DistGraph, GraphValue, MigrateStats, RootIndex};
+use super::graph::{DistGraph, GraphStrategy, GraphValue, MigrateStats, RootIndex};
 use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
 use super::netprobe::probe_links;
@@ -889,10 +889,14 @@ impl Balancer {
     /// decomposer — or, for an array with a cost field
     /// ([`DistArray3::set_cost`], [`DistArray2::set_cost`]), timed by its
     /// summed cost, planned by the weighted bisection and decided on
-    /// `Σ cost / speed` ([`super::cost`]); graphs made by [`Balancer::scatter_graph`] are re-cut
-    /// along the root's index ordering (\[KOR95\] §3, few vertices move). The
-    /// decision and what moved are identical on every rank. `data` must live
-    /// on this balancer's ranks in the same order.
+    /// `Σ cost / speed` ([`super::cost`]); graphs follow the
+    /// [`GraphStrategy`] they were built with: made by
+    /// [`Balancer::scatter_graph`], re-cut along the root's index ordering
+    /// (\[KOR95\] §3, few vertices move); made by [`DistGraph::from_local`],
+    /// re-cut by prefix sums along each rank's Hilbert order
+    /// ([`DistGraph::prefix_cut`]) with no O(n) array anywhere. The decision
+    /// and what moved are identical on every rank. `data` must live on this
+    /// balancer's ranks in the same order.
     pub fn maybe_remap<D: Rebalance>(
         &mut self,
         data: &mut D,
@@ -945,15 +949,37 @@ impl Balancer {
             ahead,
             costs,
         };
-        let (decision, plan, estimates) = {
+        let merge = |gathered: Option<Vec<RankReport>>| {
+            let phase =
+                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
+            merge_estimates(&phase, previous.as_deref(), phase_units)
+        };
+        let (decision, plan, estimates) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
             root_compute(&self.comm, self.root, || {
-                let phase = gathered
-                    .ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
-                let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
+                let est = merge(gathered)?;
                 let (d, plan) = proposal(&est)?;
                 Ok((d, plan, est))
             })?
+        } else {
+            // Every rank plans its own share for the broadcast speeds; the
+            // root weighs the O(p) loads and volumes.
+            let estimates: Vec<SpeedEstimate> =
+                root_compute(&self.comm, self.root, || merge(gathered))?;
+            let local = data.propose_collective(&snap_speeds(&estimates)?)?;
+            let (policy, bandwidth) = ctx.policy;
+            let decision = root_compute(&self.comm, self.root, || {
+                let d = policy.decide_noisy(
+                    &local.current,
+                    &local.candidate,
+                    &estimates,
+                    &local.volume,
+                    ahead,
+                    bandwidth,
+                )?;
+                Ok(d.decision)
+            })?;
+            (decision, local.plan, estimates)
         };
         let model = SpeedModel::of(&estimates);
         info!(
@@ -1035,6 +1061,7 @@ impl Balancer {
         let (index, partition) = built.unzip();
         let mut dg = DistGraph::scatter(&self.comm, self.root, graph, partition.as_ref(), values)?;
         dg.index = index;
+        dg.strategy = GraphStrategy::RootIndex;
         dg.cp.adopt(&self.cp);
         self.mark();
         Ok(dg)
@@ -1061,11 +1088,12 @@ impl Balancer {
         )
     }
 
-    /// Partitions a distributed graph (e.g. built by
-    /// [`DistGraph::from_local`]) for the current speeds (uniform when none
-    /// were measured) with the parallel RCB
-    /// ([`DistGraph::partition_rcb`]) and migrates it: no rank gathers the
-    /// graph. A balance point.
+    /// The first partition of a distributed graph (built by
+    /// [`DistGraph::from_local`], [`GraphStrategy::Geometric`]) for the
+    /// current speeds (uniform when none were measured): the parallel RCB
+    /// ([`DistGraph::partition_rcb`]), then a migration; no rank gathers the
+    /// graph. Later balance points are [`Balancer::maybe_remap`]. A balance
+    /// point.
     pub fn partition_distributed<T: GraphValue>(
         &mut self,
         g: &mut DistGraph<T>,
@@ -1080,66 +1108,6 @@ impl Balancer {
         let st = g.migrate(&dest)?;
         self.mark();
         Ok(st)
-    }
-
-    /// [`Balancer::maybe_remap`] for a distributed graph without a root
-    /// index: measures the phase, merges the speeds at the root, cuts the
-    /// graph's global order anew by prefix sums ([`DistGraph::prefix_cut`]:
-    /// rank by rank, each along the Hilbert curve), and lets the root's
-    /// [`RemapPolicy::decide_loads`] weigh the loads now and under the
-    /// candidate against each rank's move volume (O(p) numbers per rank, no
-    /// O(n) array anywhere). If it pays off within `iterations` iterations
-    /// the vertices migrate. Collective; the report is the same on every rank.
-    pub fn maybe_remap_distributed<T: GraphValue>(
-        &mut self,
-        g: &mut DistGraph<T>,
-        iterations: usize,
-    ) -> Result<RemapReport> {
-        let _w = waiting();
-        self.record_automatic(g.local_work(), iterations)?;
-        self.arrive(&format!(
-            "Balancer::maybe_remap_distributed(iterations {iterations}, {} vertices after {} ghost exchanges, {})",
-            g.global_len(),
-            g.exchanges(),
-            policy_args(&self.policy)
-        ))?;
-        self.same_ranks(g.comm(), "maybe_remap_distributed")?;
-        let report = self.local_report(g.local_work());
-        let gathered = gather_values(&self.comm, self.root, &report)?;
-        let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
-        let estimates: Vec<SpeedEstimate> = root_compute(&self.comm, self.root, || {
-            let phase =
-                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
-            merge_estimates(&phase, previous.as_deref(), phase_units)
-        })?;
-        // The same on every rank: the estimates were broadcast.
-        let speeds = snap_speeds(&estimates)?;
-        let dest = g.prefix_cut(&speeds)?;
-        let (current, candidate, volume) = g.move_volume(&dest);
-        let (policy, bandwidth) = self.network_policy();
-        let decision = root_compute(&self.comm, self.root, || {
-            let d = policy.decide_noisy(
-                &current, &candidate, &estimates, &volume, iterations, bandwidth,
-            )?;
-            Ok(d.decision)
-        })?;
-        let model = SpeedModel::of(&estimates);
-        self.speeds = Some(decision.speeds.clone());
-        self.set_estimates(estimates.clone(), true);
-        let moved = if decision.remap {
-            let st = g.migrate(&dest)?;
-            self.observe(&st.moves);
-            Some(st.moves)
-        } else {
-            None
-        };
-        self.mark();
-        Ok(RemapReport {
-            decision,
-            moved,
-            model,
-            estimates,
-        })
     }
 
     /// Runs one master–worker execution of `plan` on the balancer's
@@ -1221,6 +1189,21 @@ pub struct RootContext {
 /// the new layout (planned for the snapped speeds, [`snap_speeds`]).
 pub type Proposal<'a, P> = Box<dyn FnOnce(&[SpeedEstimate]) -> Result<(RemapDecision, P)> + 'a>;
 
+/// A candidate layout planned by every rank together
+/// ([`Rebalance::propose_collective`]): what the root weighs (the same on
+/// every rank) and this rank's share of the move.
+#[derive(Debug, Clone)]
+pub struct LocalProposal<P> {
+    /// The work of every rank now.
+    pub current: Vec<f64>,
+    /// The work of every rank under the candidate.
+    pub candidate: Vec<f64>,
+    /// Every rank's move volume (bytes sent plus received, messages).
+    pub volume: Vec<(f64, usize)>,
+    /// This rank's share of the move.
+    pub plan: P,
+}
+
 /// Distributed data a [`Balancer`] can rebalance: [`DistArray2`],
 /// [`DistGraph`], [`DistArray3`]. Sealed: implemented by nuce's containers only.
 pub trait Rebalance: sealed::Sealed {
@@ -1235,8 +1218,23 @@ pub trait Rebalance: sealed::Sealed {
     /// Ghost exchanges made so far (compared at the balance point: a rank
     /// that skipped one is caught there).
     fn exchanges(&self) -> u64;
-    /// The root's decision for given speeds (called on the root only).
+    /// Whether the root plans the new layout ([`Rebalance::propose`]), or
+    /// every rank its own share ([`Rebalance::propose_collective`]). The
+    /// same on every rank.
+    fn plans_at_root(&self) -> bool {
+        true
+    }
+    /// The root's decision for given speeds (called on the root only, when
+    /// [`Rebalance::plans_at_root`]).
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan>;
+    /// The candidate layout for the snapped `speeds` (the same on every
+    /// rank), planned by every rank together when not
+    /// [`Rebalance::plans_at_root`]: collective.
+    fn propose_collective(&self, _speeds: &[f64]) -> Result<LocalProposal<Self::Plan>> {
+        Err(Error::InvalidInput(
+            "propose_collective: this data is planned at the root".into(),
+        ))
+    }
     /// Moves the data to the new layout (collective).
     fn apply(&mut self, plan: Self::Plan) -> Result<MoveStats>;
     /// The grid and cost field of a grid container (`None` for graphs).
@@ -1368,8 +1366,7 @@ impl<T: Element> Rebalance for DistArray2<T> {
 }
 
 impl<T: GraphValue> Rebalance for DistGraph<T> {
-    /// The new cut of the root's ordering and the partition it gives.
-    type Plan = (Option<IntervalCut>, Partition);
+    type Plan = GraphPlan;
     fn local_work(&self) -> f64 {
         DistGraph::local_work(self)
     }
@@ -1382,27 +1379,56 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
     fn exchanges(&self) -> u64 {
         DistGraph::exchanges(self)
     }
+    fn plans_at_root(&self) -> bool {
+        self.strategy() != GraphStrategy::Geometric
+    }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan> {
         Box::new(move |estimates| {
             let index = self.index.as_ref().ok_or_else(|| {
                 Error::InvalidInput(
-                    "maybe_remap: the graph has no index at the root (create it with Balancer::scatter_graph, or use Balancer::maybe_remap_distributed)"
+                    "maybe_remap: this graph was scattered with a partition of the caller's and has no coordinates (GraphStrategy::Manual): build it with Balancer::scatter_graph, or give it coordinates, to have it balanced"
                         .into(),
                 )
             })?;
             let (policy, bandwidth) = ctx.policy;
             let (d, cut, candidate) = index.propose(estimates, &policy, ctx.ahead, bandwidth)?;
-            Ok((d, (cut, candidate)))
+            Ok((d, GraphPlan::Index(cut, candidate)))
         })
     }
-    fn apply(&mut self, (cut, partition): Self::Plan) -> Result<MoveStats> {
-        let stats = self.remap(&partition)?;
-        if let (Some(index), Some(cut)) = (self.index.as_mut(), cut) {
-            index.cut = cut;
-            index.parts = partition.parts;
-        }
-        Ok(stats.moves)
+    fn propose_collective(&self, speeds: &[f64]) -> Result<LocalProposal<GraphPlan>> {
+        let dest = self.prefix_cut(speeds)?;
+        let (current, candidate, volume) = self.move_volume(&dest);
+        Ok(LocalProposal {
+            current,
+            candidate,
+            volume,
+            plan: GraphPlan::Owners(dest),
+        })
     }
+    fn apply(&mut self, plan: GraphPlan) -> Result<MoveStats> {
+        match plan {
+            GraphPlan::Index(cut, partition) => {
+                let stats = self.remap(&partition)?;
+                if let (Some(index), Some(cut)) = (self.index.as_mut(), cut) {
+                    index.cut = cut;
+                    index.parts = partition.parts;
+                }
+                Ok(stats.moves)
+            }
+            GraphPlan::Owners(dest) => Ok(self.migrate(&dest)?.moves),
+        }
+    }
+}
+
+/// The new layout of a [`DistGraph`] at a balance point.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum GraphPlan {
+    /// [`GraphStrategy::RootIndex`]: the new cut of the root's ordering
+    /// (none when repartitioned otherwise) and the partition, broadcast.
+    Index(Option<IntervalCut>, Partition),
+    /// [`GraphStrategy::Geometric`]: the new owner of each of this rank's
+    /// vertices (never leaves the rank).
+    Owners(Vec<usize>),
 }
 
 /// The remap policy with the measured network: the per-message latency is

@@ -27,6 +27,11 @@
 //!   whose owner changes, with their adjacency, weights, coordinates and
 //!   value, in flat all-to-all-v's; values arrive bit-exact.
 //!
+//! * [`GraphStrategy`] — how a balancer remaps the graph, fixed when it is
+//!   built ([`DistGraph::strategy`]); one
+//!   [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap) for
+//!   every strategy.
+//!
 //! All calls are collective and their errors agree (see [`super::comm`]).
 
 use std::time::Instant;
@@ -708,6 +713,34 @@ fn any_rank<C: Communicator>(comm: &C, b: bool) -> bool {
     max_f64(comm, f64::from(u8::from(b))) > 0.0
 }
 
+/// How a [`DistGraph`] is balanced by
+/// [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap) (and
+/// `_ahead`): chosen when the graph is built, the same on every rank, read
+/// with [`DistGraph::strategy`]. The one verb works for every strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum GraphStrategy {
+    /// Built by [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph):
+    /// the root keeps an index ordering of the whole graph (Hilbert curve or
+    /// spectral) and re-cuts it for the new speeds, or repartitions it
+    /// migration-aware when the cut would be too imbalanced (\[KOR95\] §3,
+    /// \[SKK00\]). The root holds O(n); the decision is made there.
+    RootIndex,
+    /// Built from per-rank pieces ([`DistGraph::from_local`]; or by
+    /// [`DistGraph::scatter`] of a graph with coordinates): no rank holds the
+    /// whole graph. The first partition by speeds is the parallel RCB
+    /// ([`Balancer::partition_distributed`](super::balancer::Balancer::partition_distributed)),
+    /// a remap re-cuts the vertices' order rank by rank, each rank's along
+    /// the Hilbert curve, by prefix sums ([`DistGraph::prefix_cut`]); the
+    /// root weighs O(p) loads and move volumes. Needs vertex coordinates.
+    Geometric,
+    /// Built by [`DistGraph::scatter`] of a graph without coordinates, with
+    /// a partition of the caller's: moved only by [`DistGraph::remap`] and
+    /// [`DistGraph::migrate`]; `maybe_remap` refuses it (build the graph with
+    /// `Balancer::scatter_graph` to have it balanced).
+    Manual,
+}
+
 /// A graph distributed over the ranks of a communicator, with one value of
 /// type `T` per vertex.
 ///
@@ -722,6 +755,8 @@ pub struct DistGraph<T> {
     /// The balancer's index, on the root of a graph made by
     /// [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph).
     pub(crate) index: Option<RootIndex>,
+    /// How a balancer remaps it (the same on every rank).
+    pub(crate) strategy: GraphStrategy,
     /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
     pub(crate) cp: Checkpoints,
     /// Ghost exchanges made so far (their messages' tags).
@@ -824,10 +859,16 @@ impl<T: GraphValue> DistGraph<T> {
         let got = pieces.ship(&comm, &counts, weighted == 1, dim)?;
         drop(pieces);
         let part = GraphPart::build(&comm, n, weighted == 1, dim, got)?;
+        let strategy = if dim > 0 {
+            GraphStrategy::Geometric
+        } else {
+            GraphStrategy::Manual
+        };
         Ok(DistGraph {
             comm,
             part,
             index: None,
+            strategy,
             cp,
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
@@ -839,8 +880,13 @@ impl<T: GraphValue> DistGraph<T> {
     /// order), their adjacency in CSR form (`xadj` of `owned.len() + 1`
     /// offsets into `adjncy`, neighbours as global ids), optional vertex
     /// weights (default 1), edge weights (parallel to `adjncy`, default 1),
-    /// coordinates (`dim` per owned vertex, the same `dim` on every rank) and
-    /// one value per owned vertex. The global number of vertices is the sum
+    /// coordinates (`dim` ≥ 1 per owned vertex, the same `dim` on every
+    /// rank: required, `None` is an error on every rank) and one value per
+    /// owned vertex. The graph's strategy is [`GraphStrategy::Geometric`]:
+    /// partition it by speeds once with
+    /// [`Balancer::partition_distributed`](super::balancer::Balancer::partition_distributed),
+    /// then balance it with
+    /// [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap). The global number of vertices is the sum
     /// of the owned counts; the owned ids of all ranks must be exactly
     /// `0..n`, each once (checked by the distributed directory). The
     /// adjacency should be symmetric (as in [`Graph`]); the halo is built
@@ -901,6 +947,16 @@ impl<T: GraphValue> DistGraph<T> {
                 )))
             },
         )?;
+        if dims[0] == 0 {
+            // The same on every rank: the dimensions agree.
+            return Err(Error::InvalidInput(
+                "DistGraph::from_local: no vertex coordinates; a graph built from per-rank pieces \
+                 is partitioned and remapped geometrically (GraphStrategy::Geometric) and needs \
+                 `dim` coordinates per vertex (dim >= 1); a graph without coordinates must be \
+                 built whole on the root with Balancer::scatter_graph"
+                    .into(),
+            ));
+        }
         let mut n = 0usize;
         comm.all_reduce_into(&nv, &mut n, mpi::collective::SystemOperation::sum());
         let arcs = adjncy.len();
@@ -923,6 +979,7 @@ impl<T: GraphValue> DistGraph<T> {
             comm,
             part,
             index: None,
+            strategy: GraphStrategy::Geometric,
             cp,
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
@@ -1175,6 +1232,11 @@ impl<T: GraphValue> DistGraph<T> {
     /// same number between two balance points; checked there).
     pub fn exchanges(&self) -> u64 {
         self.exchanges
+    }
+
+    /// How a balancer remaps this graph, fixed when it was built.
+    pub fn strategy(&self) -> GraphStrategy {
+        self.strategy
     }
 
     /// The graph's communicator (a duplicate of the one it was created on).

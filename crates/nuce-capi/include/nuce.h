@@ -310,6 +310,37 @@ int nuce_graph_scatter(struct nuce_balancer *b,
                        const void *records,
                        struct nuce_graph **out);
 
+// Builds a distributed graph from every rank's own vertices and
+// partitions it by the balancer's current speeds (equal parts when none
+// were measured), writing the handle to `*out`. Collective over the
+// balancer's ranks; no rank sees the whole graph. Each rank gives its
+// `nlocal` vertices (any number, 0 allowed): their `global_ids` (the ids of
+// all ranks together exactly `0..n`, each once), their adjacency in CSR
+// form as in `nuce_csr` (`xadj[nlocal + 1]` offsets from 0 into
+// `adjncy`, whose entries are global ids; symmetric over all ranks),
+// `vwgt[nlocal]` and `ewgt[xadj[nlocal]]` (NULL: weight 1 each),
+// `coords[dim × nlocal]` (vertex after vertex, `dim` 1 to 3, the same on
+// every rank: required, the graph is partitioned by the parallel RCB and
+// remapped by Hilbert-curve prefix cuts) and `values` (`nlocal` records of
+// `elem_size` bytes, in the order of `global_ids`). Arrays of zero length
+// may be NULL. A balance point: the vertices then live where the
+// partition put them — ask [`nuce_graph_sizes`], allocate the slot buffer
+// and copy the records into it with [`nuce_graph_read`]. The handle works
+// with every `nuce_graph_*` call; [`nuce_graph_maybe_remap`] re-cuts it
+// without gathering it anywhere.
+int nuce_graph_from_local(struct nuce_balancer *b,
+                          size_t nlocal,
+                          const int64_t *global_ids,
+                          const int64_t *xadj,
+                          const int64_t *adjncy,
+                          const double *vwgt,
+                          const double *ewgt,
+                          int dim,
+                          const double *coords,
+                          size_t elem_size,
+                          const void *values,
+                          struct nuce_graph **out);
+
 // Frees a graph (local; NULL is ignored).
 int nuce_graph_free(struct nuce_graph *g);
 
@@ -340,7 +371,8 @@ int nuce_graph_adjacency(struct nuce_graph *g,
 
 // Copies this rank's owned records into the first `owned` records of the
 // application's slot buffer `values` (`len` = owned + ghosts records;
-// local): after [`nuce_graph_scatter`], a migration or a remap. The ghost
+// local): after [`nuce_graph_scatter`], [`nuce_graph_from_local`], a
+// migration or a remap. The ghost
 // records are left untouched (exchange them).
 int nuce_graph_read(struct nuce_graph *g, void *values, size_t len);
 
@@ -375,10 +407,13 @@ int nuce_graph_migrate(struct nuce_graph *g,
 // A balance point for a graph between phases of `iterations` iterations
 // (collective over the balancer's ranks; `g` made by this balancer): as
 // `nuce_maybe_remap` for arrays, with this rank's work the sum of its
-// vertex weights × `iterations`; when the root finds that a re-cut of its
-// ordering pays off over the next `iterations` iterations, the vertices
-// whose owner changes move with their records (read from the slot buffer
-// `values` of `len` records). `*remapped` is set to 1 when the layout
+// vertex weights × `iterations`; when the root finds that a new cut pays
+// off over the next `iterations` iterations, the vertices whose owner
+// changes move with their records (read from the slot buffer `values` of
+// `len` records). The cut follows how the graph was built: a graph of
+// [`nuce_graph_scatter`] is re-cut along the root's ordering of the whole
+// graph; one of [`nuce_graph_from_local`] by prefix sums along each rank's
+// Hilbert-curve order, with no rank holding the whole graph. `*remapped` is set to 1 when the layout
 // changed (same on every rank): then proceed as after
 // [`nuce_graph_migrate`].
 int nuce_graph_maybe_remap(struct nuce_balancer *b,

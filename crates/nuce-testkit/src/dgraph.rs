@@ -9,7 +9,7 @@ use mpi::traits::*;
 use nuce::plan::graph::slab::{block_of, grid_slab};
 use nuce::plan::graph::{Coords, Graph};
 use nuce::runtime::comm::{max_f64, sum_f64};
-use nuce::runtime::graph::DistGraph;
+use nuce::runtime::graph::{DistGraph, GraphStrategy};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -144,6 +144,19 @@ fn check_balance(ctx: &Ctx, g: &G, targets: &[f64], what: &str) -> f64 {
     max_f64(w, err / share)
 }
 
+/// Each rank's weight within 10 % (plus two heaviest vertices) of its
+/// share of the `targets`.
+fn check_share(ctx: &Ctx, g: &G, targets: &[f64], what: &str) {
+    let mine = g.local_work();
+    let total = sum_f64(&ctx.world, mine);
+    let share = total * targets[ctx.rank() as usize] / targets.iter().sum::<f64>();
+    ctx.check(
+        &format!("{what}-share"),
+        (mine - share).abs() <= 0.1 * share + 6.0,
+        format!("weight {mine}, share {share}"),
+    );
+}
+
 /// Runs a `dgraph-*` scenario; false when the name is unknown.
 pub fn run(name: &str, ctx: &Ctx) -> bool {
     let w = &ctx.world;
@@ -273,7 +286,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             let work = g.local_work() * iters as f64;
             bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed / 1e6))
                 .expect("record");
-            let rep = bal.maybe_remap_distributed(&mut g, iters).expect("remap");
+            let rep = bal.maybe_remap(&mut g, iters).expect("remap");
             ctx.check(
                 "balancer-remapped",
                 p == 1 || (rep.remap && rep.moved.is_some()),
@@ -329,6 +342,83 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 format!("root thinks {want}, layout has {have}, remap {}", rep.remap),
             );
             check_layout(ctx, &g, n, "index");
+        }
+        "dgraph-lifecycle" => {
+            // One balancing lifecycle for both strategies: the first
+            // partition follows set_speeds, then maybe_remap and
+            // maybe_remap_ahead follow recorded phases at other speeds,
+            // moving vertices with their values.
+            let root = ctx.rank() == 0;
+            let up: Vec<f64> = (1..=p).map(|r| r as f64).collect();
+            let down: Vec<f64> = (0..p).map(|r| (p - r) as f64).collect();
+            // Rank 0 ten times slower than in `down` (a real change, not smoothed away).
+            let mut slow0 = down.clone();
+            slow0[0] /= 10.0 * p as f64;
+            for want in [GraphStrategy::RootIndex, GraphStrategy::Geometric] {
+                let name = format!("{want:?}");
+                let mut bal = nuce::Balancer::new(w).expect("balancer");
+                bal.set_speeds(&up).expect("set_speeds");
+                let mut g: G = if want == GraphStrategy::RootIndex {
+                    let (whole, vals) = whole_at_root(root, dims, n);
+                    bal.scatter_graph(whole.as_ref(), root.then_some(vals.as_slice()))
+                        .expect("scatter_graph")
+                } else {
+                    let mut g = build(ctx, dims, false).expect("from_local");
+                    bal.partition_distributed(&mut g).expect("partition");
+                    g
+                };
+                ctx.check(
+                    &format!("{name}-strategy"),
+                    g.strategy() == want,
+                    format!("{:?}", g.strategy()),
+                );
+                check_layout(ctx, &g, n, &format!("{name}-first"));
+                check_share(ctx, &g, &up, &format!("{name}-first"));
+                let iters = 1000;
+                for (k, speeds) in [&down, &slow0].into_iter().enumerate() {
+                    let speed = speeds[ctx.rank() as usize];
+                    let work = g.local_work() * iters as f64;
+                    bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed / 1e6))
+                        .expect("record");
+                    let rep = if k == 0 {
+                        bal.maybe_remap(&mut g, iters)
+                    } else {
+                        bal.maybe_remap_ahead(&mut g, iters, 10 * iters)
+                    }
+                    .expect("remap");
+                    let when = format!("{name}-remap{k}");
+                    ctx.check(
+                        &format!("{when}-moved"),
+                        p == 1 || (rep.remap && rep.moved.is_some_and(|m| m.bytes > 0)),
+                        format!("{:?}", rep.decision),
+                    );
+                    check_layout(ctx, &g, n, &when);
+                    if p > 1 {
+                        check_share(ctx, &g, speeds, &when);
+                    }
+                    println!("RESULT {} {when} decision {}", ctx.rank(), rep.remap);
+                }
+                g.exchange_ghosts().expect("exchange");
+                let ghosts_ok = g
+                    .ghosts()
+                    .iter()
+                    .zip(g.ghost_values())
+                    .all(|(&u, x)| x.0.to_bits() == value(u).0.to_bits() && x.1 == value(u).1);
+                ctx.check(
+                    &format!("{name}-ghost-values"),
+                    ghosts_ok,
+                    "a ghost value is not its vertex's",
+                );
+            }
+            // A distributed graph without coordinates: refused when built.
+            let (lo, hi) = block_of(n, ctx.rank() as usize, p);
+            let s = grid_slab(dims, lo, hi, 0.3).expect("slab");
+            let values = s.ids.iter().map(|&v| value(v)).collect();
+            let r = G::from_local(w, s.ids, s.xadj, s.adjncy, None, None, None, values);
+            ctx.check("no-coords-refused", r.is_err(), "built without coordinates");
+            if let Err(e) = r {
+                println!("RESULT {} error {e}", ctx.rank());
+            }
         }
         "dgraph-bad" => {
             let r = build(ctx, dims, true);
