@@ -20,6 +20,7 @@
 //! assert_eq!(r.lx.iter().sum::<usize>(), 128);
 //! ```
 
+use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use super::balancer::Balancer;

@@ -4,6 +4,7 @@
 
 use std::ffi::c_int;
 
+use mpi::traits::*;
 use nuce::{waiting, Error, Result};
 
 use crate::{balancer, checked, guard, null, nuce_balancer, unreachable_null};

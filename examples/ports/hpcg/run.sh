@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# HPCG 3.1 on nuce's ownership ranges: applies hpcg-nuce.patch to an upstream
+# HPCG checkout, builds it with mpicxx against an installed nuce (pkg-config),
+# and runs it twice on NP ranks with rank SLOW_RANK computing SLOW_FACTOR times
+# slower (busy-wait emulation in SpMV and SymGS): HPCG's equal boxes, then
+# nuce's ranges. Prints each run's time per CG iteration and HPCG's verdict.
+#
+#   examples/ports/hpcg/run.sh HPCG_CHECKOUT [NUCE_PREFIX]
+#
+# HPCG_CHECKOUT: upstream hpcg-benchmark/hpcg at commit
+# 114602d458d1034faa52b71e4c15aba9b3a17698 (patched in place if not yet).
+# NUCE_PREFIX: where scripts/install.sh put nuce (else pkg-config's path).
+# Environment: NP (2), NX NY NZ (32 32 32: local box of HPCG's uniform run),
+# RT (10: HPCG's --rt), SLOW_RANK (1), SLOW_FACTOR (3), MPIRUN (mpirun).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+[ $# -ge 1 ] || { echo "usage: $0 HPCG_CHECKOUT [NUCE_PREFIX]" >&2; exit 2; }
+src="$(cd "$1" && pwd)"
+if [ $# -ge 2 ]; then export PKG_CONFIG_PATH="$(cd "$2" && pwd)/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"; fi
+NP="${NP:-2}" NX="${NX:-32}" NY="${NY:-32}" NZ="${NZ:-32}" RT="${RT:-10}"
+SLOW_RANK="${SLOW_RANK:-1}" SLOW_FACTOR="${SLOW_FACTOR:-3}" MPIRUN="${MPIRUN:-mpirun}"
+pkg-config --exists nuce || { echo "run.sh: nuce.pc not found (give NUCE_PREFIX)" >&2; exit 1; }
+
+cd "$src"
+if ! grep -q "nuce port" src/Geometry.hpp; then
+  patch -p1 --forward <"$here/hpcg-nuce.patch" >/dev/null
+  echo "run.sh: applied hpcg-nuce.patch to $src"
+fi
+mkdir -p build-nuce
+libdir="$(pkg-config --variable=libdir nuce)"
+if [ ! -x build-nuce/xhpcg ] || [ -n "$(find src -newer build-nuce/xhpcg -name '*.[ch]pp' | head -n 1)" ]; then
+  echo "run.sh: building build-nuce/xhpcg (mpicxx, pkg-config nuce)"
+  mpicxx -O3 -DHPCG_NO_OPENMP -Isrc $(pkg-config --cflags nuce) src/*.cpp \
+    $(pkg-config --libs nuce) -Wl,-rpath,"$libdir" -o build-nuce/xhpcg
+fi
+
+run() { # run NAME [ENV=VALUE…]: one HPCG run in its own directory
+  local name="$1" dir="build-nuce/run-$1"
+  shift
+  rm -rf "$dir" && mkdir -p "$dir"
+  (cd "$dir" && env HPCG_SLOW_RANK="$SLOW_RANK" HPCG_SLOW_FACTOR="$SLOW_FACTOR" "$@" \
+    "$MPIRUN" -np "$NP" ../xhpcg --nx="$NX" --ny="$NY" --nz="$NZ" --rt="$RT" >stdout.txt 2>&1) ||
+    { cat "$dir/stdout.txt" >&2; echo "run.sh: $name run failed" >&2; exit 1; }
+  local t verdict
+  t="$(sed -n 's/^HPCG-NUCE time per CG iteration: \([0-9.e+-]*\) s.*/\1/p' "$dir/stdout.txt")"
+  verdict="$(grep -h "^Final Summary::HPCG result is" "$dir"/HPCG-Benchmark*.txt | head -n 1)"
+  grep -h "^HPCG-NUCE" "$dir/stdout.txt" | grep -v "time per CG" | sed "s/^/run.sh: $name: /" || true
+  echo "run.sh: $name: time per CG iteration $t s; $verdict"
+  echo "$t" >"$dir/time"
+}
+echo "run.sh: $NP ranks, local box ${NX}x${NY}x${NZ} (uniform), rank $SLOW_RANK ${SLOW_FACTOR}x slower"
+run uniform
+run nuce HPCG_NUCE=1
+awk -v u="$(cat build-nuce/run-uniform/time)" -v n="$(cat build-nuce/run-nuce/time)" \
+  'BEGIN { printf "run.sh: nuce / uniform time per CG iteration = %.3f\n", n / u }'
