@@ -7,7 +7,7 @@ use std::ffi::c_int;
 use mpi::traits::*;
 use nuce::{waiting, Error, Result};
 
-use crate::{balancer, checked, guard, null, nuce_balancer, unreachable_null};
+use crate::{balancer, checked, guard, nuce_balancer, null, unreachable_null};
 
 /// This rank's arguments, read and checked before the collective step.
 struct Args {
@@ -39,18 +39,21 @@ unsafe fn read_args(
         }
     }
     // SAFETY: non-null, 3 readable values each (contract).
-    let (n, g) = unsafe { (std::slice::from_raw_parts(n, 3), std::slice::from_raw_parts(procs, 3)) };
+    let (n, g) = unsafe {
+        (
+            std::slice::from_raw_parts(n, 3),
+            std::slice::from_raw_parts(procs, 3),
+        )
+    };
     let mut ext = [0usize; 3];
     for a in 0..3 {
-        ext[a] = usize::try_from(n[a]).map_err(|_| {
-            Error::InvalidInput(format!("n[{a}] = {} is negative", n[a]))
-        })?;
+        ext[a] = usize::try_from(n[a])
+            .map_err(|_| Error::InvalidInput(format!("n[{a}] = {} is negative", n[a])))?;
     }
     let mut grid = [0usize; 3];
     for a in 0..3 {
-        grid[a] = usize::try_from(g[a]).map_err(|_| {
-            Error::InvalidInput(format!("procs[{a}] = {} is negative", g[a]))
-        })?;
+        grid[a] = usize::try_from(g[a])
+            .map_err(|_| Error::InvalidInput(format!("procs[{a}] = {} is negative", g[a])))?;
     }
     let procs = match grid.iter().filter(|&&v| v == 0).count() {
         3 => None,

@@ -31,7 +31,9 @@ fn matches(ctx: &Ctx) {
     bal.set_speeds(&s).expect("set_speeds");
     for procs in [None, Some([1, p, 1])] {
         let tag = if procs.is_none() { "chosen" } else { "given" };
-        let r = bal.ownership_ranges(shape, procs).expect("ownership_ranges");
+        let r = bal
+            .ownership_ranges(shape, procs)
+            .expect("ownership_ranges");
         let (fit, plan) = Rectilinear3
             .fit_rank_order(shape, &s, procs)
             .expect("planner");
