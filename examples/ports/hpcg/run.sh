@@ -11,7 +11,8 @@
 # 114602d458d1034faa52b71e4c15aba9b3a17698 (patched in place if not yet).
 # NUCE_PREFIX: where scripts/install.sh put nuce (else pkg-config's path).
 # Environment: NP (2), NX NY NZ (32 32 32: local box of HPCG's uniform run),
-# RT (10: HPCG's --rt), SLOW_RANK (1), SLOW_FACTOR (3), MPIRUN (mpirun).
+# RT (10: HPCG's --rt), SLOW_RANK (1), SLOW_FACTOR (3), MPIRUN (mpirun),
+# PAIRS (1: uniform/nuce pairs run back to back; the median ratio is printed).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 [ $# -ge 1 ] || { echo "usage: $0 HPCG_CHECKOUT [NUCE_PREFIX]" >&2; exit 2; }
@@ -19,6 +20,7 @@ src="$(cd "$1" && pwd)"
 if [ $# -ge 2 ]; then export PKG_CONFIG_PATH="$(cd "$2" && pwd)/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"; fi
 NP="${NP:-2}" NX="${NX:-32}" NY="${NY:-32}" NZ="${NZ:-32}" RT="${RT:-10}"
 SLOW_RANK="${SLOW_RANK:-1}" SLOW_FACTOR="${SLOW_FACTOR:-3}" MPIRUN="${MPIRUN:-mpirun}"
+PAIRS="${PAIRS:-1}"
 pkg-config --exists nuce || { echo "run.sh: nuce.pc not found (give NUCE_PREFIX)" >&2; exit 1; }
 
 cd "$src"
@@ -48,8 +50,15 @@ run() { # run NAME [ENV=VALUE…]: one HPCG run in its own directory
   echo "run.sh: $name: time per CG iteration $t s; $verdict"
   echo "$t" >"$dir/time"
 }
-echo "run.sh: $NP ranks, local box ${NX}x${NY}x${NZ} (uniform), rank $SLOW_RANK ${SLOW_FACTOR}x slower"
-run uniform
-run nuce HPCG_NUCE=1
-awk -v u="$(cat build-nuce/run-uniform/time)" -v n="$(cat build-nuce/run-nuce/time)" \
-  'BEGIN { printf "run.sh: nuce / uniform time per CG iteration = %.3f\n", n / u }'
+echo "run.sh: $NP ranks, local box ${NX}x${NY}x${NZ} (uniform), rank $SLOW_RANK ${SLOW_FACTOR}x slower, $PAIRS pair(s)"
+ratios=()
+for pair in $(seq 1 "$PAIRS"); do
+  run "uniform-$pair"
+  run "nuce-$pair" HPCG_NUCE=1
+  r="$(awk -v u="$(cat "build-nuce/run-uniform-$pair/time")" -v n="$(cat "build-nuce/run-nuce-$pair/time")" \
+    'BEGIN { printf "%.3f", n / u }')"
+  echo "run.sh: pair $pair: nuce / uniform time per CG iteration = $r"
+  ratios+=("$r")
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+  printf "run.sh: median nuce / uniform over %d pair(s) = %.3f (ideal for a %sx slower rank of 2: %.3f)\n", NR, m, f, 2 / (f + 1) }' f="$SLOW_FACTOR"
