@@ -83,7 +83,7 @@ unsafe fn read_args(
 /// the grid used. `lx` gets `procs[0]` entries summing to `n[0]`, `ly`
 /// `procs[1]` summing to `n[1]`, `lz` `procs[2]` summing to `n[2]`, each
 /// at least 1: each array needs room for `procs[a]` entries when the grid
-/// is given, for min(n[a], number of ranks) when nuce chooses. `*imbalance`
+/// is given, for `min(n[a], number of ranks)` when nuce chooses. `*imbalance`
 /// (optional, NULL = not wanted): how far the slowest rank's predicted time
 /// is above the speeds' ideal, `max_r(volume_r / share_r) − 1` (0 = a
 /// perfect fit; a tensor grid cannot fit arbitrary speeds). Errors (every
