@@ -189,3 +189,24 @@ else
   scripts/test_hangs.sh "$prefix"
 fi
 # --- end of issue 20's block ---
+
+# --- PETSc DMDA ownership ranges (a separate block) ---
+# examples/c/petsc_dmda.c creates a DMDACreate3d from nuce_ownership_ranges
+# and checks every rank's DMDAGetCorners against nuce's box for that rank.
+# Needs PETSc's C library (Debian: apt-get install petsc-dev); skipped without.
+if [ "${NUCE_MPI:-}" != mpich ] && pkg-config --exists petsc; then
+  "$mpicc" -O2 -Wall -Werror examples/c/petsc_dmda.c $(pkg-config --cflags --libs nuce petsc) \
+    "$rpath" -o "$tmp/petsc_dmda"
+  for case in "1 --grid 24 16 8" "2 --grid 48 32 16 --speeds 1,3" "3 --grid 40 30 20 --speeds 1,2,3" "4 --grid 20 20 20"; do
+    set -- $case
+    np="$1"
+    shift
+    out="$("$mpirun" -np "$np" "$tmp/petsc_dmda" "$@" 2>&1)" &&
+      grep -q "^petsc_dmda: every rank's corners match nuce's ranges" <<<"$out" ||
+      { echo "$out" >&2; echo "test_capi: petsc_dmda failed: -np $np $*" >&2; exit 1; }
+    echo "test_capi: ok: petsc_dmda -np $np $* ($(grep '^petsc_dmda: grid' <<<"$out"))"
+  done
+else
+  echo "test_capi: petsc_dmda skipped: PETSc not installed (apt-get install petsc-dev)" >&2
+fi
+# --- end of the PETSc block ---

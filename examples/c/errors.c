@@ -221,6 +221,32 @@ static void graph_errors(nuce_balancer *b) {
   free(u);
 }
 
+/* nuce_ownership_ranges (PETSc DMDA ranges): bad input is the same code on
+ * every rank, including a NULL output on one rank only; a good call gives
+ * ranges summing to the extents. */
+static void ranges_errors(nuce_balancer *b) {
+  int64_t n[3] = {12, 10, 8}, zero[3] = {12, 0, 8}, lx[16], ly[16], lz[16];
+  double imb;
+  int procs[3] = {0, 0, 0};
+  expect(nuce_ownership_ranges(b, zero, procs, lx, ly, lz, &imb), NUCE_ERR_EMPTY, 1,
+         "ownership_ranges(zero extent)");
+  int wrong[3] = {size + 1, 1, 1};
+  expect(nuce_ownership_ranges(b, n, wrong, lx, ly, lz, &imb), NUCE_ERR_INVALID_INPUT, 1,
+         "ownership_ranges(procs product != ranks)");
+  int part[3] = {size, 0, 0};
+  expect(nuce_ownership_ranges(b, n, part, lx, ly, lz, &imb), NUCE_ERR_INVALID_INPUT, 1,
+         "ownership_ranges(procs partly given)");
+  expect(nuce_ownership_ranges(b, n, procs, lx, rank == size - 1 ? NULL : ly, lz, &imb),
+         NUCE_ERR_INVALID_INPUT, 1, "ownership_ranges(NULL ly on the last rank)");
+  expect(nuce_ownership_ranges(b, n, procs, lx, ly, lz, NULL), NUCE_OK, 1, "ownership_ranges");
+  int64_t sx = 0, sy = 0, sz = 0;
+  for (int i = 0; i < procs[0]; i++) sx += lx[i];
+  for (int i = 0; i < procs[1]; i++) sy += ly[i];
+  for (int i = 0; i < procs[2]; i++) sz += lz[i];
+  expect(procs[0] * procs[1] * procs[2] == size && sx == 12 && sy == 10 && sz == 8 ? NUCE_OK : -1,
+         NUCE_OK, 0, "ownership ranges sum to the extents");
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   set_stale_message();
@@ -340,6 +366,7 @@ int main(int argc, char **argv) {
   expect(nuce_waiting_end(), NUCE_OK, 0, "waiting_end");
   expect(nuce_array_rect(a, -1, rect), NUCE_ERR_INVALID_INPUT, 0, "array_rect(rank -1)");
   graph_errors(b);
+  ranges_errors(b);
   expect(nuce_array_free(a), NUCE_OK, 0, "array_free");
   expect(nuce_array_free(NULL), NUCE_OK, 0, "array_free(NULL)");
   expect(nuce_balancer_free(b), NUCE_OK, 0, "balancer_free");

@@ -17,6 +17,9 @@ program errors
   type(MPI_Comm) :: mine
   real(dp), allocatable :: speeds(:), global(:, :), back(:, :), u(:, :)
   logical :: remapped
+  integer :: procs(3)
+  integer(i8), allocatable :: lx(:), ly(:), lz(:)
+  real(dp) :: imbalance
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -133,6 +136,16 @@ program errors
   call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'maybe_remap(negative ahead on rank 0)')
   call nuce_maybe_remap(b, a, 10_i8, u, remapped, ierr=ierr)
   call expect(ierr, NUCE_OK, .true., 'maybe_remap')
+  ! PETSc DMDA ownership ranges: a bad grid, then ranges summing to the extents.
+  procs = [nranks + 1, 1, 1]
+  call nuce_ownership_ranges(b, [12_i8, 10_i8, 8_i8], procs, lx, ly, lz, ierr=ierr)
+  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'ownership_ranges(procs product /= ranks)')
+  procs = 0
+  call nuce_ownership_ranges(b, [12_i8, 10_i8, 8_i8], procs, lx, ly, lz, imbalance, ierr)
+  call expect(ierr, NUCE_OK, .true., 'ownership_ranges')
+  call expect(merge(NUCE_OK, -1, product(procs) == nranks .and. sum(lx) == 12 .and. &
+                    sum(ly) == 10 .and. sum(lz) == 8 .and. size(lx) == procs(1) .and. &
+                    imbalance >= 0), NUCE_OK, .false., 'ownership ranges sum to the extents')
   call nuce_array_free(a, ierr)
   call expect(ierr, NUCE_OK, .false., 'array_free')
   call nuce_balancer_free(b, ierr)

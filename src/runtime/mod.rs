@@ -19,6 +19,7 @@ pub mod hierarchy;
 pub mod master_worker;
 pub mod netprobe;
 pub mod packing;
+pub mod ranges;
 mod root_index;
 pub mod tags;
 pub mod watchdog;

@@ -48,6 +48,7 @@ module nuce
   public :: nuce_graph_ghosts, nuce_graph_adjacency, nuce_graph_read
   public :: nuce_graph_exchange_ghosts, nuce_graph_gather, nuce_graph_migrate
   public :: nuce_tasks_min_time, nuce_tasks_max_tasks, nuce_amr_allocate
+  public :: nuce_ownership_ranges  ! PETSc DMDA ranges (its procedure: one block below)
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -1229,5 +1230,56 @@ contains
     end if
     call done(rc, 'nuce_amr_allocate', ierr, why)
   end subroutine nuce_amr_allocate
+
+
+  ! ---- PETSc DMDA ownership ranges (nuce_ownership_ranges; one block) ----
+  !> Ownership ranges lx, ly, lz of an n(1) x n(2) x n(3) grid (PETSc's M, N, P) for
+  !> DMDACreate3d, fitted to the current speeds in DMDA's rank order (collective;
+  !> docs/c-api.md, "PETSc DMDA ownership ranges"). procs(3) (DMDA's m, n, p): in, all
+  !> 0 to let nuce choose, or all given; out, the grid used. lx, ly, lz are allocated
+  !> to procs(1), procs(2), procs(3) entries summing to n(1), n(2), n(3). imbalance
+  !> (optional): the slowest rank's predicted time over the speeds' ideal, minus 1.
+  subroutine nuce_ownership_ranges(b, n, procs, lx, ly, lz, imbalance, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer(c_int64_t), intent(in) :: n(3)
+    integer, intent(inout) :: procs(3)
+    integer(c_int64_t), allocatable, intent(out) :: lx(:), ly(:), lz(:)
+    real(c_double), intent(out), optional :: imbalance
+    integer, intent(out), optional :: ierr
+    interface
+      function c_ownership_ranges(b, n, procs, lx, ly, lz, imbalance) &
+          bind(c, name='nuce_ownership_ranges') result(rc)
+        import :: c_int, c_int64_t, c_double, c_ptr
+        type(c_ptr), value :: b
+        integer(c_int64_t), intent(in) :: n(3)
+        integer(c_int), intent(inout) :: procs(3)
+        integer(c_int64_t), intent(out) :: lx(*), ly(*), lz(*)
+        real(c_double), intent(out) :: imbalance
+        integer(c_int) :: rc
+      end function c_ownership_ranges
+    end interface
+    integer(c_int64_t), allocatable :: bx(:), by(:), bz(:)
+    integer(c_int) :: g(3), rc
+    real(c_double) :: imb
+    integer(c_int64_t) :: room(3)
+    g = int(procs, c_int)
+    ! Room for the ranges: the given grid, else at most n(a) (every range holds a cell).
+    room = max(1_c_int64_t, n)
+    if (all(procs > 0)) room = int(procs, c_int64_t)
+    allocate (bx(room(1)), by(room(2)), bz(room(3)))
+    imb = 0
+    rc = c_ownership_ranges(b%ptr, n, g, bx, by, bz, imb)
+    if (rc == NUCE_OK) then
+      procs = int(g)
+      lx = bx(1:g(1))
+      ly = by(1:g(2))
+      lz = bz(1:g(3))
+      if (present(imbalance)) imbalance = imb
+    else
+      allocate (lx(0), ly(0), lz(0))
+    end if
+    call done(rc, 'nuce_ownership_ranges', ierr)
+  end subroutine nuce_ownership_ranges
+  ! ---- end of PETSc DMDA ownership ranges ----
 
 end module nuce

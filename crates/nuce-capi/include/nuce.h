@@ -459,6 +459,32 @@ int nuce_graph_partition(struct nuce_balancer *b,
                          int64_t *part,
                          double *edgecut);
 
+// The ownership ranges `lx, ly, lz` of an `n[0] × n[1] × n[2]` grid
+// (PETSc's `M, N, P`) for the current speeds (uniform when none were
+// measured), for `DMDACreate3d` (collective; the same result or the same
+// error code on every rank). PETSc's conventions: rank
+// `r = i + m·(j + n·k)` (x fastest) owns `lx[i] × ly[j] × lz[k]`, so the
+// DMDA must be created on the balancer's communicator (same ranks, same
+// order). `procs[3]` (DMDA's `m, n, p`): in, all three 0 to let nuce
+// choose the grid, or all three given (product = number of ranks); out,
+// the grid used. `lx` gets `procs[0]` entries summing to `n[0]`, `ly`
+// `procs[1]` summing to `n[1]`, `lz` `procs[2]` summing to `n[2]`, each
+// at least 1: each array needs room for `procs[a]` entries when the grid
+// is given, for `min(n[a], number of ranks)` when nuce chooses. `*imbalance`
+// (optional, NULL = not wanted): how far the slowest rank's predicted time
+// is above the speeds' ideal, `max_r(volume_r / share_r) − 1` (0 = a
+// perfect fit; a tensor grid cannot fit arbitrary speeds). Errors (every
+// rank): a NULL argument, a negative or zero extent, a partly given or
+// wrong grid, more processors than cells along an axis, arguments that
+// differ between ranks. See `docs/c-api.md`, "PETSc DMDA ownership ranges".
+int nuce_ownership_ranges(struct nuce_balancer *b,
+                          const int64_t *n,
+                          int *procs,
+                          int64_t *lx,
+                          int64_t *ly,
+                          int64_t *lz,
+                          double *imbalance);
+
 // Plans arrays with the decomposer named `name` (collective; the same name
 // on every rank): `column` (the default), `xy2`, `xy`, `tile`, `kl`, `rb`,
 // `rb2`, `rb3`, `slices` or `best`. An unknown name is

@@ -24,6 +24,7 @@
 mod amr;
 mod graph;
 mod partition;
+mod ranges;
 mod settings;
 mod staged;
 mod tasks;
@@ -44,6 +45,7 @@ use staged::{check_elem_size, create_dyn, Init, Staged};
 pub use amr::*;
 pub use graph::*;
 pub use partition::*;
+pub use ranges::*;
 pub use tasks::*;
 
 /// An MPI communicator, as `<mpi.h>` defines it.
@@ -134,7 +136,8 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 18] = [
+const C_NAMES: [(&str, &str); 19] = [
+    ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
     ("Balancer::new", "nuce_balancer_create"),
     ("Balancer::set_speeds", "nuce_set_speeds"),
     ("Balancer::measure_network", "the network probe"),

@@ -15,6 +15,7 @@ mod faults;
 mod graph;
 mod hierarchy;
 mod packing;
+mod ranges;
 mod tasks;
 
 /// Context handed to every scenario.
@@ -68,6 +69,7 @@ fn main() {
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),
+        s if s.starts_with("ranges-") => ranges::run(s, &ctx),
         _ => false,
     };
     if !known {

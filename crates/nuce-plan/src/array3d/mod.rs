@@ -86,7 +86,7 @@ pub use layout::Layout3;
 pub use pencils::Pencils3;
 pub use plan::{Box3, GridPlan3, Shape3};
 pub use rb::RecursiveBisection3d;
-pub use rectilinear::{Rectilinear3, RectilinearFit};
+pub use rectilinear::{Rectilinear3, RectilinearFit, RANK_ORDER_TIE};
 pub use slabs::Slabs3;
 pub use stencil::{predicted_time3, Stencil};
 pub use weighted::{

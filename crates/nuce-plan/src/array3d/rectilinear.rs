@@ -83,6 +83,117 @@ impl Rectilinear3 {
     }
 }
 
+/// Factorisations whose slowest part is within this fraction of the
+/// fastest factorisation's count as equally fast in
+/// [`Rectilinear3::fit_rank_order`] (the least surface among them wins).
+pub const RANK_ORDER_TIE: f64 = 0.01;
+
+impl Rectilinear3 {
+    /// The tensor decomposition in **PETSc DMDA's rank order**: part `r`
+    /// sits at processor slot `(i, j, k)` with `r = i + px·(j + py·k)`
+    /// (x fastest), the order in which `DMDACreate3d` gives rank `r` the
+    /// box `lx[i] × ly[j] × lz[k]`. The placement is fixed, so only the
+    /// ranges are fitted to the speeds (alternating scaling, as in
+    /// [`Rectilinear3::fit`]); every range holds at least one cell (DMDA
+    /// rejects empty ranges). With `procs = Some([px, py, pz])` that grid
+    /// is used; with `None` every factorisation `px·py·pz = p` with no
+    /// more processors than cells along each axis is fitted, and the one of
+    /// least slowest-part time wins (those within [`RANK_ORDER_TIE`] of it
+    /// tie; then least internal surface, then first in lexicographic order
+    /// of `[px, py, pz]`). Returned as [`Rectilinear3::fit`] does: the fit
+    /// (`slot_owner` is the DMDA order) and the plan, part `r` = rank `r`.
+    ///
+    /// A tensor grid cannot give every rank an arbitrary volume: a speed
+    /// that differs from its row's and column's pattern leaves an
+    /// imbalance, which [`GridPlan3::imbalance`] reports. Errors: those of
+    /// [`check_args3`](super::check_args3); a grid with a zero entry or a
+    /// product other than `p` ([`Error::InvalidInput`]); more processors
+    /// than cells along an axis ([`Error::TooManyParts`]). `O(d₃(p)·p)`
+    /// for `None`, `d₃(p)` the number of factorisations.
+    pub fn fit_rank_order(
+        &self,
+        shape: Shape3,
+        speeds: &[f64],
+        procs: Option<[usize; 3]>,
+    ) -> Result<(RectilinearFit, GridPlan3)> {
+        let speeds = &checked_speeds3(shape, speeds)?;
+        let p = speeds.len();
+        let ext = extents(shape);
+        let fits_axes = |g: &[usize; 3]| (0..3).all(|a| g[a] <= ext[a]);
+        let grids: Vec<[usize; 3]> = match procs {
+            Some(g) => {
+                let product = g.iter().try_fold(1usize, |acc, &v| acc.checked_mul(v));
+                if g.contains(&0) || product != Some(p) {
+                    return Err(Error::InvalidInput(format!(
+                        "processor grid {}x{}x{} does not multiply to the {p} ranks",
+                        g[0], g[1], g[2]
+                    )));
+                }
+                if let Some(a) = (0..3).find(|&a| g[a] > ext[a]) {
+                    return Err(Error::TooManyParts {
+                        parts: g[a],
+                        units: ext[a],
+                    });
+                }
+                vec![g]
+            }
+            None => (1..=p)
+                .filter(|d| p % d == 0)
+                .flat_map(|px| {
+                    (1..=p / px)
+                        .filter(move |d| (p / px) % d == 0)
+                        .map(move |py| [px, py, p / px / py])
+                })
+                .filter(fits_axes)
+                .collect(),
+        };
+        if grids.is_empty() {
+            return Err(Error::TooManyParts {
+                parts: p,
+                units: ext.iter().product(),
+            });
+        }
+        let mut cands = Vec::with_capacity(grids.len());
+        for g in grids {
+            let [px, py, pz] = g;
+            let mut owner = vec![0; p];
+            for a in 0..px {
+                for b in 0..py {
+                    for c in 0..pz {
+                        owner[(a * py + b) * pz + c] = a + px * (b + py * c);
+                    }
+                }
+            }
+            let mut fit = fit_ranges(shape, speeds, g, owner);
+            fit.ranges.iter_mut().for_each(|r| at_least_one(r));
+            let plan = realize(self.name(), shape, &fit)?;
+            let time = plan.slowest(speeds)?;
+            cands.push((time, plan.internal_surface(), fit, plan));
+        }
+        let fastest = cands.iter().map(|c| c.0).fold(f64::INFINITY, f64::min);
+        let limit = fastest * (1.0 + RANK_ORDER_TIE);
+        let (_, _, fit, plan) = cands
+            .into_iter()
+            .filter(|c| c.0 <= limit)
+            .min_by_key(|c| c.1)
+            .ok_or_else(|| Error::Solver("no factorisation of p".into()))?;
+        Ok((fit, plan))
+    }
+}
+
+/// Moves cells from the largest ranges to empty ones until every range
+/// holds at least one (the caller ensures `Σ r ≥ r.len()`).
+fn at_least_one(r: &mut [usize]) {
+    while let Some(z) = r.iter().position(|&v| v == 0) {
+        let big = (0..r.len()).max_by_key(|&i| r[i]).unwrap_or(z);
+        if r[big] < 2 {
+            return;
+        }
+        r[big] -= 1;
+        r[z] += 1;
+    }
+}
+
 /// Slots in C order of `procs`, filled with `sorted` (fastest first) in the
 /// order that varies axis `perm[2]` fastest; ranges by alternating scaling.
 fn fit_one(
@@ -92,9 +203,9 @@ fn fit_one(
     perm: [usize; 3],
     sorted: &[usize],
 ) -> RectilinearFit {
-    let [px, py, pz] = procs;
+    let [_, py, pz] = procs;
     let slot = |s: [usize; 3]| (s[0] * py + s[1]) * pz + s[2];
-    let mut slot_owner = vec![0; px * py * pz];
+    let mut slot_owner = vec![0; procs.iter().product()];
     let mut idx = [0usize; 3];
     for &part in sorted {
         slot_owner[slot(idx)] = part;
@@ -107,6 +218,19 @@ fn fit_one(
             idx[ax] = 0;
         }
     }
+    fit_ranges(shape, speeds, procs, slot_owner)
+}
+
+/// The ranges for a fixed placement `slot_owner` (indexed as in
+/// [`RectilinearFit::slot_owner`]), by alternating scaling (type docs).
+fn fit_ranges(
+    shape: Shape3,
+    speeds: &[f64],
+    procs: [usize; 3],
+    slot_owner: Vec<usize>,
+) -> RectilinearFit {
+    let [px, py, pz] = procs;
+    let slot = |s: [usize; 3]| (s[0] * py + s[1]) * pz + s[2];
     let e = extents(shape).map(|v| v as f64);
     let mut len: [Vec<f64>; 3] = [0, 1, 2].map(|a| vec![e[a] / procs[a] as f64; procs[a]]);
     for _ in 0..ROUNDS {
@@ -186,6 +310,73 @@ mod tests {
         assert_eq!(fit.procs, [2, 2, 2]);
         assert_eq!(fit.ranges, [vec![4, 4], vec![4, 4], vec![4, 4]]);
         assert_eq!(plan.imbalance(&[1.0; 8]).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn rank_order_places_rank_r_at_dmda_slot() {
+        // Rank 1 three times as fast as rank 0 on 2 ranks: one cut along
+        // the longest axis, rank 1 (x-fastest order: i = 1) owning 3/4.
+        let speeds = [1.0, 3.0];
+        let (fit, plan) = Rectilinear3
+            .fit_rank_order((16, 8, 4), &speeds, None)
+            .unwrap();
+        assert_eq!(fit.procs, [2, 1, 1]);
+        assert_eq!(fit.ranges[0], vec![4, 12]);
+        assert_eq!(plan.boxes[1].x, 4);
+        assert!(plan.imbalance(&speeds).unwrap() < 1e-9);
+        // A given grid is kept, and rank r = i + px·(j + py·k) owns the
+        // box at (i, j, k) for every rank.
+        let speeds: Vec<f64> = (0..12).map(|r| 1.0 + (r % 3) as f64).collect();
+        let (fit, plan) = Rectilinear3
+            .fit_rank_order((30, 20, 10), &speeds, Some([3, 2, 2]))
+            .unwrap();
+        assert_eq!(fit.procs, [3, 2, 2]);
+        plan.validate().unwrap();
+        let start = |r: &[usize], i: usize| r[..i].iter().sum::<usize>();
+        for k in 0..2 {
+            for j in 0..2 {
+                for i in 0..3 {
+                    let b = plan.boxes[i + 3 * (j + 2 * k)];
+                    assert_eq!((b.x, b.nx), (start(&fit.ranges[0], i), fit.ranges[0][i]));
+                    assert_eq!((b.y, b.ny), (start(&fit.ranges[1], j), fit.ranges[1][j]));
+                    assert_eq!((b.z, b.nz), (start(&fit.ranges[2], k), fit.ranges[2][k]));
+                }
+            }
+        }
+        // Speeds varying along x only (rank-one pattern) are fitted exactly
+        // up to whole cells: lx in proportion 1:2:3 of 30.
+        assert_eq!(fit.ranges[0], vec![5, 10, 15]);
+    }
+
+    #[test]
+    fn rank_order_rejects_bad_grids_and_keeps_ranges_nonempty() {
+        let r = Rectilinear3;
+        assert!(matches!(
+            r.fit_rank_order((8, 8, 8), &[1.0; 4], Some([3, 1, 1])),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            r.fit_rank_order((8, 8, 8), &[1.0; 4], Some([0, 4, 1])),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            r.fit_rank_order((2, 8, 8), &[1.0; 4], Some([4, 1, 1])),
+            Err(Error::TooManyParts { .. })
+        ));
+        assert!(r.fit_rank_order((0, 8, 8), &[1.0; 4], None).is_err());
+        assert!(matches!(
+            r.fit_rank_order((1, 1, 2), &[1.0; 3], None),
+            Err(Error::TooManyParts { .. })
+        ));
+        // A very slow rank still gets one cell per range (DMDA needs it).
+        let (fit, _) = r
+            .fit_rank_order((4, 1, 1), &[1e-9, 1.0, 1.0, 1.0], None)
+            .unwrap();
+        assert_eq!(fit.ranges[0].iter().sum::<usize>(), 4);
+        assert!(fit.ranges.iter().all(|a| a.iter().all(|&v| v >= 1)));
+        // Equal speeds on a cube choose the cube grid.
+        let (fit, _) = r.fit_rank_order((12, 12, 12), &[1.0; 8], None).unwrap();
+        assert_eq!(fit.procs, [2, 2, 2]);
     }
 
     #[test]
