@@ -43,4 +43,5 @@ pub use runtime::array3::DistArray3;
 pub use runtime::balancer::{Balancer, Rebalance, RemapReport, SpeedModel};
 pub use runtime::clock::waiting;
 pub use runtime::graph::{DistGraph, GraphValue};
+pub use runtime::layout::{Field, Grid};
 pub use speed::PhaseTimer;
