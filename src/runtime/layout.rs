@@ -587,6 +587,48 @@ impl Grid {
         Ok(())
     }
 
+    /// Starts a remap to `plan` chosen by the application (collective; the
+    /// balancer's decisions go through
+    /// [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap)):
+    /// the grid keeps both layouts until [`Grid::move_fields`]. Errors — a
+    /// plan for another grid or rank count, plans that differ between
+    /// ranks, a move already pending, an exchange in flight — are the same
+    /// on every rank.
+    pub fn start_remap(&mut self, plan: GridPlan3) -> Result<()> {
+        let _w = waiting();
+        let (nx, ny, nz) = plan.shape;
+        let what = format!(
+            "Grid::start_remap({nx}x{ny}x{nz} in {} parts) after {} ghost exchanges",
+            plan.len(),
+            self.exchanges
+        );
+        let local = if plan.shape != self.layout.plan.shape || plan.len() != self.layout.plan.len()
+        {
+            Err(Error::ShapeMismatch(format!(
+                "the new plan is for {nx}x{ny}x{nz} in {} parts, the grid is {:?} in {} parts",
+                plan.len(),
+                self.layout.plan.shape,
+                self.layout.plan.len()
+            )))
+        } else if self.pending.is_some() {
+            Err(Error::InvalidInput(
+                "a remap is already pending (Grid::move_fields first)".into(),
+            ))
+        } else if self.in_flight > 0 {
+            Err(Error::InvalidInput(
+                "a ghost exchange of the grid is still in flight: end it first".into(),
+            ))
+        } else {
+            Layout::new(plan, self.layout.rank, self.layout.stencil)
+        };
+        self.cp
+            .check_refusing(&self.comm, &what, local.as_ref().err())?;
+        let next = local?;
+        check_identical(&self.comm, 0, "new plan", next.plan())?;
+        self.pending = Some(next);
+        Ok(())
+    }
+
     /// The exchange call with its must-match arguments, as errors name it.
     fn exchange_call(&self, fields: &[RawField]) -> String {
         let (nx, ny, nz) = self.layout.plan.shape;
