@@ -629,6 +629,32 @@ impl Grid {
         Ok(())
     }
 
+    /// An exchange this rank cannot take part in (`why`: e.g. its field
+    /// list is unreadable): it takes the exchange's place in the sequence
+    /// and joins the escalation at once, so that every rank involved
+    /// returns `why` ([`halo::refuse`]). For bindings.
+    pub fn refuse_exchange(&mut self, why: Error) -> Error {
+        let _w = waiting();
+        let what = format!("Grid::exchange (refused: {why})");
+        let fp = halo::fingerprint(&what);
+        match next_call(&self.comm, &self.cp, None, &mut self.exchanges, fp) {
+            Ok(call) => halo::refuse(&self.comm, &self.cp, call, &|| what.clone(), why),
+            Err(e) => e,
+        }
+    }
+
+    /// A move this rank cannot take part in (`why`): the move's checked
+    /// entry with this rank's refusal, so that every rank returns the same
+    /// error (collective). For bindings.
+    pub fn refuse_move(&mut self, why: Error) -> Error {
+        let _w = waiting();
+        let what = self.move_call(&[], &[]);
+        match self.cp.check_refusing(&self.comm, &what, Some(&why)) {
+            Err(e) => e,
+            Ok(()) => why,
+        }
+    }
+
     /// The exchange call with its must-match arguments, as errors name it.
     fn exchange_call(&self, fields: &[RawField]) -> String {
         let (nx, ny, nz) = self.layout.plan.shape;
@@ -874,7 +900,8 @@ impl Grid {
                     o.elem_size, n.elem_size
                 )));
             }
-            if o.data == n.data && !o.data.is_null() && !(same_box && o.pad == n.pad) {
+            let empty = self.layout.padded_len(o.pad)? == 0 || next.padded_len(n.pad)? == 0;
+            if o.data == n.data && !empty && !(same_box && o.pad == n.pad) {
                 return Err(Error::InvalidInput(format!(
                     "field {k}: the same buffer is old and new, but this rank's box or padding changes"
                 )));

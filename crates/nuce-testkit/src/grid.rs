@@ -222,11 +222,8 @@ fn moves(ctx: &Ctx) {
         grid.start_remap(next).expect("start remap");
         let np = ([1 + s % 2, 1, 2], [2, 1 + s % 3, 1]);
         let target = grid.pending().expect("pending").clone();
-        let mut u2: Vec<u64> = filled::<u64>(&target, np.0, 9)
-            .into_iter()
-            .map(|_| u64::sentinel())
-            .collect();
-        let mut w2: Vec<[u64; 3]> = vec![<[u64; 3]>::sentinel(); u2.len()];
+        let mut u2 = vec![u64::sentinel(); target.padded_len(np.0).expect("len")];
+        let mut w2 = vec![<[u64; 3]>::sentinel(); target.padded_len(np.1).expect("len")];
         let stats = grid
             .move_fields(
                 &[Field::new(&mut u, pads.0), Field::new(&mut w, pads.1)],
