@@ -333,7 +333,7 @@ impl Layout {
             .iter()
             .map(|f| self.subarray(f, region))
             .collect::<Result<Vec<Dtype>>>()?;
-        let lens = vec![1 as c_int; parts.len()];
+        let lens: Vec<c_int> = vec![1; parts.len()];
         let disps: Vec<ffi::MPI_Aint> = offsets.iter().map(|&o| o as ffi::MPI_Aint).collect();
         let types: Vec<ffi::MPI_Datatype> = parts.iter().map(|t| t.0).collect();
         let mut t = Dtype::null();
@@ -1052,11 +1052,10 @@ unsafe fn copy_kept(from: &Layout, o: &RawField, to: &Layout, n: &RawField, keep
     let e = o.elem_size;
     let index = |l: &Layout, f: &RawField, i: usize, j: usize| {
         let (b, d) = (l.local_box(), l.padded_dims(f.pad));
-        let at = [i, j, keep.z].map(|x| x);
         let (i, j, k) = (
-            at[0] + f.pad[0] - b.x,
-            at[1] + f.pad[1] - b.y,
-            at[2] + f.pad[2] - b.z,
+            i + f.pad[0] - b.x,
+            j + f.pad[1] - b.y,
+            keep.z + f.pad[2] - b.z,
         );
         ((i * d[1] + j) * d[2] + k) * e
     };
