@@ -1207,7 +1207,9 @@ pub struct RootContext {
 pub type Proposal<'a, P> = Box<dyn FnOnce(&[SpeedEstimate]) -> Result<(RemapDecision, P)> + 'a>;
 
 /// Distributed data a [`Balancer`] can rebalance: [`DistArray2`],
-/// [`DistGraph`], [`DistArray3`]. Sealed: implemented by nuce's containers only.
+/// [`DistGraph`], [`DistArray3`], and a [`Grid`](super::layout::Grid) on the
+/// application's buffers (its remap is pending until the application's
+/// move). Sealed: implemented by nuce's types only.
 pub trait Rebalance: sealed::Sealed {
     /// The new layout, broadcast from the root.
     type Plan: Serialize + DeserializeOwned;
