@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C API end to end, as a user builds it: installs nuce into a temporary
 # prefix (scripts/install.sh), checks that the header compiles with
-# -Wall -Werror in C and C++, builds examples/c/heat2d.c, errors.c and dgraph.c with
+# -Wall -Werror in C and C++, builds examples/c/heat2d.c, heat3d.c, errors.c and dgraph.c with
 # mpicc and pkg-config (shared), heat2d also statically and with CMake, and
 # runs them under mpirun with 1, 2 and 3 ranks. Asserts: the serial check
 # passes bit for bit, a rank doing 4x the work gets the grid remapped, and
@@ -49,6 +49,7 @@ printf '#include <nuce.h>\nint main(void) { return nuce_version()[0] == 0; }\n' 
 "$mpicxx" -x c++ -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Wall -Wextra -Werror "$tmp/h.c" $(pkg-config --cflags --libs nuce) -o "$tmp/hxx"
 rpath="-Wl,-rpath,$prefix/lib"
 "$mpicc" -O2 -Wall -Werror examples/c/heat2d.c $(pkg-config --cflags --libs nuce) -lm "$rpath" -o "$tmp/heat2d"
+"$mpicc" -O2 -Wall -Werror examples/c/heat3d.c $(pkg-config --cflags --libs nuce) -lm "$rpath" -o "$tmp/heat3d"
 "$mpicc" -O2 -Wall -Werror examples/c/errors.c $(pkg-config --cflags --libs nuce) -lm "$rpath" -o "$tmp/errors"
 # Static: the archive, MPI and hwloc (shared), and what the archive needs besides.
 "$mpicc" -O2 examples/c/heat2d.c $(pkg-config --cflags nuce) "$prefix/lib/libnuce.a" \
@@ -65,7 +66,7 @@ run() { # run NP EXPECTED_REMAPS(any|0|>0) BINARY ARGS…
   out="$("$mpirun" -np "$np" "$@" 2>&1)" || { echo "$out" >&2; echo "test_capi: FAILED: -np $np $*" >&2; exit 1; }
   grep -q "serial check: identical" <<<"$out" || { echo "$out" >&2; echo "test_capi: no serial check: -np $np $*" >&2; exit 1; }
   local remaps
-  remaps="$(sed -n 's/^heat2d: remaps: //p' <<<"$out")"
+  remaps="$(sed -n 's/^heat[23]d: remaps: //p' <<<"$out")"
   case "$want" in
     0) [ "$remaps" = 0 ] ;;
     '>0') [ "$remaps" -gt 0 ] ;;
@@ -83,6 +84,15 @@ run 3 '>0' "$tmp/heat2d" "${big[@]}" --slowdown 2:4@1
 run 2 '>0' "$tmp/heat2d" "${big[@]}" --slowdown 0:4@1 --record
 run 2 any "$tmp/heat2d_static" "${small[@]}"
 if [ -x "$tmp/cmake/heat2d" ]; then run 2 any "$tmp/cmake/heat2d" "${small[@]}"; fi
+# heat3d.c: the grid API on the application's own buffers (two fields,
+# begin/end exchanges, moves into new buffers after a remap).
+small3=(--nx 13 --ny 11 --nz 9 --phases 3 --iters 4)
+big3=(--nx 48 --ny 40 --nz 40 --phases 5 --iters 6)
+run 1 0 "$tmp/heat3d" "${small3[@]}"
+run 2 any "$tmp/heat3d" "${small3[@]}"
+run 3 any "$tmp/heat3d" "${small3[@]}"
+run 2 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 1:4@1
+run 3 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 2:4@1
 for np in "${errors_ranks[@]}"; do
   out="$("$mpirun" -np "$np" "$tmp/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.c failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }

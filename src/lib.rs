@@ -45,4 +45,5 @@ pub use runtime::clock::waiting;
 pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue};
 pub use runtime::halo::ExchangeStats;
 pub use runtime::ranges::OwnershipRanges;
+pub use runtime::layout::{Field, Grid};
 pub use speed::PhaseTimer;

@@ -61,6 +61,47 @@ static void exchange_checks(exchange_fn exchange, void *h, void *buf, size_t len
 static int array_exchange(void *a, void *buf, size_t len) { return nuce_array_exchange_ghosts(a, buf, len); }
 static int graph_exchange(void *g, void *buf, size_t len) { return nuce_graph_exchange_ghosts(g, buf, len); }
 
+/* The grid API on the application's buffers (nuce_grid_*). */
+static void grid_errors(nuce_balancer *b) {
+  int64_t n[3] = {6, 8, 10}, pad[3] = {1, 1, 1}, low[3] = {0, 0, 0}, lo[3], sz[3];
+  nuce_grid *g = NULL;
+  expect(nuce_grid_create(b, n, 1, 5, &g), NUCE_ERR_INVALID_INPUT, 1, "grid_create(stencil 5)");
+  expect(nuce_grid_create(b, n, 5, NUCE_STENCIL_FACES, &g), NUCE_ERR_INVALID_INPUT, 1, "grid_create(ghost 5)");
+  if (size > 1)
+    expect(nuce_grid_create(b, n, rank == size - 1 ? 2 : 1, NUCE_STENCIL_BOX, &g), NUCE_ERR_INVALID_INPUT, 1,
+           "grid_create(ghost differs on the last rank)");
+  expect(nuce_grid_create(b, NULL, 1, NUCE_STENCIL_FACES, &g), NUCE_ERR_INVALID_INPUT, 1, "grid_create(n NULL)");
+  expect(nuce_grid_create(b, n, 1, NUCE_STENCIL_FACES, &g), NUCE_OK, 1, "grid_create");
+  expect(nuce_grid_box(g, -1, lo, sz), NUCE_ERR_INVALID_INPUT, 0, "grid_box(rank -1)");
+  expect(nuce_grid_box(g, rank, lo, sz), NUCE_OK, 0, "grid_box");
+  size_t len = 0;
+  expect(nuce_grid_padded_len(g, low, &len), NUCE_ERR_INVALID_INPUT, 0, "grid_padded_len(pad below the ghost)");
+  expect(nuce_grid_padded_len(g, pad, &len), NUCE_OK, 0, "grid_padded_len");
+  double *u = calloc(len ? len : 1, sizeof(double));
+  nuce_field f = {u, sizeof(double), {1, 1, 1}};
+  /* With one or two ranks every rank is in the exchange (with three, a rank
+   * that is nobody's neighbour learns of a refusal only at the next
+   * balance point). */
+  if (size <= 2) {
+    expect(nuce_grid_exchange(g, 0, &f), NUCE_ERR_INVALID_INPUT, 1, "grid_exchange(0 fields)");
+    nuce_field bad = f;
+    if (rank == 0) bad.pad[2] = -1;
+    expect(nuce_grid_exchange(g, 1, &bad), NUCE_ERR_INVALID_INPUT, 1, "grid_exchange(negative pad on the root)");
+  }
+  expect(nuce_grid_exchange(g, 1, &f), NUCE_OK, 1, "grid_exchange");
+  nuce_exchange *x = NULL;
+  expect(nuce_grid_exchange_begin(g, 1, &f, &x), NUCE_OK, 1, "grid_exchange_begin");
+  expect(nuce_grid_exchange_end(x), NUCE_OK, 1, "grid_exchange_end");
+  expect(nuce_grid_exchange_end(NULL), NUCE_ERR_INVALID_INPUT, 0, "grid_exchange_end(NULL)");
+  expect(nuce_grid_move(g, 1, &f, &f), NUCE_ERR_INVALID_INPUT, 1, "grid_move(no remap pending)");
+  expect(nuce_grid_maybe_remap(b, g, 1, NULL), NUCE_ERR_INVALID_INPUT, 1, "grid_maybe_remap(remapped NULL)");
+  int count = -1;
+  expect(nuce_grid_neighbours(g, &count, NULL, 0), NUCE_OK, 0, "grid_neighbours(count only)");
+  expect(nuce_grid_free(g), NUCE_OK, 0, "grid_free");
+  expect(nuce_grid_free(NULL), NUCE_OK, 0, "grid_free(NULL)");
+  free(u);
+}
+
 /* The rows × cols 4-neighbour grid in CSR (METIS layout). */
 static void grid_csr(int64_t rows, int64_t cols, int64_t *xadj, int64_t *adj) {
   int64_t k = 0;
@@ -367,6 +408,7 @@ int main(int argc, char **argv) {
   expect(nuce_array_rect(a, -1, rect), NUCE_ERR_INVALID_INPUT, 0, "array_rect(rank -1)");
   graph_errors(b);
   ranges_errors(b);
+  grid_errors(b);
   expect(nuce_array_free(a), NUCE_OK, 0, "array_free");
   expect(nuce_array_free(NULL), NUCE_OK, 0, "array_free(NULL)");
   expect(nuce_balancer_free(b), NUCE_OK, 0, "balancer_free");

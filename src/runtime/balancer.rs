@@ -75,6 +75,7 @@ use super::comm::{agree, gather_values, root_compute};
 use super::cost::CostGrid;
 use super::graph::{DistGraph, GraphStrategy, GraphValue, MigrateStats, RootIndex};
 use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
+use super::layout::Grid as BufferGrid;
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
 use super::netprobe::probe_links;
 use super::packing::{allocate_collective, LocalAllocation};
@@ -841,6 +842,20 @@ impl Balancer {
         Ok(a)
     }
 
+    /// Plans a grid of `shape` for the current speeds ([`Balancer::plan3`])
+    /// and makes its layout on the balancer's communicator for `stencil`
+    /// (ghost width 0 to 4): a [`Grid`](super::layout::Grid) whose data
+    /// lives in the application's buffers. Every rank states the shape and
+    /// stencil; a difference is the same error on every rank. A balance point.
+    pub fn new_grid(&mut self, shape: Shape3, stencil: Stencil) -> Result<BufferGrid> {
+        let _w = waiting();
+        let plan = self.plan3(shape, stencil.ghost)?;
+        let mut g = BufferGrid::new(&self.comm, plan, stencil)?;
+        g.checks_mut().adopt(&self.cp);
+        self.mark();
+        Ok(g)
+    }
+
     /// Records this rank's phase explicitly (local): `work_units` done in
     /// `elapsed` (compute time only, excluding waits). Optional: without it,
     /// [`Balancer::maybe_remap`] measures the phase itself; with it, this
@@ -1205,7 +1220,9 @@ pub struct LocalProposal<P> {
 }
 
 /// Distributed data a [`Balancer`] can rebalance: [`DistArray2`],
-/// [`DistGraph`], [`DistArray3`]. Sealed: implemented by nuce's containers only.
+/// [`DistGraph`], [`DistArray3`], and a [`Grid`](super::layout::Grid) on the
+/// application's buffers (its remap is pending until the application's
+/// move). Sealed: implemented by nuce's types only.
 pub trait Rebalance: sealed::Sealed {
     /// The new layout, broadcast from the root.
     type Plan: Serialize + DeserializeOwned;
@@ -1248,6 +1265,7 @@ mod sealed {
     impl<T> Sealed for super::DistArray2<T> {}
     impl<T> Sealed for super::DistGraph<T> {}
     impl<T> Sealed for super::DistArray3<T> {}
+    impl Sealed for super::BufferGrid {}
 }
 
 /// The 3D decomposer of the balancer: [`Best3`] for a 7-point stencil of
@@ -1305,6 +1323,71 @@ impl<T: Element> Rebalance for DistArray3<T> {
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         DistArray3::cost_grid(self)
+    }
+}
+
+/// A grid on the application's buffers: a decision to remap makes the new
+/// plan pending, and the application completes it with
+/// [`Grid::move_fields`](super::layout::Grid::move_fields) into new buffers
+/// (so `apply` moves nothing itself and reports nothing moved). The cost
+/// model counts the bytes per cell of the grid's last exchange (8 before
+/// any). The root refuses a new decision while a move is pending.
+impl Rebalance for BufferGrid {
+    type Plan = GridPlan3;
+    fn local_work(&self) -> f64 {
+        self.layout().local_box().volume() as f64
+    }
+    fn global_len(&self) -> usize {
+        self.layout().plan().cells()
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        BufferGrid::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        BufferGrid::exchanges(self)
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
+        Box::new(move |estimates| {
+            if self.pending().is_some() {
+                return Err(Error::InvalidInput(
+                    "maybe_remap: the grid's previous remap is still pending (call Grid::move_fields first)"
+                        .into(),
+                ));
+            }
+            let speeds = snap_speeds(estimates)?;
+            let mut stencil = self.stencil();
+            stencil.ghost = stencil.ghost.max(1);
+            let current = self.layout().plan();
+            let candidate = Best3 { stencil }.decompose(self.global_shape(), &speeds)?;
+            let loads = |p: &GridPlan3| {
+                p.volumes()
+                    .into_iter()
+                    .map(|v| v as f64)
+                    .collect::<Vec<_>>()
+            };
+            let bytes = match self.cell_bytes() {
+                0 => 8.0,
+                b => b as f64,
+            };
+            let volume: Vec<(f64, usize)> = migration_volume3(current, &candidate)
+                .into_iter()
+                .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
+                .collect();
+            let (policy, bandwidth) = ctx.policy;
+            let d = policy.decide_noisy(
+                &loads(current),
+                &loads(&candidate),
+                estimates,
+                &volume,
+                ctx.ahead,
+                bandwidth,
+            )?;
+            Ok((d.decision, candidate))
+        })
+    }
+    fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
+        self.set_pending(plan)?;
+        Ok(MoveStats::default())
     }
 }
 

@@ -352,8 +352,7 @@ pub fn exchange<C: Communicator, T: Equivalence>(
     recvbuf: &mut [T],
     recvs: &[(i32, Range<usize>)],
 ) -> Result<Vec<T>> {
-    let tag = call.tag();
-    let dtype = T::equivalent_datatype();
+    let dtype = T::equivalent_datatype().as_raw();
     // Every count is checked before anything is posted.
     if let Some((_, r)) = recvs
         .iter()
@@ -365,8 +364,80 @@ pub fn exchange<C: Communicator, T: Equivalence>(
             r.len()
         )));
     }
+    let msg = |(q, r): &(i32, Range<usize>), base: *mut T| Message {
+        peer: *q,
+        // In bounds: the ranges lie in their buffers (caller's contract).
+        buf: base.wrapping_add(r.start).cast(),
+        count: r.len() as c_int,
+        dtype,
+    };
+    let rmsgs: Vec<Message> = recvs.iter().map(|m| msg(m, recvbuf.as_mut_ptr())).collect();
+    let smsgs: Vec<Message> = sends
+        .iter()
+        .map(|m| msg(m, sendbuf.as_ptr().cast_mut()))
+        .collect();
+    // SAFETY: every message describes `count` elements of T inside
+    // `recvbuf` (written) or `sendbuf` (read only), both kept alive until
+    // `finish` returns (`sendbuf` is leaked if it fails).
+    let posted = unsafe { post(comm, call, &smsgs, &rmsgs) };
+    match posted.and_then(|p| finish(comm, cp, p, op)) {
+        Ok(()) => Ok(sendbuf),
+        Err(e) => {
+            std::mem::forget(sendbuf);
+            Err(e)
+        }
+    }
+}
+
+/// One message of a neighbour exchange: `count` items of `dtype` at `buf`,
+/// to or from `peer`.
+#[derive(Debug, Clone, Copy)]
+pub struct Message {
+    /// The neighbour's rank.
+    pub peer: i32,
+    /// Start of the message's data (an MPI buffer address).
+    pub buf: *mut std::ffi::c_void,
+    /// Number of items of `dtype`.
+    pub count: c_int,
+    /// A committed MPI datatype (derived ones allowed).
+    pub dtype: ffi::MPI_Datatype,
+}
+
+/// A neighbour exchange posted by [`post`], to be completed by [`finish`]
+/// (between the two the caller may compute on cells the messages do not touch).
+pub struct Posted {
+    flight: InFlight,
+    call: Call,
+}
+
+impl std::fmt::Debug for Posted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Posted")
+            .field("call", &self.call)
+            .field("requests", &self.flight.reqs.len())
+            .finish()
+    }
+}
+
+/// Posts the receives `recvs` then the sends `sends` of exchange `call`
+/// (tag [`Call::tag`]) on `comm`, draining first the leftovers of an
+/// abandoned exchange. On error nothing stays posted that could write
+/// into a receive buffer.
+///
+/// # Safety
+/// Every message's buffer holds `count` items of its datatype, readable
+/// (sends) or writable and not otherwise accessed (receives), until
+/// [`finish`] returns; after a failing `finish` the send buffers may still
+/// be read by MPI (keep them alive or leak them).
+pub unsafe fn post<C: Communicator>(
+    comm: &C,
+    call: Call,
+    sends: &[Message],
+    recvs: &[Message],
+) -> Result<Posted> {
+    let tag = call.tag();
     if must_drain(comm, call.seq) {
-        let peers: Vec<i32> = recvs.iter().map(|(q, _)| *q).collect();
+        let peers: Vec<i32> = recvs.iter().map(|m| m.peer).collect();
         // Leftovers of the abandoned exchange are drained; anything else
         // waiting is left for the wait loop to judge.
         foreign_message(comm, &peers, call)?;
@@ -374,63 +445,71 @@ pub fn exchange<C: Communicator, T: Equivalence>(
     let n = recvs.len() + sends.len();
     let mut flight = InFlight {
         reqs: vec![null_request(); n],
-        peers: recvs.iter().chain(sends).map(|(q, _)| *q).collect(),
+        peers: recvs.iter().chain(sends).map(|m| m.peer).collect(),
         nrecv: recvs.len(),
     };
     let mut posted = Ok(());
-    for (k, (q, r)) in recvs.iter().enumerate() {
-        let buf = &mut recvbuf[r.clone()];
-        // SAFETY: `buf` holds `r.len()` (checked to fit) elements of T,
-        // described by `dtype`; it stays borrowed until the request
-        // completes or is cancelled below.
+    for (k, m) in recvs.iter().chain(sends).enumerate() {
+        // SAFETY: the buffer holds `count` items of `dtype` (caller's
+        // contract) until the request completes or is cancelled.
         let code = unsafe {
-            ffi::MPI_Irecv(
-                buf.as_mut_ptr().cast(),
-                r.len() as c_int,
-                dtype.as_raw(),
-                *q,
-                tag,
-                comm.as_raw(),
-                &mut flight.reqs[k],
-            )
+            if k < recvs.len() {
+                ffi::MPI_Irecv(
+                    m.buf,
+                    m.count,
+                    m.dtype,
+                    m.peer,
+                    tag,
+                    comm.as_raw(),
+                    &mut flight.reqs[k],
+                )
+            } else {
+                ffi::MPI_Isend(
+                    m.buf,
+                    m.count,
+                    m.dtype,
+                    m.peer,
+                    tag,
+                    comm.as_raw(),
+                    &mut flight.reqs[k],
+                )
+            }
         };
-        posted = mpi_check(code, "MPI_Irecv (ghost exchange)");
+        posted = mpi_check(code, "MPI_Irecv/MPI_Isend (ghost exchange)");
         if posted.is_err() {
             break;
         }
     }
-    if posted.is_ok() {
-        for (k, (q, r)) in sends.iter().enumerate() {
-            let buf = &sendbuf[r.clone()];
-            // SAFETY: `buf` holds `r.len()` elements of T; `sendbuf`
-            // outlives the request (it is leaked if the request is abandoned).
-            let code = unsafe {
-                ffi::MPI_Isend(
-                    buf.as_ptr().cast(),
-                    r.len() as c_int,
-                    dtype.as_raw(),
-                    *q,
-                    tag,
-                    comm.as_raw(),
-                    &mut flight.reqs[recvs.len() + k],
-                )
-            };
-            posted = mpi_check(code, "MPI_Isend (ghost exchange)");
-            if posted.is_err() {
-                break;
-            }
+    match posted {
+        Ok(()) => Ok(Posted { flight, call }),
+        Err(e) => {
+            // Requests never posted stay MPI_REQUEST_NULL.
+            flight.abandon();
+            note_abandoned(comm, call.seq);
+            Err(e)
         }
     }
-    // Requests never posted (after an error) stay MPI_REQUEST_NULL.
-    let stuck = match posted.and_then(|()| wait(comm, cp, call, &mut flight)) {
-        Ok(None) => return Ok(sendbuf),
+}
+
+/// Waits for the exchange [`post`] started. When a neighbour is at another
+/// exchange, or the wait outlasts the timeout, the rank escalates (see the
+/// module's documentation) and every rank involved returns the same error;
+/// the pending receives are then cancelled and the sends released.
+pub fn finish<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    posted: Posted,
+    op: &dyn Fn() -> String,
+) -> Result<()> {
+    let Posted { mut flight, call } = posted;
+    let stuck = match wait(comm, cp, call, &mut flight) {
+        Ok(None) => return Ok(()),
         Ok(Some(stuck)) => Ok(stuck),
         Err(e) => Err(e),
     };
     let waiting_for = flight.pending_recv_peers().unwrap_or_default();
     flight.abandon();
     note_abandoned(comm, call.seq);
-    std::mem::forget(sendbuf);
     Err(escalate(comm, cp, call, op, stuck?, &waiting_for))
 }
 

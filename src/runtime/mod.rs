@@ -16,6 +16,7 @@ pub mod graph;
 pub mod graph_value;
 pub mod halo;
 pub mod hierarchy;
+pub mod layout;
 pub mod master_worker;
 pub mod netprobe;
 pub mod packing;

@@ -30,10 +30,12 @@ pub const ROOT_HERE: Tag = 0x4e58;
 
 /// Watchdog checkpoint: the root's verdict (same call everywhere, or the error).
 pub const VERDICT: Tag = 0x4e59;
+/// Grid moves ([`super::layout::Grid::move_fields`]): cells that change owner.
+pub const GRID_MOVE: Tag = 0x4e5a;
 
 /// All tags, for the distinctness check.
-pub const ALL: [Tag; 7] = [
-    MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE, VERDICT,
+pub const ALL: [Tag; 8] = [
+    MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE, VERDICT, GRID_MOVE,
 ];
 
 #[cfg(test)]

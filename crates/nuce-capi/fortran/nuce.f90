@@ -70,6 +70,9 @@ module nuce
   integer, parameter, public :: NUCE_PACK_LEVEL = 1
   integer, parameter, public :: NUCE_SCALE_NONUNIFORM = 0
   integer, parameter, public :: NUCE_SCALE_UNIFORM = 1
+  ! Grid stencils (nuce_grid_create in C; a Fortran interface to the grid API is future work).
+  integer, parameter, public :: NUCE_STENCIL_FACES = 7
+  integer, parameter, public :: NUCE_STENCIL_BOX = 27
   integer, parameter, public :: NUCE_ALGO_BEST = 0
   integer, parameter, public :: NUCE_ALGO_MULTILEVEL = 1
   integer, parameter, public :: NUCE_ALGO_RCB = 2

@@ -63,6 +63,12 @@
 // Scale the packing with one factor in both directions.
 #define NUCE_SCALE_UNIFORM 1
 
+// The 7-point stencil (faces only) of [`nuce_grid_create`].
+#define NUCE_STENCIL_FACES 7
+
+// The 27-point stencil (faces, edges, corners) of [`nuce_grid_create`].
+#define NUCE_STENCIL_BOX 27
+
 // Partition with the project's best rule: multilevel, RCB (with
 // coordinates) and RSB+KL, each refined, the least cut within 3 % imbalance.
 #define NUCE_ALGO_BEST 0
@@ -99,9 +105,17 @@ typedef struct nuce_array nuce_array;
 // the speeds, the last plan made by [`nuce_plan`].
 typedef struct nuce_balancer nuce_balancer;
 
+// A ghost exchange in flight (opaque), from [`nuce_grid_exchange_begin`]
+// until [`nuce_grid_exchange_end`].
+typedef struct nuce_exchange nuce_exchange;
+
 // A distributed graph (opaque) with one `elem_size`-byte record per
 // vertex, bound to the balancer that created it.
 typedef struct nuce_graph nuce_graph;
+
+// A grid distributed over the balancer's ranks (opaque), whose data lives
+// in the application's buffers.
+typedef struct nuce_grid nuce_grid;
 
 // A CSR graph given by the application (read only), METIS-style:
 // vertices `0..n`, the neighbours of `v` are `adjncy[xadj[v] .. xadj[v + 1]]`,
@@ -123,6 +137,20 @@ typedef struct nuce_csr {
   // `dim × n` coordinates, vertex after vertex, or NULL when `dim` is 0.
   const double *coords;
 } nuce_csr;
+
+// One field of the application: `data` points to this rank's padded block
+// of `elem_size`-byte cells, C order (dimension 2 fastest), with `pad[d]`
+// halo cells allocated on each side of dimension `d` (at least the ghost
+// width where the grid's extent is above 1; any value ≥ 0 where it is 1).
+// Its length is [`nuce_grid_padded_len`] cells.
+typedef struct nuce_field {
+  // Start of the padded block (may be NULL on a rank with an empty box).
+  void *data;
+  // Bytes per cell (several components of a cell = one bigger cell).
+  size_t elem_size;
+  // Halo cells allocated on each side, per dimension.
+  int64_t pad[3];
+} nuce_field;
 
 // A master–worker platform (read only): worker `i` needs
 // `cycle_times[i]` seconds per task; the master sends one initial message
@@ -433,6 +461,112 @@ int nuce_graph_maybe_remap_ahead(struct nuce_balancer *b,
                                  const void *values,
                                  size_t len,
                                  int *remapped);
+
+// Plans an `n[0] × n[1] × n[2]` grid for the current speeds and makes its
+// layout for `stencil` ([`NUCE_STENCIL_FACES`] or [`NUCE_STENCIL_BOX`])
+// with `ghost` layers (0 to 4), writing the handle to `*out` (collective
+// over the balancer's ranks; all arguments identical on every rank). A
+// balance point. A 2D grid has `n[0] = 1`. The application then asks its
+// box ([`nuce_grid_box`]) and allocates its fields.
+int nuce_grid_create(struct nuce_balancer *b,
+                     const int64_t *n,
+                     int64_t ghost,
+                     int stencil,
+                     struct nuce_grid **out);
+
+// Frees a grid (local; NULL is ignored). No exchange of it may be in flight.
+int nuce_grid_free(struct nuce_grid *g);
+
+// Rank `rank`'s box (local): first cell `lo[3]` and extents `size[3]`,
+// global coordinates (all 0 for a rank without cells). While a move is
+// pending (after [`nuce_grid_maybe_remap`] set `*remapped`), the new box.
+int nuce_grid_box(const struct nuce_grid *g, int rank, int64_t *lo, int64_t *size);
+
+// The number of cells of this rank's buffer with `pad[3]` halo cells on
+// each side (local): `(size[0] + 2 pad[0]) (size[1] + 2 pad[1]) (size[2] +
+// 2 pad[2])`, 0 for a rank without cells; for the new box while a move is
+// pending. Fails when a padding is below the ghost width (along a
+// dimension of extent > 1).
+int nuce_grid_padded_len(const struct nuce_grid *g, const int64_t *pad, size_t *len);
+
+// This rank's neighbours in the current layout (local): `*count` is set
+// to their number, and the first `min(count, max)` ranks, ascending, are
+// written to `ranks` (may be NULL when `max` is 0).
+int nuce_grid_neighbours(const struct nuce_grid *g, int *count, int *ranks, int max);
+
+// The cells exchanged in a ghost exchange of the current layout (local):
+// two regions per neighbour, the cells this rank sends it (`is_send` 1)
+// and the cells it receives from it (`is_send` 0), each a box of global
+// coordinates `lo[3 i .. 3 i + 2]`, `size[3 i .. 3 i + 2]`. `*count` is set
+// to the number of regions; the first `min(count, max)` are written (the
+// arrays may be NULL when `max` is 0).
+int nuce_grid_regions(const struct nuce_grid *g,
+                      int *count,
+                      int *rank,
+                      int64_t *lo,
+                      int64_t *size,
+                      int *is_send,
+                      int max);
+
+// Fills the ghost cells of the `nfields` fields from the neighbours, in
+// place (every rank of the grid calls it; it synchronises with its
+// neighbours only). Every rank passes the same number of fields and
+// element sizes (paddings may differ); a difference, or a wrong field on
+// one rank, is the same error on every rank involved. Ghost cells outside
+// the grid are left untouched.
+int nuce_grid_exchange(struct nuce_grid *g, int nfields, const struct nuce_field *fields);
+
+// Starts the exchange of [`nuce_grid_exchange`] and returns at once with
+// `*req`: the application may compute on its cells meanwhile (reading
+// any, writing none that the exchange sends, touching no ghost cell) and
+// ends it with [`nuce_grid_exchange_end`]. The fields must stay allocated
+// until then.
+int nuce_grid_exchange_begin(struct nuce_grid *g,
+                             int nfields,
+                             const struct nuce_field *fields,
+                             struct nuce_exchange **req);
+
+// Ends an exchange started by [`nuce_grid_exchange_begin`] and frees
+// `req` (its ghost cells are then filled, or the same error is returned on
+// every rank involved).
+int nuce_grid_exchange_end(struct nuce_exchange *req);
+
+// A balance point between phases of `iterations` iterations (collective
+// over the balancer's ranks; `g` made by this balancer): measures this
+// rank's phase (its cells × `iterations` in its compute time since the
+// last balance point, unless [`crate::nuce_record_phase`] was called),
+// and lets the root decide whether a new layout pays off over the next
+// `iterations` iterations. When it does, `*remapped` is 1 (on every rank)
+// and a move is pending: ask the new box ([`nuce_grid_box`],
+// [`nuce_grid_padded_len`]), allocate new fields and call
+// [`nuce_grid_move`]. Exchanges are refused until then.
+int nuce_grid_maybe_remap(struct nuce_balancer *b,
+                          struct nuce_grid *g,
+                          int64_t iterations,
+                          int *remapped);
+
+// [`nuce_grid_maybe_remap`] with another decision horizon: the phase just
+// done had `iterations` iterations, and a remap must pay off within the
+// next `ahead` iterations.
+int nuce_grid_maybe_remap_ahead(struct nuce_balancer *b,
+                                struct nuce_grid *g,
+                                int64_t iterations,
+                                int64_t ahead,
+                                int *remapped);
+
+// Completes a pending remap (collective over the grid's ranks): fills the
+// application's `new_fields` (allocated for the new box, with any
+// padding) from its `old_fields` (the box before the remap), field by
+// field: the cells this rank keeps are copied locally, the cells that
+// change owner travel from the old buffers straight into the new ones. A
+// field may pass the same buffer as old and new when this rank's box and
+// its padding did not change (nothing is copied). Ghost cells of the new
+// fields are not filled: exchange afterwards. Errors are the same on
+// every rank, and nothing is moved then.
+int nuce_grid_move(struct nuce_grid *g,
+                   int nfields,
+                   const struct nuce_field *old_fields,
+                   const struct nuce_field *new_fields);
 
 // Partitions the graph `g` into `nparts` parts whose vertex weights are in
 // the ratio of `tpwgts[nparts]` (any positive scale; NULL for equal parts)

@@ -1,6 +1,7 @@
 //! The C API of nuce: `libnuce.so` / `libnuce.a` and `include/nuce.h`.
 //!
-//! It covers 2D arrays (this file and `staged`), graphs (`partition`:
+//! It covers 2D arrays (this file and `staged`), 2D and 3D grids on the
+//! application's own buffers (`grid`), graphs (`partition`:
 //! partitioning a CSR graph; `graph`: the distributed graph handle),
 //! master–worker schedules (`tasks`) and AMR submesh allocation (`amr`).
 //! Every function returns an `int` error code
@@ -23,6 +24,7 @@
 
 mod amr;
 mod graph;
+mod grid;
 mod partition;
 mod ranges;
 mod settings;
@@ -44,6 +46,7 @@ use staged::{check_elem_size, create_dyn, Init, Staged};
 
 pub use amr::*;
 pub use graph::*;
+pub use grid::*;
 pub use partition::*;
 pub use ranges::*;
 pub use tasks::*;
@@ -162,6 +165,7 @@ const C_NAMES: [(&str, &str); 19] = [
 pub(crate) fn in_c_words(msg: &str) -> String {
     C_NAMES
         .iter()
+        .chain(grid::GRID_NAMES.iter())
         .fold(msg.to_string(), |m, (rust, c)| m.replace(rust, c))
 }
 

@@ -13,6 +13,7 @@ mod dgraph;
 mod exchange;
 mod faults;
 mod graph;
+mod grid;
 mod hierarchy;
 mod packing;
 mod ranges;
@@ -66,6 +67,7 @@ fn main() {
         s if s.starts_with("exchange-") => exchange::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         s if s.starts_with("graph-") => graph::run(s, &ctx),
+        s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),

@@ -321,6 +321,59 @@ impl GridPlan3 {
             .collect()
     }
 
+    /// The cells part `part` exchanges with each neighbour in a halo
+    /// exchange of `stencil` (any ghost width, 0 included): `(q, send,
+    /// recv)` per neighbour `q` of [`GridPlan3::neighbours`], with `send` =
+    /// the cells of `part` within the stencil's reach of `q`'s box and
+    /// `recv` = the cells of `q` within its reach of `part`'s box (global
+    /// coordinates, clipped to the grid). Each is one box: with the 27-point
+    /// stencil `mine ∩ grow(theirs, g)` along all axes; with the 7-point
+    /// stencil two disjoint boxes are apart along exactly one axis when one
+    /// reaches the other, so growing along that axis alone gives the box.
+    /// `O(p)`.
+    pub fn halo_pairs(&self, part: usize, stencil: Stencil) -> Vec<(usize, Box3, Box3)> {
+        let Some(me) = self.boxes.get(part).copied() else {
+            return Vec::new();
+        };
+        let g = stencil.ghost;
+        let axes: &[[bool; 3]] = if stencil.corners() {
+            &[[true; 3]]
+        } else {
+            &[
+                [true, false, false],
+                [false, true, false],
+                [false, false, true],
+            ]
+        };
+        self.neighbours(part, stencil)
+            .into_iter()
+            .filter_map(|q| {
+                let other = self.boxes[q];
+                axes.iter().find_map(|&ax| {
+                    let send = me.intersect(&self.grown(&other, g, ax))?;
+                    let recv = self.grown(&me, g, ax).intersect(&other)?;
+                    Some((q, send, recv))
+                })
+            })
+            .collect()
+    }
+
+    /// `b` grown by `g` cells on both sides along the axes set in `axes`,
+    /// clipped to the grid.
+    pub fn grown(&self, b: &Box3, g: usize, axes: [bool; 3]) -> Box3 {
+        if b.is_empty() {
+            return *b;
+        }
+        let mut lo = [0; 3];
+        let mut len = [0; 3];
+        for a in 0..3 {
+            let w = if axes[a] { g } else { 0 };
+            lo[a] = b.lo(a).saturating_sub(w);
+            len[a] = (b.hi(a) + w).min(self.extent(a)) - lo[a];
+        }
+        Box3::from_axes(lo, len)
+    }
+
     /// [`GridPlan3::neighbours`] of every part, by a sweep along the axis
     /// with the most distinct box starts (the relation is symmetric):
     /// `O(p log p + p·k)` with `k` the boxes within reach of a sweep plane.

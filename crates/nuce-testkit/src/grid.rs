@@ -1,0 +1,335 @@
+//! Scenarios for `nuce::Grid`, grids on the application's own buffers:
+//!
+//! * `grid-halo NX NY NZ` — random box tilings; 1–3 fields of 1-, 8- and
+//!   24-byte cells with paddings wider than the ghost; 7- and 27-point
+//!   stencils, ghost 1 and 2, blocking and begin/end: every padded cell
+//!   holds its global value if it is this rank's or a received ghost, and
+//!   its sentinel otherwise (nothing written outside the regions).
+//! * `grid-move NX NY NZ STEPS` — random successive remaps completed by
+//!   `move_fields` into new buffers of other paddings: every cell carried,
+//!   `RESULT gridmove steps= bytes= minimum= received=` for the minimum check.
+//! * `grid-balancer` — a remap decided by the balancer from skewed phase
+//!   records: exchanges are refused while it is pending, the move carries
+//!   every cell.
+//! * `grid-errors CASE` — `fields` (the last rank exchanges 2 fields, the
+//!   others 1), `elem` (another element size), `length` (a short slice on
+//!   the last rank), `shape` (another grid): `ERR rank CASE error` lines.
+
+use mpi::traits::*;
+use nuce::plan::array3d::{Box3, GridPlan3, Stencil};
+use nuce::runtime::comm::sum_f64;
+use nuce::runtime::layout::{Field, Layout, Plain};
+use nuce::{Balancer, Grid};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::array3::random_tiling3;
+use crate::Ctx;
+
+pub fn run(name: &str, ctx: &Ctx) -> bool {
+    match name {
+        "grid-halo" => halo(ctx),
+        "grid-move" => moves(ctx),
+        "grid-balancer" => balancer_remap(ctx),
+        "grid-errors" => errors(ctx),
+        _ => return false,
+    }
+    true
+}
+
+/// A cell type of the tests: its value for a global cell id and field, and
+/// the sentinel of cells nothing should write.
+trait TestCell: Plain + PartialEq + std::fmt::Debug {
+    fn make(id: u64, field: u64) -> Self;
+    fn sentinel() -> Self;
+}
+
+fn hash(id: u64, field: u64) -> u64 {
+    (id + 1)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(field.wrapping_mul(0xBF58_476D_1CE4_E5B9))
+        .rotate_left(29)
+}
+
+impl TestCell for u8 {
+    fn make(id: u64, field: u64) -> Self {
+        // Neighbouring ids differ in the low byte.
+        (id as u8).wrapping_add(field as u8 * 17)
+    }
+    fn sentinel() -> Self {
+        0xEE
+    }
+}
+impl TestCell for u64 {
+    fn make(id: u64, field: u64) -> Self {
+        hash(id, field)
+    }
+    fn sentinel() -> Self {
+        u64::MAX
+    }
+}
+impl TestCell for [u64; 3] {
+    fn make(id: u64, field: u64) -> Self {
+        [hash(id, field), id, hash(id, field + 1)]
+    }
+    fn sentinel() -> Self {
+        [u64::MAX; 3]
+    }
+}
+
+fn id(shape: (usize, usize, usize), i: usize, j: usize, k: usize) -> u64 {
+    ((i * shape.1 + j) * shape.2 + k) as u64
+}
+
+/// The global cell of padded index `n` of a buffer for `b` with `pad`, if
+/// inside the grid.
+fn cell_of(
+    b: &Box3,
+    pad: [usize; 3],
+    shape: (usize, usize, usize),
+    n: usize,
+) -> Option<(usize, usize, usize)> {
+    let d = [b.nx + 2 * pad[0], b.ny + 2 * pad[1], b.nz + 2 * pad[2]];
+    let at = [n / (d[1] * d[2]), n / d[2] % d[1], n % d[2]];
+    let g = [0, 1, 2].map(|a| (b.lo(a) + at[a]).checked_sub(pad[a]));
+    let ext = [shape.0, shape.1, shape.2];
+    match g {
+        [Some(i), Some(j), Some(k)] if i < ext[0] && j < ext[1] && k < ext[2] => Some((i, j, k)),
+        _ => None,
+    }
+}
+
+/// A buffer for this rank's box of `l` with `pad`: own cells hold their
+/// values, the rest the sentinel.
+fn filled<T: TestCell>(l: &Layout, pad: [usize; 3], field: u64) -> Vec<T> {
+    let n = l.padded_len(pad).expect("padding");
+    let (b, shape) = (l.local_box(), l.plan().shape);
+    (0..n)
+        .map(|x| match cell_of(&b, pad, shape, x) {
+            Some((i, j, k)) if b.contains(i, j, k) => T::make(id(shape, i, j, k), field),
+            _ => T::sentinel(),
+        })
+        .collect()
+}
+
+/// True when every cell of `buf` holds its value (own cells, and ghosts
+/// inside a received region when `ghosts`) or the sentinel (elsewhere).
+fn holds<T: TestCell>(l: &Layout, buf: &[T], pad: [usize; 3], field: u64, ghosts: bool) -> bool {
+    let (b, shape) = (l.local_box(), l.plan().shape);
+    buf.iter().enumerate().all(|(x, v)| {
+        let want = match cell_of(&b, pad, shape, x) {
+            Some((i, j, k))
+                if b.contains(i, j, k)
+                    || (ghosts && l.regions().iter().any(|r| r.recv.contains(i, j, k))) =>
+            {
+                T::make(id(shape, i, j, k), field)
+            }
+            _ => T::sentinel(),
+        };
+        *v == want
+    })
+}
+
+fn shape_args(ctx: &Ctx) -> (usize, usize, usize) {
+    (ctx.arg(0, 7), ctx.arg(1, 5), ctx.arg(2, 9))
+}
+
+fn halo(ctx: &Ctx) {
+    let shape = shape_args(ctx);
+    let p = ctx.world.size() as usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let mut t = 0;
+    for ghost in [1, 2] {
+        for stencil in [Stencil::seven(ghost), Stencil::twenty_seven(ghost)] {
+            for (nfields, split) in [(1, false), (3, false), (2, true), (3, true)] {
+                t += 1;
+                let plan = random_tiling3(shape, p, &mut rng);
+                let mut grid = Grid::new(&ctx.world, plan, stencil).expect("grid");
+                let l = grid.layout().clone();
+                // Paddings wider than the ghost, different per field and axis.
+                let (p8, p1, p24) = (
+                    [ghost + 1, ghost, ghost + 2],
+                    [ghost, ghost + 1, ghost],
+                    [ghost + 2, ghost + 2, ghost + 1],
+                );
+                let mut a: Vec<u64> = filled(&l, p8, 0);
+                let mut b: Vec<u8> = filled(&l, p1, 1);
+                let mut c: Vec<[u64; 3]> = filled(&l, p24, 2);
+                // Two exchanges: the second finds its datatypes in the cache.
+                for _ in 0..2 {
+                    let mut fields = vec![Field::new(&mut a, p8)];
+                    if nfields > 1 {
+                        fields.push(Field::new(&mut b, p1));
+                    }
+                    if nfields > 2 {
+                        fields.push(Field::new(&mut c, p24));
+                    }
+                    if split {
+                        let x = grid.exchange_begin(&mut fields).expect("begin");
+                        x.end().expect("end");
+                    } else {
+                        grid.exchange(&mut fields).expect("exchange");
+                    }
+                }
+                let ok = holds(&l, &a, p8, 0, true)
+                    && holds(&l, &b, p1, 1, nfields > 1)
+                    && holds(&l, &c, p24, 2, nfields > 2);
+                ctx.check(
+                    &format!("halo{t}-g{ghost}-{}pt-{nfields}f", stencil.points()),
+                    ok,
+                    "a ghost or own cell differs",
+                );
+            }
+        }
+    }
+}
+
+/// Cells of `old` whose owner changes in `new`.
+fn changing(old: &GridPlan3, new: &GridPlan3) -> u64 {
+    let mut n = 0;
+    for (q, ob) in old.boxes.iter().enumerate() {
+        for (r, nb) in new.boxes.iter().enumerate() {
+            if q != r {
+                n += ob.intersect(nb).map_or(0, |x| x.volume() as u64);
+            }
+        }
+    }
+    n
+}
+
+fn moves(ctx: &Ctx) {
+    let shape = shape_args(ctx);
+    let steps: usize = ctx.arg(3, 20);
+    let p = ctx.world.size() as usize;
+    let rank = ctx.rank() as usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let plan = random_tiling3(shape, p, &mut rng);
+    let mut grid = Grid::new(&ctx.world, plan, Stencil::twenty_seven(1)).expect("grid");
+    let mut pads = ([1, 2, 1], [2, 2, 2]);
+    let l = grid.layout().clone();
+    let mut u: Vec<u64> = filled(&l, pads.0, 0);
+    let mut w: Vec<[u64; 3]> = filled(&l, pads.1, 2);
+    let cell = 8 + 24;
+    let (mut bytes, mut minimum, mut received) = (0u64, 0u64, 0f64);
+    let mut ok = true;
+    for s in 0..steps {
+        let next = random_tiling3(shape, p, &mut rng);
+        let old = grid.layout().plan().clone();
+        minimum += changing(&old, &next) * cell;
+        let nb = next.boxes[rank];
+        let kept = old.boxes[rank].intersect(&nb).map_or(0, |x| x.volume());
+        received += sum_f64(&ctx.world, ((nb.volume() - kept) as u64 * cell) as f64);
+        grid.start_remap(next).expect("start remap");
+        let np = ([1 + s % 2, 1, 2], [2, 1 + s % 3, 1]);
+        let target = grid.pending().expect("pending").clone();
+        let mut u2 = vec![u64::sentinel(); target.padded_len(np.0).expect("len")];
+        let mut w2 = vec![<[u64; 3]>::sentinel(); target.padded_len(np.1).expect("len")];
+        let stats = grid
+            .move_fields(
+                &[Field::new(&mut u, pads.0), Field::new(&mut w, pads.1)],
+                &mut [Field::new(&mut u2, np.0), Field::new(&mut w2, np.1)],
+            )
+            .expect("move");
+        bytes += stats.bytes;
+        let l = grid.layout().clone();
+        ok &= holds(&l, &u2, np.0, 0, false) && holds(&l, &w2, np.1, 2, false);
+        grid.exchange(&mut [Field::new(&mut u2, np.0), Field::new(&mut w2, np.1)])
+            .expect("exchange");
+        ok &= holds(&l, &u2, np.0, 0, true) && holds(&l, &w2, np.1, 2, true);
+        (u, w, pads) = (u2, w2, np);
+    }
+    ctx.check("grid-move-data", ok, "a cell was lost or misplaced");
+    if ctx.rank() == 0 {
+        println!(
+            "RESULT gridmove steps={steps} bytes={bytes} minimum={minimum} received={}",
+            received as u64
+        );
+    }
+}
+
+fn balancer_remap(ctx: &Ctx) {
+    let shape = (6, 10, 8);
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+    let pad = [1, 1, 1];
+    let l = grid.layout().clone();
+    let mut u: Vec<u64> = filled(&l, pad, 0);
+    let iters = 10;
+    for _ in 0..iters {
+        grid.exchange(&mut [Field::new(&mut u, pad)])
+            .expect("exchange");
+    }
+    // Rank 0 reports a speed four times the others'.
+    let work = (l.local_box().volume() * iters) as f64;
+    let speed = if ctx.rank() == 0 { 4.0e6 } else { 1.0e6 };
+    bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed))
+        .expect("record");
+    let report = bal
+        .maybe_remap_ahead(&mut grid, iters, 1_000_000)
+        .expect("maybe_remap");
+    let p = ctx.world.size();
+    ctx.check(
+        "balancer-decides",
+        report.decision.remap == (p > 1) && grid.pending().is_some() == (p > 1),
+        format!(
+            "remap {} pending {}",
+            report.decision.remap,
+            grid.pending().is_some()
+        ),
+    );
+    if p == 1 {
+        return;
+    }
+    let refused = grid.exchange(&mut [Field::new(&mut u, pad)]);
+    ctx.check(
+        "exchange-refused-while-pending",
+        refused
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("pending")),
+        format!("{refused:?}"),
+    );
+    let mut v: Vec<u64> = vec![u64::sentinel(); grid.padded_len(pad).expect("len")];
+    grid.move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])
+        .expect("move");
+    let l = grid.layout().clone();
+    let bigger =
+        ctx.rank() != 0 || l.local_box().volume() * p as usize > shape.0 * shape.1 * shape.2;
+    ctx.check(
+        "balancer-move",
+        holds(&l, &v, pad, 0, false) && bigger,
+        "cells",
+    );
+}
+
+fn errors(ctx: &Ctx) {
+    let case = ctx.args.first().cloned().unwrap_or_default();
+    let rank = ctx.rank();
+    let odd = rank == ctx.world.size() - 1;
+    let pad = [1, 1, 1];
+    let r = (|| {
+        let mut bal = Balancer::new(&ctx.world)?;
+        let shape = if case == "shape" && odd {
+            (8, 6, 5)
+        } else {
+            (8, 6, 4)
+        };
+        let mut grid = bal.new_grid(shape, Stencil::seven(1))?;
+        let n = grid.padded_len(pad)?;
+        let mut a = vec![0f64; n];
+        let mut b = vec![0f64; n];
+        let mut c = vec![0f32; n];
+        match (case.as_str(), odd) {
+            ("fields", true) => {
+                grid.exchange(&mut [Field::new(&mut a, pad), Field::new(&mut b, pad)])?
+            }
+            ("elem", true) => grid.exchange(&mut [Field::new(&mut c, pad)])?,
+            ("length", true) => grid.exchange(&mut [Field::new(&mut a[1..], pad)])?,
+            _ => grid.exchange(&mut [Field::new(&mut a, pad)])?,
+        }
+        bal.maybe_remap(&mut grid, 1).map(|_| ())
+    })();
+    match r {
+        Err(e) => println!("ERR {rank} {case} {e}"),
+        Ok(()) => println!("OK {rank} {case}"),
+    }
+}

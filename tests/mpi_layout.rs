@@ -1,0 +1,68 @@
+//! Grids on the application's own buffers (`nuce::Grid`) under `mpirun`
+//! with 1–4 ranks: ghost exchanges on slices with paddings wider than the
+//! ghost, 1–3 fields of 1-, 8- and 24-byte cells, 7- and 27-point stencils,
+//! ghost 1 and 2, blocking and begin/end, against the global values (and
+//! nothing written outside the regions); random remaps completed by
+//! `move_fields` carrying every cell and moving exactly the cells that
+//! change owner; a remap decided by the balancer (exchanges refused while
+//! it is pending); ranks that pass another field count, element size,
+//! slice length or grid getting the same error.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+#[test]
+fn exchanges_fill_exactly_the_regions_of_every_field() {
+    for np in [1, 2, 3, 4] {
+        common::checks_pass(np, &["grid-halo", "7", "5", "9"]);
+    }
+}
+
+#[test]
+fn moves_carry_every_cell_and_only_the_cells_that_change_owner() {
+    for np in [1, 2, 3, 4] {
+        let run = common::checks_pass(np, &["grid-move", "7", "5", "9", "20"]);
+        common::assert_minimum_moved(&run, "gridmove", np, "20");
+    }
+}
+
+#[test]
+fn balancer_remaps_are_pending_until_the_move() {
+    for np in [1, 3] {
+        common::checks_pass(np, &["grid-balancer"]);
+    }
+}
+
+#[test]
+fn ranks_that_disagree_get_the_same_error() {
+    let bin = common::check_binary();
+    for np in [2, 3] {
+        for (case, needle) in [
+            ("fields", "disagree"),
+            ("elem", "disagree"),
+            ("length", "field 0 has"),
+            ("shape", "8x6x5"),
+        ] {
+            let args = ["NUCE_TIMEOUT_S=4", bin.as_str(), "grid-errors", case];
+            let run = common::mpirun_prog(np, "env", &args, Duration::from_secs(90));
+            assert!(!run.timed_out, "np {np} {case}: hung\n{}", run.stdout);
+            let lines = run.lines_with("ERR ");
+            assert_eq!(
+                lines.len(),
+                np,
+                "np {np} {case}: every rank fails\n{}\n{}",
+                run.stdout,
+                run.stderr
+            );
+            let errs: BTreeSet<String> = lines
+                .iter()
+                .map(|l| l.splitn(3, ' ').nth(2).unwrap_or_default().to_string())
+                .collect();
+            assert_eq!(errs.len(), 1, "np {np} {case}: one error: {errs:?}");
+            let e = errs.iter().next().unwrap();
+            assert!(e.contains(needle), "np {np} {case}: {e}");
+        }
+    }
+}
