@@ -66,7 +66,7 @@ program heat3d
 
   remaps = 0
   do phase = 0, phases - 1
-    factor = factor_at(rank, int(phase))
+    factor = factor_at(int(phase))
     do it = 1, iters
       ! Both fields in one exchange; the interior (cells whose neighbours are
       ! all this rank's) is updated while the ghosts travel.
@@ -278,18 +278,14 @@ contains
     end do
   end subroutine serial
 
-  !> The work factor of rank `r` in phase `p` (--slowdown).
-  integer function factor_at(r, p)
-    integer, intent(in) :: r, p
-    integer :: i, best
+  !> This rank's work factor in phase `p` (--slowdown): its item with the
+  !> latest start phase <= p (the first of equals), 1 without one.
+  integer function factor_at(p)
+    integer, intent(in) :: p
+    integer :: i
+    i = maxloc(slow(3, 1:nslow), 1, mask=slow(1, 1:nslow) == rank .and. slow(3, 1:nslow) <= p)
     factor_at = 1
-    best = -1
-    do i = 1, nslow
-      if (slow(1, i) == r .and. slow(3, i) <= p .and. slow(3, i) > best) then
-        best = slow(3, i)
-        factor_at = max(slow(2, i), 1)
-      end if
-    end do
+    if (i > 0) factor_at = max(slow(2, i), 1)
   end function factor_at
 
   subroutine parse_args()
