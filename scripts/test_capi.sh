@@ -7,9 +7,9 @@
 # passes bit for bit, a rank doing 4x the work gets the grid remapped, and
 # every misuse in errors.c returns the same error code on every rank; the
 # C++ graph example (below) as described there. Then the same for Fortran:
-# the module's constants are nuce.h's, examples/fortran/heat2d.f90,
-# errors.f90 and graph.f90 are built with CMake (nuce::nuce_fortran) and with mpifort +
-# pkg-config (nuce-fortran), and run.
+# the module's constants are nuce.h's, examples/fortran/heat2d.f90, heat3d.f90
+# (whose checksum must be heat3d.c's), errors.f90 and graph.f90 are built with
+# CMake (nuce::nuce_fortran) and with mpifort + pkg-config (nuce-fortran), and run.
 # NUCE_MPI=mpich: the same against MPICH (installed for MPICH, built with
 # mpicc.mpich/mpicxx.mpich/mpifort.mpich, run with mpirun.mpich); honours
 # CARGO_TARGET_DIR (scripts/test_mpich.sh sets target/mpich).
@@ -73,6 +73,7 @@ run() { # run NP EXPECTED_REMAPS(any|0|>0) BINARY ARGS…
     *) true ;;
   esac || { echo "$out" >&2; echo "test_capi: remaps $remaps, expected $want: -np $np $*" >&2; exit 1; }
   echo "test_capi: ok: -np $np $(basename "$1") ${*:2} (remaps: $remaps)"
+  run_sum="$(sed -n 's/^heat3d: checksum: //p' <<<"$out")" # heat3d's (C and Fortran)
 }
 small=(--rows 61 --cols 47 --phases 3 --iters 7)
 big=(--rows 512 --cols 512 --phases 6 --iters 20)
@@ -91,8 +92,10 @@ big3=(--nx 48 --ny 40 --nz 40 --phases 5 --iters 6)
 run 1 0 "$tmp/heat3d" "${small3[@]}"
 run 2 any "$tmp/heat3d" "${small3[@]}"
 run 3 any "$tmp/heat3d" "${small3[@]}"
+c_small3="$run_sum"
 run 2 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 1:4@1
 run 3 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 2:4@1
+c_big3="$run_sum"
 for np in "${errors_ranks[@]}"; do
   out="$("$mpirun" -np "$np" "$tmp/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.c failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
@@ -163,6 +166,21 @@ run 3 any "$tmp/fheat2d" "${small[@]}"
 run 2 '>0' "$tmp/fcmake/heat2d" "${big[@]}" --slowdown 1:4@1
 run 3 '>0' "$tmp/fheat2d" "${big[@]}" --slowdown 2:4@1
 run 2 '>0' "$tmp/fcmake/heat2d" "${big[@]}" --slowdown 0:4@1 --record
+# heat3d.f90: the grid API on the program's own arrays (Fortran order); its
+# grid is heat3d.c's cell for cell, so their checksums must agree.
+"$mpifort" -O2 -Wall -Werror examples/fortran/heat3d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o "$tmp/fheat3d"
+same_sum() { # same_sum C_SUM WHAT
+  [ -n "$1" ] && [ "$run_sum" = "$1" ] ||
+    { echo "test_capi: heat3d.f90's checksum $run_sum differs from heat3d.c's $1 ($2)" >&2; exit 1; }
+}
+run 1 0 "$tmp/fcmake/heat3d" "${small3[@]}"
+same_sum "$c_small3" small
+run 2 any "$tmp/fheat3d" "${small3[@]}"
+run 3 any "$tmp/fcmake/heat3d" "${small3[@]}"
+same_sum "$c_small3" small
+run 2 '>0' "$tmp/fcmake/heat3d" "${big3[@]}" --slowdown 1:4@1
+run 3 '>0' "$tmp/fheat3d" "${big3[@]}" --slowdown 2:4@1
+same_sum "$c_big3" big
 for np in "${errors_ranks[@]}"; do
   out="$("$mpirun" -np "$np" "$tmp/fcmake/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.f90 failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }

@@ -9,7 +9,9 @@
  * call, begun before the interior update and ended before the shell), and
  * when a remap pays off it moves them into new buffers this program
  * allocates for its new box. At the end rank 0 gathers the grid (with plain
- * MPI) and compares it bit for bit with a serial solve.
+ * MPI) and compares it bit for bit with a serial solve; it prints a checksum
+ * (the bits of the sum of all cells, x slowest) that examples/fortran/heat3d.f90
+ * prints too for the same grid.
  *
  * `--slowdown R:F@P[,…]` makes rank R really do F times the work from phase
  * P on (nuce is not told: it measures).
@@ -278,6 +280,13 @@ int main(int argc, char **argv) {
     printf("heat3d: nuce %s, %d ranks, %lldx%lldx%lld, %lld phases of %lld iterations\n", nuce_version(), size,
            (long long)N[0], (long long)N[1], (long long)N[2], (long long)phases, (long long)iters);
     printf("heat3d: remaps: %d\n", remaps);
+    double total = 0.0;
+    for (int64_t i = 0; i < N[0]; i++)
+      for (int64_t j = 0; j < N[1]; j++)
+        for (int64_t k = 0; k < N[2]; k++) total += s.u[at(&s, i, j, k)];
+    uint64_t bits;
+    memcpy(&bits, &total, sizeof bits);
+    printf("heat3d: checksum: %016llX\n", (unsigned long long)bits);
     if (ok)
       printf("heat3d: serial check: identical\n");
     else

@@ -1,5 +1,6 @@
 ! errors.f90 — misuse of the Fortran module returns the same code on every
-! rank (through `ierr`), and correct use round-trips an array. Run under
+! rank (through `ierr`), and correct use round-trips an array and fills a
+! 3D grid's ghost cells in Fortran order (nuce_grid_*). Run under
 ! mpirun with any number of ranks; prints "errors: all N checks passed on P
 ! ranks" and exits 0, or names every failed check and exits 1.
 program errors
@@ -148,9 +149,79 @@ program errors
                     imbalance >= 0), NUCE_OK, .false., 'ownership ranges sum to the extents')
   call nuce_array_free(a, ierr)
   call expect(ierr, NUCE_OK, .false., 'array_free')
+  call grid_checks()
   call nuce_balancer_free(b, ierr)
   call expect(ierr, NUCE_OK, .false., 'balancer_free')
 
   call finish('errors')
+
+contains
+
+  !> The grid API in Fortran order: boxes tile the grid, ghosts (with
+  !> paddings that differ per dimension) hold the neighbours' cells at the
+  !> same global indices, misuse is the same code on every rank.
+  subroutine grid_checks()
+    integer(i8), parameter :: n(3) = [9_i8, 7_i8, 5_i8], pad(3) = [2_i8, 1_i8, 3_i8]
+    integer(i8) :: glo(3), ghi(3), volume, i, j, k
+    real(dp), allocatable, target :: v(:, :, :)
+    type(nuce_grid) :: g
+    type(nuce_field) :: none(0)
+    integer, allocatable :: nb(:)
+    logical :: good
+    ! Equal speeds: every rank gets cells, so ghosts come from other ranks.
+    call nuce_set_speeds(b, [(1.0_dp, r = 1, nranks)], ierr)
+    call expect(ierr, NUCE_OK, .true., 'set_speeds(equal)')
+    if (nranks > 1) then
+      call nuce_grid_create(b, merge(n + [1_i8, 0_i8, 0_i8], n, rank == nranks - 1), 1_i8, &
+                            NUCE_STENCIL_BOX, g, ierr)
+      call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_create(n(1) differs on the last rank)')
+    end if
+    call nuce_grid_create(b, n, 1_i8, NUCE_STENCIL_BOX, g, ierr)
+    call expect(ierr, NUCE_OK, .true., 'grid_create')
+    volume = 0
+    good = .true.
+    do r = 0, nranks - 1
+      call nuce_grid_box(g, r, glo, ghi, ierr)
+      if (any(ghi < glo)) cycle
+      volume = volume + product(ghi - glo + 1)
+      good = good .and. all(glo >= 1 .and. ghi <= n)
+    end do
+    call expect(merge(NUCE_OK, -1, good .and. volume == product(n)), NUCE_OK, .false., &
+                'grid boxes tile the grid (1-based, in bounds)')
+    call nuce_grid_box(g, rank, glo, ghi, ierr)
+    allocate (v(glo(1) - pad(1):ghi(1) + pad(1), glo(2) - pad(2):ghi(2) + pad(2), &
+                glo(3) - pad(3):ghi(3) + pad(3)))
+    v = -1
+    do k = glo(3), ghi(3)
+      do j = glo(2), ghi(2)
+        do i = glo(1), ghi(1)
+          v(i, j, k) = real(i + 100 * j + 10000 * k, dp)
+        end do
+      end do
+    end do
+    call nuce_grid_exchange(g, [nuce_grid_field(v, pad)], ierr)
+    call expect(ierr, NUCE_OK, .true., 'grid_exchange')
+    ! Every cell within one layer of the box and inside the grid is filled.
+    good = .true.
+    do k = max(glo(3) - 1, 1_i8), min(ghi(3) + 1, n(3))
+      do j = max(glo(2) - 1, 1_i8), min(ghi(2) + 1, n(2))
+        do i = max(glo(1) - 1, 1_i8), min(ghi(1) + 1, n(1))
+          if (any(ghi < glo)) cycle
+          good = good .and. v(i, j, k) == real(i + 100 * j + 10000 * k, dp)
+        end do
+      end do
+    end do
+    call expect(merge(NUCE_OK, -1, good), NUCE_OK, .false., 'grid ghosts in Fortran order')
+    call nuce_grid_neighbours(g, nb, ierr)
+    call expect(merge(ierr, -1, all(nb /= rank) .and. all(nb >= 0 .and. nb < nranks) .and. &
+                (nranks == 1 .or. size(nb) > 0)), NUCE_OK, .false., &
+                'grid_neighbours')
+    call nuce_grid_exchange(g, none, ierr)
+    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_exchange(no field)')
+    call nuce_grid_move(g, [nuce_grid_field(v, pad)], [nuce_grid_field(v, pad)], ierr)
+    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_move(no move pending)')
+    call nuce_grid_free(g, ierr)
+    call expect(ierr, NUCE_OK, .false., 'grid_free')
+  end subroutine grid_checks
 
 end program errors

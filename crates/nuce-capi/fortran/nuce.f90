@@ -49,6 +49,10 @@ module nuce
   public :: nuce_graph_exchange_ghosts, nuce_graph_gather, nuce_graph_migrate
   public :: nuce_tasks_min_time, nuce_tasks_max_tasks, nuce_amr_allocate
   public :: nuce_ownership_ranges  ! PETSc DMDA ranges (its procedure: one block below)
+  public :: nuce_grid, nuce_field, nuce_exchange
+  public :: nuce_grid_create, nuce_grid_free, nuce_grid_box, nuce_grid_neighbours
+  public :: nuce_grid_field, nuce_grid_exchange, nuce_grid_exchange_begin
+  public :: nuce_grid_exchange_end, nuce_grid_maybe_remap, nuce_grid_move
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -70,7 +74,7 @@ module nuce
   integer, parameter, public :: NUCE_PACK_LEVEL = 1
   integer, parameter, public :: NUCE_SCALE_NONUNIFORM = 0
   integer, parameter, public :: NUCE_SCALE_UNIFORM = 1
-  ! Grid stencils (nuce_grid_create in C; a Fortran interface to the grid API is future work).
+  ! Grid stencils (nuce_grid_create).
   integer, parameter, public :: NUCE_STENCIL_FACES = 7
   integer, parameter, public :: NUCE_STENCIL_BOX = 27
   integer, parameter, public :: NUCE_ALGO_BEST = 0
@@ -113,6 +117,100 @@ module nuce
     integer(c_size_t) :: workers = 0
     real(c_double) :: tcom = 0, tcom_return = 0
   end type c_platform
+
+  ! --- Grids on the application's own arrays (types) -------------------------
+
+  !> A 3D grid distributed over the balancer's ranks whose data lives in the
+  !> application's arrays (wraps `nuce_grid *`). Seen in Fortran order:
+  !> n(1) (i, fastest) x n(2) x n(3), global indices 1-based.
+  type :: nuce_grid
+    type(c_ptr) :: ptr = c_null_ptr
+  end type nuce_grid
+
+  !> A ghost exchange in flight (wraps `nuce_exchange *`), from
+  !> nuce_grid_exchange_begin until nuce_grid_exchange_end.
+  type :: nuce_exchange
+    type(c_ptr) :: ptr = c_null_ptr
+  end type nuce_exchange
+
+  !> One field of the application (nuce.h's `nuce_field`, C order): make it
+  !> with nuce_grid_field, which reverses the paddings.
+  type, bind(c) :: nuce_field
+    !> First element of the padded block (c_null_ptr for an empty box).
+    type(c_ptr) :: data = c_null_ptr
+    !> Bytes per cell.
+    integer(c_size_t) :: elem_size = 0
+    !> Halo cells on each side, C order: pad(1) along Fortran's third index.
+    integer(c_int64_t) :: pad(3) = 0
+  end type nuce_field
+
+  interface nuce_grid_field
+    module procedure grid_field_real3, grid_field_ptr
+  end interface nuce_grid_field
+
+  interface
+    function c_grid_create(b, n, ghost, stencil, out) bind(c, name='nuce_grid_create') result(rc)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: b
+      integer(c_int64_t), intent(in) :: n(3)
+      integer(c_int64_t), value :: ghost
+      integer(c_int), value :: stencil
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: rc
+    end function c_grid_create
+    function c_grid_free(g) bind(c, name='nuce_grid_free') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g
+      integer(c_int) :: rc
+    end function c_grid_free
+    function c_grid_box(g, rank, lo, size) bind(c, name='nuce_grid_box') result(rc)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: g
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(out) :: lo(3), size(3)
+      integer(c_int) :: rc
+    end function c_grid_box
+    function c_grid_neighbours(g, count, ranks, max) bind(c, name='nuce_grid_neighbours') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g, ranks
+      integer(c_int), intent(out) :: count
+      integer(c_int), value :: max
+      integer(c_int) :: rc
+    end function c_grid_neighbours
+    function c_grid_exchange(g, nfields, fields) bind(c, name='nuce_grid_exchange') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g, fields
+      integer(c_int), value :: nfields
+      integer(c_int) :: rc
+    end function c_grid_exchange
+    function c_grid_exchange_begin(g, nfields, fields, req) &
+        bind(c, name='nuce_grid_exchange_begin') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g, fields
+      integer(c_int), value :: nfields
+      type(c_ptr), intent(out) :: req
+      integer(c_int) :: rc
+    end function c_grid_exchange_begin
+    function c_grid_exchange_end(req) bind(c, name='nuce_grid_exchange_end') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: req
+      integer(c_int) :: rc
+    end function c_grid_exchange_end
+    function c_grid_maybe_remap_ahead(b, g, iterations, ahead, remapped) &
+        bind(c, name='nuce_grid_maybe_remap_ahead') result(rc)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: b, g
+      integer(c_int64_t), value :: iterations, ahead
+      integer(c_int), intent(out) :: remapped
+      integer(c_int) :: rc
+    end function c_grid_maybe_remap_ahead
+    function c_grid_move(g, nfields, old_fields, new_fields) bind(c, name='nuce_grid_move') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g, old_fields, new_fields
+      integer(c_int), value :: nfields
+      integer(c_int) :: rc
+    end function c_grid_move
+  end interface
 
   interface nuce_balancer_create
     module procedure balancer_create_f08, balancer_create_int
@@ -1284,5 +1382,183 @@ contains
     call done(rc, 'nuce_ownership_ranges', ierr)
   end subroutine nuce_ownership_ranges
   ! ---- end of PETSc DMDA ownership ranges ----
+
+  ! --- Grids on the application's own arrays ----------------------------------
+  ! The C API is C order (dimension 3 fastest); here the axes are reversed:
+  ! Fortran's n(1) (i, fastest) is the C API's n[2], and boxes are shifted to
+  ! 1-based inclusive bounds.
+
+  !> Plans an n(1) x n(2) x n(3) grid (i fastest; a 2D grid has n(3) = 1)
+  !> for the current speeds and makes its layout for `stencil`
+  !> (NUCE_STENCIL_FACES or NUCE_STENCIL_BOX) with `ghost` layers, 0 to 4
+  !> (collective, the same arguments on every rank). A balance point.
+  subroutine nuce_grid_create(b, n, ghost, stencil, g, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer(c_int64_t), intent(in) :: n(3), ghost
+    integer, intent(in) :: stencil
+    type(nuce_grid), intent(out) :: g
+    integer, intent(out), optional :: ierr
+    call done(c_grid_create(b%ptr, n(3:1:-1), ghost, int(stencil, c_int), g%ptr), &
+              'nuce_grid_create', ierr)
+  end subroutine nuce_grid_create
+
+  !> Frees a grid (local); no exchange of it may be in flight.
+  subroutine nuce_grid_free(g, ierr)
+    type(nuce_grid), intent(inout) :: g
+    integer, intent(out), optional :: ierr
+    call done(c_grid_free(g%ptr), 'nuce_grid_free', ierr)
+    g%ptr = c_null_ptr
+  end subroutine nuce_grid_free
+
+  !> Rank `rank`'s box (0-based MPI rank) as global bounds lo(3), hi(3),
+  !> 1-based and inclusive (local); an empty box has hi < lo. While a move
+  !> is pending (after nuce_grid_maybe_remap set `remapped`), the new box.
+  subroutine nuce_grid_box(g, rank, lo, hi, ierr)
+    type(nuce_grid), intent(in) :: g
+    integer, intent(in) :: rank
+    integer(c_int64_t), intent(out) :: lo(3), hi(3)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: clo(3), csize(3)
+    integer(c_int) :: rc
+    clo = 0
+    csize = 0
+    rc = c_grid_box(g%ptr, int(rank, c_int), clo, csize)
+    lo = clo(3:1:-1) + 1
+    hi = clo(3:1:-1) + csize(3:1:-1)
+    call done(rc, 'nuce_grid_box', ierr)
+  end subroutine nuce_grid_box
+
+  !> This rank's neighbours in the current layout, ascending 0-based MPI
+  !> ranks (local).
+  subroutine nuce_grid_neighbours(g, ranks, ierr)
+    type(nuce_grid), intent(in) :: g
+    integer, allocatable, intent(out) :: ranks(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int), allocatable, target :: r(:)
+    integer(c_int) :: rc, count, room
+    count = 0
+    rc = c_grid_neighbours(g%ptr, count, c_null_ptr, 0_c_int)
+    if (rc /= NUCE_OK) count = 0
+    room = count
+    allocate (r(max(room, 1)))
+    if (room > 0) rc = c_grid_neighbours(g%ptr, count, c_loc(r), room)
+    count = min(count, room)
+    if (rc /= NUCE_OK) count = 0
+    ranks = int(r(1:count))
+    call done(rc, 'nuce_grid_neighbours', ierr)
+  end subroutine nuce_grid_neighbours
+
+  !> The field of the whole padded array `u`, allocated as
+  !> u(lo(1) - pad(1):hi(1) + pad(1), lo(2) - pad(2):..., lo(3) - pad(3):...)
+  !> from nuce_grid_box (pad(d) >= the ghost width where n(d) > 1). `u` must
+  !> be a whole array with the target attribute (not a section) and stay
+  !> allocated while nuce uses the field.
+  function grid_field_real3(u, pad) result(f)
+    real(c_double), intent(in), target, contiguous :: u(:, :, :)
+    integer(c_int64_t), intent(in) :: pad(3)
+    type(nuce_field) :: f
+    f = grid_field_ptr(c_null_ptr, c_sizeof(empty(1)), pad)
+    if (size(u) > 0) f%data = c_loc(u)
+  end function grid_field_real3
+
+  !> The field of a padded block of `elem_size`-byte cells starting at `data`
+  !> (e.g. c_loc(u) of any cell type, c_null_ptr for an empty box), with
+  !> pad(d) halo cells on each side of Fortran dimension d.
+  function grid_field_ptr(data, elem_size, pad) result(f)
+    type(c_ptr), intent(in) :: data
+    integer(c_size_t), intent(in) :: elem_size
+    integer(c_int64_t), intent(in) :: pad(3)
+    type(nuce_field) :: f
+    f%data = data
+    f%elem_size = elem_size
+    f%pad = pad(3:1:-1)
+  end function grid_field_ptr
+
+  !> The address of an array of fields (c_null_ptr when empty).
+  function fields_address(fields) result(p)
+    type(nuce_field), intent(in), target, contiguous :: fields(:)
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(fields) > 0) p = c_loc(fields)
+  end function fields_address
+
+  !> Fills the ghost cells of `fields` from the neighbours, in place
+  !> (collective over the grid's ranks; the same number of fields and
+  !> element sizes on every rank). Ghost cells outside the grid stay.
+  subroutine nuce_grid_exchange(g, fields, ierr)
+    type(nuce_grid), intent(in) :: g
+    type(nuce_field), intent(in), target, contiguous :: fields(:)
+    integer, intent(out), optional :: ierr
+    call done(c_grid_exchange(g%ptr, size(fields, kind=c_int), fields_address(fields)), &
+              'nuce_grid_exchange', ierr)
+  end subroutine nuce_grid_exchange
+
+  !> Starts the exchange of nuce_grid_exchange and returns at once with `x`:
+  !> compute meanwhile (reading any cell, writing none that is sent,
+  !> touching no ghost cell), then end it with nuce_grid_exchange_end. The
+  !> arrays must stay allocated until then.
+  subroutine nuce_grid_exchange_begin(g, fields, x, ierr)
+    type(nuce_grid), intent(in) :: g
+    type(nuce_field), intent(in), target, contiguous :: fields(:)
+    type(nuce_exchange), intent(out) :: x
+    integer, intent(out), optional :: ierr
+    call done(c_grid_exchange_begin(g%ptr, size(fields, kind=c_int), fields_address(fields), &
+                                    x%ptr), 'nuce_grid_exchange_begin', ierr)
+  end subroutine nuce_grid_exchange_begin
+
+  !> Ends an exchange begun by nuce_grid_exchange_begin: the ghost cells are
+  !> filled (or the same error is returned on every rank involved).
+  subroutine nuce_grid_exchange_end(x, ierr)
+    type(nuce_exchange), intent(inout) :: x
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_grid_exchange_end(x%ptr)
+    x%ptr = c_null_ptr
+    call done(rc, 'nuce_grid_exchange_end', ierr)
+  end subroutine nuce_grid_exchange_end
+
+  !> A balance point after a phase of `iterations` iterations (collective
+  !> over the balancer's ranks): measures, and decides whether a new layout
+  !> pays off within `ahead` iterations (default: `iterations`). When
+  !> `remapped` is .true. (on every rank), a move is pending: ask the new
+  !> box (nuce_grid_box), allocate new arrays and call nuce_grid_move.
+  subroutine nuce_grid_maybe_remap(b, g, iterations, remapped, ahead, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_grid), intent(in) :: g
+    integer(c_int64_t), intent(in) :: iterations
+    logical, intent(out) :: remapped
+    integer(c_int64_t), intent(in), optional :: ahead
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: horizon
+    integer(c_int) :: flag
+    horizon = iterations
+    if (present(ahead)) horizon = ahead
+    flag = 0
+    call done(c_grid_maybe_remap_ahead(b%ptr, g%ptr, iterations, horizon, flag), &
+              'nuce_grid_maybe_remap', ierr)
+    remapped = flag /= 0
+  end subroutine nuce_grid_maybe_remap
+
+  !> Completes a pending remap (collective over the grid's ranks): fills
+  !> `new_fields` (arrays allocated for the new box) from `old_fields` (the
+  !> box before the remap), field by field. Ghost cells are not filled:
+  !> exchange afterwards. Errors are the same on every rank; nothing is
+  !> moved then.
+  subroutine nuce_grid_move(g, old_fields, new_fields, ierr)
+    type(nuce_grid), intent(in) :: g
+    type(nuce_field), intent(in), target, contiguous :: old_fields(:), new_fields(:)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: pnew
+    character(len=:), allocatable :: why
+    why = ''
+    pnew = fields_address(new_fields)
+    if (size(new_fields) /= size(old_fields)) then
+      ! Refused on every rank by the C API (new_fields NULL), with this message here.
+      why = 'old_fields and new_fields must have the same number of fields'
+      pnew = c_null_ptr
+    end if
+    call done(c_grid_move(g%ptr, size(old_fields, kind=c_int), fields_address(old_fields), pnew), &
+              'nuce_grid_move', ierr, why)
+  end subroutine nuce_grid_move
 
 end module nuce
