@@ -44,6 +44,6 @@ pub use runtime::balancer::{Balancer, Rebalance, RemapReport, SpeedModel};
 pub use runtime::clock::waiting;
 pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue};
 pub use runtime::halo::ExchangeStats;
-pub use runtime::ranges::OwnershipRanges;
 pub use runtime::layout::{Field, Grid};
+pub use runtime::ranges::OwnershipRanges;
 pub use speed::PhaseTimer;

@@ -6,6 +6,8 @@
 //! they write goes through [`output`] (write failures are errors, a closed
 //! pipe is a quiet end, no `null` for a number).
 
+#![forbid(unsafe_code)]
+
 use clap::{Parser, Subcommand};
 
 mod array;

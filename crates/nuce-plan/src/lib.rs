@@ -26,6 +26,7 @@
 //! and the conventions (both in the repository).
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod error;
 pub use error::{Error, Result};

@@ -5,6 +5,8 @@
 //! `CHECK <rank> <name> ok|FAIL …` lines plus scenario-specific `RESULT` lines
 //! that the tests parse. The process exits non-zero when any check failed.
 
+#![forbid(unsafe_code)]
+
 use mpi::traits::*;
 
 mod array;
