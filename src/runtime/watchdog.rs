@@ -103,8 +103,10 @@ pub fn timeout_from_env() -> Result<Option<Duration>> {
 /// (only this process, with exit code [`ABORT_CODE`], when MPI is not
 /// initialised or already finalised). Crate-private: only the watchdog ends jobs.
 pub(crate) fn abort_job(msg: &str) -> ! {
+    // One write of the whole line: stderr is unbuffered, and a line written
+    // in pieces can be joined with another rank's by the launcher.
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{msg}");
+    let _ = err.write_all(format!("{msg}\n").as_bytes());
     let _ = err.flush();
     drop(err);
     let _ = std::io::stdout().flush();
