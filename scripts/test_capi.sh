@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C API end to end, as a user builds it: installs nuce into a temporary
 # prefix (scripts/install.sh), checks that the header compiles with
-# -Wall -Werror in C and C++, builds examples/c/heat2d.c, heat3d.c, errors.c and dgraph.c with
+# -Wall -Werror in C and C++, builds examples/c/heat2d.c, heat3d.c, grid2d.c, errors.c and dgraph.c with
 # mpicc and pkg-config (shared), heat2d also statically and with CMake, and
 # runs them under mpirun with 1, 2 and 3 ranks. Asserts: the serial check
 # passes bit for bit, a rank doing 4x the work gets the grid remapped, and
@@ -96,6 +96,16 @@ c_small3="$run_sum"
 run 2 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 1:4@1
 run 3 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 2:4@1
 c_big3="$run_sum"
+# grid2d.c: a 2D grid (n = {1, NY, NX}) on the program's own buffers, two fields
+# of different element sizes; face ghosts and the serial result checked inside.
+"$mpicc" -O2 -Wall -Werror examples/c/grid2d.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/grid2d"
+grid2d() { # grid2d NP BINARY
+  local out
+  out="$("$mpirun" -np "$1" "$2" 2>&1)" && grep -q '^grid2d: ok' <<<"$out" ||
+    { echo "$out" >&2; echo "test_capi: FAILED: -np $1 $(basename "$2")" >&2; exit 1; }
+  echo "test_capi: ok: -np $1 $(basename "$2") ($(sed -n 's/^grid2d: remaps \([0-9]*\).*/remaps: \1/p' <<<"$out"))"
+}
+for np in 1 2 3; do grid2d "$np" "$tmp/grid2d"; done
 for np in "${errors_ranks[@]}"; do
   out="$("$mpirun" -np "$np" "$tmp/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.c failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
@@ -181,6 +191,8 @@ same_sum "$c_small3" small
 run 2 '>0' "$tmp/fcmake/heat3d" "${big3[@]}" --slowdown 1:4@1
 run 3 '>0' "$tmp/fheat3d" "${big3[@]}" --slowdown 2:4@1
 same_sum "$c_big3" big
+"$mpifort" -O2 -Wall -Werror examples/fortran/grid2d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/fgrid2d"
+for np in 1 3; do grid2d "$np" "$tmp/fgrid2d"; done
 for np in "${errors_ranks[@]}"; do
   out="$("$mpirun" -np "$np" "$tmp/fcmake/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.f90 failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }
