@@ -352,7 +352,10 @@ pub fn exchange<C: Communicator, T: Equivalence>(
     recvbuf: &mut [T],
     recvs: &[(i32, Range<usize>)],
 ) -> Result<Vec<T>> {
-    let dtype = T::equivalent_datatype().as_raw();
+    // The datatype object must outlive every request that uses its handle:
+    // for a composite T it is a user datatype, freed when dropped.
+    let datatype = T::equivalent_datatype();
+    let dtype = datatype.as_raw();
     // Every count is checked before anything is posted.
     if let Some((_, r)) = recvs
         .iter()
