@@ -36,15 +36,15 @@ use std::time::Instant;
 
 use clap::Parser;
 use mpi::traits::*;
-use nuce::runtime::comm::{agree, max_f64};
+use nuce::runtime::comm::max_f64;
 use nuce::{Balancer, DistArray3};
 
 #[path = "common/jacobi3d.rs"]
 mod jacobi3d;
 #[path = "common/slowdown.rs"]
 mod slowdown;
-use jacobi3d::{initial, serial, sweep};
-use slowdown::{factor_at, parse_slowdown, PhaseArgs, Slow};
+use jacobi3d::{initial, launch, serial, sweep};
+use slowdown::{factor_at, PhaseArgs, Slow};
 
 #[derive(Parser, Debug)]
 #[command(about = "3D Jacobi heat diffusion with a moving expensive band, balanced by cost")]
@@ -98,16 +98,9 @@ fn chemistry(units: usize) -> f64 {
 
 fn main() {
     let args = Args::parse();
-    let universe = mpi::initialize().expect("MPI init");
-    let world = universe.world();
-    let rank = world.rank();
-    let parsed = parse_slowdown(&args.run.slowdown).map_err(nuce::Error::InvalidInput);
-    let result = agree(&world, 0, parsed).and_then(|slow| run(&args, &world, &slow));
-    if let Err(e) = result {
-        eprintln!("heat3d_cost: rank {rank}: error: {e}");
-        drop(universe);
-        std::process::exit(2);
-    }
+    launch("heat3d_cost", &args.run.slowdown, |world, slow| {
+        run(&args, world, slow)
+    });
 }
 
 fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) -> nuce::Result<()> {

@@ -1,7 +1,32 @@
 //! The 7-point Jacobi solver of the 3D heat examples (`heat3d`,
-//! `heat3d_cost`): initial field, sweep of a box, serial solve.
+//! `heat3d_cost`): initial field, sweep of a box, serial solve, and their
+//! launcher.
 
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
 use nuce::plan::array3d::Box3;
+use nuce::runtime::comm::agree;
+
+use crate::slowdown::{parse_slowdown, Slow};
+
+/// Initialises MPI, parses `--slowdown` (one verdict for every rank) and
+/// calls `run`; an error ends the rank with exit code 2, naming `name`.
+pub fn launch(
+    name: &str,
+    slowdown: &str,
+    run: impl FnOnce(&SimpleCommunicator, &[Slow]) -> nuce::Result<()>,
+) {
+    let universe = mpi::initialize().expect("MPI init");
+    let world = universe.world();
+    let rank = world.rank();
+    let parsed = parse_slowdown(slowdown).map_err(nuce::Error::InvalidInput);
+    let result = agree(&world, 0, parsed).and_then(|slow| run(&world, &slow));
+    if let Err(e) = result {
+        eprintln!("{name}: rank {rank}: error: {e}");
+        drop(universe);
+        std::process::exit(2);
+    }
+}
 
 /// The initial temperature: the face `i = 0` at 1, a warm blob inside.
 pub fn initial(nx: usize, ny: usize, nz: usize) -> Vec<f64> {
