@@ -67,6 +67,9 @@ pub const ABORT_CODE: i32 = 75;
 pub const ROOT_FIRST: Duration = Duration::from_secs(2);
 /// How long the watchdog thread lets `MPI_Abort` work before it exits the process.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// How long [`abort_job`] waits between printing its message and `MPI_Abort`,
+/// so that the launcher forwards the message before it kills the job.
+pub const FORWARD_GRACE: Duration = Duration::from_millis(500);
 use crate::runtime::tags::{
     ARRIVE as TAG_ARRIVE, ROOT_HERE as TAG_ROOT_HERE, VERDICT as TAG_VERDICT,
 };
@@ -111,6 +114,10 @@ pub(crate) fn abort_job(msg: &str) -> ! {
     drop(err);
     let _ = std::io::stdout().flush();
     if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+        // Let the launcher forward the line before the abort: MPICH's hydra
+        // kills the job on `MPI_Abort` and can drop what it has not yet read
+        // from this process's stderr (seen in CI: the job ended, no message).
+        std::thread::sleep(FORWARD_GRACE);
         // SAFETY: MPI is initialised and not finalised (checked just above);
         // MPI_Abort on MPI_COMM_WORLD takes no Rust-side buffers.
         unsafe {
