@@ -68,7 +68,7 @@ static void grid_errors(nuce_balancer *b) {
   expect(nuce_grid_create(b, n, 1, 5, &g), NUCE_ERR_INVALID_INPUT, 1, "grid_create(stencil 5)");
   expect(nuce_grid_create(b, n, 5, NUCE_STENCIL_FACES, &g), NUCE_ERR_INVALID_INPUT, 1, "grid_create(ghost 5)");
   if (size > 1)
-    expect(nuce_grid_create(b, n, rank == size - 1 ? 2 : 1, NUCE_STENCIL_BOX, &g), NUCE_ERR_INVALID_INPUT, 1,
+    expect(nuce_grid_create(b, n, rank == size - 1 ? 2 : 1, NUCE_STENCIL_BOX, &g), NUCE_ERR_DISAGREEMENT, 1,
            "grid_create(ghost differs on the last rank)");
   expect(nuce_grid_create(b, NULL, 1, NUCE_STENCIL_FACES, &g), NUCE_ERR_INVALID_INPUT, 1, "grid_create(n NULL)");
   expect(nuce_grid_create(b, n, 1, NUCE_STENCIL_FACES, &g), NUCE_OK, 1, "grid_create");
@@ -133,7 +133,7 @@ static void graph_errors(nuce_balancer *b) {
   expect(nuce_graph_scatter(b, &g, 0, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(elem_size 0)");
   expect(nuce_graph_scatter(b, &g, 4097, rec, &dg), NUCE_ERR_INVALID_INPUT, 1, "graph_scatter(elem_size 4097)");
   if (size > 1)
-    expect(nuce_graph_scatter(b, &g, rank == 1 ? 4 : 8, rec, &dg), NUCE_ERR_INVALID_INPUT, 1,
+    expect(nuce_graph_scatter(b, &g, rank == 1 ? 4 : 8, rec, &dg), NUCE_ERR_DISAGREEMENT, 1,
            "graph_scatter(elem_size differs between ranks)");
   expect(nuce_graph_scatter(b, &g, 8, rec, rank == size - 1 ? NULL : &dg), NUCE_ERR_INVALID_INPUT, 1,
          "graph_scatter(out = NULL on the last rank)");
@@ -165,7 +165,7 @@ static void graph_errors(nuce_balancer *b) {
          "graph_partition(RCB without coordinates)");
   if (size > 1)
     expect(nuce_graph_partition(b, &g, rank == 1 ? NUCE_ALGO_RSB : NUCE_ALGO_BEST, part, &cut),
-           NUCE_ERR_INVALID_INPUT, 1, "graph_partition(algo differs between ranks)");
+           NUCE_ERR_DISAGREEMENT, 1, "graph_partition(algo differs between ranks)");
   expect(nuce_graph_partition(b, &g, NUCE_ALGO_MULTILEVEL, part, &cut), NUCE_OK, 1, "graph_partition");
   if (rank == 0) {
     int in_range = 1;
@@ -218,7 +218,7 @@ static void graph_errors(nuce_balancer *b) {
   expect(nuce_graph_migrate(dg, u, slots, owner, N - 1), NUCE_ERR_SHAPE_MISMATCH, 1, "graph_migrate(wrong length)");
   if (size > 1) {
     owner[0] = rank == 1 ? 1 : 0;
-    expect(nuce_graph_migrate(dg, u, slots, owner, N), NUCE_ERR_INVALID_INPUT, 1,
+    expect(nuce_graph_migrate(dg, u, slots, owner, N), NUCE_ERR_DISAGREEMENT, 1,
            "graph_migrate(owners differ between ranks)");
     owner[0] = 0;
   }
@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
   expect(nuce_array_scatter(b, rows, cols, 8, 1, global, rows * cols, rank == size - 1 ? NULL : &a),
          NUCE_ERR_INVALID_INPUT, 1, "scatter(out = NULL on the last rank)");
   if (size > 1)
-    expect(nuce_array_create(b, rows, cols, 8, rank == 1 ? 2 : 1, &a), NUCE_ERR_INVALID_INPUT, 1,
+    expect(nuce_array_create(b, rows, cols, 8, rank == 1 ? 2 : 1, &a), NUCE_ERR_DISAGREEMENT, 1,
            "create(ghost differs between ranks)");
   expect(a == NULL ? NUCE_OK : -1, NUCE_OK, 0, "no array after failures");
   for (int64_t i = 0; i < rows * cols; i++) global[i] = (double)i;
@@ -387,7 +387,7 @@ int main(int argc, char **argv) {
   expect(nuce_set_decomposer(b, rank == 0 ? NULL : "rb"), NUCE_ERR_INVALID_INPUT, 1,
          "set_decomposer(NULL on the root)");
   if (size > 1)
-    expect(nuce_set_decomposer(b, rank == size - 1 ? "rb" : "column"), NUCE_ERR_INVALID_INPUT, 1,
+    expect(nuce_set_decomposer(b, rank == size - 1 ? "rb" : "column"), NUCE_ERR_DISAGREEMENT, 1,
            "set_decomposer(names differ)");
   expect(nuce_set_decomposer(b, "rb"), NUCE_OK, 1, "set_decomposer(rb)");
   expect(nuce_plan(b, 30, 20), NUCE_OK, 1, "plan with rb");
@@ -397,7 +397,7 @@ int main(int argc, char **argv) {
   expect(nuce_set_hysteresis(b, 0.1), NUCE_OK, 1, "set_hysteresis(0.1)");
   expect(nuce_set_timeout(b, -1.0), NUCE_ERR_INVALID_INPUT, 1, "set_timeout(negative)");
   if (size > 1)
-    expect(nuce_set_timeout(b, rank == 0 ? 30.0 : 31.0), NUCE_ERR_INVALID_INPUT, 1, "set_timeout(values differ)");
+    expect(nuce_set_timeout(b, rank == 0 ? 30.0 : 31.0), NUCE_ERR_DISAGREEMENT, 1, "set_timeout(values differ)");
   expect(nuce_set_timeout(b, 30.0), NUCE_OK, 1, "set_timeout(30 s)");
   /* Waiting sections: local, nested, balanced. */
   expect(nuce_waiting_end(), NUCE_ERR_INVALID_INPUT, 0, "waiting_end without begin");

@@ -88,7 +88,7 @@ program errors
   call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'scatter(global too small on rank 0)')
   if (nranks > 1) then
     call nuce_array_scatter(b, n1 + merge(1_i8, 0_i8, rank == 1), n2, 1_i8, global, a, ierr)
-    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'scatter(n1 differs on rank 1)')
+    call expect(ierr, NUCE_ERR_DISAGREEMENT, .true., 'scatter(n1 differs on rank 1)')
   end if
   call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
   call expect(ierr, NUCE_OK, .true., 'scatter')
@@ -174,7 +174,7 @@ contains
     if (nranks > 1) then
       call nuce_grid_create(b, merge(n + [1_i8, 0_i8, 0_i8], n, rank == nranks - 1), 1_i8, &
                             NUCE_STENCIL_BOX, g, ierr)
-      call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_create(n(1) differs on the last rank)')
+      call expect(ierr, NUCE_ERR_DISAGREEMENT, .true., 'grid_create(n(1) differs on the last rank)')
     end if
     call nuce_grid_create(b, n, 1_i8, NUCE_STENCIL_BOX, g, ierr)
     call expect(ierr, NUCE_OK, .true., 'grid_create')

@@ -75,7 +75,7 @@ program graph
   if (nranks > 1) then
     call nuce_graph_partition(b, xadj(1:merge(n + 1, 0, rank == 0)), adjncy, part0, &
                               algo=merge(NUCE_ALGO_RCB, NUCE_ALGO_BEST, rank == 1), ierr=ierr)
-    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'graph_partition(algo differs on rank 1)')
+    call expect(ierr, NUCE_ERR_DISAGREEMENT, .true., 'graph_partition(algo differs on rank 1)')
   end if
 
   ! Scatter two values per vertex; owned and ghost records, local adjacency.

@@ -302,7 +302,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// Checks that every rank passed an identical `value` (collective: two
 /// all-reduces of the [`fingerprint`], O(log p); only on a mismatch a gather
 /// of the fingerprints at `root`). Otherwise every rank returns the same
-/// [`Error::InvalidInput`] naming the ranks whose `what` differs from `root`'s.
+/// [`Error::Disagreement`] naming the ranks whose `what` differs from `root`'s.
 pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
     comm: &C,
     root: i32,
@@ -321,9 +321,12 @@ pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
         let mut all = vec![0u64; comm.size() as usize];
         proc.gather_into_root(&mine, &mut all[..]);
         let differ: Vec<usize> = (0..all.len()).filter(|&r| all[r] != mine).collect();
-        Err(Error::InvalidInput(format!(
-            "ranks {differ:?} passed a different {what} than rank {root}"
-        )))
+        Err(Error::Disagreement {
+            on: format!("the {what}"),
+            calls: vec![format!(
+                "ranks {differ:?} passed a different {what} than rank {root}"
+            )],
+        })
     } else {
         proc.gather_into(&mine);
         Ok(())
@@ -377,9 +380,12 @@ pub fn mpi_check(code: c_int, what: &str) -> Result<()> {
         mpi::ffi::MPI_Error_class(code, &mut class);
     }
     let text = String::from_utf8_lossy(&buf[..len.clamp(0, buf.len() as c_int) as usize]);
-    Err(Error::InvalidInput(format!(
-        "MPI error in {what}: class {class}, code {code}: {text}"
-    )))
+    Err(Error::Mpi {
+        what: what.to_string(),
+        class,
+        code,
+        text: text.into_owned(),
+    })
 }
 
 #[cfg(test)]

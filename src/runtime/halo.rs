@@ -616,8 +616,9 @@ fn escalate<C: Communicator>(
     // the exchange failed all the same, with the same text everywhere.
     match verdict {
         Err(e) => e,
-        Ok(()) => refused.unwrap_or_else(|| {
-            Error::InvalidInput(format!("the ranks disagree on a ghost exchange: {seen}"))
+        Ok(()) => refused.unwrap_or_else(|| Error::Disagreement {
+            on: "a ghost exchange".into(),
+            calls: vec![seen],
         }),
     }
 }

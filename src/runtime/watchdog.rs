@@ -238,7 +238,7 @@ pub(crate) fn pause(polls: &mut u32) {
 /// Every rank sends the root an arrival message (`seq`, `op`, its host);
 /// the root compares them with its own and answers every rank with the same
 /// verdict: a different call or checkpoint number on any rank is the same
-/// [`Error::InvalidInput`] on every rank, naming the call of each group of
+/// [`Error::Disagreement`] on every rank, naming the call of each group of
 /// ranks, before anyone waits on data.
 ///
 /// With a `timeout`, a rank that does not arrive in time — slow, stopped or
@@ -411,19 +411,12 @@ fn root_side<C: Communicator>(
         }
     });
     let differing = (!differ.is_empty()).then(|| {
-        let others: Vec<String> = differ
-            .iter()
-            .map(|(c, ranks)| format!("rank(s) {ranks:?} call {c}"))
-            .collect();
         let seq_note = if differ.keys().any(|c| c.contains(" at checkpoint #")) {
             format!(" at checkpoint #{seq}")
         } else {
             String::new()
         };
-        format!(
-            "the ranks disagree on a collective call: the root (rank {root}) calls {op}{seq_note}, {}",
-            others.join(", ")
-        )
+        disagreement(root, &format!("{op}{seq_note}"), &differ)
     });
     let error = match refusal {
         Some((r, e)) if r == root => Some(e),
@@ -431,7 +424,7 @@ fn root_side<C: Communicator>(
             rank: r,
             source: Box::new(e),
         }),
-        None => differing.map(Error::InvalidInput),
+        None => differing,
     };
     let verdict = encode(&Verdict {
         host: host_name().to_string(),
@@ -803,15 +796,27 @@ pub fn same_call<C: Communicator>(comm: &C, root: i32, op: &str) -> Result<()> {
         if groups.is_empty() {
             return Ok(());
         }
-        let others: Vec<String> = groups
-            .iter()
-            .map(|(c, ranks)| format!("rank(s) {ranks:?} call {c}"))
-            .collect();
-        Err(Error::InvalidInput(format!(
-            "the ranks disagree on a collective call: the root (rank {root}) calls {mine}, {}",
-            others.join(", ")
-        )))
+        Err(disagreement(root, mine, &groups))
     })
+}
+
+/// The [`Error::Disagreement`] of a collective call: the root's call `mine`,
+/// then each group of ranks' call (by call text).
+fn disagreement<C: std::fmt::Display, R: std::fmt::Debug>(
+    root: i32,
+    mine: &str,
+    groups: &BTreeMap<C, R>,
+) -> Error {
+    let mut calls = vec![format!("the root (rank {root}) calls {mine}")];
+    calls.extend(
+        groups
+            .iter()
+            .map(|(c, ranks)| format!("rank(s) {ranks:?} call {c}")),
+    );
+    Error::Disagreement {
+        on: "a collective call".into(),
+        calls,
+    }
 }
 
 struct Armed {

@@ -69,6 +69,8 @@ module nuce
   integer, parameter, public :: NUCE_ERR_TIMEOUT = 11
   integer, parameter, public :: NUCE_ERR_PANIC = 12
   integer, parameter, public :: NUCE_ERR_UNKNOWN = 13
+  integer, parameter, public :: NUCE_ERR_DISAGREEMENT = 14
+  integer, parameter, public :: NUCE_ERR_MPI = 15
   ! AMR packers and scalings, graph algorithms (nuce.h's, checked alike).
   integer, parameter, public :: NUCE_PACK_TIGHT = 0
   integer, parameter, public :: NUCE_PACK_LEVEL = 1

@@ -27,7 +27,7 @@
 #define NUCE_ERR_INVALID_PLAN 5
 
 // Any other invalid argument: a NULL pointer, an unsupported element
-// size, arguments that differ between ranks (`nuce::Error::InvalidInput`).
+// size (`nuce::Error::InvalidInput`).
 #define NUCE_ERR_INVALID_INPUT 6
 
 // A file could not be parsed (`nuce::Error::Parse`).
@@ -50,6 +50,16 @@
 
 // An error of a kind this version does not know.
 #define NUCE_ERR_UNKNOWN 13
+
+// The ranks made different collective calls, or the same call with
+// arguments that must match and differ (another shape, ghost width,
+// element size, algorithm, count of exchanges); every rank returns it, and
+// the message names each group of ranks' call (`nuce::Error::Disagreement`).
+#define NUCE_ERR_DISAGREEMENT 14
+
+// An MPI call failed; the message carries its MPI error class and string
+// (`nuce::Error::Mpi`).
+#define NUCE_ERR_MPI 15
 
 // Pack with the tight-packing heuristic TP (\[VH94\] §4.1).
 #define NUCE_PACK_TIGHT 0

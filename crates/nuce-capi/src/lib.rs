@@ -69,7 +69,7 @@ pub const NUCE_ERR_TOO_MANY_PARTS: c_int = 4;
 /// An inconsistent plan (`nuce::Error::InvalidPlan`).
 pub const NUCE_ERR_INVALID_PLAN: c_int = 5;
 /// Any other invalid argument: a NULL pointer, an unsupported element
-/// size, arguments that differ between ranks (`nuce::Error::InvalidInput`).
+/// size (`nuce::Error::InvalidInput`).
 pub const NUCE_ERR_INVALID_INPUT: c_int = 6;
 /// A file could not be parsed (`nuce::Error::Parse`).
 pub const NUCE_ERR_PARSE: c_int = 7;
@@ -85,6 +85,14 @@ pub const NUCE_ERR_TIMEOUT: c_int = 11;
 pub const NUCE_ERR_PANIC: c_int = 12;
 /// An error of a kind this version does not know.
 pub const NUCE_ERR_UNKNOWN: c_int = 13;
+/// The ranks made different collective calls, or the same call with
+/// arguments that must match and differ (another shape, ghost width,
+/// element size, algorithm, count of exchanges); every rank returns it, and
+/// the message names each group of ranks' call (`nuce::Error::Disagreement`).
+pub const NUCE_ERR_DISAGREEMENT: c_int = 14;
+/// An MPI call failed; the message carries its MPI error class and string
+/// (`nuce::Error::Mpi`).
+pub const NUCE_ERR_MPI: c_int = 15;
 
 /// The code of an error. `Remote` (another rank failed in a collective)
 /// takes the code of that rank's error, so that every rank returns the
@@ -103,6 +111,8 @@ fn code_of(e: &Error) -> c_int {
         Error::BadMessage { .. } => NUCE_ERR_BAD_MESSAGE,
         Error::Remote { source, .. } => code_of(source),
         Error::Timeout { .. } => NUCE_ERR_TIMEOUT,
+        Error::Disagreement { .. } => NUCE_ERR_DISAGREEMENT,
+        Error::Mpi { .. } => NUCE_ERR_MPI,
         _ => NUCE_ERR_UNKNOWN,
     }
 }

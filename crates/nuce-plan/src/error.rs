@@ -74,6 +74,30 @@ pub enum Error {
         /// Its error.
         source: Box<Error>,
     },
+    /// The ranks of one communicator made different collective calls, or the
+    /// same call with arguments that must match and do not (another shape,
+    /// ghost width, element size, algorithm, count of exchanges). Every rank
+    /// returns the same error, naming each group of ranks' call.
+    #[error("the ranks disagree on {on}: {}", calls.join(", "))]
+    Disagreement {
+        /// What they disagree on (`a collective call`, `a ghost exchange`).
+        on: String,
+        /// The calls: the root's first, then each group of ranks' call.
+        calls: Vec<String>,
+    },
+    /// An MPI call returned an error (only with an error handler that returns
+    /// errors; MPI's default ends the job).
+    #[error("MPI error in {what}: class {class}, code {code}: {text}")]
+    Mpi {
+        /// The MPI call, with nuce's operation.
+        what: String,
+        /// The MPI error class (`MPI_Error_class`).
+        class: i32,
+        /// The MPI error code.
+        code: i32,
+        /// MPI's error string (`MPI_Error_string`).
+        text: String,
+    },
     /// A collective operation did not complete in time (a peer died or hangs).
     #[error("timeout after {seconds:.1} s in {what}")]
     Timeout {

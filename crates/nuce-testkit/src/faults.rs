@@ -299,9 +299,14 @@ fn disagree(ctx: &Ctx) {
     let last = ctx.world.size() - 1;
     let odd = ctx.rank() == last && last > 0;
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let report = |case: &str, r: Result<(), Error>| match r {
-        Err(e) => println!("ERR {} {case} {e}", ctx.rank()),
-        Ok(()) => println!("OK {} {case}", ctx.rank()),
+    let report = |case: &str, r: Result<(), Error>| {
+        // A disagreement is its own kind of error (C: NUCE_ERR_DISAGREEMENT).
+        let kind = matches!(r, Err(Error::Disagreement { .. }));
+        ctx.check(&format!("{case}-is-a-disagreement"), kind, format!("{r:?}"));
+        match r {
+            Err(e) => println!("ERR {} {case} {e}", ctx.rank()),
+            Ok(()) => println!("OK {} {case}", ctx.rank()),
+        }
     };
     // Another shape on the last rank.
     let rows = if odd { 65 } else { 64 };
