@@ -42,7 +42,8 @@
 // A message from a peer could not be decoded (`nuce::Error::BadMessage`).
 #define NUCE_ERR_BAD_MESSAGE 10
 
-// A collective did not complete in time (`nuce::Error::Timeout`).
+// Reserved (`nuce::Error::Timeout`): a timeout ends the job instead, with
+// `MPI_Abort` (exit code 75) and a message naming the missing ranks.
 #define NUCE_ERR_TIMEOUT 11
 
 // A panic inside nuce was caught at the boundary (a bug of nuce).

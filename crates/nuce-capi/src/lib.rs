@@ -79,7 +79,8 @@ pub const NUCE_ERR_IO: c_int = 8;
 pub const NUCE_ERR_SOLVER: c_int = 9;
 /// A message from a peer could not be decoded (`nuce::Error::BadMessage`).
 pub const NUCE_ERR_BAD_MESSAGE: c_int = 10;
-/// A collective did not complete in time (`nuce::Error::Timeout`).
+/// Reserved (`nuce::Error::Timeout`): a timeout ends the job instead, with
+/// `MPI_Abort` (exit code 75) and a message naming the missing ranks.
 pub const NUCE_ERR_TIMEOUT: c_int = 11;
 /// A panic inside nuce was caught at the boundary (a bug of nuce).
 pub const NUCE_ERR_PANIC: c_int = 12;

@@ -99,6 +99,11 @@ pub enum Error {
         text: String,
     },
     /// A collective operation did not complete in time (a peer died or hangs).
+    ///
+    /// Reserved: no call of this version returns it. A rank that does not
+    /// arrive within the timeout ends the *job* instead (`MPI_Abort`, exit
+    /// code 75), with a message naming the missing ranks and their hosts,
+    /// because MPI cannot cancel the collective the others are blocked in.
     #[error("timeout after {seconds:.1} s in {what}")]
     Timeout {
         /// Which operation.
