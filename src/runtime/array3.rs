@@ -616,12 +616,9 @@ impl<T: Element> DistArray3<T> {
     /// The grid and cost field as the balancer sees them (`None` without
     /// a cost field).
     pub(crate) fn cost_grid(&self) -> Option<CostGrid<'_>> {
-        self.cost.as_ref().map(|field| CostGrid {
-            field,
-            shape: self.global_shape(),
-            boxes: self.plan().boxes.clone(),
-            rank: self.block.rank,
-        })
+        self.cost
+            .as_ref()
+            .map(|field| CostGrid::of_plan(field, self.plan(), self.block.rank))
     }
 
     /// Moves this array to `other`'s layout ([`DistArray3::remap`]): a

@@ -3,9 +3,10 @@
 //! A solver whose cells do unequal work (more chemistry in a flame front,
 //! more iterations of a local solve near a shock) gives each block's cost
 //! per cell to its container — [`DistArray2::set_cost`](super::array::DistArray2::set_cost),
-//! [`DistArray3::set_cost`](super::array3::DistArray3::set_cost), or their
-//! `set_cost_with` variants that evaluate a closure on the block's global
-//! indices. Costs are in any unit (relative work per cell), finite and
+//! [`DistArray3::set_cost`](super::array3::DistArray3::set_cost), a grid on
+//! the application's buffers: [`Grid::set_cost`](super::layout::Grid::set_cost)
+//! (`nuce_grid_set_cost` in C), or their `set_cost_with` variants that
+//! evaluate a closure on the block's global indices. Costs are in any unit (relative work per cell), finite and
 //! `≥ 0`, and not all 0 over the grid. Setting a cost is local (no
 //! communication); the cost may change at every phase.
 //!
@@ -46,7 +47,7 @@ use mpi::Count;
 
 use super::comm::{agree, displacements};
 use crate::error::{Error, Result};
-use crate::plan::array3d::{check_cost_values, Box3, CellCosts, Shape3};
+use crate::plan::array3d::{check_cost_values, Box3, CellCosts, GridPlan3, Shape3};
 
 /// A container's cost per cell: the values, in C order over the block
 /// they were set for (the block without ghosts).
@@ -121,7 +122,17 @@ pub struct CostGrid<'a> {
     pub rank: usize,
 }
 
-impl CostGrid<'_> {
+impl<'a> CostGrid<'a> {
+    /// The view of a 3D grid laid out by `plan`, for `rank`.
+    pub(crate) fn of_plan(field: &'a CostField, plan: &GridPlan3, rank: usize) -> Self {
+        CostGrid {
+            field,
+            shape: plan.shape,
+            boxes: plan.boxes.clone(),
+            rank,
+        }
+    }
+
     /// This rank's `Σ cost` (local check, see [`CostField`]).
     pub fn local_sum(&self) -> Result<f64> {
         self.field.checked_sum(&self.boxes[self.rank])

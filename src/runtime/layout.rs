@@ -36,6 +36,11 @@
 //!   locally the cells it keeps and sends only the cells that change owner,
 //!   straight from the old buffers into the new ones. Exchanges are refused
 //!   while a move is pending.
+//! * **Cost per cell** ([`Grid::set_cost`], [`Grid::set_cost_with`],
+//!   [`Grid::clear_cost`]): cells that do unequal work are balanced by
+//!   `Σ cost / speed` instead of cell counts, by the same mechanism as the
+//!   Rust containers' ([`super::cost`]). The cost is of this rank's box
+//!   (no padding) and does not follow a move: set it again for the new box.
 //!
 //! ```no_run
 //! # fn main() -> nuce::Result<()> {
@@ -75,6 +80,7 @@ use mpi::traits::*;
 use super::array::{global_stats, next_call, MoveStats};
 use super::clock::waiting;
 use super::comm::{agree, check_identical, mpi_check};
+use super::cost::{CostField, CostGrid};
 use super::halo::{self, Message, Posted};
 use super::tags::GRID_MOVE;
 use super::watchdog::Checkpoints;
@@ -473,6 +479,8 @@ pub struct Grid {
     cell_bytes: usize,
     in_flight: usize,
     cache: Vec<(FieldKey, Rc<PeerTypes>)>,
+    /// The cost per cell set by [`Grid::set_cost`], for the box it was set for.
+    cost: Option<CostField>,
 }
 
 impl std::fmt::Debug for Grid {
@@ -523,6 +531,7 @@ impl Grid {
             cell_bytes: 0,
             in_flight: 0,
             cache: Vec::new(),
+            cost: None,
         })
     }
 
@@ -577,6 +586,50 @@ impl Grid {
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.cp.set_timeout(timeout);
     }
+    /// Sets the cost per cell of this rank's box ([`Grid::local_box`]: its
+    /// `size0·size1·size2` cells in C order, without padding; any unit,
+    /// finite and `≥ 0`): the balancer then times this rank by its summed
+    /// cost, plans with the weighted bisection and decides on
+    /// `Σ cost / speed` (see [`super::cost`]). Local; checked at the next
+    /// balance point, where a bad cost on any rank (NaN, negative, infinite,
+    /// the wrong length, set on some ranks only, all 0) is the same error
+    /// on every rank.
+    ///
+    /// A cost belongs to the box it was set for and does **not** move with
+    /// the cells: after a remap that changes this rank's box, set the cost
+    /// of the new box (while the move is pending, [`Grid::local_box`] is
+    /// already the new box, so it may be set before or after
+    /// [`Grid::move_fields`]); a balance point with the cost of an old box
+    /// is the same error on every rank.
+    pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
+        self.cost = Some(CostField::new(self.local_box(), costs.into()));
+    }
+
+    /// [`Grid::set_cost`] from `f(i, j, k)` at each cell's global indices
+    /// (local).
+    pub fn set_cost_with(&mut self, f: impl Fn(usize, usize, usize) -> f64) {
+        self.cost = Some(CostField::from_fn(self.local_box(), f));
+    }
+
+    /// Drops the cost field: the balancer counts cells again (local).
+    pub fn clear_cost(&mut self) {
+        self.cost = None;
+    }
+
+    /// The cost field set by [`Grid::set_cost`], if any.
+    pub fn cost(&self) -> Option<&CostField> {
+        self.cost.as_ref()
+    }
+
+    /// The grid and cost field as the balancer sees them (`None` without a
+    /// cost field); the pending layout's boxes while a move is pending.
+    pub(crate) fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        let l = self.target();
+        self.cost
+            .as_ref()
+            .map(|field| CostGrid::of_plan(field, l.plan(), l.rank))
+    }
+
     /// The grid's checked channel (a balancer adopts the grids it makes).
     pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
         &mut self.cp
