@@ -12,11 +12,11 @@
 //!   records: exchanges are refused while it is pending, the move carries
 //!   every cell.
 //! * `grid-cost NX NY NZ` — a cost per cell (a band of expensive cells)
-//!   and recorded speeds `1, 2, …, p`: the balance point's remap must give
-//!   every rank a summed cost proportional to its speed (within the
-//!   planes the cuts cannot split), which the cell-planned layout before it
-//!   did not; the move carries every cell, and the cost is set again for
-//!   the new box.
+//!   and recorded speeds `1, 2, …, p`: the balance point remaps to the
+//!   weighted bisection of the whole cost field for the decision's speeds,
+//!   every rank's summed cost proportional to its speed (within the planes
+//!   the cuts cannot split); the move carries every cell, the cost is set
+//!   again for the new box, and the next balance point stays.
 //! * `grid-cost-errors CASE` — a bad cost on the last rank (`nan`,
 //!   `negative`, `infinite`, `length`, `some-ranks`, `zero`, `stale`: set
 //!   for the box before a move): `ERR rank error` lines.
@@ -383,17 +383,40 @@ fn cost_balance(ctx: &Ctx) {
     grid.set_cost_with(cost);
     // Rank r runs at speed r + 1 (cost units per second, times 10^6).
     let iters = 10;
-    let speeds: Vec<f64> = (1..=p).map(|r| r as f64).collect();
+    let speed = (rank + 1) as f64 * 1e6;
     let work = box_costs(l.plan(), cost)[rank] * iters as f64;
-    bal.record_phase(work, std::time::Duration::from_secs_f64(work / (speeds[rank] * 1e6)))
+    bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed))
         .expect("record");
     let report = bal
         .maybe_remap_ahead(&mut grid, iters, 1_000_000)
         .expect("maybe_remap");
-    // Each part within the heaviest plane along any axis per cut of its
-    // share of the total cost.
-    let total: f64 = box_costs(l.plan(), cost).iter().sum();
-    let ext = [shape.0, shape.1, shape.2];
+    ctx.check(
+        "cost-remapped",
+        p == 1 || report.decision.remap,
+        format!("{:?}", report.decision),
+    );
+    if p == 1 {
+        return;
+    }
+    // The new layout is the weighted bisection of the whole cost field for
+    // the speeds the decision used (the field gathered from every rank's
+    // box, in the right places), and each part's cost is within the
+    // heaviest plane along any axis per cut of its share of the total.
+    let speeds = &report.decision.speeds;
+    let (nx, ny, nz) = shape;
+    let field: Vec<f64> = (0..nx * ny * nz)
+        .map(|c| cost(c / (ny * nz), c / nz % ny, c % nz))
+        .collect();
+    let expected = nuce::plan::array3d::WeightedBisection3d
+        .decompose(shape, &field, speeds)
+        .expect("weighted plan");
+    ctx.check(
+        "cost-plan-is-the-weighted-bisection",
+        grid.plan().boxes == expected.boxes,
+        format!("{:?} vs {:?}", grid.plan().boxes, expected.boxes),
+    );
+    let total: f64 = field.iter().sum();
+    let ext = [nx, ny, nz];
     let mut plane = 0.0f64;
     for a in 0..3 {
         for x in 0..ext[a] {
@@ -404,30 +427,16 @@ fn cost_balance(ctx: &Ctx) {
     }
     let tol = (p - 1) as f64 * plane;
     let sum_s: f64 = speeds.iter().sum();
-    let off = |plan: &GridPlan3| {
-        box_costs(plan, cost)
-            .iter()
-            .zip(&speeds)
-            .map(|(c, s)| (c - total * s / sum_s).abs())
-            .fold(0.0, f64::max)
-    };
-    let before = off(l.plan());
-    ctx.check(
-        "cost-remapped",
-        p == 1 || (report.decision.remap && before > tol),
-        format!("remap {} (cell plan off by {before}, tolerance {tol})", report.decision.remap),
-    );
-    if p == 1 {
-        return;
-    }
-    let after = off(grid.plan());
+    let costs = box_costs(grid.plan(), cost);
+    let off = costs
+        .iter()
+        .zip(speeds)
+        .map(|(c, s)| (c - total * s / sum_s).abs())
+        .fold(0.0, f64::max);
     ctx.check(
         "cost-proportional-to-speeds",
-        after <= tol,
-        format!(
-            "costs {:?} for speeds {speeds:?}: off by {after} > {tol}",
-            box_costs(grid.plan(), cost)
-        ),
+        off <= tol,
+        format!("costs {costs:?} for speeds {speeds:?}: off by {off} > {tol}"),
     );
     // The cost follows the box only when set again.
     grid.set_cost_with(cost);
@@ -437,7 +446,7 @@ fn cost_balance(ctx: &Ctx) {
     let l = grid.layout().clone();
     ctx.check("cost-move", holds(&l, &v, pad, 0, false), "cells");
     let work = box_costs(l.plan(), cost)[rank] * iters as f64;
-    bal.record_phase(work, std::time::Duration::from_secs_f64(work / (speeds[rank] * 1e6)))
+    bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed))
         .expect("record");
     let again = bal.maybe_remap_ahead(&mut grid, iters, 1_000_000);
     ctx.check(
