@@ -16,9 +16,9 @@
  * `--slowdown R:F@P[,…]` makes rank R really do F times the work from phase
  * P on (nuce is not told: it measures).
  *
- * `--cost W` makes the cells of a band of x-planes (nx/4 <= x < nx/2) W times
- * as expensive (each is updated W times, as a cell with more chemistry
- * would be) and tells nuce so: the program gives nuce_grid_set_cost one
+ * `--cost W` gives every cell some "chemistry" (a compute-bound loop that
+ * leaves the solution alone), W times as much in a band of x-planes
+ * (nx/4 <= x < nx/2), and tells nuce so: the program gives nuce_grid_set_cost one
  * cost per cell of its box (W in the band, 1 elsewhere) after creating the
  * grid and again for its new box after each move, and nuce balances the
  * summed cost per rank instead of the cell counts. At the end rank 0 prints
@@ -77,6 +77,17 @@ static int cost_w = 1;
 
 static int weight(int64_t i) { return i >= N[0] / 4 && i < N[0] / 2 ? cost_w : 1; }
 
+/* --cost: a cell's chemistry, 64·w dependent multiply-adds from the cell's
+ * value (far more than its diffusion update, so that the cell's work is
+ * about w times a plain cell's); the result goes to a sink and leaves the
+ * solution alone. */
+static volatile double sink;
+
+static void chemistry(double x, int w) {
+  for (int r = 0; r < 64 * w; r++) x = x * 0.999 + 0.001;
+  sink = x;
+}
+
 static double conductivity(int64_t i, int64_t j, int64_t k) { return 0.05 + 0.02 * (double)((i * 7 + j * 3 + k) % 5); }
 
 /* A block of cells with one halo cell on each side: box lo/size, padded
@@ -121,11 +132,10 @@ static void sweep(struct block *b, const int64_t from[3], const int64_t to[3], c
         if (skip_lo && i >= skip_lo[0] && i < skip_hi[0] && j >= skip_lo[1] && j < skip_hi[1] && k >= skip_lo[2] &&
             k < skip_hi[2])
           k = skip_hi[2] - 1; /* jump over the inner box's row */
-        else
-          for (int w = weight(b->lo[0] + i); w > 0; w--) { /* an expensive cell really costs more */
-            update(b, i, j, k);
-            __asm__ volatile("" ::: "memory");
-          }
+        else {
+          update(b, i, j, k);
+          if (cost_w > 1) chemistry(b->u[at(b, i, j, k)], weight(b->lo[0] + i)); /* really costs more */
+        }
       }
 }
 
