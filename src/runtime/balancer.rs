@@ -1333,7 +1333,13 @@ impl<T: Element> Rebalance for DistArray3<T> {
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
         let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
         Box::new(move |estimates| {
-            propose_grid3(ctx, self.plan(), Stencil::seven(self.ghost()), bytes, estimates)
+            propose_grid3(
+                ctx,
+                self.plan(),
+                Stencil::seven(self.ghost()),
+                bytes,
+                estimates,
+            )
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {

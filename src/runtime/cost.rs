@@ -49,6 +49,48 @@ use super::comm::{agree, displacements};
 use crate::error::{Error, Result};
 use crate::plan::array3d::{check_cost_values, Box3, CellCosts, GridPlan3, Shape3};
 
+/// The cost methods of a 3D container — `set_cost`, `set_cost_with`,
+/// `clear_cost` and `cost` — over its field `cost: Option<CostField>` and
+/// its `local_box()`, written once for [`DistArray3`](super::array3::DistArray3)
+/// and [`Grid`](super::layout::Grid): `$name` names the type in the
+/// documentation, and the attributes given after it (more documentation)
+/// go to `set_cost`.
+macro_rules! cost_methods_3d {
+    ($name:literal $(, #[$doc:meta])*) => {
+        #[doc = concat!(
+            "Sets the cost per cell of this rank's box (its `nx·ny·nz` cells of [`",
+            $name,
+            "::local_box`] in C order, without ghosts or padding; any unit, finite and `≥ 0`): ",
+            "the balancer then times, plans and decides by `Σ cost` instead of cell counts ",
+            "(see [`super::cost`]). Local; checked at the next balance point, where a bad cost ",
+            "on any rank (NaN, negative, infinite, the wrong length, set on some ranks only, ",
+            "all 0) is the same error on every rank."
+        )]
+        $(#[$doc])*
+        pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
+            self.cost = Some(CostField::new(self.local_box(), costs.into()));
+        }
+
+        #[doc = concat!(
+            "[`", $name, "::set_cost`] from `f(i, j, k)` at each cell's global indices (local)."
+        )]
+        pub fn set_cost_with(&mut self, f: impl Fn(usize, usize, usize) -> f64) {
+            self.cost = Some(CostField::from_fn(self.local_box(), f));
+        }
+
+        /// Drops the cost field: the balancer counts cells again (local).
+        pub fn clear_cost(&mut self) {
+            self.cost = None;
+        }
+
+        #[doc = concat!("The cost field set by [`", $name, "::set_cost`], if any.")]
+        pub fn cost(&self) -> Option<&CostField> {
+            self.cost.as_ref()
+        }
+    };
+}
+pub(crate) use cost_methods_3d;
+
 /// A container's cost per cell: the values, in C order over the block
 /// they were set for (the block without ghosts).
 #[derive(Debug, Clone, PartialEq)]

@@ -80,7 +80,7 @@ use mpi::traits::*;
 use super::array::{global_stats, next_call, MoveStats};
 use super::clock::waiting;
 use super::comm::{agree, check_identical, mpi_check};
-use super::cost::{CostField, CostGrid};
+use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, Message, Posted};
 use super::tags::GRID_MOVE;
 use super::watchdog::Checkpoints;
@@ -586,40 +586,16 @@ impl Grid {
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.cp.set_timeout(timeout);
     }
-    /// Sets the cost per cell of this rank's box ([`Grid::local_box`]: its
-    /// `size0·size1·size2` cells in C order, without padding; any unit,
-    /// finite and `≥ 0`): the balancer then times this rank by its summed
-    /// cost, plans with the weighted bisection and decides on
-    /// `Σ cost / speed` (see [`super::cost`]). Local; checked at the next
-    /// balance point, where a bad cost on any rank (NaN, negative, infinite,
-    /// the wrong length, set on some ranks only, all 0) is the same error
-    /// on every rank.
-    ///
-    /// A cost belongs to the box it was set for and does **not** move with
-    /// the cells: after a remap that changes this rank's box, set the cost
-    /// of the new box (while the move is pending, [`Grid::local_box`] is
-    /// already the new box, so it may be set before or after
-    /// [`Grid::move_fields`]); a balance point with the cost of an old box
-    /// is the same error on every rank.
-    pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
-        self.cost = Some(CostField::new(self.local_box(), costs.into()));
-    }
-
-    /// [`Grid::set_cost`] from `f(i, j, k)` at each cell's global indices
-    /// (local).
-    pub fn set_cost_with(&mut self, f: impl Fn(usize, usize, usize) -> f64) {
-        self.cost = Some(CostField::from_fn(self.local_box(), f));
-    }
-
-    /// Drops the cost field: the balancer counts cells again (local).
-    pub fn clear_cost(&mut self) {
-        self.cost = None;
-    }
-
-    /// The cost field set by [`Grid::set_cost`], if any.
-    pub fn cost(&self) -> Option<&CostField> {
-        self.cost.as_ref()
-    }
+    cost_methods_3d!(
+        "Grid",
+        #[doc = ""],
+        #[doc = "A cost belongs to the box it was set for and does **not** move with"],
+        #[doc = "the cells: after a remap that changes this rank's box, set the cost"],
+        #[doc = "of the new box (while the move is pending, [`Grid::local_box`] is"],
+        #[doc = "already the new box, so it may be set before or after"],
+        #[doc = "[`Grid::move_fields`]); a balance point with the cost of an old box"],
+        #[doc = "is the same error on every rank."]
+    );
 
     /// The grid and cost field as the balancer sees them (`None` without a
     /// cost field); the pending layout's boxes while a move is pending.

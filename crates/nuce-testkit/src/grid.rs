@@ -422,7 +422,10 @@ fn cost_balance(ctx: &Ctx) {
         for x in 0..ext[a] {
             let mut b = [0, 0, 0, ext[0], ext[1], ext[2]];
             (b[a], b[a + 3]) = (x, 1);
-            plane = plane.max(box_cost(&Box3::new(b[0], b[1], b[2], b[3], b[4], b[5]), cost));
+            plane = plane.max(box_cost(
+                &Box3::new(b[0], b[1], b[2], b[3], b[4], b[5]),
+                cost,
+            ));
         }
     }
     let tol = (p - 1) as f64 * plane;
@@ -491,11 +494,7 @@ fn cost_errors(ctx: &Ctx) {
                 let mut v = vec![0f64; grid.padded_len(pad)?];
                 grid.move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])?;
             }
-            other => {
-                return Err(nuce::Error::InvalidInput(format!(
-                    "unknown case {other}"
-                )))
-            }
+            other => return Err(nuce::Error::InvalidInput(format!("unknown case {other}"))),
         }
         bal.maybe_remap(&mut grid, 1).map(|_| ())
     })();
