@@ -199,6 +199,10 @@ same_sum "$c_small3" small
 run 2 '>0' "$tmp/fcmake/heat3d" "${big3[@]}" --slowdown 1:4@1
 run 3 '>0' "$tmp/fheat3d" "${big3[@]}" --slowdown 2:4@1
 same_sum "$c_big3" big
+# --cost 4 (nuce_grid_set_cost from Fortran): the same grid and solution.
+run 2 '>0' "$tmp/fheat3d" "${big3[@]}" --cost 4
+same_sum "$c_big3" "big, --cost 4"
+echo "test_capi: heat3d.f90 --cost 4 on 2 ranks: $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
 "$mpifort" -O2 -Wall -Werror examples/fortran/grid2d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/fgrid2d"
 for np in 1 3; do grid2d "$np" "$tmp/fgrid2d"; done
 for np in "${errors_ranks[@]}"; do
