@@ -4,7 +4,8 @@
 # -Wall -Werror in C and C++, builds examples/c/heat2d.c, heat3d.c, grid2d.c, errors.c and dgraph.c with
 # mpicc and pkg-config (shared), heat2d also statically and with CMake, and
 # runs them under mpirun with 1, 2 and 3 ranks. Asserts: the serial check
-# passes bit for bit, a rank doing 4x the work gets the grid remapped, and
+# passes bit for bit, a rank doing 4x the work (or, with heat3d.c --cost, a
+# band of cells costing 4x) gets the grid remapped, and
 # every misuse in errors.c returns the same error code on every rank; the
 # C++ graph example (below) as described there. Then the same for Fortran:
 # the module's constants are nuce.h's, examples/fortran/heat2d.f90, heat3d.f90
@@ -62,7 +63,6 @@ fi
 run() { # run NP EXPECTED_REMAPS(any|0|>0) BINARY ARGS…
   local np="$1" want="$2"
   shift 2
-  local out
   out="$("$mpirun" -np "$np" "$@" 2>&1)" || { echo "$out" >&2; echo "test_capi: FAILED: -np $np $*" >&2; exit 1; }
   grep -q "serial check: identical" <<<"$out" || { echo "$out" >&2; echo "test_capi: no serial check: -np $np $*" >&2; exit 1; }
   local remaps
@@ -96,6 +96,14 @@ c_small3="$run_sum"
 run 2 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 1:4@1
 run 3 '>0' "$tmp/heat3d" "${big3[@]}" --slowdown 2:4@1
 c_big3="$run_sum"
+# --cost 4: a band of x-planes costs 4x, told to nuce by nuce_grid_set_cost
+# (again after each move); equal speeds, so the band's rank (1.43x the mean
+# cost in the first, even split) must get the grid remapped. The balance
+# reached is printed, not asserted: it follows speeds timed on shared cores
+# (tests/mpi_layout.rs checks the cost plan itself; errors.c bad costs).
+run 2 '>0' "$tmp/heat3d" "${big3[@]}" --cost 4
+echo "test_capi: heat3d --cost 4 on 2 ranks: $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
+run 3 any "$tmp/heat3d" "${big3[@]}" --cost 4
 # grid2d.c: a 2D grid (n = {1, NY, NX}) on the program's own buffers, two fields
 # of different element sizes; face ghosts and the serial result checked inside.
 "$mpicc" -O2 -Wall -Werror examples/c/grid2d.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/grid2d"
@@ -191,6 +199,10 @@ same_sum "$c_small3" small
 run 2 '>0' "$tmp/fcmake/heat3d" "${big3[@]}" --slowdown 1:4@1
 run 3 '>0' "$tmp/fheat3d" "${big3[@]}" --slowdown 2:4@1
 same_sum "$c_big3" big
+# --cost 4 (nuce_grid_set_cost from Fortran): the same grid and solution.
+run 2 '>0' "$tmp/fheat3d" "${big3[@]}" --cost 4
+same_sum "$c_big3" "big, --cost 4"
+echo "test_capi: heat3d.f90 --cost 4 on 2 ranks: $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
 "$mpifort" -O2 -Wall -Werror examples/fortran/grid2d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/fgrid2d"
 for np in 1 3; do grid2d "$np" "$tmp/fgrid2d"; done
 for np in "${errors_ranks[@]}"; do

@@ -6,7 +6,10 @@
 //! `move_fields` carrying every cell and moving exactly the cells that
 //! change owner; a remap decided by the balancer (exchanges refused while
 //! it is pending); ranks that pass another field count, element size,
-//! slice length or grid getting the same error.
+//! slice length or grid getting the same error; a cost per cell balanced
+//! in proportion to the speeds, and bad costs (NaN, negative, infinite,
+//! all 0, the wrong length, on some ranks only, stale after a move) the
+//! same error on every rank.
 
 mod common;
 
@@ -64,5 +67,31 @@ fn ranks_that_disagree_get_the_same_error() {
             let e = errs.iter().next().unwrap();
             assert!(e.contains(needle), "np {np} {case}: {e}");
         }
+    }
+}
+
+#[test]
+fn costs_are_balanced_in_proportion_to_the_speeds() {
+    for np in [2, 3] {
+        common::checks_pass(np, &["grid-cost", "12", "20", "10"]);
+    }
+}
+
+#[test]
+fn bad_grid_costs_give_the_same_error_on_every_rank() {
+    // The last rank's cost is bad (or set for its box before a move, or
+    // missing): every rank returns the same error at the balance point. 3
+    // ranks: the bad one is neither the root nor alone.
+    for (case, needle) in [
+        ("nan", "cost NaN of cell 0"),
+        ("negative", "costs must be finite and >= 0"),
+        ("infinite", "cost inf of cell 0"),
+        ("zero", "every cell costs 0"),
+        ("length", "cell costs for a block of"),
+        ("some-ranks", "with a cost field"),
+        ("stale", "set the cost of the new block"),
+    ] {
+        let e = common::same_error_on_every_rank(3, &["grid-cost-errors", case]);
+        assert!(e.contains(needle) && e != "none", "{case}: {e}");
     }
 }

@@ -97,6 +97,22 @@ static void grid_errors(nuce_balancer *b) {
   expect(nuce_grid_maybe_remap(b, g, 1, NULL), NUCE_ERR_INVALID_INPUT, 1, "grid_maybe_remap(remapped NULL)");
   int count = -1;
   expect(nuce_grid_neighbours(g, &count, NULL, 0), NUCE_OK, 0, "grid_neighbours(count only)");
+  /* A cost per cell: NULL with cells (local), a NaN or one value too many on
+   * the last rank (the same code on every rank at the balance point). */
+  size_t cells = (size_t)(sz[0] * sz[1] * sz[2]);
+  double *cost = malloc((cells + 1) * sizeof(double));
+  for (size_t c = 0; c <= cells; c++) cost[c] = 1.0;
+  int remapped = 0;
+  expect(nuce_grid_set_cost(g, NULL, cells), cells ? NUCE_ERR_INVALID_INPUT : NUCE_OK, 0, "grid_set_cost(NULL)");
+  if (rank == size - 1) cost[0] = NAN;
+  expect(nuce_grid_set_cost(g, cost, cells), NUCE_OK, 0, "grid_set_cost(NaN on the last rank)");
+  expect(nuce_grid_maybe_remap(b, g, 1, &remapped), NUCE_ERR_INVALID_INPUT, 1, "grid_maybe_remap(NaN cost)");
+  cost[0] = 1.0;
+  expect(nuce_grid_set_cost(g, cost, cells + (rank == size - 1)), NUCE_OK, 0, "grid_set_cost(long on the last rank)");
+  expect(nuce_grid_maybe_remap(b, g, 1, &remapped), NUCE_ERR_SHAPE_MISMATCH, 1, "grid_maybe_remap(cost length)");
+  expect(nuce_grid_clear_cost(g), NUCE_OK, 0, "grid_clear_cost");
+  expect(nuce_grid_clear_cost(NULL), NUCE_ERR_INVALID_INPUT, 0, "grid_clear_cost(NULL)");
+  free(cost);
   expect(nuce_grid_free(g), NUCE_OK, 0, "grid_free");
   expect(nuce_grid_free(NULL), NUCE_OK, 0, "grid_free(NULL)");
   free(u);

@@ -16,6 +16,15 @@
  * `--slowdown R:F@P[,…]` makes rank R really do F times the work from phase
  * P on (nuce is not told: it measures).
  *
+ * `--cost W` gives every cell some "chemistry" (a compute-bound loop that
+ * leaves the solution alone), W times as much in a band of x-planes
+ * (nx/4 <= x < nx/2), and tells nuce so: the program gives nuce_grid_set_cost one
+ * cost per cell of its box (W in the band, 1 elsewhere) after creating the
+ * grid and again for its new box after each move, and nuce balances the
+ * summed cost per rank instead of the cell counts. At the end rank 0 prints
+ * `heat3d: cost balance: max/mean M`, the largest rank's summed cost over
+ * the mean.
+ *
  *   PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
  *   mpicc -O2 examples/c/heat3d.c $(pkg-config --cflags --libs nuce) -lm -Wl,-rpath,$PREFIX/lib -o heat3d
  *   mpirun -np 2 ./heat3d --nx 48 --ny 48 --nz 48 --phases 6 --iters 10 --slowdown 1:3@1
@@ -63,6 +72,22 @@ static double initial(int64_t i, int64_t j, int64_t k) {
   return 0.5 * exp(-(dx * dx + dy * dy + dz * dz) * 30.0);
 }
 
+/* --cost: the expensive band's cells cost W, the others 1. */
+static int cost_w = 1;
+
+static int weight(int64_t i) { return i >= N[0] / 4 && i < N[0] / 2 ? cost_w : 1; }
+
+/* --cost: a cell's chemistry, 64·w dependent multiply-adds from the cell's
+ * value (far more than its diffusion update, so that the cell's work is
+ * about w times a plain cell's); the result goes to a sink and leaves the
+ * solution alone. */
+static volatile double sink;
+
+static void chemistry(double x, int w) {
+  for (int r = 0; r < 64 * w; r++) x = x * 0.999 + 0.001;
+  sink = x;
+}
+
 static double conductivity(int64_t i, int64_t j, int64_t k) { return 0.05 + 0.02 * (double)((i * 7 + j * 3 + k) % 5); }
 
 /* A block of cells with one halo cell on each side: box lo/size, padded
@@ -107,8 +132,10 @@ static void sweep(struct block *b, const int64_t from[3], const int64_t to[3], c
         if (skip_lo && i >= skip_lo[0] && i < skip_hi[0] && j >= skip_lo[1] && j < skip_hi[1] && k >= skip_lo[2] &&
             k < skip_hi[2])
           k = skip_hi[2] - 1; /* jump over the inner box's row */
-        else
+        else {
           update(b, i, j, k);
+          if (cost_w > 1) chemistry(b->u[at(b, i, j, k)], weight(b->lo[0] + i)); /* really costs more */
+        }
       }
 }
 
@@ -120,6 +147,20 @@ static void size_block(nuce_grid *g, struct block *b) {
 }
 
 static double *alloc(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
+
+/* Tells nuce the cost of each cell of b's box (C order, no padding) and
+ * returns their sum. Called for the first box and for each new one: a cost
+ * belongs to the box it was set for and does not follow a move. */
+static double set_cost(nuce_grid *g, const struct block *b) {
+  size_t n = (size_t)(b->size[0] * b->size[1] * b->size[2]), c = 0;
+  double *cost = alloc(n), sum = 0.0;
+  for (int64_t i = 0; i < b->size[0]; i++)
+    for (int64_t j = 0; j < b->size[1]; j++)
+      for (int64_t k = 0; k < b->size[2]; k++) sum += cost[c++] = weight(b->lo[0] + i);
+  CHECK(nuce_grid_set_cost(g, cost, n));
+  free(cost);
+  return sum;
+}
 
 /* The serial solve of the whole grid (one block, no neighbours). */
 static struct block serial(int64_t iters) {
@@ -157,6 +198,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--nz")) N[2] = atoll(v), i++;
     else if (!strcmp(argv[i], "--phases")) phases = atoll(v), i++;
     else if (!strcmp(argv[i], "--iters")) iters = atoll(v), i++;
+    else if (!strcmp(argv[i], "--cost")) cost_w = atoi(v), i++;
     else if (!strcmp(argv[i], "--slowdown")) {
       char *spec = strdup(v), *save = NULL;
       for (char *t = strtok_r(spec, ",", &save); t && nslow < 16; t = strtok_r(NULL, ",", &save)) {
@@ -192,6 +234,14 @@ int main(int argc, char **argv) {
         b.u[at(&b, i, j, k)] = initial(b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
         b.k[at(&b, i, j, k)] = conductivity(b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
       }
+
+  if (cost_w < 1) {
+    if (rank == 0) fprintf(stderr, "heat3d: --cost W needs W >= 1\n");
+    MPI_Finalize();
+    return 2;
+  }
+  double my_cost = 0.0;
+  if (cost_w > 1) my_cost = set_cost(g, &b);
 
   int remaps = 0;
   long long moved = 0;
@@ -229,6 +279,7 @@ int main(int argc, char **argv) {
       /* The new box: new buffers, filled by nuce from the old ones. */
       struct block nb;
       size_block(g, &nb);
+      if (cost_w > 1) my_cost = set_cost(g, &nb); /* the new box's cost */
       nb.u = alloc(nb.len), nb.unew = alloc(nb.len), nb.k = alloc(nb.len);
       nuce_field old[2] = {{b.u, sizeof(double), {PAD[0], PAD[1], PAD[2]}},
                            {b.k, sizeof(double), {PAD[0], PAD[1], PAD[2]}}};
@@ -244,6 +295,12 @@ int main(int argc, char **argv) {
              (long long)b.size[1], (long long)b.size[2], remapped ? " (remapped)" : "");
   }
   (void)moved;
+  if (cost_w > 1) {
+    double max = 0.0, sum = 0.0;
+    MPI_Reduce(&my_cost, &max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&my_cost, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("heat3d: cost balance: max/mean %.3f\n", max * size / sum);
+  }
 
   /* Gather with plain MPI: every rank's box and cells (C order). */
   long long mine[7] = {b.lo[0], b.lo[1], b.lo[2], b.size[0], b.size[1], b.size[2], 0};

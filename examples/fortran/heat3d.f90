@@ -21,6 +21,13 @@
 ! `--slowdown R:F@P[,...]` makes rank R really do F times the work from
 ! phase P on (nuce is not told: it measures).
 !
+! `--cost W` is heat3d.c's: every cell gets some "chemistry" (a loop that
+! leaves the solution alone), W times as much in the band of i-planes
+! nx/4 <= i - 1 < nx/2, and the program gives nuce_grid_set_cost the cost
+! of each cell of its box, cost(lo(1):hi(1), lo(2):hi(2), lo(3):hi(3)), after
+! creating the grid and again for the new box after each move. Rank 0 prints
+! `heat3d: cost balance: max/mean M` (the largest summed cost over the mean).
+!
 !   cmake -S examples/fortran -B build -DCMAKE_PREFIX_PATH=$PREFIX && cmake --build build
 !   mpirun -np 2 build/heat3d --nx 48 --ny 48 --nz 48 --phases 6 --iters 10 --slowdown 1:3@1
 program heat3d
@@ -34,7 +41,9 @@ program heat3d
   integer(i8), parameter :: pad(3) = [1_i8, 1_i8, 1_i8]
   integer(i8) :: n(3) = [24_i8, 20_i8, 18_i8], phases = 6, iters = 10
   integer :: slow(3, max_slow), nslow = 0 ! (rank, factor, phase) per item
-  integer :: rank, nranks, remaps, factor, f, r
+  integer :: rank, nranks, remaps, factor, f, r, cost_w = 1
+  real(dp) :: my_cost = 0, max_cost, sum_cost
+  real(dp), volatile :: sink ! --cost: where the chemistry's results go
   integer(i8) :: phase, it, lo(3), hi(3), ilo(3), ihi(3), ahead, ncells
   logical :: remapped, ok, inner
   type(nuce_balancer) :: b
@@ -63,6 +72,7 @@ program heat3d
   call alloc_block(unew, lo, hi)
   call alloc_block(kk, lo, hi)
   call fill(u, kk, lo, hi)
+  if (cost_w > 1) call set_cost(lo, hi)
 
   remaps = 0
   do phase = 0, phases - 1
@@ -91,6 +101,7 @@ program heat3d
     if (remapped) then
       ! The new box: new arrays, filled by nuce from the old ones.
       call nuce_grid_box(g, rank, lo, hi)
+      if (cost_w > 1) call set_cost(lo, hi) ! the new box's cost
       call alloc_block(nu, lo, hi)
       call alloc_block(nk, lo, hi)
       old = [nuce_grid_field(u, pad), nuce_grid_field(kk, pad)]
@@ -105,6 +116,13 @@ program heat3d
       max(hi(1) - lo(1) + 1, 0_i8), 'x', max(hi(2) - lo(2) + 1, 0_i8), 'x', &
       max(hi(3) - lo(3) + 1, 0_i8), trim(merge(' (remapped)', '           ', remapped))
   end do
+
+  if (cost_w > 1) then
+    call MPI_Reduce(my_cost, max_cost, 1, MPI_DOUBLE_PRECISION, MPI_MAX, 0, MPI_COMM_WORLD)
+    call MPI_Reduce(my_cost, sum_cost, 1, MPI_DOUBLE_PRECISION, MPI_SUM, 0, MPI_COMM_WORLD)
+    if (rank == 0) write (*, '(a, f0.3)') 'heat3d: cost balance: max/mean ', &
+      max_cost * nranks / sum_cost
+  end if
 
   ! Gather with plain MPI: every rank's box and cells (i fastest).
   mine = [lo, hi]
@@ -168,6 +186,40 @@ program heat3d
   if (.not. ok) error stop 1
 
 contains
+
+  !> --cost: the cost of the cells of plane i, W in the band and 1 elsewhere.
+  integer function weight(i)
+    integer(i8), intent(in) :: i
+    weight = 1
+    if (i - 1 >= n(1) / 4 .and. i - 1 < n(1) / 2) weight = cost_w
+  end function weight
+
+  !> Tells nuce the cost of each cell of the box lo..hi (no halo): a cost
+  !> belongs to the box it was set for and does not follow a move.
+  subroutine set_cost(lo, hi)
+    integer(i8), intent(in) :: lo(3), hi(3)
+    real(dp), allocatable :: cost(:, :, :)
+    integer(i8) :: i
+    allocate (cost(lo(1):hi(1), lo(2):hi(2), lo(3):hi(3)))
+    do i = lo(1), hi(1)
+      cost(i, :, :) = weight(i)
+    end do
+    call nuce_grid_set_cost(g, cost)
+    my_cost = sum(cost)
+  end subroutine set_cost
+
+  !> --cost: a cell's chemistry, 64·w dependent multiply-adds from its value.
+  subroutine chemistry(x0, w)
+    real(dp), intent(in) :: x0
+    integer, intent(in) :: w
+    real(dp) :: x
+    integer :: r
+    x = x0
+    do r = 1, 64 * w
+      x = x * 0.999_dp + 0.001_dp
+    end do
+    sink = x
+  end subroutine chemistry
 
   !> Allocates (afresh) a block for the box lo..hi with its halo, zeroed.
   subroutine alloc_block(a, lo, hi)
@@ -240,6 +292,7 @@ contains
           if (skip) then
             if (all([i, j, k] >= ilo .and. [i, j, k] <= ihi)) cycle
           end if
+          if (cost_w > 1) call chemistry(u(i, j, k), weight(i)) ! an expensive cell costs more
           if (i == 1 .or. j == 1 .or. k == 1 .or. i == n(1) .or. j == n(2) .or. k == n(3)) then
             unew(i, j, k) = u(i, j, k)
             cycle
@@ -311,13 +364,15 @@ contains
         read (val, *, iostat=stat) iters
       case ('--slowdown')
         call parse_slowdown(trim(val), stat)
+      case ('--cost')
+        read (val, *, iostat=stat) cost_w
       case default
         stat = 1
       end select
       if (stat /= 0) call usage(trim(arg) // ' ' // trim(val))
       i = i + 2
     end do
-    if (any(n < 1) .or. phases < 1 .or. iters < 1) call usage('sizes must be >= 1')
+    if (any(n < 1) .or. phases < 1 .or. iters < 1 .or. cost_w < 1) call usage('sizes must be >= 1')
   end subroutine parse_args
 
   !> Items R:F@P separated by commas (P defaults to 0): each item is read
@@ -354,7 +409,7 @@ contains
   subroutine usage(what)
     character(len=*), intent(in) :: what
     if (rank == 0) write (error_unit, '(a, a, a)') 'heat3d: bad argument: ', what, &
-      ' (usage: --nx N --ny N --nz N --phases N --iters N --slowdown R:F@P[,...])'
+      ' (usage: --nx N --ny N --nz N --phases N --iters N --slowdown R:F@P[,...] --cost W)'
     call MPI_Finalize()
     stop 2
   end subroutine usage

@@ -39,7 +39,7 @@ use super::array::{
 };
 use super::clock::waiting;
 use super::comm::{agree, alltoallv_flat, check_identical, displacements, max_f64};
-use super::cost::{CostField, CostGrid};
+use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
@@ -587,41 +587,18 @@ impl<T: Element> DistArray3<T> {
         Ok(stats)
     }
 
-    /// Sets the cost per cell of this rank's box (its `nx·ny·nz` cells of
-    /// [`DistArray3::local_box`] in C order, any unit, finite and `≥ 0`):
-    /// the balancer then times, plans and decides by `Σ cost` instead of
-    /// cell counts (see [`super::cost`]). Local; checked at the next
-    /// balance point, where a bad cost on any rank is the same error on
-    /// every rank. Set it again after a remap changes the box.
-    pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
-        self.cost = Some(CostField::new(self.local_box(), costs.into()));
-    }
-
-    /// [`DistArray3::set_cost`] from `f(i, j, k)` at each cell's global
-    /// indices (local).
-    pub fn set_cost_with(&mut self, f: impl Fn(usize, usize, usize) -> f64) {
-        self.cost = Some(CostField::from_fn(self.local_box(), f));
-    }
-
-    /// Drops the cost field: the balancer counts cells again (local).
-    pub fn clear_cost(&mut self) {
-        self.cost = None;
-    }
-
-    /// The cost field set by [`DistArray3::set_cost`], if any.
-    pub fn cost(&self) -> Option<&CostField> {
-        self.cost.as_ref()
-    }
+    cost_methods_3d!(
+        "DistArray3",
+        #[doc = ""],
+        #[doc = "Set it again after a remap changes the box."]
+    );
 
     /// The grid and cost field as the balancer sees them (`None` without
     /// a cost field).
     pub(crate) fn cost_grid(&self) -> Option<CostGrid<'_>> {
-        self.cost.as_ref().map(|field| CostGrid {
-            field,
-            shape: self.global_shape(),
-            boxes: self.plan().boxes.clone(),
-            rank: self.block.rank,
-        })
+        self.cost
+            .as_ref()
+            .map(|field| CostGrid::of_plan(field, self.plan(), self.block.rank))
     }
 
     /// Moves this array to `other`'s layout ([`DistArray3::remap`]): a

@@ -902,7 +902,8 @@ impl Balancer {
     /// iterations (see [`RemapPolicy`]), and if so remaps `data`, moving only
     /// what changes owner. Arrays are re-planned by the balancer's
     /// decomposer — or, for an array with a cost field
-    /// ([`DistArray3::set_cost`], [`DistArray2::set_cost`]), timed by its
+    /// ([`DistArray3::set_cost`], [`DistArray2::set_cost`],
+    /// [`Grid::set_cost`](BufferGrid::set_cost)), timed by its
     /// summed cost, planned by the weighted bisection and decided on
     /// `Σ cost / speed` ([`super::cost`]); graphs follow the
     /// [`GraphStrategy`] they were built with: made by
@@ -1276,6 +1277,45 @@ fn best3(ghost: usize) -> Best3 {
     }
 }
 
+/// The root's decision for a 3D grid laid out by `current` (a
+/// [`DistArray3`] or a [`BufferGrid`]) whose cells move `bytes` each: the
+/// candidate is the balancer's 3D `best` for `stencil` (ghost at least 1)
+/// by cells, or — with a cost field — the weighted bisection of the
+/// gathered costs, and the loads compared are cells or `Σ cost` per part
+/// ([`super::cost`]).
+fn propose_grid3(
+    ctx: &RootContext,
+    current: &GridPlan3,
+    mut stencil: Stencil,
+    bytes: f64,
+    estimates: &[SpeedEstimate],
+) -> Result<(RemapDecision, GridPlan3)> {
+    let speeds = snap_speeds(estimates)?;
+    stencil.ghost = stencil.ghost.max(1);
+    let candidate = match &ctx.costs {
+        Some(c) => WeightedBisection3d.decompose_costs(c, &speeds)?,
+        None => Best3 { stencil }.decompose(current.shape, &speeds)?,
+    };
+    let loads = |p: &GridPlan3| match &ctx.costs {
+        Some(c) => c.part_costs(p),
+        None => Ok(p.volumes().into_iter().map(|v| v as f64).collect()),
+    };
+    let volume: Vec<(f64, usize)> = migration_volume3(current, &candidate)
+        .into_iter()
+        .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
+        .collect();
+    let (policy, bandwidth) = ctx.policy;
+    let d = policy.decide_noisy(
+        &loads(current)?,
+        &loads(&candidate)?,
+        estimates,
+        &volume,
+        ctx.ahead,
+        bandwidth,
+    )?;
+    Ok((d.decision, candidate))
+}
+
 impl<T: Element> Rebalance for DistArray3<T> {
     type Plan = GridPlan3;
     fn local_work(&self) -> f64 {
@@ -1291,31 +1331,15 @@ impl<T: Element> Rebalance for DistArray3<T> {
         DistArray3::exchanges(self)
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
+        let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
         Box::new(move |estimates| {
-            let speeds = snap_speeds(estimates)?;
-            let candidate = match &ctx.costs {
-                Some(c) => WeightedBisection3d.decompose_costs(c, &speeds)?,
-                None => best3(self.ghost()).decompose(self.global_shape(), &speeds)?,
-            };
-            let loads = |p: &GridPlan3| match &ctx.costs {
-                Some(c) => c.part_costs(p),
-                None => Ok(p.volumes().into_iter().map(|v| v as f64).collect()),
-            };
-            let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
-            let volume: Vec<(f64, usize)> = migration_volume3(self.plan(), &candidate)
-                .into_iter()
-                .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
-                .collect();
-            let (policy, bandwidth) = ctx.policy;
-            let d = policy.decide_noisy(
-                &loads(self.plan())?,
-                &loads(&candidate)?,
+            propose_grid3(
+                ctx,
+                self.plan(),
+                Stencil::seven(self.ghost()),
+                bytes,
                 estimates,
-                &volume,
-                ctx.ahead,
-                bandwidth,
-            )?;
-            Ok((d.decision, candidate))
+            )
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
@@ -1347,6 +1371,10 @@ impl Rebalance for BufferGrid {
         BufferGrid::exchanges(self)
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
+        let bytes = match self.cell_bytes() {
+            0 => 8.0,
+            b => b as f64,
+        };
         Box::new(move |estimates| {
             if self.pending().is_some() {
                 return Err(Error::InvalidInput(
@@ -1354,40 +1382,15 @@ impl Rebalance for BufferGrid {
                         .into(),
                 ));
             }
-            let speeds = snap_speeds(estimates)?;
-            let mut stencil = self.stencil();
-            stencil.ghost = stencil.ghost.max(1);
-            let current = self.layout().plan();
-            let candidate = Best3 { stencil }.decompose(self.global_shape(), &speeds)?;
-            let loads = |p: &GridPlan3| {
-                p.volumes()
-                    .into_iter()
-                    .map(|v| v as f64)
-                    .collect::<Vec<_>>()
-            };
-            let bytes = match self.cell_bytes() {
-                0 => 8.0,
-                b => b as f64,
-            };
-            let volume: Vec<(f64, usize)> = migration_volume3(current, &candidate)
-                .into_iter()
-                .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
-                .collect();
-            let (policy, bandwidth) = ctx.policy;
-            let d = policy.decide_noisy(
-                &loads(current),
-                &loads(&candidate),
-                estimates,
-                &volume,
-                ctx.ahead,
-                bandwidth,
-            )?;
-            Ok((d.decision, candidate))
+            propose_grid3(ctx, self.layout().plan(), self.stencil(), bytes, estimates)
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
         self.set_pending(plan)?;
         Ok(MoveStats::default())
+    }
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        BufferGrid::cost_grid(self)
     }
 }
 

@@ -3,9 +3,10 @@
 //! A solver whose cells do unequal work (more chemistry in a flame front,
 //! more iterations of a local solve near a shock) gives each block's cost
 //! per cell to its container — [`DistArray2::set_cost`](super::array::DistArray2::set_cost),
-//! [`DistArray3::set_cost`](super::array3::DistArray3::set_cost), or their
-//! `set_cost_with` variants that evaluate a closure on the block's global
-//! indices. Costs are in any unit (relative work per cell), finite and
+//! [`DistArray3::set_cost`](super::array3::DistArray3::set_cost), a grid on
+//! the application's buffers: [`Grid::set_cost`](super::layout::Grid::set_cost)
+//! (`nuce_grid_set_cost` in C), or their `set_cost_with` variants that
+//! evaluate a closure on the block's global indices. Costs are in any unit (relative work per cell), finite and
 //! `≥ 0`, and not all 0 over the grid. Setting a cost is local (no
 //! communication); the cost may change at every phase.
 //!
@@ -46,7 +47,49 @@ use mpi::Count;
 
 use super::comm::{agree, displacements};
 use crate::error::{Error, Result};
-use crate::plan::array3d::{check_cost_values, Box3, CellCosts, Shape3};
+use crate::plan::array3d::{check_cost_values, Box3, CellCosts, GridPlan3, Shape3};
+
+/// The cost methods of a 3D container — `set_cost`, `set_cost_with`,
+/// `clear_cost` and `cost` — over its field `cost: Option<CostField>` and
+/// its `local_box()`, written once for [`DistArray3`](super::array3::DistArray3)
+/// and [`Grid`](super::layout::Grid): `$name` names the type in the
+/// documentation, and the attributes given after it (more documentation)
+/// go to `set_cost`.
+macro_rules! cost_methods_3d {
+    ($name:literal $(, #[$doc:meta])*) => {
+        #[doc = concat!(
+            "Sets the cost per cell of this rank's box (its `nx·ny·nz` cells of [`",
+            $name,
+            "::local_box`] in C order, without ghosts or padding; any unit, finite and `≥ 0`): ",
+            "the balancer then times, plans and decides by `Σ cost` instead of cell counts ",
+            "(see [`super::cost`]). Local; checked at the next balance point, where a bad cost ",
+            "on any rank (NaN, negative, infinite, the wrong length, set on some ranks only, ",
+            "all 0) is the same error on every rank."
+        )]
+        $(#[$doc])*
+        pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
+            self.cost = Some(CostField::new(self.local_box(), costs.into()));
+        }
+
+        #[doc = concat!(
+            "[`", $name, "::set_cost`] from `f(i, j, k)` at each cell's global indices (local)."
+        )]
+        pub fn set_cost_with(&mut self, f: impl Fn(usize, usize, usize) -> f64) {
+            self.cost = Some(CostField::from_fn(self.local_box(), f));
+        }
+
+        /// Drops the cost field: the balancer counts cells again (local).
+        pub fn clear_cost(&mut self) {
+            self.cost = None;
+        }
+
+        #[doc = concat!("The cost field set by [`", $name, "::set_cost`], if any.")]
+        pub fn cost(&self) -> Option<&CostField> {
+            self.cost.as_ref()
+        }
+    };
+}
+pub(crate) use cost_methods_3d;
 
 /// A container's cost per cell: the values, in C order over the block
 /// they were set for (the block without ghosts).
@@ -121,7 +164,17 @@ pub struct CostGrid<'a> {
     pub rank: usize,
 }
 
-impl CostGrid<'_> {
+impl<'a> CostGrid<'a> {
+    /// The view of a 3D grid laid out by `plan`, for `rank`.
+    pub(crate) fn of_plan(field: &'a CostField, plan: &GridPlan3, rank: usize) -> Self {
+        CostGrid {
+            field,
+            shape: plan.shape,
+            boxes: plan.boxes.clone(),
+            rank,
+        }
+    }
+
     /// This rank's `Σ cost` (local check, see [`CostField`]).
     pub fn local_sum(&self) -> Result<f64> {
         self.field.checked_sum(&self.boxes[self.rank])

@@ -36,6 +36,11 @@
 //!   locally the cells it keeps and sends only the cells that change owner,
 //!   straight from the old buffers into the new ones. Exchanges are refused
 //!   while a move is pending.
+//! * **Cost per cell** ([`Grid::set_cost`], [`Grid::set_cost_with`],
+//!   [`Grid::clear_cost`]): cells that do unequal work are balanced by
+//!   `Σ cost / speed` instead of cell counts, by the same mechanism as the
+//!   Rust containers' ([`super::cost`]). The cost is of this rank's box
+//!   (no padding) and does not follow a move: set it again for the new box.
 //!
 //! ```no_run
 //! # fn main() -> nuce::Result<()> {
@@ -75,6 +80,7 @@ use mpi::traits::*;
 use super::array::{global_stats, next_call, MoveStats};
 use super::clock::waiting;
 use super::comm::{agree, check_identical, mpi_check};
+use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, Message, Posted};
 use super::tags::GRID_MOVE;
 use super::watchdog::Checkpoints;
@@ -473,6 +479,8 @@ pub struct Grid {
     cell_bytes: usize,
     in_flight: usize,
     cache: Vec<(FieldKey, Rc<PeerTypes>)>,
+    /// The cost per cell set by [`Grid::set_cost`], for the box it was set for.
+    cost: Option<CostField>,
 }
 
 impl std::fmt::Debug for Grid {
@@ -523,6 +531,7 @@ impl Grid {
             cell_bytes: 0,
             in_flight: 0,
             cache: Vec::new(),
+            cost: None,
         })
     }
 
@@ -577,6 +586,26 @@ impl Grid {
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.cp.set_timeout(timeout);
     }
+    cost_methods_3d!(
+        "Grid",
+        #[doc = ""],
+        #[doc = "A cost belongs to the box it was set for and does **not** move with"],
+        #[doc = "the cells: after a remap that changes this rank's box, set the cost"],
+        #[doc = "of the new box (while the move is pending, [`Grid::local_box`] is"],
+        #[doc = "already the new box, so it may be set before or after"],
+        #[doc = "[`Grid::move_fields`]); a balance point with the cost of an old box"],
+        #[doc = "is the same error on every rank."]
+    );
+
+    /// The grid and cost field as the balancer sees them (`None` without a
+    /// cost field); the pending layout's boxes while a move is pending.
+    pub(crate) fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        let l = self.target();
+        self.cost
+            .as_ref()
+            .map(|field| CostGrid::of_plan(field, l.plan(), l.rank))
+    }
+
     /// The grid's checked channel (a balancer adopts the grids it makes).
     pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
         &mut self.cp

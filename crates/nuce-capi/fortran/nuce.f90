@@ -53,6 +53,7 @@ module nuce
   public :: nuce_grid_create, nuce_grid_free, nuce_grid_box, nuce_grid_neighbours
   public :: nuce_grid_field, nuce_grid_exchange, nuce_grid_exchange_begin
   public :: nuce_grid_exchange_end, nuce_grid_maybe_remap, nuce_grid_move
+  public :: nuce_grid_set_cost, nuce_grid_clear_cost
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -150,6 +151,10 @@ module nuce
     module procedure grid_field_real3, grid_field_ptr
   end interface nuce_grid_field
 
+  interface nuce_grid_set_cost
+    module procedure grid_set_cost3, grid_set_cost2
+  end interface nuce_grid_set_cost
+
   interface
     function c_grid_create(b, n, ghost, stencil, out) bind(c, name='nuce_grid_create') result(rc)
       import :: c_int, c_ptr, c_int64_t
@@ -212,6 +217,17 @@ module nuce
       integer(c_int), value :: nfields
       integer(c_int) :: rc
     end function c_grid_move
+    function c_grid_set_cost(g, cost, n) bind(c, name='nuce_grid_set_cost') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, cost
+      integer(c_size_t), value :: n
+      integer(c_int) :: rc
+    end function c_grid_set_cost
+    function c_grid_clear_cost(g) bind(c, name='nuce_grid_clear_cost') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: g
+      integer(c_int) :: rc
+    end function c_grid_clear_cost
   end interface
 
   interface nuce_balancer_create
@@ -1562,5 +1578,42 @@ contains
     call done(c_grid_move(g%ptr, size(old_fields, kind=c_int), fields_address(old_fields), pnew), &
               'nuce_grid_move', ierr, why)
   end subroutine nuce_grid_move
+
+  !> Sets the cost per cell of this rank's box (local): `cost` holds one
+  !> value per cell of the box of nuce_grid_box, without padding, e.g.
+  !> cost(lo(1):hi(1), lo(2):hi(2), lo(3):hi(3)) (a 2D grid's box may be
+  !> given as cost(lo(1):hi(1), lo(2):hi(2))); any unit, finite and >= 0.
+  !> The balancer then times, plans and decides by the summed cost (see
+  !> docs/fortran-api.md). Checked at the next balance point, where a bad
+  !> cost on any rank is the same error on every rank. The cost does not
+  !> follow a move: after a remap that changes the box, set it again for
+  !> the new box (nuce_grid_box gives it already while the move is pending).
+  subroutine grid_set_cost3(g, cost, ierr)
+    type(nuce_grid), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: cost(:, :, :)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(cost) > 0) p = c_loc(cost)
+    call done(c_grid_set_cost(g%ptr, p, int(size(cost), c_size_t)), 'nuce_grid_set_cost', ierr)
+  end subroutine grid_set_cost3
+
+  !> nuce_grid_set_cost for a 2D grid's box (its third extent is 1).
+  subroutine grid_set_cost2(g, cost, ierr)
+    type(nuce_grid), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: cost(:, :)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(cost) > 0) p = c_loc(cost)
+    call done(c_grid_set_cost(g%ptr, p, int(size(cost), c_size_t)), 'nuce_grid_set_cost', ierr)
+  end subroutine grid_set_cost2
+
+  !> Drops the cost per cell (local): the balancer counts cells again.
+  subroutine nuce_grid_clear_cost(g, ierr)
+    type(nuce_grid), intent(in) :: g
+    integer, intent(out), optional :: ierr
+    call done(c_grid_clear_cost(g%ptr), 'nuce_grid_clear_cost', ierr)
+  end subroutine nuce_grid_clear_cost
 
 end module nuce

@@ -544,8 +544,9 @@ int nuce_grid_exchange_end(struct nuce_exchange *req);
 
 // A balance point between phases of `iterations` iterations (collective
 // over the balancer's ranks; `g` made by this balancer): measures this
-// rank's phase (its cells × `iterations` in its compute time since the
-// last balance point, unless [`crate::nuce_record_phase`] was called),
+// rank's phase (its cells — or its summed cost, [`nuce_grid_set_cost`] —
+// × `iterations` in its compute time since the last balance point, unless
+// [`crate::nuce_record_phase`] was called),
 // and lets the root decide whether a new layout pays off over the next
 // `iterations` iterations. When it does, `*remapped` is 1 (on every rank)
 // and a move is pending: ask the new box ([`nuce_grid_box`],
@@ -564,6 +565,26 @@ int nuce_grid_maybe_remap_ahead(struct nuce_balancer *b,
                                 int64_t iterations,
                                 int64_t ahead,
                                 int *remapped);
+
+// Sets the cost per cell of this rank's box (local): `n` values, one per
+// cell of the box of [`nuce_grid_box`] in C order (dimension 2 fastest),
+// **without** padding — `n = size[0]·size[1]·size[2]`; any unit, finite
+// and ≥ 0 (e.g. the relative work of each cell). The values are copied.
+// The balancer then times this rank by its summed cost, plans with the
+// weighted bisection and decides on `Σ cost / speed` (docs/c-api.md,
+// "Cost per cell"). Checked at the next balance point
+// ([`nuce_grid_maybe_remap`]), where a bad cost on any rank (NaN,
+// negative, infinite, `n` not the box's cells, set on some ranks only,
+// all 0 over the grid, set for a box the rank no longer has) is the same
+// error on every rank. The cost does not follow a move: after a remap
+// that changes this rank's box, set the cost of the new box (while the
+// move is pending [`nuce_grid_box`] gives the new box already, so before
+// or after [`nuce_grid_move`]). `cost` may be NULL only when `n` is 0.
+int nuce_grid_set_cost(struct nuce_grid *g, const double *cost, size_t n);
+
+// Drops the cost per cell set by [`nuce_grid_set_cost`] (local): the
+// balancer counts cells again.
+int nuce_grid_clear_cost(struct nuce_grid *g);
 
 // Completes a pending remap (collective over the grid's ranks): fills the
 // application's `new_fields` (allocated for the new box, with any

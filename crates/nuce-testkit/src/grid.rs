@@ -11,6 +11,15 @@
 //! * `grid-balancer` — a remap decided by the balancer from skewed phase
 //!   records: exchanges are refused while it is pending, the move carries
 //!   every cell.
+//! * `grid-cost NX NY NZ` — a cost per cell (a band of expensive cells)
+//!   and recorded speeds `1, 2, …, p`: the balance point remaps to the
+//!   weighted bisection of the whole cost field for the decision's speeds,
+//!   every rank's summed cost proportional to its speed (within the planes
+//!   the cuts cannot split); the move carries every cell, the cost is set
+//!   again for the new box, and the next balance point stays.
+//! * `grid-cost-errors CASE` — a bad cost on the last rank (`nan`,
+//!   `negative`, `infinite`, `length`, `some-ranks`, `zero`, `stale`: set
+//!   for the box before a move): `ERR rank error` lines.
 //! * `grid-errors CASE` — `fields` (the last rank exchanges 2 fields, the
 //!   others 1), `elem` (another element size), `length` (a short slice on
 //!   the last rank), `shape` (another grid): `ERR rank CASE error` lines.
@@ -32,6 +41,8 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
         "grid-move" => moves(ctx),
         "grid-balancer" => balancer_remap(ctx),
         "grid-errors" => errors(ctx),
+        "grid-cost" => cost_balance(ctx),
+        "grid-cost-errors" => cost_errors(ctx),
         _ => return false,
     }
     true
@@ -331,5 +342,164 @@ fn errors(ctx: &Ctx) {
     match r {
         Err(e) => println!("ERR {rank} {case} {e}"),
         Ok(()) => println!("OK {rank} {case}"),
+    }
+}
+
+/// The cost of cell `(i, j, k)` of the cost scenarios: 5 in a band of
+/// `y`-planes, 1 elsewhere.
+fn band_cost(shape: (usize, usize, usize)) -> impl Fn(usize, usize, usize) -> f64 + Copy {
+    let (lo, hi) = (shape.1 / 5, shape.1 / 2);
+    move |_, j, _| if (lo..hi).contains(&j) { 5.0 } else { 1.0 }
+}
+
+/// `Σ cost` of box `b`.
+fn box_cost(b: &Box3, cost: impl Fn(usize, usize, usize) -> f64) -> f64 {
+    let mut sum = 0.0;
+    for i in b.x..b.x + b.nx {
+        for j in b.y..b.y + b.ny {
+            for k in b.z..b.z + b.nz {
+                sum += cost(i, j, k);
+            }
+        }
+    }
+    sum
+}
+
+/// `Σ cost` of each box of `plan`.
+fn box_costs(plan: &GridPlan3, cost: impl Fn(usize, usize, usize) -> f64 + Copy) -> Vec<f64> {
+    plan.boxes.iter().map(|b| box_cost(b, cost)).collect()
+}
+
+fn cost_balance(ctx: &Ctx) {
+    let shape = (ctx.arg(0, 12), ctx.arg(1, 20), ctx.arg(2, 10));
+    let cost = band_cost(shape);
+    let p = ctx.world.size() as usize;
+    let rank = ctx.rank() as usize;
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+    let pad = [1, 1, 1];
+    let l = grid.layout().clone();
+    let mut u: Vec<u64> = filled(&l, pad, 0);
+    grid.set_cost_with(cost);
+    // Rank r runs at speed r + 1 (cost units per second, times 10^6).
+    let iters = 10;
+    let speed = (rank + 1) as f64 * 1e6;
+    let work = box_costs(l.plan(), cost)[rank] * iters as f64;
+    bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed))
+        .expect("record");
+    let report = bal
+        .maybe_remap_ahead(&mut grid, iters, 1_000_000)
+        .expect("maybe_remap");
+    ctx.check(
+        "cost-remapped",
+        p == 1 || report.decision.remap,
+        format!("{:?}", report.decision),
+    );
+    if p == 1 {
+        return;
+    }
+    // The new layout is the weighted bisection of the whole cost field for
+    // the speeds the decision used (the field gathered from every rank's
+    // box, in the right places), and each part's cost is within the
+    // heaviest plane along any axis per cut of its share of the total.
+    let speeds = &report.decision.speeds;
+    let (nx, ny, nz) = shape;
+    let field: Vec<f64> = (0..nx * ny * nz)
+        .map(|c| cost(c / (ny * nz), c / nz % ny, c % nz))
+        .collect();
+    let expected = nuce::plan::array3d::WeightedBisection3d
+        .decompose(shape, &field, speeds)
+        .expect("weighted plan");
+    ctx.check(
+        "cost-plan-is-the-weighted-bisection",
+        grid.plan().boxes == expected.boxes,
+        format!("{:?} vs {:?}", grid.plan().boxes, expected.boxes),
+    );
+    let total: f64 = field.iter().sum();
+    let ext = [nx, ny, nz];
+    let mut plane = 0.0f64;
+    for a in 0..3 {
+        for x in 0..ext[a] {
+            let mut b = [0, 0, 0, ext[0], ext[1], ext[2]];
+            (b[a], b[a + 3]) = (x, 1);
+            plane = plane.max(box_cost(
+                &Box3::new(b[0], b[1], b[2], b[3], b[4], b[5]),
+                cost,
+            ));
+        }
+    }
+    let tol = (p - 1) as f64 * plane;
+    let sum_s: f64 = speeds.iter().sum();
+    let costs = box_costs(grid.plan(), cost);
+    let off = costs
+        .iter()
+        .zip(speeds)
+        .map(|(c, s)| (c - total * s / sum_s).abs())
+        .fold(0.0, f64::max);
+    ctx.check(
+        "cost-proportional-to-speeds",
+        off <= tol,
+        format!("costs {costs:?} for speeds {speeds:?}: off by {off} > {tol}"),
+    );
+    // The cost follows the box only when set again.
+    grid.set_cost_with(cost);
+    let mut v: Vec<u64> = vec![u64::sentinel(); grid.padded_len(pad).expect("len")];
+    grid.move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])
+        .expect("move");
+    let l = grid.layout().clone();
+    ctx.check("cost-move", holds(&l, &v, pad, 0, false), "cells");
+    let work = box_costs(l.plan(), cost)[rank] * iters as f64;
+    bal.record_phase(work, std::time::Duration::from_secs_f64(work / speed))
+        .expect("record");
+    let again = bal.maybe_remap_ahead(&mut grid, iters, 1_000_000);
+    ctx.check(
+        "cost-balanced-stays",
+        again.as_ref().is_ok_and(|r| !r.decision.remap),
+        format!("{again:?}"),
+    );
+}
+
+/// A bad cost at the balance point on the last rank: the same error on
+/// every rank.
+fn cost_errors(ctx: &Ctx) {
+    let case = ctx.args.first().cloned().unwrap_or_default();
+    let rank = ctx.rank() as usize;
+    let last = ctx.world.size() as usize - 1;
+    let r = (|| {
+        let mut bal = Balancer::new(&ctx.world)?;
+        let mut grid = bal.new_grid((7, 5, 9), Stencil::seven(1))?;
+        let odd = |bad: f64| move |_, _, _| if rank == last { bad } else { 1.0 };
+        match case.as_str() {
+            "nan" => grid.set_cost_with(odd(f64::NAN)),
+            "negative" => grid.set_cost_with(odd(-1.0)),
+            "infinite" => grid.set_cost_with(odd(f64::INFINITY)),
+            "zero" => grid.set_cost_with(|_, _, _| 0.0),
+            "length" => {
+                let n = grid.local_box().volume() + usize::from(rank == last);
+                grid.set_cost(vec![1.0; n]);
+            }
+            "some-ranks" => {
+                if rank == 0 {
+                    grid.set_cost_with(|_, _, _| 1.0);
+                }
+            }
+            "stale" => {
+                // Set for the old boxes; every box moves to the next rank.
+                grid.set_cost_with(|_, _, _| 1.0);
+                let pad = [1, 1, 1];
+                let mut u = vec![0f64; grid.padded_len(pad)?];
+                let mut plan = grid.plan().clone();
+                plan.boxes.rotate_left(1);
+                grid.start_remap(plan)?;
+                let mut v = vec![0f64; grid.padded_len(pad)?];
+                grid.move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])?;
+            }
+            other => return Err(nuce::Error::InvalidInput(format!("unknown case {other}"))),
+        }
+        bal.maybe_remap(&mut grid, 1).map(|_| ())
+    })();
+    match r {
+        Err(e) => println!("ERR {rank} {e}"),
+        Ok(()) => println!("ERR {rank} none"),
     }
 }
