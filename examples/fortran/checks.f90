@@ -1,14 +1,21 @@
-! checks.f90 — the checks of errors.f90 and graph.f90 (module `checks`):
-! `expect` counts a check and reports a failure, `finish` ends the program
+! checks.f90 — the checks of errors.f90, graph.f90, dgraph.f90 and hangs.f90
+! (module `checks`): `expect` counts a check of a code and reports a failure,
+! `expect_error` also checks the error's message, `finish` ends the program
 ! with "<tag>: all N checks passed on P ranks" (exit 0) or exit 1.
 module checks
+  use, intrinsic :: iso_c_binding, only: c_int64_t
   use mpi_f08
-  use nuce, only: nuce_last_error
+  use nuce, only: nuce_balancer, nuce_last_error, nuce_plan_box, NUCE_OK
   implicit none
   private
-  public :: expect, finish
+  public :: expect, expect_error, finish
 
   integer, save :: total = 0, failures = 0
+  !> The message of a known failing call (nuce_plan_box on a balancer never
+  !> created), made after every check: an error whose message is still this
+  !> one left no message of its own (the last message stays until the next
+  !> failing call).
+  character(len=:), allocatable, save :: stale
 
 contains
 
@@ -34,7 +41,48 @@ contains
         ': got ', got, ', want ', want, ' (same on every rank: ', lo_code == hi_code, ') (', &
         nuce_last_error(), ')'
     end if
+    call mark()
   end subroutine expect
+
+  !> Checks an error: `got` must be the error code `want` (same on every rank
+  !> when `collective`, as `expect`), and the call must have left a message
+  !> of its own (`nuce_last_error()`: not empty, not the previous one)
+  !> containing `has`. A failure prints `FAILED: rank R: <what>: …` with the
+  !> message.
+  subroutine expect_error(got, want, collective, what, has)
+    integer, intent(in) :: got, want
+    logical, intent(in) :: collective
+    character(len=*), intent(in) :: what, has
+    character(len=:), allocatable :: message
+    logical :: previous
+    integer :: rank
+    if (want == NUCE_OK .or. len(has) == 0) error stop 'expect_error: want an error and a text'
+    message = nuce_last_error()
+    previous = .false.
+    if (allocated(stale)) previous = message == stale
+    call expect(got, want, collective, what)
+    if (got == want .and. (len(message) == 0 .or. previous .or. index(message, has) == 0)) then
+      failures = failures + 1
+      call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+      write (*, '(a, i0, a, a, a, a, a, a, a, l1, a)') 'FAILED: rank ', rank, ': ', what, &
+        ': the message "', message, '" does not contain "', has, &
+        '" (it is the previous message: ', previous, ')'
+    end if
+  end subroutine expect_error
+
+  !> Makes the known failing call and keeps its message in `stale`.
+  subroutine mark()
+    type(nuce_balancer) :: never_created
+    integer(c_int64_t) :: lo(2), hi(2)
+    integer :: ierr
+    call nuce_plan_box(never_created, 0, lo, hi, ierr)
+    stale = nuce_last_error()
+    if (ierr == NUCE_OK .or. len(stale) == 0) then
+      failures = failures + 1
+      write (*, '(a, i0, a, a, a)') 'FAILED: nuce_plan_box on a balancer never created gave ', ierr, &
+        ' with message "', stale, '"'
+    end if
+  end subroutine mark
 
   !> Sums the failures of every rank, prints the summary on rank 0 as
   !> `<tag>: all N checks passed on P ranks`, finalizes MPI and stops with 1
