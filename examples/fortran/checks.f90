@@ -1,6 +1,7 @@
 ! checks.f90 — the checks of errors.f90, graph.f90, dgraph.f90 and hangs.f90
 ! (module `checks`): `expect` counts a check of a code and reports a failure,
-! `expect_error` also checks the error's message, `finish` ends the program
+! `expect_error` also checks the error's message (`str` writes the numbers in
+! the text it looks for), `finish` ends the program
 ! with "<tag>: all N checks passed on P ranks" (exit 0) or exit 1.
 module checks
   use, intrinsic :: iso_c_binding, only: c_int64_t
@@ -8,7 +9,7 @@ module checks
   use nuce, only: nuce_balancer, nuce_last_error, nuce_plan_box, NUCE_OK
   implicit none
   private
-  public :: expect, expect_error, finish
+  public :: expect, expect_error, finish, str
 
   integer, save :: total = 0, failures = 0
   !> The message of a known failing call (nuce_plan_box on a balancer never
@@ -47,28 +48,41 @@ contains
   !> Checks an error: `got` must be the error code `want` (same on every rank
   !> when `collective`, as `expect`), and the call must have left a message
   !> of its own (`nuce_last_error()`: not empty, not the previous one)
-  !> containing `has`. A failure prints `FAILED: rank R: <what>: …` with the
-  !> message.
-  subroutine expect_error(got, want, collective, what, has)
+  !> containing `has` (with `only_rank`: on that rank only, the others need
+  !> a message of their own). A failure prints `FAILED: rank R: <what>: …`
+  !> with the message.
+  subroutine expect_error(got, want, collective, what, has, only_rank)
     integer, intent(in) :: got, want
     logical, intent(in) :: collective
     character(len=*), intent(in) :: what, has
+    integer, intent(in), optional :: only_rank
     character(len=:), allocatable :: message
-    logical :: previous
+    logical :: previous, text
     integer :: rank
     if (want == NUCE_OK .or. len(has) == 0) error stop 'expect_error: want an error and a text'
     message = nuce_last_error()
     previous = .false.
     if (allocated(stale)) previous = message == stale
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+    text = index(message, has) > 0
+    if (present(only_rank)) text = text .or. rank /= only_rank
     call expect(got, want, collective, what)
-    if (got == want .and. (len(message) == 0 .or. previous .or. index(message, has) == 0)) then
+    if (got == want .and. (len(message) == 0 .or. previous .or. .not. text)) then
       failures = failures + 1
-      call MPI_Comm_rank(MPI_COMM_WORLD, rank)
       write (*, '(a, i0, a, a, a, a, a, a, a, l1, a)') 'FAILED: rank ', rank, ': ', what, &
         ': the message "', message, '" does not contain "', has, &
         '" (it is the previous message: ', previous, ')'
     end if
   end subroutine expect_error
+
+  !> `i` in decimal, without blanks (to build the texts `expect_error` looks for).
+  function str(i) result(s)
+    integer, intent(in) :: i
+    character(len=:), allocatable :: s
+    character(len=12) :: buffer
+    write (buffer, '(i0)') i
+    s = trim(buffer)
+  end function str
 
   !> Makes the known failing call and keeps its message in `stale`.
   subroutine mark()
