@@ -13,13 +13,15 @@
 # NUCE_MPI=mpich: the same under MPICH (mpicc.mpich, mpifort.mpich,
 # mpirun.mpich; hydra passes MPI_Abort's code and the ranks' exit codes on as
 # its exit status, as Open MPI's mpirun does). The PREFIX must then be an
-# MPICH install (NUCE_MPI=mpich scripts/install.sh).
+# MPICH install (NUCE_MPI=mpich scripts/install.sh); without one, nuce is
+# built into target/mpich (as scripts/test_mpich.sh does) unless
+# CARGO_TARGET_DIR says otherwise.
 # Called by scripts/test_capi.sh; runs alone too (about 1 minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 if [ "${NUCE_MPI:-}" = mpich ]; then
-  export MPICC="${MPICC:-mpicc.mpich}"
+  export MPICC="${MPICC:-mpicc.mpich}" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/mpich}"
   mpicc=mpicc.mpich mpifort=mpifort.mpich mpirun=mpirun.mpich
 else
   mpicc=mpicc mpifort=mpifort mpirun=mpirun
