@@ -69,9 +69,13 @@ contains
     call expect(got, want, collective, what)
     if (got == want .and. (len(message) == 0 .or. previous .or. .not. text)) then
       failures = failures + 1
-      write (*, '(a, i0, a, a, a, a, a, a, a, l1, a)') 'FAILED: rank ', rank, ': ', what, &
-        ': the message "', message, '" does not contain "', has, &
-        '" (it is the previous message: ', previous, ')'
+      if (previous) then
+        write (*, '(a, i0, a, a, a, a, a)') 'FAILED: rank ', rank, ': ', what, &
+          ': no message of its own (still the previous one, "', message, '")'
+      else
+        write (*, '(a, i0, a, a, a, a, a, a, a)') 'FAILED: rank ', rank, ': ', what, &
+          ': the message "', message, '" does not contain "', has, '"'
+      end if
     end if
   end subroutine expect_error
 
