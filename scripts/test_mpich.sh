@@ -15,7 +15,7 @@
 # MPI's --enable-recovery). Not run: the namespace cluster (Open MPI's -x,
 # --mca), netprobe, and the unit/property/CLI tests (MPI-independent).
 # Time on a 2-core machine shared with other jobs, from scratch: about 17
-# min (build 6.5 min, MPI tests 7, C API 3.5; mpi_array alone 3 to 3.5).
+# min (build 6.5 min, MPI tests 7, C API 3.7 with test_hangs.sh; mpi_array alone 3 to 3.5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh mpich libmpich-dev
