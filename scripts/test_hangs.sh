@@ -10,10 +10,22 @@
 #          (mpirun's exit status is that code), with the expected message, or
 #   abort  the job was ended by nuce (exit status 75, "nuce: timeout:") with a
 #          message naming the departing rank and the call it missed.
+# NUCE_MPI=mpich: the same under MPICH (mpicc.mpich, mpifort.mpich,
+# mpirun.mpich; hydra passes MPI_Abort's code and the ranks' exit codes on as
+# its exit status, as Open MPI's mpirun does). The PREFIX must then be an
+# MPICH install (NUCE_MPI=mpich scripts/install.sh); without one, nuce is
+# built into target/mpich (as scripts/test_mpich.sh does) unless
+# CARGO_TARGET_DIR says otherwise.
 # Called by scripts/test_capi.sh; runs alone too (about 1 minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
+if [ "${NUCE_MPI:-}" = mpich ]; then
+  export MPICC="${MPICC:-mpicc.mpich}" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/mpich}"
+  mpicc=mpicc.mpich mpifort=mpifort.mpich mpirun=mpirun.mpich
+else
+  mpicc=mpicc mpifort=mpifort mpirun=mpirun
+fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 prefix="${1:-}"
@@ -23,8 +35,8 @@ if [ -z "$prefix" ]; then
 fi
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 rpath="-Wl,-rpath,$prefix/lib"
-mpicc -O2 -Wall -Werror examples/c/hangs.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/hangs"
-mpifort -O2 -Wall -Werror examples/fortran/checks.f90 examples/fortran/hangs.f90 \
+"$mpicc" -O2 -Wall -Werror examples/c/hangs.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/hangs"
+"$mpifort" -O2 -Wall -Werror examples/fortran/checks.f90 examples/fortran/hangs.f90 \
   $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/fhangs"
 
 timeout_s=5
@@ -38,7 +50,7 @@ hang_case() {
   local start end rc=0 d=$((np - 1))
   [ "$case" = elem-size-rank0 ] && d=0
   start=$(date +%s.%N)
-  out="$(NUCE_TIMEOUT_S=$timeout_s timeout -k 10 $((timeout_s + margin_s + 60)) mpirun -np "$np" "$bin" "$case" 2>&1)" || rc=$?
+  out="$(NUCE_TIMEOUT_S=$timeout_s timeout -k 10 $((timeout_s + margin_s + 60)) "$mpirun" -np "$np" "$bin" "$case" 2>&1)" || rc=$?
   end=$(date +%s.%N)
   local secs
   secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')

@@ -59,7 +59,8 @@ program dgraph
   ! No coordinates: refused on every rank, no handle.
   allocate (none(0, size(ids)))
   call nuce_graph_from_local(b, ids, xadj, adjncy, none, records, bad, ierr=ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'graph_from_local(no coordinates)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'graph_from_local(no coordinates)', &
+                    'needs coordinates')
 
   call nuce_graph_free(g)
   call nuce_balancer_free(b)

@@ -28,7 +28,8 @@ program errors
 
   call expect(merge(NUCE_OK, -1, len(nuce_version()) > 0), NUCE_OK, .false., 'nuce_version')
   call nuce_balancer_create(MPI_COMM_NULL, b, ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'create(MPI_COMM_NULL)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'create(MPI_COMM_NULL)', &
+                    'comm is MPI_COMM_NULL in nuce_balancer_create')
   ! An integer handle (the mpi module's); the caller's communicator survives the free.
   call MPI_Comm_dup(MPI_COMM_WORLD, mine)
   fcomm = mine%MPI_VAL
@@ -47,10 +48,12 @@ program errors
   speeds = 1
   speeds(nranks) = -1
   call nuce_set_speeds(b, speeds, ierr)
-  call expect(ierr, NUCE_ERR_INVALID_SPEED, .true., 'set_speeds(negative speed)')
+  call expect_error(ierr, NUCE_ERR_INVALID_SPEED, .true., 'set_speeds(negative speed)', &
+                    'invalid speed -1 at index ')
   speeds = [(real(r + 1, dp), r = 0, nranks - 1)]
   call nuce_set_speeds(b, [speeds, 1.0_dp], ierr)
-  call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)')
+  call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)', &
+                    str(nranks + 1) // ' speeds for ' // str(nranks) // ' ranks')
   call nuce_set_speeds(b, speeds, ierr)
   call expect(ierr, NUCE_OK, .true., 'set_speeds')
   speeds = 0
@@ -60,11 +63,13 @@ program errors
 
   ! The plan's boxes tile the n1 x n2 array.
   call nuce_plan(b, -n1, n2, ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'plan(negative n1)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'plan(negative n1)', &
+                    '-30 is negative')
   call nuce_plan(b, n1, n2, ierr)
   call expect(ierr, NUCE_OK, .true., 'plan')
   call nuce_plan_box(b, nranks, lo, hi, ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .false., 'plan_box(rank out of range)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'plan_box(rank out of range)', &
+                    'rank ' // str(nranks) // ' is out of range')
   area = 0
   do r = 0, nranks - 1
     call nuce_plan_box(b, r, lo, hi, ierr)
@@ -85,10 +90,12 @@ program errors
   else
     call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
   end if
-  call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'scatter(global too small on rank 0)')
+  call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'scatter(global too small on rank 0)', &
+                    'global has 570 elements, 600 expected')
   if (nranks > 1) then
     call nuce_array_scatter(b, n1 + merge(1_i8, 0_i8, rank == 1), n2, 1_i8, global, a, ierr)
-    call expect(ierr, NUCE_ERR_DISAGREEMENT, .true., 'scatter(n1 differs on rank 1)')
+    call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'scatter(n1 differs on rank 1)', &
+                      'rank(s) [1] call nuce_array_scatter(')
   end if
   call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
   call expect(ierr, NUCE_OK, .true., 'scatter')
@@ -105,7 +112,8 @@ program errors
   else
     call nuce_array_exchange_ghosts(a, u, ierr)
   end if
-  call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'exchange_ghosts(wrong block on the last rank)')
+  call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'exchange_ghosts(wrong block on the last rank)', &
+                    'shape mismatch: padded has ')
   call nuce_array_exchange_ghosts(a, u, ierr)
   call expect(ierr, NUCE_OK, .true., 'exchange_ghosts')
   if (rank == 0) then
@@ -118,29 +126,35 @@ program errors
   if (rank == 0) call expect(merge(NUCE_OK, -1, all(back == global)), NUCE_OK, .false., &
                              'gather returns what was scattered')
   call nuce_set_decomposer(b, 'foo', ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'set_decomposer(unknown name)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'set_decomposer(unknown name)', &
+                    'unknown array algorithm "foo"')
   call nuce_set_decomposer(b, 'rb', ierr)
   call expect(ierr, NUCE_OK, .true., 'set_decomposer(rb)')
   call nuce_set_hysteresis(b, merge(-0.1_dp, 0.1_dp, rank == nranks - 1), ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'set_hysteresis(negative on the last rank)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'set_hysteresis(negative on the last rank)', &
+                    'hysteresis = -0.1 is not')
   call nuce_set_timeout(b, 30.0_dp, ierr)
   call expect(ierr, NUCE_OK, .true., 'set_timeout(30 s)')
   call nuce_waiting_end(ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .false., 'waiting_end without begin')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'waiting_end without begin', &
+                    'no waiting section is open')
   call nuce_waiting_begin(ierr)
   call MPI_Barrier(MPI_COMM_WORLD)
   call nuce_waiting_end(ierr)
   call expect(ierr, NUCE_OK, .false., 'a waiting section around a barrier')
   call nuce_record_phase(b, -1.0_dp, 1.0_dp, ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .false., 'record_phase(negative work)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'record_phase(negative work)', &
+                    'work = -1')
   call nuce_maybe_remap(b, a, 10_i8, u, remapped, ahead=merge(-1_i8, 10_i8, rank == 0), ierr=ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'maybe_remap(negative ahead on rank 0)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'maybe_remap(negative ahead on rank 0)', &
+                    'ahead = -1 is negative')
   call nuce_maybe_remap(b, a, 10_i8, u, remapped, ierr=ierr)
   call expect(ierr, NUCE_OK, .true., 'maybe_remap')
   ! PETSc DMDA ownership ranges: a bad grid, then ranges summing to the extents.
   procs = [nranks + 1, 1, 1]
   call nuce_ownership_ranges(b, [12_i8, 10_i8, 8_i8], procs, lx, ly, lz, ierr=ierr)
-  call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'ownership_ranges(procs product /= ranks)')
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'ownership_ranges(procs product /= ranks)', &
+                    'does not multiply to the ' // str(nranks) // ' ranks')
   procs = 0
   call nuce_ownership_ranges(b, [12_i8, 10_i8, 8_i8], procs, lx, ly, lz, imbalance, ierr)
   call expect(ierr, NUCE_OK, .true., 'ownership_ranges')
@@ -174,7 +188,8 @@ contains
     if (nranks > 1) then
       call nuce_grid_create(b, merge(n + [1_i8, 0_i8, 0_i8], n, rank == nranks - 1), 1_i8, &
                             NUCE_STENCIL_BOX, g, ierr)
-      call expect(ierr, NUCE_ERR_DISAGREEMENT, .true., 'grid_create(n(1) differs on the last rank)')
+      call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'grid_create(n(1) differs on the last rank)', &
+                        'rank(s) [' // str(nranks - 1) // '] call nuce_grid_create(')
     end if
     call nuce_grid_create(b, n, 1_i8, NUCE_STENCIL_BOX, g, ierr)
     call expect(ierr, NUCE_OK, .true., 'grid_create')
@@ -217,9 +232,11 @@ contains
                 (nranks == 1 .or. size(nb) > 0)), NUCE_OK, .false., &
                 'grid_neighbours')
     call nuce_grid_exchange(g, none, ierr)
-    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_exchange(no field)')
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_exchange(no field)', &
+                      '0 fields')
     call nuce_grid_move(g, [nuce_grid_field(v, pad)], [nuce_grid_field(v, pad)], ierr)
-    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_move(no move pending)')
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_move(no move pending)', &
+                      'no remap is pending')
     call nuce_grid_free(g, ierr)
     call expect(ierr, NUCE_OK, .false., 'grid_free')
   end subroutine grid_checks

@@ -53,7 +53,8 @@ program hangs
     end if
     if (ierr /= NUCE_OK) write (*, '(a, i0, a, i0, a, a)') 'hangs: rank ', rank, &
       ': nuce_maybe_remap returned ', ierr, ': ', nuce_last_error()
-    call expect(ierr, NUCE_ERR_INVALID_INPUT, .true., 'nuce_maybe_remap(unset array on the last rank)')
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'nuce_maybe_remap(unset array on the last rank)', &
+                      'the array (in nuce_maybe_remap) is NULL')
     call nuce_array_free(a)
     call nuce_balancer_free(b)
     call finish('hangs')
