@@ -87,7 +87,7 @@ hang_case() {
 }
 for np in 2 3; do
   hang_case "$np" same "$tmp/hangs" elem-size-rank0 \
-    'nuce_array_create returned 6 .*the root \(rank 0\) calls nuce_array_create\(rows 64, cols 48, elem_size 4, ghost 1\)'
+    'nuce_array_create returned 14 .*the root \(rank 0\) calls nuce_array_create\(rows 64, cols 48, elem_size 4, ghost 1\)'
   hang_case "$np" same "$tmp/hangs" null-array-remap \
     'nuce_maybe_remap returned 6 .*rank @D@ failed: .*the array \(in nuce_maybe_remap\) is NULL'
   hang_case "$np" abort "$tmp/hangs" null-array \
