@@ -108,6 +108,11 @@ pub enum Observation {
         /// [`Aging::Rescale`].
         dropped: usize,
     },
+    /// The measurement was at a size no point of the function is near
+    /// ([`SpeedFunction::learn`]): new knowledge of the function's shape,
+    /// added as it is (a speed predicted there is an interpolation or an
+    /// extrapolation, not a measurement to compare with).
+    New,
 }
 
 /// Checks a relative noise: finite, `0 ≤ noise < 1`.
@@ -402,5 +407,30 @@ impl SpeedFunction {
             self.samples.insert(k, 1);
         }
         self.envelope();
+    }
+
+    /// [`SpeedFunction::observe`] for a history of phases whose work sizes
+    /// move (\[CLR11\]): a measurement at a size within a relative `reach`
+    /// of a point's size (`|x − x_k| ≤ reach · x_k`) re-measures that point
+    /// and is observed as [`SpeedFunction::observe`] does (a disagreement is
+    /// a change of speed, aged as `aging` says); a measurement at a size no
+    /// point is near teaches the function its shape and is added as it is
+    /// ([`Observation::New`]) — a rank that is 3× slower on a larger block
+    /// has not *changed*, its speed depends on the size. `reach` must be
+    /// finite and `≥ 0`. On an error the function is unchanged.
+    pub fn learn(&mut self, x: f64, t: f64, reach: f64, aging: Aging) -> Result<Observation> {
+        check_point(0, x, t)?;
+        if !(reach.is_finite() && reach >= 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "reach {reach}: must be finite and at least 0"
+            )));
+        }
+        let k = self.xs.partition_point(|&xk| xk < x);
+        let near = |j: usize| self.xs.get(j).is_some_and(|&xj| (x - xj).abs() <= reach * xj);
+        if near(k) || (k > 0 && near(k - 1)) {
+            return self.observe(x, t, aging);
+        }
+        self.insert(x, t);
+        Ok(Observation::New)
     }
 }
