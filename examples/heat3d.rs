@@ -86,8 +86,8 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     }
     let (mut steady, mut remaps) = (Vec::new(), 0);
     for phase in 0..args.run.phases {
-        let factor = factor_at(slow, rank, phase);
         let b = u.local_box();
+        let factor = factor_at(slow, rank, phase, b.volume());
         let mut next = vec![0.0; b.volume()];
         let mut scratch = vec![0.0; b.volume()];
         let t_phase = Instant::now();

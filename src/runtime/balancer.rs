@@ -942,12 +942,17 @@ impl Balancer {
     }
 
     /// Adds a timed phase to this rank's speed function: `x` work units per
-    /// iteration in `t` seconds per iteration, with the phase timer's noise
-    /// ([`Balancer::phase_estimate`]); a phase on a block of about the same
+    /// iteration in `t` seconds per iteration, with the noise of the rank's
+    /// repeated kernel samples (not the phase timer's, which counts the
+    /// jumps between sizes as noise); a phase on a block of about the same
     /// size that disagrees is a change of speed and the old points are
     /// dropped ([`SpeedFunction::learn`], [`FUNCTION_REACH`]).
     fn learn(&mut self, x: f64, t: f64) -> Result<()> {
-        let noise = self.phase_estimate().map_or(0.0, |e| e.noise);
+        let noise = if self.kernel_noise.is_finite() {
+            self.kernel_noise.clamp(0.0, MAX_NOISE)
+        } else {
+            MAX_NOISE
+        };
         match self.speed_fn.take() {
             None => self.speed_fn = Some(SpeedFunction::new(&[(x, t)], noise)?),
             Some(f) => {
@@ -958,6 +963,13 @@ impl Balancer {
             }
         }
         Ok(())
+    }
+
+    /// Allows (`true`, the default unless [`ENV_SPEED_MODEL`] says
+    /// `constant`) or forbids the functional speed model (local: the root's
+    /// setting decides at every balance point).
+    pub fn set_functional_model(&mut self, allowed: bool) {
+        self.functional = allowed;
     }
 
     /// This rank's speed function of its timed phases (work units per
