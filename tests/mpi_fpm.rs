@@ -64,7 +64,7 @@ fn the_functional_model_settles_near_the_knee_and_the_constant_one_does_not() {
             "--phases",
             "10",
             "--iters",
-            "20",
+            "40",
             "--slowdown",
             &slow,
             "--speed-model",

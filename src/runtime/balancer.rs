@@ -945,8 +945,9 @@ impl Balancer {
     /// iteration in `t` seconds per iteration, with the noise of the rank's
     /// repeated kernel samples (not the phase timer's, which counts the
     /// jumps between sizes as noise); a phase on a block of about the same
-    /// size that disagrees is a change of speed and the old points are
-    /// dropped ([`SpeedFunction::learn`], [`FUNCTION_REACH`]).
+    /// size that disagrees beyond that noise (at least
+    /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed and the
+    /// old points are dropped ([`SpeedFunction::learn`], [`FUNCTION_REACH`]).
     fn learn(&mut self, x: f64, t: f64) -> Result<()> {
         let noise = if self.kernel_noise.is_finite() {
             self.kernel_noise.clamp(0.0, MAX_NOISE)

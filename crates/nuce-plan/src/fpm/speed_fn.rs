@@ -367,11 +367,17 @@ impl SpeedFunction {
     /// measurement), the new point is added and [`Observation::Changed`] is
     /// returned. On an error the function is unchanged.
     pub fn observe(&mut self, x: f64, t: f64, aging: Aging) -> Result<Observation> {
+        self.observe_within(x, t, aging, self.noise)
+    }
+
+    /// [`SpeedFunction::observe`] with the relative `band` instead of the
+    /// function's noise.
+    fn observe_within(&mut self, x: f64, t: f64, aging: Aging, band: f64) -> Result<Observation> {
         check_point(0, x, t)?;
         let measured = x / t;
         let predicted = self.speed(x);
         let ratio = measured / predicted;
-        if within_noise(measured, self.noise, predicted, self.noise) {
+        if within_noise(measured, band, predicted, band) {
             self.insert(x, t);
             return Ok(Observation::Agreed);
         }
@@ -412,8 +418,10 @@ impl SpeedFunction {
     /// [`SpeedFunction::observe`] for a history of phases whose work sizes
     /// move (\[CLR11\]): a measurement at a size within a relative `reach`
     /// of a point's size (`|x − x_k| ≤ reach · x_k`) re-measures that point
-    /// and is observed as [`SpeedFunction::observe`] does (a disagreement is
-    /// a change of speed, aged as `aging` says); a measurement at a size no
+    /// and is observed as [`SpeedFunction::observe`] does, within the
+    /// function's noise but at least [`super::MIN_FLAT_NOISE`] (phases vary
+    /// more than repeated samples; a disagreement is a change of speed, aged
+    /// as `aging` says); a measurement at a size no
     /// point is near teaches the function its shape and is added as it is
     /// ([`Observation::New`]) — a rank that is 3× slower on a larger block
     /// has not *changed*, its speed depends on the size. `reach` must be
@@ -428,7 +436,8 @@ impl SpeedFunction {
         let k = self.xs.partition_point(|&xk| xk < x);
         let near = |j: usize| self.xs.get(j).is_some_and(|&xj| (x - xj).abs() <= reach * xj);
         if near(k) || (k > 0 && near(k - 1)) {
-            return self.observe(x, t, aging);
+            let band = self.noise.max(super::MIN_FLAT_NOISE);
+            return self.observe_within(x, t, aging, band);
         }
         self.insert(x, t);
         Ok(Observation::New)
