@@ -74,7 +74,10 @@ fn the_functional_model_settles_near_the_knee_and_the_constant_one_does_not() {
     let (functional, constant) = (phases(&run("auto")), phases(&run("constant")));
     eprintln!("functional: {functional:?}\nconstant: {constant:?}");
     assert!(constant.iter().all(|p| p.0 != "Functional"), "{constant:?}");
-    assert!(functional.iter().any(|p| p.0 == "Functional"), "{functional:?}");
+    assert!(
+        functional.iter().any(|p| p.0 == "Functional"),
+        "{functional:?}"
+    );
     // Converged: the last plan near the knee (the constant model's plans are
     // at about 0.5 or 1.3 times it), reached by phase 6, and the plan
     // changed at most once over the last four phases.
@@ -115,7 +118,7 @@ fn memory_limits_hold_or_fail_on_every_rank() {
     }
     let final0 = &v["final_plan"][0];
     let cells = final0["rows"].as_u64().unwrap() * final0["cols"].as_u64().unwrap();
-    assert!(cells <= 24_000 && cells >= 20_000, "{final0}");
+    assert!((20_000..=24_000).contains(&cells), "{final0}");
     // Limits that hold half the grid: the same error on both ranks.
     let mut args = base.to_vec();
     args.extend_from_slice(&["--mem-limit", "0:10000,1:10000"]);

@@ -136,7 +136,11 @@ pub const FUNCTION_REACH: f64 = 0.005;
 /// Whether [`ENV_SPEED_MODEL`] allows the functional model (`auto`, unset or
 /// empty: yes; `constant`: no); an error for any other value.
 pub fn functional_from_env() -> Result<bool> {
-    match std::env::var(ENV_SPEED_MODEL).ok().as_deref().map(str::trim) {
+    match std::env::var(ENV_SPEED_MODEL)
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
         None | Some("") | Some("auto") => Ok(true),
         Some("constant") => Ok(false),
         Some(v) => Err(Error::InvalidInput(format!(
@@ -938,19 +942,25 @@ impl Balancer {
         }
         self.timer
             .record(work_per_iteration * iterations as f64, compute)?;
-        self.learn(work_per_iteration, compute.as_secs_f64() / iterations as f64)
+        self.learn(
+            work_per_iteration,
+            compute.as_secs_f64() / iterations as f64,
+        )
     }
 
     /// Adds a timed phase to this rank's speed function: `x` work units per
-    /// iteration in `t` seconds per iteration, with the noise of the rank's
-    /// repeated kernel samples (not the phase timer's, which counts the
-    /// jumps between sizes as noise); a phase on a block of about the same
-    /// size that disagrees beyond that noise (at least
+    /// iteration in `t` seconds per iteration. Its noise is the smaller of
+    /// the rank's kernel noise and its phase timer's
+    /// ([`PhaseTimer::estimate_noise`]) — the phases can be quieter than a
+    /// kernel run on a loaded core, and a loaded kernel quieter than phases
+    /// whose sizes jump; a phase on a block of about the same size that
+    /// disagrees beyond that noise (at least
     /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed and the
     /// old points are dropped ([`SpeedFunction::learn`], [`FUNCTION_REACH`]).
     fn learn(&mut self, x: f64, t: f64) -> Result<()> {
-        let noise = if self.kernel_noise.is_finite() {
-            self.kernel_noise.clamp(0.0, MAX_NOISE)
+        let noise = self.kernel_noise.min(self.timer.estimate_noise());
+        let noise = if noise.is_finite() {
+            noise.clamp(0.0, MAX_NOISE)
         } else {
             MAX_NOISE
         };
@@ -1018,8 +1028,17 @@ impl Balancer {
     fn initial_model(&self, cells: usize) -> Result<PlanningModel> {
         let p = self.comm.size() as usize;
         let exact: Vec<SpeedEstimate> = match &self.speeds {
-            Some(s) => s.iter().map(|&mean| SpeedEstimate { mean, noise: 0.0 }).collect(),
-            None => vec![SpeedEstimate { mean: 1.0, noise: 0.0 }; p],
+            Some(s) => s
+                .iter()
+                .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+                .collect(),
+            None => vec![
+                SpeedEstimate {
+                    mean: 1.0,
+                    noise: 0.0
+                };
+                p
+            ],
         };
         PlanningModel::new(&exact, None, cells, self.mem_caps.as_deref(), false)
     }
@@ -1100,7 +1119,8 @@ impl Balancer {
         let cells_are_work = data.work_is_cells();
         let (caps, functional) = (self.mem_caps.as_deref(), self.functional);
         let model_of = |gathered: Option<Vec<(RankReport, Option<SpeedFunction>, f64)>>| {
-            let g = gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
+            let g =
+                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
             let phase: Vec<RankReport> = g.iter().map(|r| r.0).collect();
             let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
             let fns: Vec<Option<SpeedFunction>> = g.iter().map(|r| r.1.clone()).collect();
@@ -1571,10 +1591,8 @@ impl<T: Element> Rebalance for DistArray2<T> {
             let elem = std::mem::size_of::<T>() as f64;
             let candidate = match &ctx.costs {
                 Some(c) => WeightedBisection2d.decompose_costs(c, &model.speeds)?,
-                None => model.plan_within_caps(
-                    |s| ctx.planner.decompose(rows, cols, s),
-                    ArrayPlan::areas,
-                )?,
+                None => model
+                    .plan_within_caps(|s| ctx.planner.decompose(rows, cols, s), ArrayPlan::areas)?,
             };
             let loads = |p: &ArrayPlan| match &ctx.costs {
                 Some(c) => rect_costs(c, &p.parts),

@@ -26,8 +26,8 @@ pub const MIN_FLAT_NOISE: f64 = 0.1;
 ///   [`functional_shares`] for the whole work, and the remap decision
 ///   compares the two layouts' times *under the functions* (a rank's time
 ///   for its load is `t̄_i(load_i)`, [`SpeedFunction::envelope_time`]), each
-///   rank's time uncertain by its function's noise
-///   ([`RemapPolicy::decide_noisy`] on times).
+///   rank's time uncertain by the noise of its speed estimate, as in the
+///   constant model ([`RemapPolicy::decide_noisy`] on times).
 ///
 /// Caps (the most work units each rank may hold) make the planning speeds
 /// the capped [`functional_shares`] in both models (of constant functions
@@ -79,10 +79,7 @@ impl PlanningModel {
         let all: Option<Vec<SpeedFunction>> = functions
             .filter(|_| functional)
             .and_then(|f| f.iter().cloned().collect());
-        let functions = all.filter(|f| {
-            f.iter()
-                .any(|g| !g.is_flat(g.noise().max(MIN_FLAT_NOISE)))
-        });
+        let functions = all.filter(|f| f.iter().any(|g| !g.is_flat(g.noise().max(MIN_FLAT_NOISE))));
         let mut model = PlanningModel {
             estimates: estimates.to_vec(),
             functions,
@@ -121,7 +118,7 @@ impl PlanningModel {
     /// move `volume` (see [`RemapPolicy::decide_noisy`]). Constant model:
     /// [`RemapPolicy::decide_noisy`] on the loads and estimates. Functional
     /// model: the same on the ranks' *times* `t̄_i(load_i)`, each of speed
-    /// `1 ± noise_i` (its function's noise), the imbalances measured against
+    /// `1 ± noise_i` (the noise of its speed estimate), the imbalances measured against
     /// the functional optimum `total_work / Σ speeds`. Either way the
     /// decision's `speeds` are the planning speeds.
     pub fn decide(
@@ -160,9 +157,10 @@ impl PlanningModel {
                 .map(|(&l, g)| g.envelope_time(l))
                 .collect()
         };
-        let unit: Vec<SpeedEstimate> = f
+        let unit: Vec<SpeedEstimate> = self
+            .estimates
             .iter()
-            .map(|g| SpeedEstimate::new(1.0, g.noise()))
+            .map(|e| SpeedEstimate::new(1.0, e.noise))
             .collect::<Result<_>>()?;
         let mut d = policy.decide_noisy(
             &times(current),

@@ -434,7 +434,11 @@ impl SpeedFunction {
             )));
         }
         let k = self.xs.partition_point(|&xk| xk < x);
-        let near = |j: usize| self.xs.get(j).is_some_and(|&xj| (x - xj).abs() <= reach * xj);
+        let near = |j: usize| {
+            self.xs
+                .get(j)
+                .is_some_and(|&xj| (x - xj).abs() <= reach * xj)
+        };
         if near(k) || (k > 0 && near(k - 1)) {
             let band = self.noise.max(super::MIN_FLAT_NOISE);
             return self.observe_within(x, t, aging, band);

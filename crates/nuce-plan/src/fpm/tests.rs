@@ -800,7 +800,14 @@ fn simulate(functional: bool, n: usize, knee: usize, phases: usize) -> (Vec<[usi
         let f = |l: [usize; 2]| l.map(|v| v as f64);
         let moved = (cand[0] as f64 - loads[0] as f64).abs() * 8.0;
         let d = m
-            .decide(&pol, &f(loads), &f(cand), &[(moved, 1), (moved, 1)], 100, Some(1e9))
+            .decide(
+                &pol,
+                &f(loads),
+                &f(cand),
+                &[(moved, 1), (moved, 1)],
+                100,
+                Some(1e9),
+            )
             .unwrap();
         if d.decision.remap {
             changes += 1;
@@ -846,7 +853,10 @@ fn plans_stay_within_memory_caps_or_fail_clearly() {
         Ok(vec![x0, 1000 - x0])
     };
     let plan = m.plan_within_caps(round_up, |p| p.clone()).unwrap();
-    assert!(plan[0] <= 600 && plan.iter().sum::<usize>() == 1000, "{plan:?}");
+    assert!(
+        plan[0] <= 600 && plan.iter().sum::<usize>() == 1000,
+        "{plan:?}"
+    );
     // No cap binds: the constant model's speeds exactly.
     let free = PlanningModel::new(&e, None, 1000, Some(&[1000, 1000]), true).unwrap();
     assert_eq!(free.speeds, vec![3.0, 1.0]);
