@@ -301,7 +301,10 @@ fn main() {
             run(&args, &world, &slow, hosts.as_deref(), faults, limits)
         });
     if let Err(e) = result {
-        eprintln!("heat2d: rank {rank}: error: {e}");
+        // One write of the whole line: the launcher may join the pieces of
+        // two ranks' lines written in parts.
+        let line = format!("heat2d: rank {rank}: error: {e}\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         drop(universe);
         std::process::exit(2);
     }

@@ -940,25 +940,31 @@ impl Balancer {
         if compute.is_zero() {
             return Ok(());
         }
+        let changes = self.timer.changes();
         self.timer
             .record(work_per_iteration * iterations as f64, compute)?;
+        let changed = self.timer.changes() > changes;
         self.learn(
             work_per_iteration,
             compute.as_secs_f64() / iterations as f64,
+            changed,
         )
     }
 
     /// Adds a timed phase to this rank's speed function: `x` work units per
-    /// iteration in `t` seconds per iteration. Its noise is the smaller of
-    /// the rank's kernel noise and its phase timer's
-    /// ([`PhaseTimer::estimate_noise`]) — the phases can be quieter than a
-    /// kernel run on a loaded core, and a loaded kernel quieter than phases
-    /// whose sizes jump; a phase on a block of about the same size that
-    /// disagrees beyond that noise (at least
-    /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed and the
-    /// old points are dropped ([`SpeedFunction::learn`], [`FUNCTION_REACH`]).
-    fn learn(&mut self, x: f64, t: f64) -> Result<()> {
-        let noise = self.kernel_noise.min(self.timer.estimate_noise());
+    /// iteration in `t` seconds per iteration. Its noise is the larger of the
+    /// rank's kernel noise and its phase timer's
+    /// ([`PhaseTimer::estimate_noise`]): the function counts as
+    /// size-dependent only beyond both (on a loaded machine, phases on two
+    /// sizes differ by the load alone). A phase on a block of about the same
+    /// size that disagrees beyond that noise (at least
+    /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed, and the
+    /// old points are dropped, when the phase timer saw a change too
+    /// (`changed`: a departure beyond three times its noise); otherwise it
+    /// is averaged in as noise ([`SpeedFunction::learn`],
+    /// [`FUNCTION_REACH`]).
+    fn learn(&mut self, x: f64, t: f64, changed: bool) -> Result<()> {
+        let noise = self.kernel_noise.max(self.timer.estimate_noise());
         let noise = if noise.is_finite() {
             noise.clamp(0.0, MAX_NOISE)
         } else {
@@ -968,7 +974,8 @@ impl Balancer {
             None => self.speed_fn = Some(SpeedFunction::new(&[(x, t)], noise)?),
             Some(f) => {
                 let mut f = f.with_noise(noise)?;
-                let seen = f.learn(x, t, FUNCTION_REACH, Aging::Reset);
+                let aging = if changed { Aging::Reset } else { Aging::Keep };
+                let seen = f.learn(x, t, FUNCTION_REACH, aging);
                 self.speed_fn = Some(f);
                 seen?;
             }

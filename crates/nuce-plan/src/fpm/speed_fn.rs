@@ -92,6 +92,10 @@ pub enum Aging {
     /// all sizes alike, such as a second process sharing the core), then the
     /// new point is added.
     Rescale,
+    /// Keep every point: the measurement is averaged in as it is (the
+    /// caller knows the disagreement is noise, e.g. because its own change
+    /// detection did not fire).
+    Keep,
 }
 
 /// The outcome of [`SpeedFunction::observe`].
@@ -393,6 +397,10 @@ impl SpeedFunction {
                     Self::build(self.xs.clone(), scaled, self.samples.clone(), self.noise)?;
                 next.insert(x, t);
                 *self = next;
+                0
+            }
+            Aging::Keep => {
+                self.insert(x, t);
                 0
             }
         };

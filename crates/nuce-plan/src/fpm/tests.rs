@@ -713,6 +713,13 @@ fn learn_adds_new_sizes_and_detects_changes_at_known_ones() {
         Observation::Changed { dropped: 3, .. }
     ));
     assert_eq!(f.points().len(), 1);
+    // Kept: a disagreement averaged in as noise, no point dropped.
+    assert!(matches!(
+        f.learn(200.5, 200.5, 0.01, Aging::Keep).unwrap(),
+        Observation::Changed { dropped: 0, .. }
+    ));
+    assert_eq!(f.points().len(), 1);
+    assert_eq!(f.points()[0].1, 200.5 / ((401.0 + 200.5) / 2.0));
     let before = f.clone();
     assert!(f.learn(1.0, 1.0, f64::NAN, Aging::Reset).is_err());
     assert!(f.learn(1.0, -1.0, 0.1, Aging::Reset).is_err());
