@@ -105,22 +105,6 @@ fn flat_speeds_keep_the_constant_model() {
     for q in p.iter().take_while(|q| q.2 == first) {
         assert_ne!(q.0, "Functional", "{p:?}");
     }
-    // A rank 2× slower at every size: flat functions at two sizes (up to
-    // the noise), the constant model's plan.
-    let v = summary(&heat(&[
-        "--rows",
-        "512",
-        "--cols",
-        "512",
-        "--phases",
-        "4",
-        "--iters",
-        "20",
-        "--slowdown",
-        "1:2@0",
-    ]));
-    let p = phases(&v);
-    assert!(p.iter().all(|q| q.0 != "Functional"), "{p:?}");
 }
 
 #[test]
@@ -149,11 +133,16 @@ fn memory_limits_hold_or_fail_on_every_rank() {
     let run = heat(&args);
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     // Every rank prints the same message (one write per line).
-    let first = run
-        .stderr
-        .lines()
-        .find_map(|l| l.split_once("error: ").map(|e| e.1))
-        .unwrap_or_else(|| panic!("no error message: {}", run.stderr));
-    assert!(first.contains("memory"), "{}", run.stderr);
-    assert_eq!(run.stderr.matches(first).count(), 2, "{}", run.stderr);
+    let message = |rank: usize| {
+        let tag = format!("heat2d: rank {rank}: error: ");
+        let at = run
+            .stderr
+            .find(&tag)
+            .unwrap_or_else(|| panic!("rank {rank} reports no error: {}", run.stderr));
+        let rest = &run.stderr[at + tag.len()..];
+        rest.lines().next().unwrap_or_default().to_string()
+    };
+    let (m0, m1) = (message(0), message(1));
+    assert!(m0.contains("memory"), "{}", run.stderr);
+    assert_eq!(m0, m1, "{}", run.stderr);
 }
