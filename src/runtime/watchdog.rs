@@ -67,7 +67,7 @@ pub const ABORT_CODE: i32 = 75;
 pub const ROOT_FIRST: Duration = Duration::from_secs(2);
 /// How long the watchdog thread lets `MPI_Abort` work before it exits the process.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);
-/// How long [`abort_job`] waits between printing its message and `MPI_Abort`,
+/// How long `abort_job` waits between printing its message and `MPI_Abort`,
 /// so that the launcher forwards the message before it kills the job.
 pub const FORWARD_GRACE: Duration = Duration::from_millis(500);
 use crate::runtime::tags::{
