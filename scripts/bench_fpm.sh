@@ -6,7 +6,9 @@
 # against the ideal computed from the emulated speed functions (rank 1 holds
 # KNEE cells, rank 0 the rest, both at the unslowed speed measured by the
 # runs). Reports the steady time per iteration (phases 1..), the plan changes
-# over the phases, and the plan changes after phase 3.
+# over the phases, and the plan changes after phase 3. Then the same pair with
+# flat speeds (rank 1 2x slower at every size): the functional model should
+# change nothing (same models, plans and times up to the noise).
 #
 #   scripts/bench_fpm.sh [ROWS] [COLS] [KNEE] [PHASES] [ITERS] [REPEATS]
 set -euo pipefail
@@ -21,6 +23,10 @@ for rep in $(seq 1 "$REPEATS"); do
       target/release/examples/heat2d --rows "$ROWS" --cols "$COLS" --phases "$PHASES" \
       --iters "$ITERS" --slowdown "1:3@0:above=$KNEE" --speed-model "$model" --no-check --json \
       | grep '^{' > "$out/$model.$rep.json"
+    OMPI_MCA_orte_tmpdir_base=/tmp/ompi-$RANDOM mpirun --oversubscribe -np 2 \
+      target/release/examples/heat2d --rows "$ROWS" --cols "$COLS" --phases "$PHASES" \
+      --iters "$ITERS" --slowdown "1:2@0" --speed-model "$model" --no-check --json \
+      | grep '^{' > "$out/flat.$model.$rep.json"
   done
 done
 python3 - "$out" "$ROWS" "$COLS" "$KNEE" "$REPEATS" <<'PY'
@@ -44,5 +50,16 @@ for rep in range(1, reps + 1):
         print(f"{model:>9} {rep:>3} {steady:12.6f} {ideal:11.6f} {steady/ideal:6.2f} {changes:7d} {late:8d}  {[p['areas'][1] for p in ph]}")
 for m, r in ratios.items():
     print(f"median steady/ideal {m}: {statistics.median(r):.2f}")
+print("flat speeds (rank 1 2x slower at every size):")
+flat = {"constant": [], "auto": []}
+for rep in range(1, reps + 1):
+    for model in ["constant", "auto"]:
+        d = json.load(open(f"{out}/flat.{model}.{rep}.json"))
+        ph = d["phases"]
+        flat[model].append(d["steady_s_per_iter"])
+        models = sorted(set(p["model"] for p in ph))
+        print(f"{model:>9} {rep:>3} steady {d['steady_s_per_iter']:.6f} models {models} rank-1 cells {[p['areas'][1] for p in ph]}")
+c, a = statistics.median(flat["constant"]), statistics.median(flat["auto"])
+print(f"median steady flat: constant {c:.6f} auto {a:.6f} ratio {a/c:.3f}")
 PY
 rm -rf "$out"

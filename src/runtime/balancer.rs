@@ -129,9 +129,10 @@ pub const ENV_SPEED_MODEL: &str = "NUCE_SPEED_MODEL";
 
 /// Relative distance in work size within which a phase re-measures a point
 /// of the rank's speed function ([`SpeedFunction::learn`]): a phase on the
-/// same block (or one within 0.5 %) that runs at another speed is a change
-/// of speed; a phase on another size teaches the function its shape.
-pub const FUNCTION_REACH: f64 = 0.005;
+/// same block (or one within 0.1 %, less than a row of a large array) that
+/// runs at another speed is a change of speed; a phase on another size
+/// teaches the function its shape.
+pub const FUNCTION_REACH: f64 = 0.001;
 
 /// Whether [`ENV_SPEED_MODEL`] allows the functional model (`auto`, unset or
 /// empty: yes; `constant`: no); an error for any other value.

@@ -31,7 +31,7 @@ pub mod noise;
 pub mod plan;
 pub mod speed_fn;
 
-pub use model::{PlanningModel, MIN_FLAT_NOISE};
+pub use model::{PlanningModel, CAUTIOUS_GAP, MIN_FLAT_NOISE};
 pub use noise::{same_speed, snap_speeds, SpeedEstimate};
 pub use plan::{functional_shares, partition, FunctionalPlan};
 pub use speed_fn::{within_noise, Aging, Observation, SpeedFunction, SpeedPoints};

@@ -15,6 +15,13 @@ use crate::policy::{NoisyDecision, RemapPolicy};
 /// taken as size-dependent only beyond 10 %.
 pub const MIN_FLAT_NOISE: f64 = 0.1;
 
+/// The relative gap below which two adjacent points of a speed function
+/// that disagree beyond the noise are taken as a knee between them, planned
+/// on its slow side ([`SpeedFunction::cautious`]): without it, plans on a
+/// step of speed creep towards the step by ever smaller remaps, each landing
+/// just on its slow side.
+pub const CAUTIOUS_GAP: f64 = 0.05;
+
 /// How a balance point plans: the model, the speeds the decomposers get,
 /// and the memory caps.
 ///
@@ -22,7 +29,8 @@ pub const MIN_FLAT_NOISE: f64 = 0.1;
 ///   ([`snap_speeds`]). Without caps the planning speeds are the snapped
 ///   speeds themselves, bit for bit: the plans of nuce's constant model.
 /// * **Functional**: every rank's [`SpeedFunction`] of its measured
-///   (work, time) points; the planning speeds are the
+///   (work, time) points, cautious where two points are close
+///   ([`CAUTIOUS_GAP`]); the planning speeds are the
 ///   [`functional_shares`] for the whole work, and the remap decision
 ///   compares the two layouts' times *under the functions* (a rank's time
 ///   for its load is `t̄_i(load_i)`, [`SpeedFunction::envelope_time`]), each
@@ -79,7 +87,9 @@ impl PlanningModel {
         let all: Option<Vec<SpeedFunction>> = functions
             .filter(|_| functional)
             .and_then(|f| f.iter().cloned().collect());
-        let functions = all.filter(|f| f.iter().any(|g| !g.is_flat(g.noise().max(MIN_FLAT_NOISE))));
+        let functions = all
+            .filter(|f| f.iter().any(|g| !g.is_flat(g.noise().max(MIN_FLAT_NOISE))))
+            .map(|f| f.iter().map(|g| g.cautious(CAUTIOUS_GAP)).collect());
         let mut model = PlanningModel {
             estimates: estimates.to_vec(),
             functions,

@@ -454,4 +454,40 @@ impl SpeedFunction {
         self.insert(x, t);
         Ok(Observation::New)
     }
+
+    /// The function a plan can trust where two points are close: between
+    /// two adjacent points closer than a relative `gap` (`x_{k+1} − x_k ≤
+    /// gap · x_k`) whose speeds differ beyond the noise, the speed is the
+    /// lower of the two (a knee somewhere in between, not a slope: a
+    /// plan between them risks the slow side), by points added just inside
+    /// the interval; elsewhere the function is unchanged. Sample counts of
+    /// the added points are 1. Wide gaps keep their linear interpolation,
+    /// so that a plan explores them.
+    pub fn cautious(&self, gap: f64) -> SpeedFunction {
+        let mut out = self.clone();
+        let (mut xs, mut speeds, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+        for k in 0..self.xs.len() {
+            xs.push(self.xs[k]);
+            speeds.push(self.speeds[k]);
+            samples.push(self.samples[k]);
+            let Some(&x1) = self.xs.get(k + 1) else { break };
+            let (x0, s0, s1) = (self.xs[k], self.speeds[k], self.speeds[k + 1]);
+            let close = x1 - x0 <= gap * x0;
+            if !close || within_noise(s0, self.noise, s1, self.noise) {
+                continue;
+            }
+            let low = s0.min(s1);
+            let (a, b) = (x0 + (x1 - x0) * 1e-6, x1 - (x1 - x0) * 1e-6);
+            if x0 < a && a < b && b < x1 {
+                xs.extend([a, b]);
+                speeds.extend([low, low]);
+                samples.extend([1, 1]);
+            }
+        }
+        out.xs = xs;
+        out.speeds = speeds;
+        out.samples = samples;
+        out.envelope();
+        out
+    }
 }

@@ -873,3 +873,28 @@ fn plans_stay_within_memory_caps_or_fail_clearly() {
     let err = m.plan_within_caps(stubborn, |p| p.clone()).unwrap_err();
     assert!(err.to_string().contains("memory limits"), "{err}");
 }
+
+#[test]
+fn cautious_functions_plan_close_knees_on_their_slow_side() {
+    // Fast (1) up to 100, slow (1/3) from 103: a knee within 3 %.
+    let f = SpeedFunction::new(&[(50.0, 50.0), (100.0, 100.0), (103.0, 309.0)], 0.02).unwrap();
+    let c = f.cautious(0.05);
+    assert_eq!(c.speed(100.0), 1.0);
+    assert!(
+        (c.speed(101.5) - 1.0 / 3.0).abs() < 1e-9,
+        "{:?}",
+        c.points()
+    );
+    assert!(f.speed(101.5) > 0.6);
+    // Wide gaps, and close points within the noise, are unchanged.
+    assert_eq!(f.cautious(0.01), f);
+    let flat = SpeedFunction::new(&[(100.0, 100.0), (102.0, 103.0)], 0.05).unwrap();
+    assert_eq!(flat.cautious(0.05), flat);
+    // Partitioned with a rank of speed 1: the cautious plan stays at the
+    // knee's fast side, the linear one crosses it.
+    let other = SpeedFunction::constant(1.0, 0.0).unwrap();
+    let lin = partition(250, &[other.clone(), f], None).unwrap();
+    let cau = partition(250, &[other, c], None).unwrap();
+    assert!(lin.counts[1] > 100, "{lin:?}");
+    assert_eq!(cau.counts[1], 100, "{cau:?}");
+}
