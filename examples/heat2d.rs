@@ -228,7 +228,7 @@ struct PhaseRow {
     speeds: Vec<f64>,
     /// Every rank's relative noise of its speed estimate.
     noise: Vec<f64>,
-    /// Which speed model decided (`Constant`, `NoisySnapped`).
+    /// Which speed model decided (`Constant`, `NoisySnapped`, `Functional`).
     model: nuce::SpeedModel,
     imbalance: f64,
     predicted_next: f64,

@@ -11,7 +11,9 @@
 //!
 //! `--slowdown R:F@P` makes rank R do F times the work per cell from phase P
 //! on (it really computes F times; nuce is never told, it measures), as in
-//! `heat2d`. `--uniform` starts from a uniform split and never remaps (the
+//! `heat2d`; `--slowdown R:F@P:above=N` only while its box has more than N
+//! cells (a speed that depends on the size of the work, planned by nuce's
+//! functional model unless `NUCE_SPEED_MODEL=constant`). `--uniform` starts from a uniform split and never remaps (the
 //! baseline).
 //!
 //! ```text

@@ -1125,7 +1125,10 @@ impl Balancer {
         // Memory limits count cells: the work of arrays and grids without
         // a cost field.
         let cells_are_work = data.work_is_cells();
-        let (caps, functional) = (self.mem_caps.as_deref(), self.functional);
+        // The functional model needs sizes that mean the same phase after phase:
+        // not a cost field, whose sum moves with the costs (constant model).
+        let functional = self.functional && data.cost_grid().is_none();
+        let caps = self.mem_caps.as_deref();
         let model_of = |gathered: Option<Vec<(RankReport, Option<SpeedFunction>, f64)>>| {
             let g =
                 gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
