@@ -154,7 +154,8 @@ pub fn functional_from_env() -> Result<bool> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RemapReport {
     /// The decision taken at the root (identical on every rank). Its
-    /// `speeds` are those the plans were made for (snapped within the noise).
+    /// `speeds` are those the plans were made for (snapped within the noise,
+    /// or the functional shares when [`SpeedModel::Functional`] decided).
     pub decision: RemapDecision,
     /// What the remap moved, when it happened.
     pub moved: Option<MoveStats>,
