@@ -8,7 +8,10 @@
 //!
 //! Heterogeneity is real: ranks may share cores (see `scripts/bind_ranks.sh`),
 //! and `--slowdown R:F@P` makes rank R do F times the work per cell from phase
-//! P on (it really computes F times; the library is never told, it measures).
+//! P on (it really computes F times; the library is never told, it measures);
+//! `--slowdown R:F@P:above=N` only while its block has more than N cells (a
+//! speed that depends on the size of the work: nuce's functional model,
+//! `NUCE_SPEED_MODEL=auto|constant`).
 //!
 //! ```text
 //! mpirun -np 4 target/release/examples/heat2d --rows 512 --cols 512 --phases 8 \
@@ -77,6 +80,15 @@ struct Args {
     /// Large probe message size in bytes (with `--net`).
     #[arg(long, default_value_t = 1 << 20)]
     net_bytes: usize,
+    /// Speed model: `auto` (functional when a rank's speed depends on its
+    /// block size beyond the noise) or `constant`; default: the
+    /// `NUCE_SPEED_MODEL` environment variable, else `auto`.
+    #[arg(long)]
+    speed_model: Option<String>,
+    /// Memory limits: `R:CELLS,…` = rank R holds at most CELLS cells
+    /// (`Balancer::set_memory_limit`).
+    #[arg(long, default_value = "")]
+    mem_limit: String,
     /// Fault injection: `RANK@PHASE` aborts that rank at the end of that phase.
     #[arg(long)]
     die: Option<String>,
@@ -91,6 +103,32 @@ struct Args {
     /// of that phase (it stays alive, stopped).
     #[arg(long)]
     stop: Option<String>,
+}
+
+/// `rank`'s limit in a `R:CELLS,…` list (the last one given), and whether
+/// the speed model option allows the functional model.
+fn parse_limits(
+    s: &str,
+    model: &Option<String>,
+    rank: i32,
+) -> Result<(Option<usize>, bool), String> {
+    let mut mine = None;
+    for t in s.split(',').filter(|t| !t.trim().is_empty()) {
+        let bad = || format!("bad --mem-limit item {t:?}: expected RANK:CELLS");
+        let (r, c) = t.split_once(':').ok_or_else(bad)?;
+        let r: i32 = r.trim().parse().map_err(|_| bad())?;
+        let c: usize = c.trim().parse().map_err(|_| bad())?;
+        if r == rank {
+            mine = Some(c);
+        }
+    }
+    let functional = match model.as_deref() {
+        None => nuce::runtime::balancer::functional_from_env().map_err(|e| e.to_string())?,
+        Some("auto") => true,
+        Some("constant") => false,
+        Some(m) => return Err(format!("--speed-model {m:?}: expected auto or constant")),
+    };
+    Ok((mine, functional))
 }
 
 /// Parses a `RANK@PHASE` fault spec.
@@ -190,7 +228,7 @@ struct PhaseRow {
     speeds: Vec<f64>,
     /// Every rank's relative noise of its speed estimate.
     noise: Vec<f64>,
-    /// Which speed model decided (`Constant`, `NoisySnapped`).
+    /// Which speed model decided (`Constant`, `NoisySnapped`, `Functional`).
     model: nuce::SpeedModel,
     imbalance: f64,
     predicted_next: f64,
@@ -247,21 +285,26 @@ fn main() {
                 parse_fault(&args.kill)?,
                 parse_fault(&args.stop)?,
                 parse_hosts(&args.hosts)?,
+                parse_limits(&args.mem_limit, &args.speed_model, rank)?,
             ))
         })
         .map_err(nuce::Error::InvalidInput);
     // A bad argument on any rank is the same error on every rank.
-    let result = agree(&world, 0, parsed).and_then(|(slow, die, hang, kill, stop, hosts)| {
-        let faults = Faults {
-            die,
-            hang,
-            kill,
-            stop,
-        };
-        run(&args, &world, &slow, hosts.as_deref(), faults)
-    });
+    let result =
+        agree(&world, 0, parsed).and_then(|(slow, die, hang, kill, stop, hosts, limits)| {
+            let faults = Faults {
+                die,
+                hang,
+                kill,
+                stop,
+            };
+            run(&args, &world, &slow, hosts.as_deref(), faults, limits)
+        });
     if let Err(e) = result {
-        eprintln!("heat2d: rank {rank}: error: {e}");
+        // One write of the whole line: the launcher may join the pieces of
+        // two ranks' lines written in parts.
+        let line = format!("heat2d: rank {rank}: error: {e}\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         drop(universe);
         std::process::exit(2);
     }
@@ -312,6 +355,7 @@ fn run(
     slow: &[Slow],
     hosts: Option<&[usize]>,
     faults: Faults,
+    (limit, functional): (Option<usize>, bool),
 ) -> nuce::Result<()> {
     let rank = world.rank();
     let start = Instant::now();
@@ -320,6 +364,8 @@ fn run(
         .with_decomposer(RecursiveBisection2)
         .with_policy(policy)
         .with_kernel(kernel);
+    bal.set_functional_model(functional);
+    bal.set_memory_limit(limit)?;
     // Ghost exchanges travel on the array's communicator, the phase's end on
     // the balancer's: ranks that ran other numbers of iterations would wait
     // on different communicators, so the count is checked up front.
@@ -372,14 +418,14 @@ fn run(
         );
     }
     for phase in 0..args.run.phases {
-        let factor = factor_at(slow, rank, phase);
+        let r = a.rect();
+        let factor = factor_at(slow, rank, phase, r.area());
         // The emulated slowness is the rank's: a rank with an empty block
         // probes the kernel at the balance point, and sees it too.
         bal.set_kernel(KernelConfig {
             work_multiplier: factor as f64,
             ..Default::default()
         });
-        let r = a.rect();
         let mut next = Array2::zeros((r.rows, r.cols));
         let mut scratch = Array2::zeros((r.rows, r.cols));
         let mut compute = Duration::ZERO;

@@ -11,7 +11,9 @@
 //!
 //! `--slowdown R:F@P` makes rank R do F times the work per cell from phase P
 //! on (it really computes F times; nuce is never told, it measures), as in
-//! `heat2d`. `--uniform` starts from a uniform split and never remaps (the
+//! `heat2d`; `--slowdown R:F@P:above=N` only while its box has more than N
+//! cells (a speed that depends on the size of the work, planned by nuce's
+//! functional model unless `NUCE_SPEED_MODEL=constant`). `--uniform` starts from a uniform split and never remaps (the
 //! baseline).
 //!
 //! ```text
@@ -86,8 +88,8 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     }
     let (mut steady, mut remaps) = (Vec::new(), 0);
     for phase in 0..args.run.phases {
-        let factor = factor_at(slow, rank, phase);
         let b = u.local_box();
+        let factor = factor_at(slow, rank, phase, b.volume());
         let mut next = vec![0.0; b.volume()];
         let mut scratch = vec![0.0; b.volume()];
         let t_phase = Instant::now();

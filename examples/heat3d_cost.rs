@@ -133,8 +133,8 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         // This phase's cost per cell, on this rank's box (a closure on
         // global indices; set again after every remap).
         u.set_cost_with(move |i, _, _| cost(i));
-        let slowdown = factor_at(slow, rank, phase);
         let b = u.local_box();
+        let slowdown = factor_at(slow, rank, phase, b.volume());
         let mut next = vec![0.0; b.volume()];
         let t_phase = Instant::now();
         for _ in 0..args.run.iters {

@@ -88,7 +88,7 @@ use crate::plan::array2d::{
 use crate::plan::array3d::{
     Best3, CellCosts, GridDecomposer3, GridPlan3, Shape3, Stencil, WeightedBisection3d,
 };
-use crate::plan::fpm::{snap_speeds, SpeedEstimate};
+use crate::plan::fpm::{snap_speeds, Aging, PlanningModel, SpeedEstimate, SpeedFunction};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
 use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};
@@ -111,13 +111,51 @@ pub enum SpeedModel {
     /// ([`crate::plan::fpm::snap_speeds`]) and the remap had to pay off for
     /// every speed within the noise ([`RemapPolicy::decide_noisy`]).
     NoisySnapped,
+    /// The ranks' speed functions of their measured (work, time) points
+    /// (issue 19, \[LR07\], \[CLR11\]): some rank's speed depends on the
+    /// size of its work beyond the noise, so the plans were made for the
+    /// functional shares ([`crate::plan::fpm::functional_shares`]) and the
+    /// remap was decided on the times the functions predict
+    /// ([`PlanningModel`]).
+    Functional,
+}
+
+/// The environment variable that chooses the runtime's speed model:
+/// `auto` (the default: the functional model when some rank's speed
+/// depends on its work size beyond the noise, else constant speeds) or
+/// `constant` (constant speeds always). Read by [`Balancer::new`]; any
+/// other value is an error on every rank.
+pub const ENV_SPEED_MODEL: &str = "NUCE_SPEED_MODEL";
+
+/// Relative distance in work size within which a phase re-measures a point
+/// of the rank's speed function ([`SpeedFunction::learn`]): a phase on the
+/// same block (or one within 0.1 %, less than a row of a large array) that
+/// runs at another speed is a change of speed; a phase on another size
+/// teaches the function its shape.
+pub const FUNCTION_REACH: f64 = 0.001;
+
+/// Whether [`ENV_SPEED_MODEL`] allows the functional model (`auto`, unset or
+/// empty: yes; `constant`: no); an error for any other value.
+pub fn functional_from_env() -> Result<bool> {
+    match std::env::var(ENV_SPEED_MODEL)
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("") | Some("auto") => Ok(true),
+        Some("constant") => Ok(false),
+        Some(v) => Err(Error::InvalidInput(format!(
+            "{ENV_SPEED_MODEL}={v:?}: expected auto or constant"
+        ))),
+    }
 }
 
 /// Outcome of [`Balancer::maybe_remap`]: the decision, its numbers, and what moved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RemapReport {
     /// The decision taken at the root (identical on every rank). Its
-    /// `speeds` are those the plans were made for (snapped within the noise).
+    /// `speeds` are those the plans were made for (snapped within the noise,
+    /// or the functional shares when [`SpeedModel::Functional`] decided).
     pub decision: RemapDecision,
     /// What the remap moved, when it happened.
     pub moved: Option<MoveStats>,
@@ -239,6 +277,14 @@ pub struct Balancer {
     phase: std::cell::Cell<Phase>,
     /// Whether the application recorded this phase itself.
     explicit: bool,
+    /// This rank's speed function of its timed phases: (work per
+    /// iteration, compute time per iteration) points.
+    speed_fn: Option<SpeedFunction>,
+    /// Whether the root may plan with the functional model ([`ENV_SPEED_MODEL`]).
+    functional: bool,
+    /// Every rank's memory limit in cells (on the root; `usize::MAX` for a
+    /// rank without one), once some rank declared one.
+    mem_caps: Option<Vec<usize>>,
 }
 
 impl Balancer {
@@ -274,6 +320,7 @@ impl Balancer {
         drop(dog);
         // The first checkpoint also tells the root every rank's host.
         cp.check(&comm, call)?;
+        let functional = agree(&comm, 0, functional_from_env())?;
         Ok(Balancer {
             comm,
             root: 0,
@@ -295,6 +342,9 @@ impl Balancer {
             cp,
             phase: std::cell::Cell::new(Phase::start()),
             explicit: false,
+            speed_fn: None,
+            functional,
+            mem_caps: None,
         })
     }
 
@@ -716,9 +766,8 @@ impl Balancer {
                     units: rows * cols,
                 });
             }
-            let uniform = vec![1.0; p];
-            let speeds = self.speeds.as_deref().unwrap_or(&uniform);
-            planner.decompose(rows, cols, speeds)
+            self.initial_model(rows * cols)?
+                .plan_within_caps(|s| planner.decompose(rows, cols, s), ArrayPlan::areas)
         });
         self.phase.set(Phase::start());
         plan
@@ -808,9 +857,14 @@ impl Balancer {
         self.arrive(&format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost})"))?;
         let p = self.comm.size() as usize;
         let plan = root_compute(&self.comm, self.root, || {
-            let uniform = vec![1.0; p];
-            let speeds = self.speeds.as_deref().unwrap_or(&uniform);
-            best3(ghost).decompose(shape, speeds)
+            if nx.saturating_mul(ny).saturating_mul(nz) < p {
+                return Err(Error::TooManyParts {
+                    parts: p,
+                    units: nx * ny * nz,
+                });
+            }
+            self.initial_model(nx * ny * nz)?
+                .plan_within_caps(|s| best3(ghost).decompose(shape, s), GridPlan3::volumes)
         });
         self.phase.set(Phase::start());
         plan
@@ -888,9 +942,114 @@ impl Balancer {
         if compute.is_zero() {
             return Ok(());
         }
+        let changes = self.timer.changes();
         self.timer
-            .record(work_per_iteration * iterations as f64, compute)
-            .map(|_| ())
+            .record(work_per_iteration * iterations as f64, compute)?;
+        let changed = self.timer.changes() > changes;
+        self.learn(
+            work_per_iteration,
+            compute.as_secs_f64() / iterations as f64,
+            changed,
+        )
+    }
+
+    /// Adds a timed phase to this rank's speed function: `x` work units per
+    /// iteration in `t` seconds per iteration. Its noise is the larger of the
+    /// rank's kernel noise and its phase timer's
+    /// ([`PhaseTimer::estimate_noise`]): the function counts as
+    /// size-dependent only beyond both (on a loaded machine, phases on two
+    /// sizes differ by the load alone). A phase on a block of about the same
+    /// size that disagrees beyond that noise (at least
+    /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed, and the
+    /// old points are dropped, when the phase timer saw a change too
+    /// (`changed`: a departure beyond three times its noise); otherwise it
+    /// is averaged in as noise ([`SpeedFunction::learn`],
+    /// [`FUNCTION_REACH`]).
+    fn learn(&mut self, x: f64, t: f64, changed: bool) -> Result<()> {
+        let noise = self.kernel_noise.max(self.timer.estimate_noise());
+        let noise = if noise.is_finite() {
+            noise.clamp(0.0, MAX_NOISE)
+        } else {
+            MAX_NOISE
+        };
+        match self.speed_fn.take() {
+            None => self.speed_fn = Some(SpeedFunction::new(&[(x, t)], noise)?),
+            Some(f) => {
+                let mut f = f.with_noise(noise)?;
+                let aging = if changed { Aging::Reset } else { Aging::Keep };
+                let seen = f.learn(x, t, FUNCTION_REACH, aging);
+                self.speed_fn = Some(f);
+                seen?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Allows (`true`, the default unless [`ENV_SPEED_MODEL`] says
+    /// `constant`) or forbids the functional speed model (local: the root's
+    /// setting decides at every balance point).
+    pub fn set_functional_model(&mut self, allowed: bool) {
+        self.functional = allowed;
+    }
+
+    /// This rank's speed function of its timed phases (work units per
+    /// iteration → seconds per iteration), once a phase was timed by
+    /// [`Balancer::maybe_remap`] (local).
+    pub fn speed_function(&self) -> Option<&SpeedFunction> {
+        self.speed_fn.as_ref()
+    }
+
+    /// Declares the most cells this rank can hold (`None`: no limit).
+    /// Collective: every rank passes its own limit, the root keeps them.
+    /// From then on the plans of 2D arrays and 3D grids
+    /// ([`Balancer::plan`], [`Balancer::plan3`] and the remaps of
+    /// [`Balancer::maybe_remap`]) never give a rank more cells than its
+    /// limit: the shares are capped ([`crate::plan::fpm::functional_shares`])
+    /// and a layout whose rounding still exceeds a limit is planned again
+    /// tighter ([`PlanningModel::plan_within_caps`]); when no layout fits
+    /// (the limits hold fewer cells than the array) every rank gets the same
+    /// error. Graphs and arrays with a cost field do not support limits
+    /// (an error at their balance point).
+    pub fn set_memory_limit(&mut self, cells: Option<usize>) -> Result<()> {
+        let _w = waiting();
+        self.arrive("Balancer::set_memory_limit")?;
+        let all = gather_values(&self.comm, self.root, &cells)?;
+        let caps = root_compute(&self.comm, self.root, || {
+            let all = all.ok_or_else(|| Error::InvalidInput("no limits at root".into()))?;
+            Ok(all
+                .iter()
+                .any(Option::is_some)
+                .then(|| all.iter().map(|c| c.unwrap_or(usize::MAX)).collect()))
+        })?;
+        self.mem_caps = caps;
+        Ok(())
+    }
+
+    /// Every rank's memory limit in cells (`usize::MAX`: none), once some
+    /// rank declared one ([`Balancer::set_memory_limit`]; the same on every rank).
+    pub fn memory_limits(&self) -> Option<&[usize]> {
+        self.mem_caps.as_deref()
+    }
+
+    /// The constant-speed model of the current speeds (uniform when none
+    /// were measured) for `cells` cells with the memory limits: what the
+    /// initial plans are made for.
+    fn initial_model(&self, cells: usize) -> Result<PlanningModel> {
+        let p = self.comm.size() as usize;
+        let exact: Vec<SpeedEstimate> = match &self.speeds {
+            Some(s) => s
+                .iter()
+                .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+                .collect(),
+            None => vec![
+                SpeedEstimate {
+                    mean: 1.0,
+                    noise: 0.0
+                };
+                p
+            ],
+        };
+        PlanningModel::new(&exact, None, cells, self.mem_caps.as_deref(), false)
     }
 
     /// A balance point, between phases of `iterations` iterations each, for
@@ -956,7 +1115,7 @@ impl Balancer {
             }
             _ => None,
         };
-        let report = self.local_report(work);
+        let report = (self.local_report(work), self.speed_fn.clone(), work);
         let gathered = gather_values(&self.comm, self.root, &report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {
@@ -965,39 +1124,55 @@ impl Balancer {
             ahead,
             costs,
         };
-        let merge = |gathered: Option<Vec<RankReport>>| {
-            let phase =
+        // Memory limits count cells: the work of arrays and grids without
+        // a cost field.
+        let cells_are_work = data.work_is_cells();
+        // The functional model needs sizes that mean the same phase after phase:
+        // not a cost field, whose sum moves with the costs (constant model).
+        let functional = self.functional && data.cost_grid().is_none();
+        let caps = self.mem_caps.as_deref();
+        let model_of = |gathered: Option<Vec<(RankReport, Option<SpeedFunction>, f64)>>| {
+            let g =
                 gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
-            merge_estimates(&phase, previous.as_deref(), phase_units)
+            let phase: Vec<RankReport> = g.iter().map(|r| r.0).collect();
+            let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
+            let fns: Vec<Option<SpeedFunction>> = g.iter().map(|r| r.1.clone()).collect();
+            let total = g.iter().map(|r| r.2).sum::<f64>().round().max(1.0) as usize;
+            if caps.is_some() && !cells_are_work {
+                return Err(Error::InvalidInput(
+                    "maybe_remap: memory limits (Balancer::set_memory_limit) count cells; this data's work is not its cells (a graph, or an array with a cost field)".into(),
+                ));
+            }
+            PlanningModel::new(&est, Some(&fns), total, caps, functional)
         };
-        let (decision, plan, estimates) = if data.plans_at_root() {
+        let (decision, plan, model) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
             root_compute(&self.comm, self.root, || {
-                let est = merge(gathered)?;
-                let (d, plan) = proposal(&est)?;
-                Ok((d, plan, est))
+                let model = model_of(gathered)?;
+                let (d, plan) = proposal(&model)?;
+                Ok((d, plan, model))
             })?
         } else {
             // Every rank plans its own share for the broadcast speeds; the
             // root weighs the O(p) loads and volumes.
-            let estimates: Vec<SpeedEstimate> =
-                root_compute(&self.comm, self.root, || merge(gathered))?;
-            let local = data.propose_collective(&snap_speeds(&estimates)?)?;
+            let model = root_compute(&self.comm, self.root, || model_of(gathered))?;
+            let local = data.propose_collective(&model.speeds)?;
             let (policy, bandwidth) = ctx.policy;
             let decision = root_compute(&self.comm, self.root, || {
-                let d = policy.decide_noisy(
+                let d = model.decide(
+                    &policy,
                     &local.current,
                     &local.candidate,
-                    &estimates,
                     &local.volume,
                     ahead,
                     bandwidth,
                 )?;
                 Ok(d.decision)
             })?;
-            (decision, local.plan, estimates)
+            (decision, local.plan, model)
         };
-        let model = SpeedModel::of(&estimates);
+        let estimates = model.estimates.clone();
+        let model = SpeedModel::of_model(&model);
         info!(
             ?model,
             remap = decision.remap,
@@ -1201,9 +1376,10 @@ pub struct RootContext {
     costs: Option<CellCosts>,
 }
 
-/// The root's proposal: for the merged speed estimates, the decision and
-/// the new layout (planned for the snapped speeds, [`snap_speeds`]).
-pub type Proposal<'a, P> = Box<dyn FnOnce(&[SpeedEstimate]) -> Result<(RemapDecision, P)> + 'a>;
+/// The root's proposal: for the balance point's [`PlanningModel`] (the
+/// merged speed estimates, the speed functions, the memory limits), the
+/// decision and the new layout (planned for the model's speeds).
+pub type Proposal<'a, P> = Box<dyn FnOnce(&PlanningModel) -> Result<(RemapDecision, P)> + 'a>;
 
 /// A candidate layout planned by every rank together
 /// ([`Rebalance::propose_collective`]): what the root weighs (the same on
@@ -1259,6 +1435,11 @@ pub trait Rebalance: sealed::Sealed {
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         None
     }
+    /// Whether the work of a rank is the number of its cells (arrays and
+    /// grids without a cost field): the data memory limits apply to.
+    fn work_is_cells(&self) -> bool {
+        false
+    }
 }
 
 mod sealed {
@@ -1288,13 +1469,15 @@ fn propose_grid3(
     current: &GridPlan3,
     mut stencil: Stencil,
     bytes: f64,
-    estimates: &[SpeedEstimate],
+    model: &PlanningModel,
 ) -> Result<(RemapDecision, GridPlan3)> {
-    let speeds = snap_speeds(estimates)?;
     stencil.ghost = stencil.ghost.max(1);
     let candidate = match &ctx.costs {
-        Some(c) => WeightedBisection3d.decompose_costs(c, &speeds)?,
-        None => Best3 { stencil }.decompose(current.shape, &speeds)?,
+        Some(c) => WeightedBisection3d.decompose_costs(c, &model.speeds)?,
+        None => model.plan_within_caps(
+            |s| Best3 { stencil }.decompose(current.shape, s),
+            GridPlan3::volumes,
+        )?,
     };
     let loads = |p: &GridPlan3| match &ctx.costs {
         Some(c) => c.part_costs(p),
@@ -1305,10 +1488,10 @@ fn propose_grid3(
         .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
         .collect();
     let (policy, bandwidth) = ctx.policy;
-    let d = policy.decide_noisy(
+    let d = model.decide(
+        &policy,
         &loads(current)?,
         &loads(&candidate)?,
-        estimates,
         &volume,
         ctx.ahead,
         bandwidth,
@@ -1332,13 +1515,13 @@ impl<T: Element> Rebalance for DistArray3<T> {
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
         let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
-        Box::new(move |estimates| {
+        Box::new(move |model| {
             propose_grid3(
                 ctx,
                 self.plan(),
                 Stencil::seven(self.ghost()),
                 bytes,
-                estimates,
+                model,
             )
         })
     }
@@ -1347,6 +1530,9 @@ impl<T: Element> Rebalance for DistArray3<T> {
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         DistArray3::cost_grid(self)
+    }
+    fn work_is_cells(&self) -> bool {
+        DistArray3::cost_grid(self).is_none()
     }
 }
 
@@ -1375,14 +1561,14 @@ impl Rebalance for BufferGrid {
             0 => 8.0,
             b => b as f64,
         };
-        Box::new(move |estimates| {
+        Box::new(move |model| {
             if self.pending().is_some() {
                 return Err(Error::InvalidInput(
                     "maybe_remap: the grid's previous remap is still pending (call Grid::move_fields first)"
                         .into(),
                 ));
             }
-            propose_grid3(ctx, self.layout().plan(), self.stencil(), bytes, estimates)
+            propose_grid3(ctx, self.layout().plan(), self.stencil(), bytes, model)
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
@@ -1391,6 +1577,9 @@ impl Rebalance for BufferGrid {
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         BufferGrid::cost_grid(self)
+    }
+    fn work_is_cells(&self) -> bool {
+        BufferGrid::cost_grid(self).is_none()
     }
 }
 
@@ -1409,39 +1598,36 @@ impl<T: Element> Rebalance for DistArray2<T> {
         DistArray2::exchanges(self)
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, ArrayPlan> {
-        Box::new(move |estimates| {
+        Box::new(move |model| {
             let (rows, cols) = self.global_shape();
             let (policy, bandwidth) = ctx.policy;
-            let elem = std::mem::size_of::<T>();
-            if let Some(c) = &ctx.costs {
-                let candidate = WeightedBisection2d.decompose_costs(c, &snap_speeds(estimates)?)?;
-                let volume: Vec<(f64, usize)> = migration_volume(self.plan(), &candidate)
-                    .into_iter()
-                    .map(|(cells, msgs)| (cells as f64 * elem as f64, msgs))
-                    .collect();
-                let d = policy.decide_noisy(
-                    &rect_costs(c, &self.plan().parts),
-                    &rect_costs(c, &candidate.parts),
-                    estimates,
-                    &volume,
-                    ctx.ahead,
-                    bandwidth,
-                )?;
-                return Ok((d.decision, candidate));
-            }
-            let candidate = ctx
-                .planner
-                .decompose(rows, cols, &snap_speeds(estimates)?)?;
-            let d = policy.decide_plans_noisy(
-                self.plan(),
-                &candidate,
-                estimates,
-                elem,
+            let elem = std::mem::size_of::<T>() as f64;
+            let candidate = match &ctx.costs {
+                Some(c) => WeightedBisection2d.decompose_costs(c, &model.speeds)?,
+                None => model
+                    .plan_within_caps(|s| ctx.planner.decompose(rows, cols, s), ArrayPlan::areas)?,
+            };
+            let loads = |p: &ArrayPlan| match &ctx.costs {
+                Some(c) => rect_costs(c, &p.parts),
+                None => p.areas().into_iter().map(|a| a as f64).collect(),
+            };
+            let volume: Vec<(f64, usize)> = migration_volume(self.plan(), &candidate)
+                .into_iter()
+                .map(|(cells, msgs)| (cells as f64 * elem, msgs))
+                .collect();
+            let d = model.decide(
+                &policy,
+                &loads(self.plan()),
+                &loads(&candidate),
+                &volume,
                 ctx.ahead,
                 bandwidth,
             )?;
             Ok((d.decision, candidate))
         })
+    }
+    fn work_is_cells(&self) -> bool {
+        DistArray2::cost_grid(self).is_none()
     }
     fn apply(&mut self, plan: ArrayPlan) -> Result<MoveStats> {
         self.remap(&plan)
@@ -1469,7 +1655,7 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
         self.strategy() != GraphStrategy::Geometric
     }
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan> {
-        Box::new(move |estimates| {
+        Box::new(move |model| {
             let index = self.index.as_ref().ok_or_else(|| {
                 Error::InvalidInput(
                     "maybe_remap: this graph was scattered with a partition of the caller's and has no coordinates (GraphStrategy::Manual): build it with Balancer::scatter_graph, or give it coordinates, to have it balanced"
@@ -1477,7 +1663,7 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
                 )
             })?;
             let (policy, bandwidth) = ctx.policy;
-            let (d, cut, candidate) = index.propose(estimates, &policy, ctx.ahead, bandwidth)?;
+            let (d, cut, candidate) = index.propose(model, &policy, ctx.ahead, bandwidth)?;
             Ok((d, GraphPlan::Index(cut, candidate)))
         })
     }
@@ -1548,6 +1734,16 @@ pub enum RankReport {
 }
 
 impl SpeedModel {
+    /// The model that planned with `model`: [`SpeedModel::Functional`] when
+    /// its functions did, else [`SpeedModel::of`] its estimates.
+    pub fn of_model(model: &PlanningModel) -> SpeedModel {
+        if model.is_functional() {
+            SpeedModel::Functional
+        } else {
+            SpeedModel::of(&model.estimates)
+        }
+    }
+
     /// The model of a decision on `estimates`: noisy as soon as one has noise.
     pub fn of(estimates: &[SpeedEstimate]) -> SpeedModel {
         if estimates.iter().any(|e| e.noise > 0.0) {

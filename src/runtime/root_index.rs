@@ -5,7 +5,7 @@
 //! migration-aware repartitioning (\[SKK00\]).
 
 use crate::error::Result;
-use crate::plan::fpm::{snap_speeds, SpeedEstimate};
+use crate::plan::fpm::PlanningModel;
 use crate::plan::graph::repart::Repartitioner;
 use crate::plan::graph::{Graph, Grouping, IndexKind, IntervalCut, Ordering, Partition, Rsb};
 use crate::plan::policy::{RemapDecision, RemapPolicy};
@@ -86,10 +86,10 @@ impl RootIndex {
         vol
     }
 
-    /// The remap proposal for the speed `estimates` (pure; runs on the
-    /// root), planned for the snapped speeds ([`snap_speeds`]): the re-cut
-    /// of the ordering (\[KOR95\] §3), weighed by
-    /// [`RemapPolicy::decide_noisy`]; and, when the current partition is
+    /// The remap proposal for the balance point's `model` (pure; runs on
+    /// the root), planned for its speeds ([`PlanningModel::speeds`]: the
+    /// snapped estimates, or the functional shares): the re-cut of the
+    /// ordering (\[KOR95\] §3), weighed by [`PlanningModel::decide`]; and, when the current partition is
     /// imbalanced beyond the hysteresis, the migration-aware repartitioning
     /// of the graph (\[SKK00\], [`Repartitioner`]), the two weighed against
     /// staying by [`RemapPolicy::choose_graph`] (compute, one ghost exchange
@@ -100,21 +100,20 @@ impl RootIndex {
     /// a repartitioning) and the partition.
     pub(crate) fn propose(
         &self,
-        estimates: &[SpeedEstimate],
+        model: &PlanningModel,
         policy: &RemapPolicy,
         ahead: usize,
         bandwidth: Option<f64>,
     ) -> Result<(RemapDecision, Option<IntervalCut>, Partition)> {
-        let snapped = snap_speeds(estimates)?;
-        let speeds = &snapped[..];
+        let speeds = &model.speeds[..];
         let p = speeds.len();
         let cut = self.ordering.recut(&self.cut, speeds, self.grouping)?;
         let recut = self.ordering.to_partition(&cut)?;
         let noisy = |candidate: &[usize]| {
-            policy.decide_noisy(
+            model.decide(
+                policy,
                 &self.loads(&self.parts, p),
                 &self.loads(candidate, p),
-                estimates,
                 &self.volume(&self.parts, candidate, p),
                 ahead,
                 bandwidth,
@@ -206,12 +205,13 @@ mod tests {
         (c.candidates[0].total, c.candidates[1].total)
     }
 
-    /// Speeds known exactly (no noise).
-    fn exact(speeds: &[f64]) -> Vec<SpeedEstimate> {
-        speeds
+    /// The constant model of speeds known exactly (no noise).
+    fn exact(speeds: &[f64]) -> PlanningModel {
+        let est: Vec<_> = speeds
             .iter()
-            .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
-            .collect()
+            .map(|&mean| crate::plan::fpm::SpeedEstimate { mean, noise: 0.0 })
+            .collect();
+        PlanningModel::new(&est, None, 1, None, false).expect("model")
     }
 
     #[test]

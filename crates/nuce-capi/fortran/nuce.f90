@@ -41,6 +41,7 @@ module nuce
   public :: nuce_array_create, nuce_array_scatter, nuce_array_free, nuce_array_box
   public :: nuce_array_read, nuce_array_exchange_ghosts, nuce_array_gather, nuce_maybe_remap
   public :: nuce_set_decomposer, nuce_set_hysteresis, nuce_set_timeout
+  public :: nuce_set_memory_limit
   public :: nuce_waiting_begin, nuce_waiting_end
   public :: nuce_partition_graph, nuce_graph_partition
   public :: nuce_graph_scatter, nuce_graph_free, nuce_graph_sizes, nuce_graph_owned
@@ -388,6 +389,12 @@ module nuce
       real(c_double), value :: seconds
       integer(c_int) :: rc
     end function c_set_timeout
+    function c_set_memory_limit(b, cells) bind(c, name='nuce_set_memory_limit') result(rc)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: b
+      integer(c_int64_t), value :: cells
+      integer(c_int) :: rc
+    end function c_set_memory_limit
     function c_waiting_begin() bind(c, name='nuce_waiting_begin') result(rc)
       import :: c_int
       integer(c_int) :: rc
@@ -808,6 +815,15 @@ contains
     integer, intent(out), optional :: ierr
     call done(c_set_timeout(b%ptr, seconds), 'nuce_set_timeout', ierr)
   end subroutine nuce_set_timeout
+
+  !> The most cells this rank can hold, < 0 = no limit (collective: every
+  !> rank passes its own limit); later plans of arrays never exceed it.
+  subroutine nuce_set_memory_limit(b, cells, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer(c_int64_t), intent(in) :: cells
+    integer, intent(out), optional :: ierr
+    call done(c_set_memory_limit(b%ptr, cells), 'nuce_set_memory_limit', ierr)
+  end subroutine nuce_set_memory_limit
 
   !> Opens a waiting section (local): its time is not compute for nuce's
   !> automatic timing (the application's own collectives and waits).

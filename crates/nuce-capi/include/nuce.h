@@ -668,6 +668,14 @@ int nuce_set_hysteresis(struct nuce_balancer *b, double fraction);
 // `NUCE_ERR_INVALID_INPUT`.
 int nuce_set_timeout(struct nuce_balancer *b, double seconds);
 
+// Declares the most cells this rank can hold (collective: every rank calls
+// it, each with its own limit; `cells < 0`: no limit). From then on the
+// plans of 2D arrays and 3D grids (the first plan and every remap) never
+// give a rank more cells than its limit; limits that cannot hold an array
+// are the same `NUCE_ERR_INVALID_INPUT` on every rank when it is planned.
+// Graphs and arrays with a cost field refuse limits at their balance point.
+int nuce_set_memory_limit(struct nuce_balancer *b, int64_t cells);
+
 // Opens a waiting section on this thread (local): until the matching
 // [`nuce_waiting_end`], time is not counted as compute by nuce's automatic
 // timing. For the application's own collectives and waits between balance

@@ -110,6 +110,22 @@ pub extern "C" fn nuce_set_timeout(b: *mut nuce_balancer, seconds: f64) -> c_int
     )
 }
 
+/// Declares the most cells this rank can hold (collective: every rank calls
+/// it, each with its own limit; `cells < 0`: no limit). From then on the
+/// plans of 2D arrays and 3D grids (the first plan and every remap) never
+/// give a rank more cells than its limit; limits that cannot hold an array
+/// are the same `NUCE_ERR_INVALID_INPUT` on every rank when it is planned.
+/// Graphs and arrays with a cost field refuse limits at their balance point.
+#[no_mangle]
+pub extern "C" fn nuce_set_memory_limit(b: *mut nuce_balancer, cells: i64) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle (contract of the C API).
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_set_memory_limit"))?;
+        h.bal.set_memory_limit(usize::try_from(cells).ok())
+    })
+}
+
 thread_local! {
     static SECTIONS: RefCell<Vec<Waiting>> = const { RefCell::new(Vec::new()) };
 }

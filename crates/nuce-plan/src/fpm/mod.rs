@@ -13,6 +13,7 @@
 //! | integer 1D partition of `n` units, equal times, memory caps | [`partition`] ([`plan`]) |
 //! | effective constant speeds for the array, graph and task decomposers | [`functional_shares`] |
 //! | noisy speeds: estimates, snapping speeds the noise cannot separate | [`SpeedEstimate`], [`snap_speeds`] ([`noise`]) |
+//! | which model plans a balance point (constant or functional), its speeds, decision and memory caps | [`PlanningModel`] ([`model`]) |
 //! | whether a remap pays off despite the noise | [`crate::policy::RemapPolicy::decide_noisy`] |
 //!
 //! **How the runtime uses it.** Every rank measures the time of the work it
@@ -25,10 +26,12 @@
 //! can be replaced by constants: [`partition`] of constant functions is
 //! exactly [`crate::dist1d::optimal_counts`].
 
+pub mod model;
 pub mod noise;
 pub mod plan;
 pub mod speed_fn;
 
+pub use model::{PlanningModel, CAUTIOUS_GAP, MIN_FLAT_NOISE};
 pub use noise::{same_speed, snap_speeds, SpeedEstimate};
 pub use plan::{functional_shares, partition, FunctionalPlan};
 pub use speed_fn::{within_noise, Aging, Observation, SpeedFunction, SpeedPoints};

@@ -92,6 +92,10 @@ pub enum Aging {
     /// all sizes alike, such as a second process sharing the core), then the
     /// new point is added.
     Rescale,
+    /// Keep every point: the measurement is averaged in as it is (the
+    /// caller knows the disagreement is noise, e.g. because its own change
+    /// detection did not fire).
+    Keep,
 }
 
 /// The outcome of [`SpeedFunction::observe`].
@@ -108,6 +112,11 @@ pub enum Observation {
         /// [`Aging::Rescale`].
         dropped: usize,
     },
+    /// The measurement was at a size no point of the function is near
+    /// ([`SpeedFunction::learn`]): new knowledge of the function's shape,
+    /// added as it is (a speed predicted there is an interpolation or an
+    /// extrapolation, not a measurement to compare with).
+    New,
 }
 
 /// Checks a relative noise: finite, `0 ≤ noise < 1`.
@@ -362,11 +371,17 @@ impl SpeedFunction {
     /// measurement), the new point is added and [`Observation::Changed`] is
     /// returned. On an error the function is unchanged.
     pub fn observe(&mut self, x: f64, t: f64, aging: Aging) -> Result<Observation> {
+        self.observe_within(x, t, aging, self.noise)
+    }
+
+    /// [`SpeedFunction::observe`] with the relative `band` instead of the
+    /// function's noise.
+    fn observe_within(&mut self, x: f64, t: f64, aging: Aging, band: f64) -> Result<Observation> {
         check_point(0, x, t)?;
         let measured = x / t;
         let predicted = self.speed(x);
         let ratio = measured / predicted;
-        if within_noise(measured, self.noise, predicted, self.noise) {
+        if within_noise(measured, band, predicted, band) {
             self.insert(x, t);
             return Ok(Observation::Agreed);
         }
@@ -382,6 +397,10 @@ impl SpeedFunction {
                     Self::build(self.xs.clone(), scaled, self.samples.clone(), self.noise)?;
                 next.insert(x, t);
                 *self = next;
+                0
+            }
+            Aging::Keep => {
+                self.insert(x, t);
                 0
             }
         };
@@ -402,5 +421,73 @@ impl SpeedFunction {
             self.samples.insert(k, 1);
         }
         self.envelope();
+    }
+
+    /// [`SpeedFunction::observe`] for a history of phases whose work sizes
+    /// move (\[CLR11\]): a measurement at a size within a relative `reach`
+    /// of a point's size (`|x − x_k| ≤ reach · x_k`) re-measures that point
+    /// and is observed as [`SpeedFunction::observe`] does, within the
+    /// function's noise but at least [`super::MIN_FLAT_NOISE`] (phases vary
+    /// more than repeated samples; a disagreement is a change of speed, aged
+    /// as `aging` says); a measurement at a size no
+    /// point is near teaches the function its shape and is added as it is
+    /// ([`Observation::New`]) — a rank that is 3× slower on a larger block
+    /// has not *changed*, its speed depends on the size. `reach` must be
+    /// finite and `≥ 0`. On an error the function is unchanged.
+    pub fn learn(&mut self, x: f64, t: f64, reach: f64, aging: Aging) -> Result<Observation> {
+        check_point(0, x, t)?;
+        if !(reach.is_finite() && reach >= 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "reach {reach}: must be finite and at least 0"
+            )));
+        }
+        let k = self.xs.partition_point(|&xk| xk < x);
+        let near = |j: usize| {
+            self.xs
+                .get(j)
+                .is_some_and(|&xj| (x - xj).abs() <= reach * xj)
+        };
+        if near(k) || (k > 0 && near(k - 1)) {
+            let band = self.noise.max(super::MIN_FLAT_NOISE);
+            return self.observe_within(x, t, aging, band);
+        }
+        self.insert(x, t);
+        Ok(Observation::New)
+    }
+
+    /// The function a plan can trust where two points are close: between
+    /// two adjacent points closer than a relative `gap` (`x_{k+1} − x_k ≤
+    /// gap · x_k`) whose speeds differ beyond the noise, the speed is the
+    /// lower of the two (a knee somewhere in between, not a slope: a
+    /// plan between them risks the slow side), by points added just inside
+    /// the interval; elsewhere the function is unchanged. Sample counts of
+    /// the added points are 1. Wide gaps keep their linear interpolation,
+    /// so that a plan explores them.
+    pub fn cautious(&self, gap: f64) -> SpeedFunction {
+        let mut out = self.clone();
+        let (mut xs, mut speeds, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+        for k in 0..self.xs.len() {
+            xs.push(self.xs[k]);
+            speeds.push(self.speeds[k]);
+            samples.push(self.samples[k]);
+            let Some(&x1) = self.xs.get(k + 1) else { break };
+            let (x0, s0, s1) = (self.xs[k], self.speeds[k], self.speeds[k + 1]);
+            let close = x1 - x0 <= gap * x0;
+            if !close || within_noise(s0, self.noise, s1, self.noise) {
+                continue;
+            }
+            let low = s0.min(s1);
+            let (a, b) = (x0 + (x1 - x0) * 1e-6, x1 - (x1 - x0) * 1e-6);
+            if x0 < a && a < b && b < x1 {
+                xs.extend([a, b]);
+                speeds.extend([low, low]);
+                samples.extend([1, 1]);
+            }
+        }
+        out.xs = xs;
+        out.speeds = speeds;
+        out.samples = samples;
+        out.envelope();
+        out
     }
 }
