@@ -27,7 +27,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::refine_kway::KwayRefiner;
-use super::{coarsen, Best, Gain, View};
+use super::{coarsen, fm2way, Best, Gain, View};
 use crate::error::Result;
 use crate::graph::csr::Graph;
 use crate::graph::metrics::target_weights;
@@ -146,7 +146,11 @@ pub fn bisect(
         for i in (1..levels.len()).rev() {
             let fine = &levels[i - 1].0;
             side = levels[i].1.iter().map(|&c| side[c]).collect();
-            fm.refine_coarse(fine, &tw, &mut side, granularity(fine), rng);
+            if fm2() {
+                side = refine_level(fine, &tw, fm, granularity(fine), side, rng);
+            } else {
+                fm.refine_coarse(fine, &tw, &mut side, granularity(fine), rng);
+            }
         }
         side = levels[0].1.iter().map(|&c| side[c]).collect();
         refine_both_ways(g, &view, &tw, fm, 0.0, side, &mut best, rng);
@@ -195,6 +199,10 @@ fn refine_both_ways(
     best: &mut Best,
     rng: &mut impl Rng,
 ) {
+    if fm2() {
+        best.offer(view, tw, refine_level(g, tw, fm, slack, side, rng));
+        return;
+    }
     let heaviest = view.vw.iter().copied().fold(0.0, f64::max);
     let loose = KwayRefiner {
         tolerance: fm.tolerance + heaviest / tw[0].min(tw[1]).max(f64::MIN_POSITIVE),
@@ -208,6 +216,38 @@ fn refine_both_ways(
         fm.refine_coarse(g, tw, &mut s, slack, rng);
         best.offer(view, tw, s);
     }
+}
+
+fn fm2() -> bool {
+    std::env::var("NUCE_FM2").is_ok_and(|v| v == "1" || v == "2")
+}
+
+/// Refines the bisection `side` of `g` on one level: balanced to the caps of
+/// `fm` raised by `slack` (METIS's `Balance2Way`), refined by uncapped
+/// two-way FM around the target split ([`fm2way`]), then balanced and
+/// refined again with the caps.
+fn refine_level(
+    g: &Graph,
+    tw: &[f64],
+    fm: KwayRefiner,
+    slack: f64,
+    mut side: Vec<usize>,
+    rng: &mut impl Rng,
+) -> Vec<usize> {
+    let balance = KwayRefiner {
+        passes: 0,
+        fm_passes: 0,
+        ..fm
+    };
+    balance.refine_coarse(g, tw, &mut side, slack, rng);
+    fm2way::refine(&View::of(g), tw, &mut side, 10, rng);
+    let post = if std::env::var("NUCE_FM2").is_ok_and(|v| v == "2") {
+        KwayRefiner { fm_passes: 0, ..fm }
+    } else {
+        fm
+    };
+    post.refine_coarse(g, tw, &mut side, slack, rng);
+    side
 }
 
 /// Greedy graph growing: side 0 grows from a random vertex by the frontier

@@ -67,6 +67,7 @@ use super::GraphPartitioner;
 use crate::error::Result;
 
 pub mod coarsen;
+mod fm2way;
 pub mod initial;
 pub mod refine_kway;
 
@@ -351,6 +352,8 @@ impl Multilevel {
         )?;
         if levels.is_empty() {
             refiner.refine(coarsest, &tw, &mut part, true, rng);
+        } else if std::env::var("NUCE_KCAP").is_ok_and(|v| v == "1") {
+            refiner.refine_current(coarsest, &tw, &mut part, rng);
         } else {
             refiner.refine_coarse(
                 coarsest,
@@ -380,6 +383,8 @@ impl Multilevel {
             part = levels[i].1.iter().map(|&c| part[c]).collect();
             if i == 0 {
                 refiner.refine(fine, tw, &mut part, true, rng);
+            } else if std::env::var("NUCE_KCAP").is_ok_and(|v| v == "1") {
+                refiner.refine_current(fine, tw, &mut part, rng);
             } else {
                 refiner.refine_coarse(fine, tw, &mut part, initial::granularity(fine), rng);
             }

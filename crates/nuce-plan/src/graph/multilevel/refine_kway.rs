@@ -94,6 +94,28 @@ impl KwayRefiner {
         self.run(&mut s, true, rng);
     }
 
+    /// [`KwayRefiner::refine`] on a coarse level as METIS's k-way
+    /// refinement: caps `max(1 + tolerance, current largest load) × target`.
+    pub(crate) fn refine_current(
+        &self,
+        g: &Graph,
+        tw: &[f64],
+        part: &mut [usize],
+        rng: &mut impl Rng,
+    ) {
+        let mut s = State::new(g, tw, self.tolerance, part);
+        let load = s
+            .pw
+            .iter()
+            .zip(tw)
+            .map(|(w, t)| w / t.max(f64::MIN_POSITIVE))
+            .fold(0.0, f64::max);
+        for (c, t) in s.cap.iter_mut().zip(tw) {
+            *c = c.max(t * load * (1.0 + 1e-12));
+        }
+        self.run(&mut s, false, rng);
+    }
+
     /// [`KwayRefiner::refine`] whose gains include the migration costs `mig`
     /// (when given): the objective is the cut plus the cost of every vertex
     /// outside its home part. `flows` (`(from, to, weight)`) first moves
