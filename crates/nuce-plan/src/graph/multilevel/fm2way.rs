@@ -41,7 +41,11 @@ pub(crate) fn refine(v: &View, tw: &[f64], side: &mut [usize], passes: usize, rn
     for x in 0..n {
         pw[side[x]] += v.vw[x];
         for a in v.arcs(x) {
-            gain[x] += if side[v.adj[a]] == side[x] { -v.ew[a] } else { v.ew[a] };
+            gain[x] += if side[v.adj[a]] == side[x] {
+                -v.ew[a]
+            } else {
+                v.ew[a]
+            };
         }
     }
     let mut moved = vec![false; n];
@@ -67,11 +71,8 @@ pub(crate) fn refine(v: &View, tw: &[f64], side: &mut [usize], passes: usize, rn
             let Some(x) = pop(&mut heaps[from], &moved, &ver) else {
                 break;
             };
-            let to = 1 - from;
             cut_delta -= gain[x];
-            pw[from] -= v.vw[x];
-            pw[to] += v.vw[x];
-            side[x] = to;
+            flip(v, side, &mut pw, &mut gain, x);
             moved[x] = true;
             log.push(x);
             let d = dist(&pw);
@@ -82,10 +83,8 @@ pub(crate) fn refine(v: &View, tw: &[f64], side: &mut [usize], passes: usize, rn
             } else if log.len() - best_len > limit {
                 break;
             }
-            gain[x] = -gain[x];
             for a in v.arcs(x) {
                 let u = v.adj[a];
-                gain[u] += if side[u] == to { -2.0 * v.ew[a] } else { 2.0 * v.ew[a] };
                 if !moved[u] {
                     ver[u] = ver[u].wrapping_add(1);
                     if is_boundary(v, side, u) {
@@ -96,15 +95,7 @@ pub(crate) fn refine(v: &View, tw: &[f64], side: &mut [usize], passes: usize, rn
         }
         // Undo the moves after the best prefix.
         for &x in log[best_len..].iter().rev() {
-            let (from, to) = (side[x], 1 - side[x]);
-            pw[from] -= v.vw[x];
-            pw[to] += v.vw[x];
-            side[x] = to;
-            gain[x] = -gain[x];
-            for a in v.arcs(x) {
-                let u = v.adj[a];
-                gain[u] += if side[u] == to { -2.0 * v.ew[a] } else { 2.0 * v.ew[a] };
-            }
+            flip(v, side, &mut pw, &mut gain, x);
         }
         for &x in &log {
             moved[x] = false;
@@ -116,6 +107,20 @@ pub(crate) fn refine(v: &View, tw: &[f64], side: &mut [usize], passes: usize, rn
     }
 }
 
+/// Moves `x` to the other side, updating the side weights `pw` and the
+/// gains of `x` and its neighbours. O(deg x).
+fn flip(v: &View, side: &mut [usize], pw: &mut [f64; 2], gain: &mut [f64], x: usize) {
+    let to = 1 - side[x];
+    pw[1 - to] -= v.vw[x];
+    pw[to] += v.vw[x];
+    side[x] = to;
+    gain[x] = -gain[x];
+    for a in v.arcs(x) {
+        let u = v.adj[a];
+        gain[u] += if side[u] == to { -2.0 } else { 2.0 } * v.ew[a];
+    }
+}
+
 /// True when `x` has a neighbour on the other side. O(deg x).
 fn is_boundary(v: &View, side: &[usize], x: usize) -> bool {
     v.arcs(x).any(|a| side[v.adj[a]] != side[x])
@@ -123,11 +128,7 @@ fn is_boundary(v: &View, side: &[usize], x: usize) -> bool {
 
 /// The unmoved vertex of largest current gain in `heap` (stale entries
 /// skipped).
-fn pop(
-    heap: &mut BinaryHeap<(Gain, u32)>,
-    moved: &[bool],
-    ver: &[u32],
-) -> Option<usize> {
+fn pop(heap: &mut BinaryHeap<(Gain, u32)>, moved: &[bool], ver: &[u32]) -> Option<usize> {
     while let Some((Gain(_, x), version)) = heap.pop() {
         if !moved[x] && version == ver[x] {
             return Some(x);
@@ -157,7 +158,13 @@ mod tests {
             })
             .collect();
         let before = cut(&v, &side);
-        refine(&v, &[50.0, 50.0], &mut side, 10, &mut ChaCha8Rng::seed_from_u64(3));
+        refine(
+            &v,
+            &[50.0, 50.0],
+            &mut side,
+            10,
+            &mut ChaCha8Rng::seed_from_u64(3),
+        );
         let w0 = side.iter().filter(|&&s| s == 0).count();
         let after = cut(&v, &side);
         assert!(after < before, "cut {before} -> {after}");

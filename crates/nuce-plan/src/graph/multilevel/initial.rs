@@ -131,7 +131,8 @@ pub fn bisect(
             // `g` is small: grow it directly, held to `tol`.
             for _ in 0..tries.max(1) {
                 let grown = grow(&view, frac, rng);
-                best.offer(&view, &tw, refine_level(g, &tw, fm, 0.0, grown, rng));
+                let side = refine_level(g, &tw, fm, 0.0, grown, GROWN_FM_PASSES, rng);
+                best.offer(&view, &tw, side);
             }
             continue;
         };
@@ -140,16 +141,21 @@ pub fn bisect(
         let mut grown = Best::new(slack_tolerance(tol, &tw, slack));
         for _ in 0..tries.max(1) {
             let side = grow(&cview, frac, rng);
-            grown.offer(&cview, &tw, refine_level(coarsest, &tw, fm, slack, side, rng));
+            let side = refine_level(coarsest, &tw, fm, slack, side, GROWN_FM_PASSES, rng);
+            grown.offer(&cview, &tw, side);
         }
         let mut side = grown.take();
         for i in (1..levels.len()).rev() {
             let fine = &levels[i - 1].0;
             side = levels[i].1.iter().map(|&c| side[c]).collect();
-            side = refine_level(fine, &tw, fm, granularity(fine), side, rng);
+            side = refine_level(fine, &tw, fm, granularity(fine), side, FM_PASSES, rng);
         }
         side = levels[0].1.iter().map(|&c| side[c]).collect();
-        best.offer(&view, &tw, refine_level(g, &tw, fm, 0.0, side, rng));
+        best.offer(
+            &view,
+            &tw,
+            refine_level(g, &tw, fm, 0.0, side, FM_PASSES, rng),
+        );
     }
     Ok(best.take())
 }
@@ -195,17 +201,32 @@ fn refine_level(
     fm: KwayRefiner,
     slack: f64,
     mut side: Vec<usize>,
+    passes: usize,
     rng: &mut impl Rng,
 ) -> Vec<usize> {
-    let balance = KwayRefiner { passes: 0, ..fm };
-    balance.refine_coarse(g, tw, &mut side, slack, rng);
-    fm2way::refine(&View::of(g), tw, &mut side, FM_PASSES, rng);
+    let view = View::of(g);
+    let mut w0 = 0.0;
+    for (x, &s) in side.iter().enumerate() {
+        if s == 0 {
+            w0 += view.vw[x];
+        }
+    }
+    let cap = |t: f64| (t * (1.0 + fm.tolerance)).max(t + slack);
+    if w0 > cap(tw[0]) || g.total_weight() - w0 > cap(tw[1]) {
+        let balance = KwayRefiner { passes: 0, ..fm };
+        balance.refine_coarse(g, tw, &mut side, slack, rng);
+    }
+    fm2way::refine(&view, tw, &mut side, passes, rng);
     fm.refine_coarse(g, tw, &mut side, slack, rng);
     side
 }
 
 /// Two-way FM passes per level of a bisection (METIS's `niter`).
 const FM_PASSES: usize = 10;
+
+/// Two-way FM passes after each greedy growth (METIS's `Init2WayPartition`
+/// refines each of its growths by 4).
+const GROWN_FM_PASSES: usize = 4;
 
 /// Greedy graph growing: side 0 grows from a random vertex by the frontier
 /// vertex of largest gain (weighted edges into the region minus edges out),

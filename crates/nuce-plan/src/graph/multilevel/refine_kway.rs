@@ -104,12 +104,11 @@ impl KwayRefiner {
         rng: &mut impl Rng,
     ) {
         let mut s = State::new(g, tw, self.tolerance, part);
-        let load = s
-            .pw
-            .iter()
-            .zip(tw)
-            .map(|(w, t)| w / t.max(f64::MIN_POSITIVE))
-            .fold(0.0, f64::max);
+        let load =
+            s.pw.iter()
+                .zip(tw)
+                .map(|(w, t)| w / t.max(f64::MIN_POSITIVE))
+                .fold(0.0, f64::max);
         for (c, t) in s.cap.iter_mut().zip(tw) {
             *c = c.max(t * load * (1.0 + 1e-12));
         }
