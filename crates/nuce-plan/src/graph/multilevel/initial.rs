@@ -6,9 +6,10 @@
 //! subgraph is coarsened by heavy-edge matching to about 20 vertices, where
 //! a region grows from `tries` random seeds, always adding the frontier
 //! vertex whose move lowers the cut most ("GGGP"), until it holds its share
-//! of the weight; two-way FM \[FM82\] ([`KwayRefiner`] with two parts)
-//! improves the best growth within the balance tolerance there and at every
-//! finer level. Of `cuts` such multilevel bisections the least cut within
+//! of the weight. Every growth, and the bisection at every finer level, is
+//! refined as METIS's `Refine2Way` does: balanced to its caps, improved by
+//! METIS's uncapped two-way FM around the target split ([`fm2way`]), then
+//! brought back within the caps by the greedy passes of [`KwayRefiner`]. Of `cuts` such multilevel bisections the least cut within
 //! balance is kept (METIS's `ncuts`, which its k-way scheme sets to 4–5 for
 //! the initial partition).
 //!
@@ -190,11 +191,11 @@ fn two_way_fm(tol: f64) -> KwayRefiner {
 /// does: balanced to the caps of `fm` raised by `slack` (its `Balance2Way`),
 /// then [`fm2way`]'s uncapped FM passes around the target split, then
 /// balanced again and polished by `fm`'s greedy passes, which never leave the
-/// caps. Before issue 21's second round the FM passes were capped: a capped
-/// FM cannot move a vertex when both sides are at their caps, and the
-/// bisections of 1:4 splits landed in worse basins (on the weighted dual of
-/// indheat-3D, p = 4, 1:4: cut 5 290 on average over seeds 1–8 against
-/// 4 800 now and METIS's 4 930). O(FM passes · m log m).
+/// caps. Until issue 21's third round the FM passes were capped (k-way FM
+/// with two parts, plus a run with caps loosened by one vertex): a capped FM
+/// cannot move a vertex when both sides are at their caps, and bisections
+/// of 1:4 splits landed in worse basins (`BENCHMARKS.md`). O(FM passes · m
+/// log m).
 fn refine_level(
     g: &Graph,
     tw: &[f64],
