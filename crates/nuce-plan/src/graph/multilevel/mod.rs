@@ -16,7 +16,8 @@
 //!    halves and itself multilevel: the best of `initial_runs` bisections,
 //!    each coarsened to about 20 vertices, grown greedily there from
 //!    `initial_tries` random seeds and refined at every level by METIS's
-//!    uncapped two-way FM around the target split \[FM82\] ([`fm2way`]). The result is refined k-way on the coarsest graph.
+//!    uncapped two-way FM around the target split \[FM82\] ([`fm2way`]).
+//!    The result is refined k-way on the coarsest graph.
 //! 3. **Uncoarsening** ([`refine_kway`]): the partition is projected level by
 //!    level and improved by greedy k-way boundary passes, then k-way FM passes
 //!    with rollback, that honour every part's cap, after a balancing pass.
