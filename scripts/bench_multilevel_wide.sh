@@ -8,6 +8,8 @@
 # 1:4 / random targets. MPI-free (an example of nuce-plan). Prints Markdown,
 # every case worst cut ratio first (BENCHMARKS.md, benchmarks/graph.md).
 #   scripts/bench_multilevel_wide.sh [REPS]   (default 3: least time of 3 runs)
+#   BASE_BIN=/tmp/bench_multilevel_old scripts/bench_multilevel_wide.sh 1
+#     (a before/after of two builds: the old build's binary against this one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS="${1:-3}"
@@ -25,11 +27,30 @@ mesh 3 indheat.geo 1 indheat_3d.msh
 mesh 3 filter.geo 1 filter_3d.msh
 mesh 3 t18.geo 1 t18_3d.msh
 cargo build --release -p nuce-plan --example bench_multilevel
-target/release/examples/bench_multilevel "$REPS" "$W" \
-  "machine-2D=$W/machine_2d.msh" "machine-2D-dual=$W/machine_2d.msh:dual" \
-  "machine-2D-weighted=$W/machine_2d.msh:weighted" "t10-2D=$W/t10_2d.msh" \
-  "antenna-surface=$W/antenna_surf.msh" "indheat-3D=$W/indheat_3d.msh" \
-  "indheat-3D-dual=$W/indheat_3d.msh:dual" "indheat-3D-dual-weighted=$W/indheat_3d.msh:dualweighted" \
-  "filter-3D=$W/filter_3d.msh" "t18-3D=$W/t18_3d.msh" \
-  "gmsh-t4-2D=$W/t4_2d.msh" "sfepy-big-2D=$S" "gmsh-t4-large-2D=$W/t4_large.msh" \
-  "sfepy-cube_cylinder-3D=$C" "gmsh-t5-3D=$W/t5_3d.msh" "gmsh-t5-large-3D=$W/t5_large.msh"
+SPECS=("machine-2D=$W/machine_2d.msh" "machine-2D-dual=$W/machine_2d.msh:dual"
+  "machine-2D-weighted=$W/machine_2d.msh:weighted" "t10-2D=$W/t10_2d.msh"
+  "antenna-surface=$W/antenna_surf.msh" "indheat-3D=$W/indheat_3d.msh"
+  "indheat-3D-dual=$W/indheat_3d.msh:dual" "indheat-3D-dual-weighted=$W/indheat_3d.msh:dualweighted"
+  "filter-3D=$W/filter_3d.msh" "t18-3D=$W/t18_3d.msh"
+  "gmsh-t4-2D=$W/t4_2d.msh" "sfepy-big-2D=$S" "gmsh-t4-large-2D=$W/t4_large.msh"
+  "sfepy-cube_cylinder-3D=$C" "gmsh-t5-3D=$W/t5_3d.msh" "gmsh-t5-large-3D=$W/t5_large.msh")
+NEW=target/release/examples/bench_multilevel
+if [ -z "${BASE_BIN:-}" ]; then
+  exec "$NEW" "$REPS" "$W" "${SPECS[@]}"
+fi
+# BASE_BIN=<a copy of bench_multilevel built from another commit>: both builds
+# run graph by graph, alternating (same load), and one summary line each.
+for spec in "${SPECS[@]}"; do
+  for b in base new; do
+    bin="$NEW"; [ "$b" = base ] && bin="$BASE_BIN"
+    "$bin" "$REPS" "$W" "$spec" 2>&1 >/dev/null | grep '^| ' >> "$W/ab_$b.md.tmp"
+  done
+done
+for b in base new; do
+  mv "$W/ab_$b.md.tmp" "$W/ab_$b.md"
+  awk -F'|' -v b="$b" '{c = $8 + 0; t = $13 + 0; n++; lc += log(c); lt += log(t)
+    if (c > 1.10) o++; if (c > mc) mc = c; if (t > mt) mt = t}
+    END {printf "%s: %d cases, cut ratio gmean %.3f, max %.3f, %d above 1.10; time ratio gmean %.2f, max %.2f\n",
+      b, n, exp(lc / n), mc, o, exp(lt / n), mt}' "$W/ab_$b.md"
+done
+echo "(every case: $W/ab_base.md, $W/ab_new.md)"

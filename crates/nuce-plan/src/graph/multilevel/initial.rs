@@ -6,9 +6,10 @@
 //! subgraph is coarsened by heavy-edge matching to about 20 vertices, where
 //! a region grows from `tries` random seeds, always adding the frontier
 //! vertex whose move lowers the cut most ("GGGP"), until it holds its share
-//! of the weight; two-way FM \[FM82\] ([`KwayRefiner`] with two parts)
-//! improves the best growth within the balance tolerance there and at every
-//! finer level. Of `cuts` such multilevel bisections the least cut within
+//! of the weight. Every growth, and the bisection at every finer level, is
+//! refined as METIS's `Refine2Way` does: balanced to its caps, improved by
+//! METIS's uncapped two-way FM around the target split ([`fm2way`]), then
+//! brought back within the caps by the greedy passes of [`KwayRefiner`]. Of `cuts` such multilevel bisections the least cut within
 //! balance is kept (METIS's `ncuts`, which its k-way scheme sets to 4–5 for
 //! the initial partition).
 //!
@@ -27,7 +28,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::refine_kway::KwayRefiner;
-use super::{coarsen, Best, Gain, View};
+use super::{coarsen, fm2way, Best, Gain, View};
 use crate::error::Result;
 use crate::graph::csr::Graph;
 use crate::graph::metrics::target_weights;
@@ -131,7 +132,8 @@ pub fn bisect(
             // `g` is small: grow it directly, held to `tol`.
             for _ in 0..tries.max(1) {
                 let grown = grow(&view, frac, rng);
-                refine_both_ways(g, &view, &tw, fm, 0.0, grown, &mut best, rng);
+                let side = refine_level(g, &tw, fm, 0.0, grown, GROWN_FM_PASSES, rng);
+                best.offer(&view, &tw, side);
             }
             continue;
         };
@@ -140,16 +142,21 @@ pub fn bisect(
         let mut grown = Best::new(slack_tolerance(tol, &tw, slack));
         for _ in 0..tries.max(1) {
             let side = grow(&cview, frac, rng);
-            refine_both_ways(coarsest, &cview, &tw, fm, slack, side, &mut grown, rng);
+            let side = refine_level(coarsest, &tw, fm, slack, side, GROWN_FM_PASSES, rng);
+            grown.offer(&cview, &tw, side);
         }
         let mut side = grown.take();
         for i in (1..levels.len()).rev() {
             let fine = &levels[i - 1].0;
             side = levels[i].1.iter().map(|&c| side[c]).collect();
-            fm.refine_coarse(fine, &tw, &mut side, granularity(fine), rng);
+            side = refine_level(fine, &tw, fm, granularity(fine), side, FM_PASSES, rng);
         }
         side = levels[0].1.iter().map(|&c| side[c]).collect();
-        refine_both_ways(g, &view, &tw, fm, 0.0, side, &mut best, rng);
+        best.offer(
+            &view,
+            &tw,
+            refine_level(g, &tw, fm, 0.0, side, FM_PASSES, rng),
+        );
     }
     Ok(best.take())
 }
@@ -169,46 +176,58 @@ fn slack_tolerance(tol: f64, tw: &[f64], slack: f64) -> f64 {
     tol.max(slack / light.max(f64::MIN_POSITIVE))
 }
 
-/// The two-way refiner of the bisections.
+/// The capped two-way refiner of the bisections (balancing and greedy
+/// passes; the FM passes are [`fm2way`]'s).
 fn two_way_fm(tol: f64) -> KwayRefiner {
     KwayRefiner {
         tolerance: tol,
         passes: 10,
-        fm_passes: 4,
+        fm_passes: 0,
         fm_bad_moves: 50,
     }
 }
 
-/// Offers `best` two refinements of the bisection `side` of `g` (caps raised
-/// by `slack`): `fm` alone, and `fm` after a first run whose caps exceed
-/// `fm`'s by one of the heaviest vertices. FM cannot swap vertices when the
-/// caps leave no room for one more; the loose run can, and the strict run
-/// restores the balance. O(FM passes · m log m).
-#[allow(clippy::too_many_arguments)]
-fn refine_both_ways(
+/// Refines the bisection `side` of `g` on one level as METIS's `Refine2Way`
+/// does: balanced to the caps of `fm` raised by `slack` (its `Balance2Way`),
+/// then [`fm2way`]'s uncapped FM passes around the target split, then
+/// balanced again and polished by `fm`'s greedy passes, which never leave the
+/// caps. Until issue 21's third round the FM passes were capped (k-way FM
+/// with two parts, plus a run with caps loosened by one vertex): a capped FM
+/// cannot move a vertex when both sides are at their caps, and bisections
+/// of 1:4 splits landed in worse basins (`BENCHMARKS.md`). O(FM passes · m
+/// log m).
+fn refine_level(
     g: &Graph,
-    view: &View,
     tw: &[f64],
     fm: KwayRefiner,
     slack: f64,
-    side: Vec<usize>,
-    best: &mut Best,
+    mut side: Vec<usize>,
+    passes: usize,
     rng: &mut impl Rng,
-) {
-    let heaviest = view.vw.iter().copied().fold(0.0, f64::max);
-    let loose = KwayRefiner {
-        tolerance: fm.tolerance + heaviest / tw[0].min(tw[1]).max(f64::MIN_POSITIVE),
-        ..fm
-    };
-    for relax in [false, true] {
-        let mut s = side.clone();
-        if relax {
-            loose.refine(g, tw, &mut s, false, rng);
+) -> Vec<usize> {
+    let view = View::of(g);
+    let mut w0 = 0.0;
+    for (x, &s) in side.iter().enumerate() {
+        if s == 0 {
+            w0 += view.vw[x];
         }
-        fm.refine_coarse(g, tw, &mut s, slack, rng);
-        best.offer(view, tw, s);
     }
+    let cap = |t: f64| (t * (1.0 + fm.tolerance)).max(t + slack);
+    if w0 > cap(tw[0]) || g.total_weight() - w0 > cap(tw[1]) {
+        let balance = KwayRefiner { passes: 0, ..fm };
+        balance.refine_coarse(g, tw, &mut side, slack, rng);
+    }
+    fm2way::refine(&view, tw, &mut side, passes, rng);
+    fm.refine_coarse(g, tw, &mut side, slack, rng);
+    side
 }
+
+/// Two-way FM passes per level of a bisection (METIS's `niter`).
+const FM_PASSES: usize = 10;
+
+/// Two-way FM passes after each greedy growth (METIS's `Init2WayPartition`
+/// refines each of its growths by 4).
+const GROWN_FM_PASSES: usize = 4;
 
 /// Greedy graph growing: side 0 grows from a random vertex by the frontier
 /// vertex of largest gain (weighted edges into the region minus edges out),

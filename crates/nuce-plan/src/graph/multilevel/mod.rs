@@ -15,20 +15,20 @@
 //!    graph, each bisection split in proportion to the targets of its two
 //!    halves and itself multilevel: the best of `initial_runs` bisections,
 //!    each coarsened to about 20 vertices, grown greedily there from
-//!    `initial_tries` random seeds and refined by two-way FM \[FM82\] at every
-//!    level. The result is refined k-way on the coarsest graph.
+//!    `initial_tries` random seeds and refined at every level by METIS's
+//!    uncapped two-way FM around the target split \[FM82\] ([`fm2way`]).
+//!    The result is refined k-way on the coarsest graph.
 //! 3. **Uncoarsening** ([`refine_kway`]): the partition is projected level by
 //!    level and improved by greedy k-way boundary passes, then k-way FM passes
 //!    with rollback, that honour every part's cap, after a balancing pass.
-//!    On coarse levels (the coarsest included) the caps are `max((1 +
-//!    tolerance) × target, target + 3 W / n)` for a level of n vertices of
-//!    total weight W: heavy coarse vertices cannot be balanced finely, and
-//!    METIS likewise leaves such imbalance to the finer levels (its
-//!    `Balance2Way` threshold; its k-way refinement balances on the finer
-//!    half of the levels only). The slack shrinks as the levels grow finer;
-//!    at the finest level the caps are `(1 + tolerance) × target` and a last
-//!    balancing pass may also move vertices to parts they do not touch, so
-//!    the bound holds whenever the vertex weights allow it.
+//!    On coarse levels (the coarsest included) the caps are `max(1 +
+//!    tolerance, L) × target`, L the largest load (part weight over target)
+//!    the level starts with, as METIS's k-way refinement sets them: a coarse
+//!    level neither balances nor lets the imbalance grow, heavy coarse
+//!    vertices being too coarse to balance finely. At the finest level the
+//!    caps are `(1 + tolerance) × target` and a last balancing pass may also
+//!    move vertices to parts they do not touch, so the bound holds whenever
+//!    the vertex weights allow it.
 //!
 //! Optionally ([`Multilevel::refine_cycles`], off by default for its cost),
 //! refinement V-cycles follow \[SS11\]: the graph is coarsened again inside
@@ -67,6 +67,7 @@ use super::GraphPartitioner;
 use crate::error::Result;
 
 pub mod coarsen;
+pub mod fm2way;
 pub mod initial;
 pub mod refine_kway;
 
@@ -352,20 +353,14 @@ impl Multilevel {
         if levels.is_empty() {
             refiner.refine(coarsest, &tw, &mut part, true, rng);
         } else {
-            refiner.refine_coarse(
-                coarsest,
-                &tw,
-                &mut part,
-                initial::granularity(coarsest),
-                rng,
-            );
+            refiner.refine_current(coarsest, &tw, &mut part, rng);
         }
         Ok(self.uncoarsen(g, &levels, &tw, part, rng))
     }
 
     /// Projects `part` (of the coarsest graph of `levels`) level by level
-    /// back to `g`, refining on every level with the coarse-level slack; the
-    /// finest level holds the tolerance.
+    /// back to `g`, refining on every level with caps no lower than the
+    /// level's largest load; the finest level holds the tolerance.
     fn uncoarsen(
         &self,
         g: &Graph,
@@ -381,7 +376,7 @@ impl Multilevel {
             if i == 0 {
                 refiner.refine(fine, tw, &mut part, true, rng);
             } else {
-                refiner.refine_coarse(fine, tw, &mut part, initial::granularity(fine), rng);
+                refiner.refine_current(fine, tw, &mut part, rng);
             }
         }
         part

@@ -303,6 +303,47 @@ fn refine_cycles_never_worse_and_balanced() {
 }
 
 #[test]
+fn coarse_refinement_keeps_the_imbalance_it_starts_with() {
+    // METIS's coarse-level caps: the largest load never rises above
+    // max(1 + tolerance, its value on entry), and the cut never rises.
+    let g = grid_graph(30, 30);
+    let targets = [1.0, 4.0, 1.0, 4.0];
+    let tw = target_weights(&targets, g.total_weight()).unwrap();
+    let view = View::of(&g);
+    let refiner = Multilevel::default().refiner();
+    let load = |part: &[usize]| {
+        let mut pw = [0.0; 4];
+        for &q in part {
+            pw[q] += 1.0;
+        }
+        (0..4).map(|q| pw[q] / tw[q]).fold(0.0, f64::max)
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut lowered = 0;
+    for trial in 0..6 {
+        // Random parts drawn in proportion to the targets: loads near 1.
+        let mut part: Vec<usize> = (0..900)
+            .map(|_| match rng.gen_range(0..10) {
+                0 => 0,
+                1..=4 => 1,
+                5 => 2,
+                _ => 3,
+            })
+            .collect();
+        let (l0, c0) = (load(&part), cut(&view, &part));
+        refiner.refine_current(&g, &tw, &mut part, &mut rng);
+        let (l1, c1) = (load(&part), cut(&view, &part));
+        assert!(
+            l1 <= l0.max(1.03) + 1e-9,
+            "trial {trial}: load {l0} -> {l1}"
+        );
+        assert!(c1 <= c0, "trial {trial}: cut {c0} -> {c1}");
+        lowered += usize::from(c1 < c0);
+    }
+    assert!(lowered > 0, "no refinement lowered a cut");
+}
+
+#[test]
 fn registered_as_an_algorithm() {
     assert_eq!(Algo::from_name("ml"), Some(Algo::Multilevel));
     assert_eq!(Algo::from_name("multilevel"), Some(Algo::Multilevel));
