@@ -1516,13 +1516,7 @@ impl<T: Element> Rebalance for DistArray3<T> {
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
         let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
         Box::new(move |model| {
-            propose_grid3(
-                ctx,
-                self.plan(),
-                Stencil::seven(self.ghost()),
-                bytes,
-                model,
-            )
+            propose_grid3(ctx, self.plan(), Stencil::seven(self.ghost()), bytes, model)
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
