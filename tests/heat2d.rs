@@ -17,13 +17,7 @@ fn run_heat(np: usize, extra: &[&str]) -> serde_json::Value {
         &args,
         Duration::from_secs(180),
     );
-    run.assert_ok();
-    let line = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .expect("JSON summary");
-    serde_json::from_str(line).expect("valid JSON")
+    common::json_summary(&run)
 }
 
 #[test]

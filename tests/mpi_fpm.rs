@@ -20,16 +20,6 @@ fn heat(args: &[&str]) -> common::Run {
     )
 }
 
-fn summary(run: &common::Run) -> Value {
-    run.assert_ok();
-    let line = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .expect("JSON summary");
-    serde_json::from_str(line).expect("valid JSON")
-}
-
 /// Every phase's (model, remapped, rank 1's cells).
 fn phases(v: &Value) -> Vec<(String, bool, u64)> {
     v["phases"]
@@ -56,7 +46,7 @@ fn the_functional_model_settles_below_the_knee() {
     let knee = KNEE.to_string();
     let slow = format!("1:3@0:above={knee}");
     let run = |model: &str| {
-        summary(&heat(&[
+        common::json_summary(&heat(&[
             "--rows",
             "1024",
             "--cols",
@@ -97,7 +87,7 @@ fn flat_speeds_keep_the_constant_model() {
     // has one point (flat), and the constant model plans — the plans of
     // nuce without speed functions. (A remap on the noise of a loaded
     // machine gives a second size; from then on either model may decide.)
-    let v = summary(&heat(&[
+    let v = common::json_summary(&heat(&[
         "--rows", "512", "--cols", "512", "--phases", "4", "--iters", "20",
     ]));
     let p = phases(&v);
@@ -116,7 +106,7 @@ fn memory_limits_hold_or_fail_on_every_rank() {
     ];
     let mut args = base.to_vec();
     args.extend_from_slice(&["--slowdown", "1:4@0", "--mem-limit", "0:24000"]);
-    let v = summary(&heat(&args));
+    let v = common::json_summary(&heat(&args));
     for q in v["phases"].as_array().expect("phases") {
         assert!(q["areas"][0].as_u64().expect("area") <= 24_000, "{q}");
     }

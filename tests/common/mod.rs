@@ -7,6 +7,18 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The JSON summary line (the first line starting with `{`) of a run that
+/// succeeded, e.g. heat2d's `--json`.
+pub fn json_summary(run: &Run) -> serde_json::Value {
+    run.assert_ok();
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .expect("JSON summary");
+    serde_json::from_str(line).expect("valid JSON")
+}
+
 /// What an `mpirun` run produced.
 pub struct Run {
     /// Exit status code (`None` when killed on timeout).
