@@ -137,11 +137,16 @@ fn heat2d_equal_ranks_split_evenly_and_never_remap() {
             ],
         );
         assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
-        assert!(v["phases"]
-            .as_array()
-            .unwrap()
+        // While the blocks keep the first plan's sizes, every speed function
+        // has one point (flat): the noisy constant model decides. (After a
+        // remap on a loaded machine's noise the functional model may decide.)
+        let phases = v["phases"].as_array().unwrap();
+        for p in phases
             .iter()
-            .all(|p| p["model"].as_str() == Some("NoisySnapped")));
+            .take_while(|p| p["areas"] == phases[0]["areas"])
+        {
+            assert_eq!(p["model"].as_str(), Some("NoisySnapped"), "{v}");
+        }
         match equal_ranks_failure(&v, rows.max(cols) as u64) {
             None => return,
             Some(why) => failures.push(format!("{why}: {v}")),
