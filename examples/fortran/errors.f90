@@ -113,7 +113,7 @@ program errors
     call nuce_array_exchange_ghosts(a, u, ierr)
   end if
   call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'exchange_ghosts(wrong block on the last rank)', &
-                    'shape mismatch: padded has ')
+                    'shape mismatch: u has ')
   call nuce_array_exchange_ghosts(a, u, ierr)
   call expect(ierr, NUCE_OK, .true., 'exchange_ghosts')
   if (rank == 0) then

@@ -132,6 +132,16 @@ pub(crate) fn extents(rows: i64, cols: i64) -> String {
     }
 }
 
+/// The name of an array's padded block argument: `padded`, or the Fortran
+/// procedures' `u`.
+pub(crate) fn padded_name() -> &'static str {
+    if fortran() {
+        "u"
+    } else {
+        "padded"
+    }
+}
+
 /// Element `i` (0-based) of the argument `what`: `what[i]`, or `what(i + 1)`
 /// from Fortran.
 pub(crate) fn element(what: &str, i: usize) -> String {

@@ -662,7 +662,7 @@ pub extern "C" fn nuce_array_read(a: *mut nuce_array, padded: *mut c_void, len: 
         let a = unsafe { array(a) }?;
         let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
         // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
-        let app = unsafe { buffer_mut(padded, len, n, e, "padded") }?;
+        let app = unsafe { buffer_mut(padded, len, n, e, caller::padded_name()) }?;
         a.inner.store_all(app);
         Ok(())
     })
@@ -685,7 +685,7 @@ pub extern "C" fn nuce_array_exchange_ghosts(
         // Neighbours only: a wrong buffer is not agreed on through the root
         // first; this rank joins the exchange's escalation instead.
         // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
-        let app = match unsafe { buffer_mut(padded, len, n, e, "padded") } {
+        let app = match unsafe { buffer_mut(padded, len, n, e, caller::padded_name()) } {
             Ok(app) => app,
             Err(err) => return Err(a.inner.refuse_exchange(err)),
         };
@@ -721,7 +721,7 @@ pub extern "C" fn nuce_array_gather(
         );
         let root = a.inner.comm().rank() == 0;
         // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-        let local = unsafe { buffer(padded, len, n, e, "padded") }.and_then(|app| {
+        let local = unsafe { buffer(padded, len, n, e, caller::padded_name()) }.and_then(|app| {
             let out = root.then(|| {
                 // SAFETY: `global` is NULL or `global_len * elem_size`
                 // writable bytes on the root (contract).
@@ -815,7 +815,7 @@ fn remap(
             *r = 0;
             let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
             // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-            let app = unsafe { buffer(padded, len, n, e, "padded") }?;
+            let app = unsafe { buffer(padded, len, n, e, caller::padded_name()) }?;
             Ok((a, iterations, ahead, r, app))
         })();
         let (a, iterations, ahead, remapped, app) = checked(local, |r| h.bal.entry(&op, r))?;
