@@ -49,7 +49,7 @@ program errors
   speeds(nranks) = -1
   call nuce_set_speeds(b, speeds, ierr)
   call expect_error(ierr, NUCE_ERR_INVALID_SPEED, .true., 'set_speeds(negative speed)', &
-                    'invalid speed -1 at index ')
+                    'invalid speed -1 at index ' // str(nranks) // ':')
   speeds = [(real(r + 1, dp), r = 0, nranks - 1)]
   call nuce_set_speeds(b, [speeds, 1.0_dp], ierr)
   call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)', &

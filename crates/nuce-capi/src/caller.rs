@@ -12,9 +12,7 @@ use std::fmt::Debug;
 
 use nuce::{Error, Result};
 
-use crate::{
-    NUCE_ERR_EMPTY, NUCE_ERR_INVALID_PLAN, NUCE_ERR_SHAPE_MISMATCH, NUCE_OK,
-};
+use crate::{NUCE_ERR_EMPTY, NUCE_ERR_INVALID_PLAN, NUCE_ERR_SHAPE_MISMATCH, NUCE_OK};
 
 /// What the binding announced for the next call: its refusal, if any.
 struct Announced {
@@ -171,6 +169,22 @@ pub(crate) fn triple<T: Debug + Copy>(v: [T; 3]) -> String {
     }
 }
 
+/// `e` in the caller's terms: from Fortran, the index of an invalid speed
+/// (or cycle time) counts from 1, as `speeds(i)` does.
+pub(crate) fn in_callers_terms(e: Error) -> Error {
+    match e {
+        Error::InvalidSpeed { index, value } if fortran() => Error::InvalidSpeed {
+            index: index + 1,
+            value,
+        },
+        Error::Remote { rank, source } => Error::Remote {
+            rank,
+            source: Box::new(in_callers_terms(*source)),
+        },
+        e => e,
+    }
+}
+
 /// The Fortran module's names of C functions whose Fortran procedure has
 /// another name (a generic, or an optional argument instead of a variant).
 const FORTRAN_NAMES: [(&str, &str); 5] = [
@@ -185,9 +199,7 @@ const FORTRAN_NAMES: [(&str, &str); 5] = [
 /// when the current call comes from Fortran.
 pub(crate) fn in_callers_words(msg: String) -> String {
     if fortran() {
-        FORTRAN_NAMES
-            .iter()
-            .fold(msg, |m, (c, f)| m.replace(c, f))
+        FORTRAN_NAMES.iter().fold(msg, |m, (c, f)| m.replace(c, f))
     } else {
         msg
     }

@@ -12,8 +12,8 @@ use nuce::plan::array3d::Stencil;
 use nuce::runtime::layout::{Grid, PendingExchange, RawField};
 use nuce::{waiting, Error, Result};
 
-use crate::{caller, nuce_balancer};
 use crate::{balancer, checked, deref_mut, free_handle, guard, null, to_usize, unreachable_null};
+use crate::{caller, nuce_balancer};
 
 /// The 7-point stencil (faces only) of [`nuce_grid_create`].
 pub const NUCE_STENCIL_FACES: c_int = 7;

@@ -143,7 +143,8 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
     match result {
         Ok(Ok(())) => NUCE_OK,
         Ok(Err(e)) => {
-            set_last_error(&caller::in_callers_words(in_c_words(&e.to_string())));
+            let shown = caller::in_callers_terms(e.clone()).to_string();
+            set_last_error(&caller::in_callers_words(in_c_words(&shown)));
             code_of(&e)
         }
         Err(panic) => {
