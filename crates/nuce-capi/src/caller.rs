@@ -32,19 +32,20 @@ thread_local! {
 /// module (local; for language bindings, not for C programs): its messages
 /// then use Fortran's argument names, order and 1-based indices. With
 /// `code` other than `NUCE_OK`, this rank refuses that call: `refusal`
-/// (may be NULL) is the reason, and the call returns `code` with it — on
-/// every rank of a collective call, which names this rank to the others.
+/// (may be NULL) is the reason, and the call returns `code` with it and
+/// this rank's world rank — on every rank of a collective call.
 #[no_mangle]
 pub extern "C" fn nuce_fortran_call(code: c_int, refusal: *const c_char) -> c_int {
     let refusal = (code != NUCE_OK).then(|| {
         let why = if refusal.is_null() {
-            "the Fortran module refused the call".to_string()
+            "the Fortran module refused the call".into()
         } else {
             // SAFETY: a non-NULL `refusal` is a NUL-terminated string (contract).
-            unsafe { CStr::from_ptr(refusal) }
-                .to_string_lossy()
-                .into_owned()
+            unsafe { CStr::from_ptr(refusal) }.to_string_lossy()
         };
+        // Named here: a refusal of the checked entry's root reaches every
+        // rank as it is, unwrapped.
+        let why = format!("{why} (on {})", crate::world_rank());
         match code {
             NUCE_ERR_SHAPE_MISMATCH => Error::ShapeMismatch(why),
             NUCE_ERR_EMPTY => Error::Empty(why),
