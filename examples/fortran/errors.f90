@@ -49,7 +49,7 @@ program errors
   speeds(nranks) = -1
   call nuce_set_speeds(b, speeds, ierr)
   call expect_error(ierr, NUCE_ERR_INVALID_SPEED, .true., 'set_speeds(negative speed)', &
-                    'invalid speed -1 at index ')
+                    'invalid speed -1 at index ' // str(nranks) // ':')
   speeds = [(real(r + 1, dp), r = 0, nranks - 1)]
   call nuce_set_speeds(b, [speeds, 1.0_dp], ierr)
   call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)', &
@@ -64,7 +64,7 @@ program errors
   ! The plan's boxes tile the n1 x n2 array.
   call nuce_plan(b, -n1, n2, ierr)
   call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'plan(negative n1)', &
-                    '-30 is negative')
+                    'n1 = -30 is negative')
   call nuce_plan(b, n1, n2, ierr)
   call expect(ierr, NUCE_OK, .true., 'plan')
   call nuce_plan_box(b, nranks, lo, hi, ierr)
@@ -95,7 +95,7 @@ program errors
   if (nranks > 1) then
     call nuce_array_scatter(b, n1 + merge(1_i8, 0_i8, rank == 1), n2, 1_i8, global, a, ierr)
     call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'scatter(n1 differs on rank 1)', &
-                      'rank(s) [1] call nuce_array_scatter(')
+                      'rank(s) [1] call nuce_array_scatter(n1 31, n2 20, ')
   end if
   call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
   call expect(ierr, NUCE_OK, .true., 'scatter')
@@ -113,7 +113,7 @@ program errors
     call nuce_array_exchange_ghosts(a, u, ierr)
   end if
   call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'exchange_ghosts(wrong block on the last rank)', &
-                    'shape mismatch: padded has ')
+                    'shape mismatch: u has ')
   call nuce_array_exchange_ghosts(a, u, ierr)
   call expect(ierr, NUCE_OK, .true., 'exchange_ghosts')
   if (rank == 0) then
@@ -189,8 +189,11 @@ contains
       call nuce_grid_create(b, merge(n + [1_i8, 0_i8, 0_i8], n, rank == nranks - 1), 1_i8, &
                             NUCE_STENCIL_BOX, g, ierr)
       call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'grid_create(n(1) differs on the last rank)', &
-                        'rank(s) [' // str(nranks - 1) // '] call nuce_grid_create(')
+                        'rank(s) [' // str(nranks - 1) // '] call nuce_grid_create(n [10, 7, 5], ')
     end if
+    call nuce_grid_create(b, [-9_i8, 7_i8, 5_i8], 1_i8, NUCE_STENCIL_BOX, g, ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'grid_create(negative n(1))', &
+                      'n(1) = -9 is negative')
     call nuce_grid_create(b, n, 1_i8, NUCE_STENCIL_BOX, g, ierr)
     call expect(ierr, NUCE_OK, .true., 'grid_create')
     volume = 0

@@ -256,6 +256,12 @@ module nuce
       import :: c_ptr
       type(c_ptr) :: p
     end function c_last_error
+    function c_fortran_call(code, refusal) bind(c, name='nuce_fortran_call') result(rc)
+      import :: c_int, c_char
+      integer(c_int), value :: code
+      character(kind=c_char), intent(in) :: refusal(*)
+      integer(c_int) :: rc
+    end function c_fortran_call
     function c_balancer_create_f(comm, out) bind(c, name='nuce_balancer_create_f') result(rc)
       import :: c_int, c_ptr
       integer(c_int), value :: comm
@@ -562,6 +568,28 @@ contains
     s = from_c(c_last_error())
   end function nuce_last_error
 
+  !> Announces the next call of the C API as this module's (every procedure
+  !> does, just before it): the C API's messages then name Fortran's
+  !> arguments, in Fortran's order, with 1-based indices. With `why` (not
+  !> ''), this rank refuses that call (code `code`, default
+  !> NUCE_ERR_INVALID_INPUT): the call returns that error, on every rank of
+  !> a collective call, which names this rank to the others.
+  subroutine fortran_call(why, code)
+    character(len=*), intent(in), optional :: why
+    integer, intent(in), optional :: code
+    integer(c_int) :: rc, k
+    k = NUCE_OK
+    if (present(why)) then
+      if (len(why) > 0) then
+        k = NUCE_ERR_INVALID_INPUT
+        if (present(code)) k = int(code, c_int)
+        rc = c_fortran_call(k, why // c_null_char)
+        return
+      end if
+    end if
+    rc = c_fortran_call(k, c_null_char)
+  end subroutine fortran_call
+
   !> Reports `rc` of the call `what` through `ierr`, or stops on failure.
   !> `why` (when not '') replaces the C API's message of a failure.
   subroutine done(rc, what, ierr, why)
@@ -606,6 +634,7 @@ contains
     type(MPI_Comm), intent(in) :: comm
     type(nuce_balancer), intent(out) :: b
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_balancer_create_f(int(comm%MPI_VAL, c_int), b%ptr), 'nuce_balancer_create', ierr)
   end subroutine balancer_create_f08
 
@@ -614,6 +643,7 @@ contains
     integer, intent(in) :: comm
     type(nuce_balancer), intent(out) :: b
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_balancer_create_f(int(comm, c_int), b%ptr), 'nuce_balancer_create', ierr)
   end subroutine balancer_create_int
 
@@ -621,6 +651,7 @@ contains
   subroutine nuce_balancer_free(b, ierr)
     type(nuce_balancer), intent(inout) :: b
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_balancer_free(b%ptr), 'nuce_balancer_free', ierr)
     b%ptr = c_null_ptr
   end subroutine nuce_balancer_free
@@ -629,6 +660,7 @@ contains
   subroutine nuce_measure(b, ierr)
     type(nuce_balancer), intent(in) :: b
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_measure(b%ptr), 'nuce_measure', ierr)
   end subroutine nuce_measure
 
@@ -640,6 +672,7 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (size(speeds) > 0) p = c_loc(speeds)
+    call fortran_call()
     call done(c_set_speeds(b%ptr, p, int(size(speeds), c_size_t)), 'nuce_set_speeds', ierr)
   end subroutine nuce_set_speeds
 
@@ -651,6 +684,7 @@ contains
     type(c_ptr) :: p
     p = c_loc(empty)
     if (size(speeds) > 0) p = c_loc(speeds)
+    call fortran_call()
     call done(c_speeds(b%ptr, p, int(size(speeds), c_size_t)), 'nuce_speeds', ierr)
   end subroutine nuce_speeds
 
@@ -659,6 +693,7 @@ contains
     type(nuce_balancer), intent(in) :: b
     integer(c_int64_t), intent(in) :: n1, n2
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_plan(b%ptr, n2, n1), 'nuce_plan', ierr)
   end subroutine nuce_plan
 
@@ -671,6 +706,7 @@ contains
     integer(c_int64_t) :: rect(4)
     integer(c_int) :: rc
     rect = 0
+    call fortran_call()
     rc = c_plan_rect(b%ptr, int(rank, c_int), rect)
     call to_box(rect, lo, hi)
     call done(rc, 'nuce_plan_box', ierr)
@@ -681,6 +717,7 @@ contains
     type(nuce_balancer), intent(in) :: b
     real(c_double), intent(in) :: work, seconds
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_record_phase(b%ptr, work, seconds), 'nuce_record_phase', ierr)
   end subroutine nuce_record_phase
 
@@ -690,6 +727,7 @@ contains
     integer(c_int64_t), intent(in) :: n1, n2, ghost
     type(nuce_array), intent(out) :: a
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_array_create(b%ptr, n2, n1, c_sizeof(empty(1)), ghost, a%ptr), &
               'nuce_array_create', ierr)
   end subroutine nuce_array_create
@@ -705,6 +743,7 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (size(global) > 0) p = c_loc(global)
+    call fortran_call()
     call done(c_array_scatter(b%ptr, n2, n1, c_sizeof(empty(1)), ghost, p, &
                               int(size(global), c_size_t), a%ptr), 'nuce_array_scatter', ierr)
   end subroutine nuce_array_scatter
@@ -713,6 +752,7 @@ contains
   subroutine nuce_array_free(a, ierr)
     type(nuce_array), intent(inout) :: a
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_array_free(a%ptr), 'nuce_array_free', ierr)
     a%ptr = c_null_ptr
   end subroutine nuce_array_free
@@ -727,6 +767,7 @@ contains
     integer(c_int64_t) :: rect(4)
     integer(c_int) :: rc
     rect = 0
+    call fortran_call()
     rc = c_array_rect(a%ptr, int(rank, c_int), rect)
     call to_box(rect, lo, hi)
     call done(rc, 'nuce_array_box', ierr)
@@ -738,6 +779,7 @@ contains
     type(nuce_array), intent(in) :: a
     real(c_double), intent(inout), target, contiguous :: u(:, :)
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_array_read(a%ptr, address(u), int(size(u), c_size_t)), 'nuce_array_read', ierr)
   end subroutine nuce_array_read
 
@@ -746,6 +788,7 @@ contains
     type(nuce_array), intent(in) :: a
     real(c_double), intent(inout), target, contiguous :: u(:, :)
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_array_exchange_ghosts(a%ptr, address(u), int(size(u), c_size_t)), &
               'nuce_array_exchange_ghosts', ierr)
   end subroutine nuce_array_exchange_ghosts
@@ -760,6 +803,7 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (size(global) > 0) p = c_loc(global)
+    call fortran_call()
     call done(c_array_gather(a%ptr, address(u), int(size(u), c_size_t), p, &
                              int(size(global), c_size_t)), 'nuce_array_gather', ierr)
   end subroutine nuce_array_gather
@@ -781,9 +825,11 @@ contains
     flag = 0
     ! Without `ahead`, nuce_maybe_remap: messages then name the call as written.
     if (present(ahead)) then
+      call fortran_call()
       call done(c_maybe_remap_ahead(b%ptr, a%ptr, iterations, ahead, address(u), &
                                     int(size(u), c_size_t), flag), 'nuce_maybe_remap', ierr)
     else
+      call fortran_call()
       call done(c_maybe_remap(b%ptr, a%ptr, iterations, address(u), &
                               int(size(u), c_size_t), flag), 'nuce_maybe_remap', ierr)
     end if
@@ -796,6 +842,7 @@ contains
     type(nuce_balancer), intent(in) :: b
     character(len=*), intent(in) :: name
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_set_decomposer(b%ptr, trim(name) // c_null_char), 'nuce_set_decomposer', ierr)
   end subroutine nuce_set_decomposer
 
@@ -804,6 +851,7 @@ contains
     type(nuce_balancer), intent(in) :: b
     real(c_double), intent(in) :: fraction
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_set_hysteresis(b%ptr, fraction), 'nuce_set_hysteresis', ierr)
   end subroutine nuce_set_hysteresis
 
@@ -813,6 +861,7 @@ contains
     type(nuce_balancer), intent(in) :: b
     real(c_double), intent(in) :: seconds
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_set_timeout(b%ptr, seconds), 'nuce_set_timeout', ierr)
   end subroutine nuce_set_timeout
 
@@ -822,6 +871,7 @@ contains
     type(nuce_balancer), intent(in) :: b
     integer(c_int64_t), intent(in) :: cells
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_set_memory_limit(b%ptr, cells), 'nuce_set_memory_limit', ierr)
   end subroutine nuce_set_memory_limit
 
@@ -829,12 +879,14 @@ contains
   !> automatic timing (the application's own collectives and waits).
   subroutine nuce_waiting_begin(ierr)
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_waiting_begin(), 'nuce_waiting_begin', ierr)
   end subroutine nuce_waiting_begin
 
   !> Closes the innermost waiting section (local).
   subroutine nuce_waiting_end(ierr)
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_waiting_end(), 'nuce_waiting_end', ierr)
   end subroutine nuce_waiting_end
 
@@ -917,8 +969,9 @@ contains
     if (len(why) > 0 .or. size(xadj) == 0) g = c_null_ptr
     cut = c_null_ptr
     if (present(edgecut)) cut = c_loc(edgecut)
+    call fortran_call(why)
     call done(c_partition_graph(g, int(nparts, c_int64_t), tp, algo_of(algo), iaddr(part), cut), &
-              'nuce_partition_graph', ierr, why)
+              'nuce_partition_graph', ierr)
   end subroutine nuce_partition_graph
 
   !> The `NUCE_ALGO_*` code, NUCE_ALGO_BEST when absent.
@@ -965,7 +1018,8 @@ contains
     if (size(part) > 0) p = c_loc(part)
     cut = c_null_ptr
     if (present(edgecut)) cut = c_loc(edgecut)
-    call done(c_graph_partition(b%ptr, g, algo_of(algo), p, cut), 'nuce_graph_partition', ierr, why)
+    call fortran_call(why)
+    call done(c_graph_partition(b%ptr, g, algo_of(algo), p, cut), 'nuce_graph_partition', ierr)
   end subroutine nuce_graph_partition
 
   !> Partitions rank 0's graph for the balancer's speeds and scatters it with
@@ -994,8 +1048,9 @@ contains
     if (size(records) > 0) r = c_loc(records)
     g%m = size(records, 1, kind=c_int64_t)
     g%base = base_of(numflag)
+    call fortran_call(why)
     call done(c_graph_scatter(b%ptr, gp, int(8 * g%m, c_size_t), r, g%ptr), &
-              'nuce_graph_scatter', ierr, why)
+              'nuce_graph_scatter', ierr)
   end subroutine nuce_graph_scatter
 
   ! --- Distributed graphs built from local pieces (nuce_graph_from_local) ---
@@ -1057,14 +1112,15 @@ contains
     if (size(xadj) /= size(ids) + 1) why = 'xadj must have size(ids) + 1 entries'
     if (size(coords, 2) /= size(ids)) why = 'coords must be coords(dim, size(ids))'
     if (size(records, 2) /= size(ids)) why = 'records must be records(m, size(ids))'
-    ! A shape this module found wrong: the C API refuses a NULL xadj on
-    ! this rank, so that every rank returns the same error.
+    ! A shape this module found wrong: this rank refuses the call (and
+    ! passes no xadj), so that every rank returns the same error.
     xp = c_null_ptr
     if (len(why) == 0) xp = c_loc(x0)
+    call fortran_call(why)
     call done(c_graph_from_local(b%ptr, nl, iaddr(i0), xp, iaddr(a0), vw, ew, &
                                  int(size(coords, 1), c_int), address(coords), &
                                  int(8 * g%m, c_size_t), address(records), g%ptr), &
-              'nuce_graph_from_local', ierr, why)
+              'nuce_graph_from_local', ierr)
   end subroutine nuce_graph_from_local
 
   ! --- end of nuce_graph_from_local ---
@@ -1073,6 +1129,7 @@ contains
   subroutine nuce_graph_free(g, ierr)
     type(nuce_graph), intent(inout) :: g
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_graph_free(g%ptr), 'nuce_graph_free', ierr)
     g%ptr = c_null_ptr
   end subroutine nuce_graph_free
@@ -1089,6 +1146,7 @@ contains
     o = 0
     h = 0
     a = 0
+    call fortran_call()
     rc = c_graph_sizes(g%ptr, o, h, a)
     owned = o
     ghosts = h
@@ -1103,6 +1161,7 @@ contains
     integer(c_int64_t), intent(out), target, contiguous :: ids(:)
     integer, intent(out), optional :: ierr
     integer(c_int) :: rc
+    call fortran_call()
     rc = c_graph_owned(g%ptr, iaddr(ids), size(ids, kind=c_size_t))
     if (rc == NUCE_OK) ids = ids + g%base
     call done(rc, 'nuce_graph_owned', ierr)
@@ -1115,6 +1174,7 @@ contains
     integer(c_int64_t), intent(out), target, contiguous :: ids(:)
     integer, intent(out), optional :: ierr
     integer(c_int) :: rc
+    call fortran_call()
     rc = c_graph_ghosts(g%ptr, iaddr(ids), size(ids, kind=c_size_t))
     if (rc == NUCE_OK) ids = ids + g%base
     call done(rc, 'nuce_graph_ghosts', ierr)
@@ -1143,6 +1203,7 @@ contains
       call done(int(NUCE_ERR_SHAPE_MISMATCH, c_int), 'nuce_graph_adjacency', ierr, why)
       return
     end if
+    call fortran_call()
     rc = c_graph_adjacency(g%ptr, iaddr(xadj), size(xadj, kind=c_size_t), iaddr(adjncy), w, &
                            size(adjncy, kind=c_size_t))
     if (rc == NUCE_OK) then
@@ -1152,14 +1213,24 @@ contains
     call done(rc, 'nuce_graph_adjacency', ierr)
   end subroutine nuce_graph_adjacency
 
-  !> The number of records of `values(m, :)`, or a count the C API rejects
-  !> when the first extent is not the graph's m.
-  function records_of(g, values) result(len)
+  !> The number of records of the buffer `name`, `values(m, :)`. When its
+  !> first extent is not the graph's m: a count the C API rejects (it never
+  !> reads the buffer then), and `why` (if still '') says so, to be this
+  !> rank's refusal of the call.
+  function records_of(g, values, name, why) result(count)
     type(nuce_graph), intent(in) :: g
     real(c_double), intent(in) :: values(:, :)
-    integer(c_size_t) :: len
-    len = huge(len)
-    if (size(values, 1) == g%m) len = size(values, 2, kind=c_size_t)
+    character(len=*), intent(in) :: name
+    character(len=:), allocatable, intent(inout) :: why
+    integer(c_size_t) :: count
+    character(len=100) :: line
+    count = size(values, 2, kind=c_size_t)
+    if (size(values, 1) == g%m) return
+    count = huge(count)
+    if (len(why) > 0) return
+    write (line, '(a, i0, a, i0)') '(m, :) must have m = ', g%m, &
+      ' (the graph''s record length): its first extent is ', size(values, 1)
+    why = name // trim(line)
   end function records_of
 
   !> Copies this rank's owned records into values(:, 1 : owned) of its slot
@@ -1169,7 +1240,12 @@ contains
     type(nuce_graph), intent(in) :: g
     real(c_double), intent(inout), target, contiguous :: values(:, :)
     integer, intent(out), optional :: ierr
-    call done(c_graph_read(g%ptr, address(values), records_of(g, values)), 'nuce_graph_read', ierr)
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count
+    why = ''
+    count = records_of(g, values, 'values', why)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call done(c_graph_read(g%ptr, address(values), count), 'nuce_graph_read', ierr)
   end subroutine nuce_graph_read
 
   !> Fills the ghost records of the slot buffer `values` from their owners'
@@ -1178,7 +1254,12 @@ contains
     type(nuce_graph), intent(in) :: g
     real(c_double), intent(inout), target, contiguous :: values(:, :)
     integer, intent(out), optional :: ierr
-    call done(c_graph_exchange_ghosts(g%ptr, address(values), records_of(g, values)), &
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count
+    why = ''
+    count = records_of(g, values, 'values', why)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call done(c_graph_exchange_ghosts(g%ptr, address(values), count), &
               'nuce_graph_exchange_ghosts', ierr)
   end subroutine nuce_graph_exchange_ghosts
 
@@ -1191,10 +1272,20 @@ contains
     real(c_double), intent(inout), target, contiguous :: global(:, :)
     integer, intent(out), optional :: ierr
     type(c_ptr) :: p
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count, global_count
+    why = ''
+    count = records_of(g, values, 'values', why)
+    ! A zero-size `global` off rank 0 is ignored (C's NULL).
     p = c_null_ptr
-    if (size(global) > 0) p = c_loc(global)
-    call done(c_graph_gather(g%ptr, address(values), records_of(g, values), p, &
-                             records_of(g, global)), 'nuce_graph_gather', ierr)
+    global_count = 0
+    if (size(global) > 0) then
+      p = c_loc(global)
+      global_count = records_of(g, global, 'global', why)
+    end if
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call done(c_graph_gather(g%ptr, address(values), count, p, global_count), &
+              'nuce_graph_gather', ierr)
   end subroutine nuce_graph_gather
 
   !> Moves the graph to the partition `owner(n)` (the new MPI rank of every
@@ -1207,7 +1298,12 @@ contains
     real(c_double), intent(in), target, contiguous :: values(:, :)
     integer(c_int64_t), intent(in), target, contiguous :: owner(:)
     integer, intent(out), optional :: ierr
-    call done(c_graph_migrate(g%ptr, address(values), records_of(g, values), iaddr(owner), &
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count
+    why = ''
+    count = records_of(g, values, 'values', why)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call done(c_graph_migrate(g%ptr, address(values), count, iaddr(owner), &
                               size(owner, kind=c_size_t)), 'nuce_graph_migrate', ierr)
   end subroutine nuce_graph_migrate
 
@@ -1224,11 +1320,16 @@ contains
     integer, intent(out), optional :: ierr
     integer(c_int64_t) :: horizon
     integer(c_int) :: flag
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count
+    why = ''
+    count = records_of(g, values, 'values', why)
     horizon = iterations
     if (present(ahead)) horizon = ahead
     flag = 0
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
     call done(c_graph_maybe_remap_ahead(b%ptr, g%ptr, iterations, horizon, address(values), &
-                                        records_of(g, values), flag), 'nuce_maybe_remap', ierr)
+                                        count, flag), 'nuce_maybe_remap', ierr)
     remapped = flag /= 0
   end subroutine graph_maybe_remap
 
@@ -1275,6 +1376,7 @@ contains
     if (tasks < 0) why = 'tasks is negative'
     rc = NUCE_ERR_SHAPE_MISMATCH
     if (tasks < 0) rc = NUCE_ERR_INVALID_INPUT
+    call fortran_call()
     if (len(why) == 0) rc = c_tasks_min_time(pf, tasks, counts, send_order, return_order, t)
     call schedule_done(rc, t, send_order, return_order, makespan, 'nuce_tasks_min_time', why, ierr)
   end subroutine nuce_tasks_min_time
@@ -1294,6 +1396,7 @@ contains
     real(c_double) :: t
     call platform_of(cycle_times, tcom, tcom_return, counts, send_order, return_order, pf, why)
     rc = NUCE_ERR_SHAPE_MISMATCH
+    call fortran_call()
     if (len(why) == 0) rc = c_tasks_max_tasks(pf, deadline, counts, send_order, return_order, t)
     call schedule_done(rc, t, send_order, return_order, makespan, 'nuce_tasks_max_tasks', why, ierr)
   end subroutine nuce_tasks_max_tasks
@@ -1356,6 +1459,7 @@ contains
     allocate (sub(4, max(m, 1)), rot(max(m, 1)))
     sub = 0
     rot = 0
+    call fortran_call()
     if (len(why) == 0) rc = c_amr_allocate(grids, int(m, c_size_t), p, q, pk, sc, sub, rot)
     if (rc == NUCE_OK) then
       do i = 1, m
@@ -1403,6 +1507,7 @@ contains
     if (all(procs > 0)) room = int(procs, c_int64_t)
     allocate (bx(room(1)), by(room(2)), bz(room(3)))
     imb = 0
+    call fortran_call()
     rc = c_ownership_ranges(b%ptr, n, g, bx, by, bz, imb)
     if (rc == NUCE_OK) then
       procs = int(g)
@@ -1432,6 +1537,7 @@ contains
     integer, intent(in) :: stencil
     type(nuce_grid), intent(out) :: g
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_grid_create(b%ptr, n(3:1:-1), ghost, int(stencil, c_int), g%ptr), &
               'nuce_grid_create', ierr)
   end subroutine nuce_grid_create
@@ -1440,6 +1546,7 @@ contains
   subroutine nuce_grid_free(g, ierr)
     type(nuce_grid), intent(inout) :: g
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_grid_free(g%ptr), 'nuce_grid_free', ierr)
     g%ptr = c_null_ptr
   end subroutine nuce_grid_free
@@ -1456,6 +1563,7 @@ contains
     integer(c_int) :: rc
     clo = 0
     csize = 0
+    call fortran_call()
     rc = c_grid_box(g%ptr, int(rank, c_int), clo, csize)
     lo = clo(3:1:-1) + 1
     hi = clo(3:1:-1) + csize(3:1:-1)
@@ -1471,10 +1579,12 @@ contains
     integer(c_int), allocatable, target :: r(:)
     integer(c_int) :: rc, count, room
     count = 0
+    call fortran_call()
     rc = c_grid_neighbours(g%ptr, count, c_null_ptr, 0_c_int)
     if (rc /= NUCE_OK) count = 0
     room = count
     allocate (r(max(room, 1)))
+    call fortran_call()
     if (room > 0) rc = c_grid_neighbours(g%ptr, count, c_loc(r), room)
     count = min(count, room)
     if (rc /= NUCE_OK) count = 0
@@ -1523,6 +1633,7 @@ contains
     type(nuce_grid), intent(in) :: g
     type(nuce_field), intent(in), target, contiguous :: fields(:)
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_grid_exchange(g%ptr, size(fields, kind=c_int), fields_address(fields)), &
               'nuce_grid_exchange', ierr)
   end subroutine nuce_grid_exchange
@@ -1536,6 +1647,7 @@ contains
     type(nuce_field), intent(in), target, contiguous :: fields(:)
     type(nuce_exchange), intent(out) :: x
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_grid_exchange_begin(g%ptr, size(fields, kind=c_int), fields_address(fields), &
                                     x%ptr), 'nuce_grid_exchange_begin', ierr)
   end subroutine nuce_grid_exchange_begin
@@ -1546,6 +1658,7 @@ contains
     type(nuce_exchange), intent(inout) :: x
     integer, intent(out), optional :: ierr
     integer(c_int) :: rc
+    call fortran_call()
     rc = c_grid_exchange_end(x%ptr)
     x%ptr = c_null_ptr
     call done(rc, 'nuce_grid_exchange_end', ierr)
@@ -1568,6 +1681,7 @@ contains
     horizon = iterations
     if (present(ahead)) horizon = ahead
     flag = 0
+    call fortran_call()
     call done(c_grid_maybe_remap_ahead(b%ptr, g%ptr, iterations, horizon, flag), &
               'nuce_grid_maybe_remap', ierr)
     remapped = flag /= 0
@@ -1587,12 +1701,13 @@ contains
     why = ''
     pnew = fields_address(new_fields)
     if (size(new_fields) /= size(old_fields)) then
-      ! Refused on every rank by the C API (new_fields NULL), with this message here.
+      ! This rank refuses the call (and passes no new_fields): the same error everywhere.
       why = 'old_fields and new_fields must have the same number of fields'
       pnew = c_null_ptr
     end if
+    call fortran_call(why)
     call done(c_grid_move(g%ptr, size(old_fields, kind=c_int), fields_address(old_fields), pnew), &
-              'nuce_grid_move', ierr, why)
+              'nuce_grid_move', ierr)
   end subroutine nuce_grid_move
 
   !> Sets the cost per cell of this rank's box (local): `cost` holds one
@@ -1611,6 +1726,7 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (size(cost) > 0) p = c_loc(cost)
+    call fortran_call()
     call done(c_grid_set_cost(g%ptr, p, int(size(cost), c_size_t)), 'nuce_grid_set_cost', ierr)
   end subroutine grid_set_cost3
 
@@ -1622,6 +1738,7 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (size(cost) > 0) p = c_loc(cost)
+    call fortran_call()
     call done(c_grid_set_cost(g%ptr, p, int(size(cost), c_size_t)), 'nuce_grid_set_cost', ierr)
   end subroutine grid_set_cost2
 
@@ -1629,6 +1746,7 @@ contains
   subroutine nuce_grid_clear_cost(g, ierr)
     type(nuce_grid), intent(in) :: g
     integer, intent(out), optional :: ierr
+    call fortran_call()
     call done(c_grid_clear_cost(g%ptr), 'nuce_grid_clear_cost', ierr)
   end subroutine nuce_grid_clear_cost
 

@@ -334,6 +334,14 @@ int nuce_amr_allocate(const uint64_t *grids,
                       int64_t *submeshes,
                       int *rotated);
 
+// Announces that the next nuce call on this thread comes from the Fortran
+// module (local; for language bindings, not for C programs): its messages
+// then use Fortran's argument names, order and 1-based indices. With
+// `code` other than `NUCE_OK`, this rank refuses that call: `refusal`
+// (may be NULL) is the reason, and the call returns `code` with it and
+// this rank's world rank — on every rank of a collective call.
+int nuce_fortran_call(int code, const char *refusal);
+
 // Partitions the root's graph `g` for the balancer's current speeds (equal
 // parts when none were measured) and scatters it with the root's
 // `records` (`n × elem_size` bytes, vertex after vertex), writing the

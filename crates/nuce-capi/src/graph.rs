@@ -237,7 +237,8 @@ impl nuce_graph {
     /// `p` is NULL or `len × elem_size` readable bytes.
     unsafe fn agreed<'a>(&self, p: *const c_void, len: usize, call: &str) -> Result<&'a [u8]> {
         // SAFETY: the caller's contract.
-        let local = unsafe { buffer(p, len, self.slots(), self.elem, "values") };
+        let local =
+            crate::caller::refused_or(unsafe { buffer(p, len, self.slots(), self.elem, "values") });
         let world = mpi::topology::SimpleCommunicator::world().rank();
         let _dog = nuce::runtime::watchdog::guard(world, call, self.g.timeout());
         agree(self.g.comm(), 0, local)

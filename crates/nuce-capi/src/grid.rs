@@ -12,8 +12,8 @@ use nuce::plan::array3d::Stencil;
 use nuce::runtime::layout::{Grid, PendingExchange, RawField};
 use nuce::{waiting, Error, Result};
 
-use crate::nuce_balancer;
 use crate::{balancer, checked, deref_mut, free_handle, guard, null, to_usize, unreachable_null};
+use crate::{caller, nuce_balancer};
 
 /// The 7-point stencil (faces only) of [`nuce_grid_create`].
 pub const NUCE_STENCIL_FACES: c_int = 7;
@@ -69,9 +69,9 @@ unsafe fn three(p: *const i64, what: &str) -> Result<[usize; 3]> {
     // SAFETY: non-null, 3 readable int64_t (contract).
     let v = unsafe { std::slice::from_raw_parts(p, 3) };
     Ok([
-        to_usize(v[0], &format!("{what}[0]"))?,
-        to_usize(v[1], &format!("{what}[1]"))?,
-        to_usize(v[2], &format!("{what}[2]"))?,
+        to_usize(v[0], &caller::axis(what, 0))?,
+        to_usize(v[1], &caller::axis(what, 1))?,
+        to_usize(v[2], &caller::axis(what, 2))?,
     ])
 }
 
@@ -93,7 +93,14 @@ unsafe fn raw_fields(n: c_int, fields: *const nuce_field, what: &str) -> Result<
         .enumerate()
         .map(|(k, f)| {
             let pad = [0, 1, 2]
-                .map(|d| to_usize(f.pad[d], &format!("{what}[{k}].pad[{d}]")))
+                .map(|d| {
+                    let name = if caller::fortran() {
+                        format!("{}%{}", caller::element(what, k), caller::axis("pad", d))
+                    } else {
+                        format!("{what}[{k}].pad[{d}]")
+                    };
+                    to_usize(f.pad[d], &name)
+                })
                 .into_iter()
                 .collect::<Result<Vec<usize>>>()?;
             Ok(RawField {
@@ -127,7 +134,10 @@ pub extern "C" fn nuce_grid_create(
         // SAFETY: `n` is NULL or 3 readable int64_t (contract).
         let shape = unsafe { three(n, "n") };
         let op = match &shape {
-            Ok(s) => format!("nuce_grid_create(n {s:?}, ghost {ghost}, stencil {stencil})"),
+            Ok(s) => format!(
+                "nuce_grid_create(n {}, ghost {ghost}, stencil {stencil})",
+                caller::triple(*s)
+            ),
             Err(_) => format!("nuce_grid_create(ghost {ghost}, stencil {stencil})"),
         };
         let local = shape.and_then(|s| {
@@ -514,10 +524,10 @@ pub extern "C" fn nuce_grid_move(
         let h = unsafe { grid(g) }.map_err(|_| unreachable_null("the grid", "nuce_grid_move"))?;
         let _w = waiting();
         // SAFETY: NULL or `nfields` readable fields each (contract).
-        let fields = unsafe {
+        let fields = caller::refused_or(unsafe {
             raw_fields(nfields, old_fields, "old_fields")
                 .and_then(|o| Ok((o, raw_fields(nfields, new_fields, "new_fields")?)))
-        };
+        });
         let (old, new) = match fields {
             Ok(f) => f,
             Err(e) => return Err(h.grid.refuse_move(e)),

@@ -23,6 +23,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 mod amr;
+mod caller;
 mod graph;
 mod grid;
 mod partition;
@@ -45,6 +46,7 @@ use nuce::{waiting, ArrayPlan, Balancer, Error, Rect, Result};
 use staged::{check_elem_size, create_dyn, Init, Staged};
 
 pub use amr::*;
+pub use caller::nuce_fortran_call;
 pub use graph::*;
 pub use grid::*;
 pub use partition::*;
@@ -128,12 +130,21 @@ fn set_last_error(msg: &str) {
 }
 
 /// Runs the body of an exported function: its error becomes a code and the
-/// thread's last message, a panic becomes `NUCE_ERR_PANIC`.
+/// thread's last message (in the caller's words, see `caller`), a panic
+/// becomes `NUCE_ERR_PANIC`. A refusal announced by the binding and not
+/// taken by a checked entry (a local call) is the call's error.
 pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    let call = caller::Call::begin();
+    let result = catch_unwind(AssertUnwindSafe(body));
+    let result = match call.untaken_refusal() {
+        Some(e) if result.is_ok() => Ok(Err(e)),
+        _ => result,
+    };
+    match result {
         Ok(Ok(())) => NUCE_OK,
         Ok(Err(e)) => {
-            set_last_error(&in_c_words(&e.to_string()));
+            let shown = caller::in_callers_terms(e.clone()).to_string();
+            set_last_error(&caller::in_callers_words(in_c_words(&shown)));
             code_of(&e)
         }
         Err(panic) => {
@@ -184,11 +195,13 @@ pub(crate) fn in_c_words(msg: &str) -> String {
 /// timeout) with this rank's own validation `local` as its refusal, then
 /// gives `local` back: a wrong argument on any rank is the same error on
 /// every rank, naming that rank, before any data step; a rank that does
-/// not arrive ends the job within the timeout, named by the root.
+/// not arrive ends the job within the timeout, named by the root. A refusal announced by the binding
+/// ([`nuce_fortran_call`]) replaces `local`.
 pub(crate) fn checked<T>(
     local: Result<T>,
     entry: impl FnOnce(Option<&Error>) -> Result<()>,
 ) -> Result<T> {
+    let local = caller::refused_or(local);
     entry(local.as_ref().err())?;
     local
 }
@@ -468,8 +481,9 @@ pub extern "C" fn nuce_plan(b: *mut nuce_balancer, rows: i64, cols: i64) -> c_in
         let h =
             unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", "nuce_plan"))?;
         let _w = waiting();
-        let shape = to_usize(rows, "rows").and_then(|r| Ok((r, to_usize(cols, "cols")?)));
-        let op = format!("nuce_plan(rows {rows}, cols {cols})");
+        let [rn, cn] = caller::extent_names();
+        let shape = to_usize(rows, rn).and_then(|r| Ok((r, to_usize(cols, cn)?)));
+        let op = format!("nuce_plan({})", caller::extents(rows, cols));
         let (rows, cols) = checked(shape, |r| h.bal.entry(&op, r))?;
         h.plan = Some(h.bal.plan(rows, cols)?);
         Ok(())
@@ -533,10 +547,11 @@ fn new_array(
         let _w = waiting();
         let root = h.bal.comm().rank() == h.bal.root();
         // This rank's own validation: its refusal at the checked entry.
-        let local = to_usize(rows, "rows").and_then(|r| {
+        let [rn, cn] = caller::extent_names();
+        let local = to_usize(rows, rn).and_then(|r| {
             let out = out.ok_or_else(|| null("out"))?;
             *out = std::ptr::null_mut();
-            let shape = (r, to_usize(cols, "cols")?, to_usize(ghost, "ghost")?);
+            let shape = (r, to_usize(cols, cn)?, to_usize(ghost, "ghost")?);
             check_elem_size(elem_size)?;
             let data = match global {
                 None => Init::Zero,
@@ -551,7 +566,10 @@ fn new_array(
             };
             Ok((shape, out, data))
         });
-        let op = format!("{call}(rows {rows}, cols {cols}, elem_size {elem_size}, ghost {ghost})");
+        let op = format!(
+            "{call}({}, elem_size {elem_size}, ghost {ghost})",
+            caller::extents(rows, cols)
+        );
         let (shape, out, init) = checked(local, |r| h.bal.entry(&op, r))?;
         let inner = create_dyn(&mut h.bal, elem_size, shape, init)?;
         *out = Box::into_raw(Box::new(nuce_array { inner }));
@@ -645,7 +663,7 @@ pub extern "C" fn nuce_array_read(a: *mut nuce_array, padded: *mut c_void, len: 
         let a = unsafe { array(a) }?;
         let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
         // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
-        let app = unsafe { buffer_mut(padded, len, n, e, "padded") }?;
+        let app = unsafe { buffer_mut(padded, len, n, e, caller::padded_name()) }?;
         a.inner.store_all(app);
         Ok(())
     })
@@ -668,7 +686,7 @@ pub extern "C" fn nuce_array_exchange_ghosts(
         // Neighbours only: a wrong buffer is not agreed on through the root
         // first; this rank joins the exchange's escalation instead.
         // SAFETY: `padded` is NULL or `len * elem_size` writable bytes.
-        let app = match unsafe { buffer_mut(padded, len, n, e, "padded") } {
+        let app = match unsafe { buffer_mut(padded, len, n, e, caller::padded_name()) } {
             Ok(app) => app,
             Err(err) => return Err(a.inner.refuse_exchange(err)),
         };
@@ -704,7 +722,7 @@ pub extern "C" fn nuce_array_gather(
         );
         let root = a.inner.comm().rank() == 0;
         // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-        let local = unsafe { buffer(padded, len, n, e, "padded") }.and_then(|app| {
+        let local = unsafe { buffer(padded, len, n, e, caller::padded_name()) }.and_then(|app| {
             let out = root.then(|| {
                 // SAFETY: `global` is NULL or `global_len * elem_size`
                 // writable bytes on the root (contract).
@@ -798,7 +816,7 @@ fn remap(
             *r = 0;
             let (n, e) = (a.inner.padded_len(), a.inner.elem_size());
             // SAFETY: `padded` is NULL or `len * elem_size` readable bytes.
-            let app = unsafe { buffer(padded, len, n, e, "padded") }?;
+            let app = unsafe { buffer(padded, len, n, e, caller::padded_name()) }?;
             Ok((a, iterations, ahead, r, app))
         })();
         let (a, iterations, ahead, remapped, app) = checked(local, |r| h.bal.entry(&op, r))?;

@@ -253,8 +253,8 @@ pub extern "C" fn nuce_graph_partition(
         let (comm, root) = (h.bal.comm(), h.bal.root());
         // The checked entry (bounded by the timeout; `algo` must match), then
         // the root's partitioning, which the others wait for.
-        h.bal
-            .entry(&format!("nuce_graph_partition(algo {algo})"), None)?;
+        let op = format!("nuce_graph_partition(algo {algo})");
+        crate::checked(Ok(()), |r| h.bal.entry(&op, r))?;
         let p = comm.size() as usize;
         let speeds = h.bal.speeds().map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
         let here = (comm.rank() == root)

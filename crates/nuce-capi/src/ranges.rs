@@ -7,6 +7,7 @@ use std::ffi::c_int;
 use mpi::traits::*;
 use nuce::{waiting, Error, Result};
 
+use crate::caller::element;
 use crate::{balancer, checked, guard, nuce_balancer, null, unreachable_null};
 
 /// This rank's arguments, read and checked before the collective step.
@@ -47,13 +48,15 @@ unsafe fn read_args(
     };
     let mut ext = [0usize; 3];
     for a in 0..3 {
-        ext[a] = usize::try_from(n[a])
-            .map_err(|_| Error::InvalidInput(format!("n[{a}] = {} is negative", n[a])))?;
+        ext[a] = usize::try_from(n[a]).map_err(|_| {
+            Error::InvalidInput(format!("{} = {} is negative", element("n", a), n[a]))
+        })?;
     }
     let mut grid = [0usize; 3];
     for a in 0..3 {
-        grid[a] = usize::try_from(g[a])
-            .map_err(|_| Error::InvalidInput(format!("procs[{a}] = {} is negative", g[a])))?;
+        grid[a] = usize::try_from(g[a]).map_err(|_| {
+            Error::InvalidInput(format!("{} = {} is negative", element("procs", a), g[a]))
+        })?;
     }
     let procs = match grid.iter().filter(|&&v| v == 0).count() {
         3 => None,

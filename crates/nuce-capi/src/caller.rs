@@ -1,0 +1,207 @@
+//! Who makes a call: the C API speaks C by default; the Fortran module
+//! announces each of its calls with [`nuce_fortran_call`], and that call's
+//! messages then speak Fortran — its argument names (`n1`, `n2` for an
+//! array's extents), its order (a grid's `n(1)` is C's `n[2]`) and its
+//! 1-based indices. The announcement may also carry the module's own
+//! refusal of its input on this rank (a shape the C API cannot see), which
+//! the call's checked entry then passes to every rank of the collective.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_char, c_int, CStr};
+use std::fmt::Debug;
+
+use nuce::{Error, Result};
+
+use crate::{NUCE_ERR_EMPTY, NUCE_ERR_INVALID_PLAN, NUCE_ERR_SHAPE_MISMATCH, NUCE_OK};
+
+/// What the binding announced for the next call: its refusal, if any.
+struct Announced {
+    refusal: Option<Error>,
+}
+
+thread_local! {
+    /// The announcement for the next call on this thread.
+    static NEXT: RefCell<Option<Announced>> = const { RefCell::new(None) };
+    /// Whether the current call comes from Fortran.
+    static FORTRAN: Cell<bool> = const { Cell::new(false) };
+    /// The binding's refusal of the current call, until the call takes it.
+    static REFUSAL: RefCell<Option<Error>> = const { RefCell::new(None) };
+}
+
+/// Announces that the next nuce call on this thread comes from the Fortran
+/// module (local; for language bindings, not for C programs): its messages
+/// then use Fortran's argument names, order and 1-based indices. With
+/// `code` other than `NUCE_OK`, this rank refuses that call: `refusal`
+/// (may be NULL) is the reason, and the call returns `code` with it and
+/// this rank's world rank — on every rank of a collective call.
+#[no_mangle]
+pub extern "C" fn nuce_fortran_call(code: c_int, refusal: *const c_char) -> c_int {
+    let refusal = (code != NUCE_OK).then(|| {
+        let why = if refusal.is_null() {
+            "the Fortran module refused the call".into()
+        } else {
+            // SAFETY: a non-NULL `refusal` is a NUL-terminated string (contract).
+            unsafe { CStr::from_ptr(refusal) }.to_string_lossy()
+        };
+        // Named here: a refusal of the checked entry's root reaches every
+        // rank as it is, unwrapped.
+        let why = format!("{why} (on {})", crate::world_rank());
+        match code {
+            NUCE_ERR_SHAPE_MISMATCH => Error::ShapeMismatch(why),
+            NUCE_ERR_EMPTY => Error::Empty(why),
+            NUCE_ERR_INVALID_PLAN => Error::InvalidPlan(why),
+            _ => Error::InvalidInput(why),
+        }
+    });
+    NEXT.with(|n| *n.borrow_mut() = Some(Announced { refusal }));
+    NUCE_OK
+}
+
+/// The current call's caller, set from the announcement (if any) while an
+/// exported function runs; dropping it ends the call.
+pub(crate) struct Call {
+    announced: bool,
+}
+
+impl Call {
+    /// Starts a call: takes the announcement made for it. A nested call
+    /// (one exported function calling another) keeps the outer call's.
+    pub(crate) fn begin() -> Call {
+        match NEXT.with(|n| n.borrow_mut().take()) {
+            Some(a) => {
+                FORTRAN.with(|f| f.set(true));
+                REFUSAL.with(|r| *r.borrow_mut() = a.refusal);
+                Call { announced: true }
+            }
+            None => Call { announced: false },
+        }
+    }
+
+    /// The binding's refusal if no checked entry took it: a local call
+    /// refused by the binding returns it instead of its own outcome.
+    pub(crate) fn untaken_refusal(&self) -> Option<Error> {
+        if self.announced {
+            REFUSAL.with(|r| r.borrow_mut().take())
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if self.announced {
+            FORTRAN.with(|f| f.set(false));
+            REFUSAL.with(|r| *r.borrow_mut() = None);
+        }
+    }
+}
+
+/// `local`, unless the binding refused the current call on this rank: then
+/// its refusal (taken: the call's checked entry passes it to every rank).
+pub(crate) fn refused_or<T>(local: Result<T>) -> Result<T> {
+    match REFUSAL.with(|r| r.borrow_mut().take()) {
+        Some(e) => Err(e),
+        None => local,
+    }
+}
+
+/// Whether the current call comes from Fortran.
+pub(crate) fn fortran() -> bool {
+    FORTRAN.with(Cell::get)
+}
+
+/// The names of a 2D array's C extents `rows`, `cols` for the caller:
+/// Fortran's `g(n1, n2)` has `n1 = cols`, `n2 = rows`.
+pub(crate) fn extent_names() -> [&'static str; 2] {
+    if fortran() {
+        ["n2", "n1"]
+    } else {
+        ["rows", "cols"]
+    }
+}
+
+/// The must-match extents of a 2D array for messages: `rows R, cols C`, or
+/// `n1 C, n2 R` from Fortran.
+pub(crate) fn extents(rows: i64, cols: i64) -> String {
+    if fortran() {
+        format!("n1 {cols}, n2 {rows}")
+    } else {
+        format!("rows {rows}, cols {cols}")
+    }
+}
+
+/// The name of an array's padded block argument: `padded`, or the Fortran
+/// procedures' `u`.
+pub(crate) fn padded_name() -> &'static str {
+    if fortran() {
+        "u"
+    } else {
+        "padded"
+    }
+}
+
+/// Element `i` (0-based) of the argument `what`: `what[i]`, or `what(i + 1)`
+/// from Fortran.
+pub(crate) fn element(what: &str, i: usize) -> String {
+    if fortran() {
+        format!("{what}({})", i + 1)
+    } else {
+        format!("{what}[{i}]")
+    }
+}
+
+/// Axis `d` (C order, 0 = slowest) of a 3-element argument `what`:
+/// `what[d]`, or `what(3 - d)` from Fortran, whose order is reversed.
+pub(crate) fn axis(what: &str, d: usize) -> String {
+    if fortran() {
+        format!("{what}({})", 3 - d)
+    } else {
+        format!("{what}[{d}]")
+    }
+}
+
+/// A 3-element value in C order, written in the caller's order.
+pub(crate) fn triple<T: Debug + Copy>(v: [T; 3]) -> String {
+    if fortran() {
+        format!("{:?}", [v[2], v[1], v[0]])
+    } else {
+        format!("{v:?}")
+    }
+}
+
+/// `e` in the caller's terms: from Fortran, the index of an invalid speed
+/// (or cycle time) counts from 1, as `speeds(i)` does.
+pub(crate) fn in_callers_terms(e: Error) -> Error {
+    match e {
+        Error::InvalidSpeed { index, value } if fortran() => Error::InvalidSpeed {
+            index: index + 1,
+            value,
+        },
+        Error::Remote { rank, source } => Error::Remote {
+            rank,
+            source: Box::new(in_callers_terms(*source)),
+        },
+        e => e,
+    }
+}
+
+/// The Fortran module's names of C functions whose Fortran procedure has
+/// another name (a generic, or an optional argument instead of a variant).
+const FORTRAN_NAMES: [(&str, &str); 5] = [
+    ("nuce_graph_maybe_remap_ahead", "nuce_maybe_remap"),
+    ("nuce_grid_maybe_remap_ahead", "nuce_grid_maybe_remap"),
+    ("nuce_maybe_remap_ahead", "nuce_maybe_remap"),
+    ("nuce_plan_rect", "nuce_plan_box"),
+    ("nuce_array_rect", "nuce_array_box"),
+];
+
+/// `msg` with the C functions' names replaced by the Fortran procedures'
+/// when the current call comes from Fortran.
+pub(crate) fn in_callers_words(msg: String) -> String {
+    if fortran() {
+        FORTRAN_NAMES.iter().fold(msg, |m, (c, f)| m.replace(c, f))
+    } else {
+        msg
+    }
+}
