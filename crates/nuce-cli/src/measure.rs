@@ -246,7 +246,10 @@ fn draw_svg(path: &std::path::Path, t: &Topology, points: &[SweepPoint]) -> nuce
             .map_err(|e| err(e.to_string()))?;
         for (name, bytes) in [("L1", t.l1_bytes), ("L2", t.l2_bytes), ("L3", t.l3_bytes)] {
             // Two arrays of 8-byte cells fill the cache at bytes / 16 cells.
-            let Some(x) = bytes.map(|b| b as f64 / 16.0).filter(|x| (x0..=x1).contains(x)) else {
+            let Some(x) = bytes
+                .map(|b| b as f64 / 16.0)
+                .filter(|x| (x0..=x1).contains(x))
+            else {
                 continue;
             };
             chart

@@ -226,7 +226,16 @@ fn measure_sweep_prints_every_size_and_refuses_absurd_ones() {
     let dir = std::env::temp_dir().join(format!("nuce-sweep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("sweep.svg");
-    let quick = ["measure", "--sweep", "--repeats", "2", "--warmup", "0", "--min-ms", "1"];
+    let quick = [
+        "measure",
+        "--sweep",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--min-ms",
+        "1",
+    ];
     let mut args = quick.to_vec();
     args.extend_from_slice(&["--sizes", "256,4096,10000", "--svg", svg.to_str().unwrap()]);
     let (code, out, err) = nuce(&args);
@@ -248,7 +257,10 @@ fn measure_sweep_prints_every_size_and_refuses_absurd_ones() {
         assert!(speed.is_finite() && speed > 0.0, "{out}");
     }
     let plot = std::fs::read_to_string(&svg).unwrap();
-    assert!(plot.starts_with("<svg") && plot.contains("block size"), "{plot}");
+    assert!(
+        plot.starts_with("<svg") && plot.contains("block size"),
+        "{plot}"
+    );
     // JSON: the points with their measurements.
     let mut args = quick.to_vec();
     args.extend_from_slice(&["--sizes", "64", "--json"]);

@@ -401,7 +401,11 @@ fn sweep(ctx: &Ctx) {
             .all(|(a, b)| a.0 == b.0 && (a.1 - b.1).abs() <= 1e-9 * b.1);
     ctx.check("sweep-function", same, format!("{got:?} vs {want:?}"));
     let speeds = bal.speeds().map(<[f64]>::len);
-    ctx.check("sweep-speeds", speeds == Some(w.size() as usize), format!("{speeds:?}"));
+    ctx.check(
+        "sweep-speeds",
+        speeds == Some(w.size() as usize),
+        format!("{speeds:?}"),
+    );
     let plan = bal.plan(64, 64).expect("plan after a sweep");
     let area: usize = plan.areas().iter().sum();
     ctx.check("sweep-plan", area == 64 * 64, area);

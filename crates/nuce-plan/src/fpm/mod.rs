@@ -38,8 +38,8 @@ pub use noise::{same_speed, snap_speeds, SpeedEstimate};
 pub use plan::{functional_shares, partition, FunctionalPlan};
 pub use speed_fn::{within_noise, Aging, Observation, SpeedFunction, SpeedPoints};
 pub use sweep::{
-    block_bytes, block_shape, check_sweep_sizes, default_sweep_sizes, sweep_points, MAX_SWEEP_CELLS,
-    MAX_SWEEP_SIZES, MIN_SWEEP_CELLS,
+    block_bytes, block_shape, check_sweep_sizes, default_sweep_sizes, sweep_points,
+    MAX_SWEEP_CELLS, MAX_SWEEP_SIZES, MIN_SWEEP_CELLS,
 };
 
 #[cfg(test)]
