@@ -147,7 +147,7 @@ fn a_size_sweep_reaches_every_speed_function_and_agrees_on_errors() {
         let _alone = common::measured_speeds_lock();
         common::mpirun(2, &["array-sweep"], Duration::from_secs(120))
     };
-    run.assert_checks(2, 4);
+    run.assert_checks(2, 5);
     for (case, needle) in [
         ("one-rank", "sweep size 1"),
         ("every-rank", "1 to 64 block sizes"),

@@ -406,9 +406,50 @@ fn sweep(ctx: &Ctx) {
         speeds == Some(w.size() as usize),
         format!("{speeds:?}"),
     );
+    // The root's speeds are the functions' snapped mean speeds, and the
+    // first plan is the column DP's for the planning model of the gathered
+    // functions (functional when some function is not flat).
+    use nuce::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate};
+    let fns = nuce::runtime::comm::gather_values(w, 0, &bal.speed_function().cloned())
+        .expect("gather the functions");
+    let functional = nuce::runtime::balancer::functional_from_env().expect("speed model");
+    let (speeds, want_plan, model) = root_compute(w, 0, || {
+        let fns = fns.expect("functions at the root");
+        let est: Vec<SpeedEstimate> = fns
+            .iter()
+            .map(|f| {
+                let f = f.as_ref().expect("a function on every rank");
+                SpeedEstimate {
+                    mean: f.mean_speed(),
+                    noise: f.noise(),
+                }
+            })
+            .collect();
+        let speeds = snap_speeds(&est)?;
+        let exact: Vec<SpeedEstimate> = speeds
+            .iter()
+            .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+            .collect();
+        let model = PlanningModel::new(&exact, Some(&fns), 64 * 64, None, functional)?;
+        let plan = nuce::plan::array2d::ColumnDp::default().decompose(64, 64, &model.speeds)?;
+        Ok((speeds, plan, model.functions.is_some()))
+    })
+    .expect("the expected plan");
+    ctx.check(
+        "sweep-speeds-are-the-means",
+        bal.speeds() == Some(&speeds[..]),
+        format!("{:?} vs {speeds:?}", bal.speeds()),
+    );
     let plan = bal.plan(64, 64).expect("plan after a sweep");
-    let area: usize = plan.areas().iter().sum();
-    ctx.check("sweep-plan", area == 64 * 64, area);
+    ctx.check(
+        "sweep-first-plan",
+        plan == want_plan,
+        format!("functional {model}: {plan:?} vs {want_plan:?}"),
+    );
+    println!(
+        "RESULT {rank} sweep-first-plan functional={model}",
+        rank = ctx.rank()
+    );
     let rank = ctx.rank();
     let cases: [(&str, Vec<usize>); 3] = [
         (
