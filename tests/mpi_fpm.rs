@@ -136,3 +136,34 @@ fn memory_limits_hold_or_fail_on_every_rank() {
     assert!(m0.contains("memory"), "{}", run.stderr);
     assert_eq!(m0, m1, "{}", run.stderr);
 }
+
+/// `Balancer::measure_sizes` on 2 ranks: every rank's speed function holds
+/// the sweep's points (checked by the scenario), and a bad size list —
+/// on one rank, on every rank, different between ranks — is the same error
+/// on every rank.
+#[test]
+fn a_size_sweep_reaches_every_speed_function_and_agrees_on_errors() {
+    let run = {
+        let _alone = common::measured_speeds_lock();
+        common::mpirun(2, &["array-sweep"], Duration::from_secs(120))
+    };
+    run.assert_checks(2, 5);
+    for (case, needle) in [
+        ("one-rank", "sweep size 1"),
+        ("every-rank", "1 to 64 block sizes"),
+        ("different", "measure_sizes"),
+    ] {
+        let errs: Vec<String> = run
+            .lines_with("ERR ")
+            .into_iter()
+            .filter_map(|l| {
+                let (_, rest) = l.split_once(' ')?;
+                rest.strip_prefix(&format!("{case} ")).map(str::to_string)
+            })
+            .collect();
+        assert_eq!(errs.len(), 2, "{case}: {}", run.stdout);
+        assert_eq!(errs[0], errs[1], "{case}: {}", run.stdout);
+        assert!(errs[0].contains(needle), "{case}: {}", errs[0]);
+        assert_ne!(errs[0], "none", "{case}");
+    }
+}

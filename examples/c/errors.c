@@ -333,6 +333,14 @@ int main(int argc, char **argv) {
   expect(nuce_set_speeds(b, rank == 0 ? NULL : speeds, size), NUCE_ERR_INVALID_INPUT, 1, "set_speeds(NULL)");
   speeds[size - 1] = 2.0;
   expect(nuce_set_speeds(b, speeds, size + 1), NUCE_ERR_SHAPE_MISMATCH, 1, "set_speeds(wrong count)");
+  /* Size sweeps: a negative size on the last rank, a size beyond the bound, NULL; refused
+     before anything is measured, so no speeds yet. */
+  int64_t sweep[2] = {256, rank == size - 1 ? -5 : 256};
+  expect(nuce_measure_sizes(b, sweep, 2), NUCE_ERR_INVALID_INPUT, 1, "measure_sizes(negative size)");
+  sweep[1] = (int64_t)1 << 40;
+  expect(nuce_measure_sizes(b, sweep, 2), NUCE_ERR_INVALID_INPUT, 1, "measure_sizes(2^40 cells)");
+  expect(nuce_measure_sizes(b, NULL, 2), NUCE_ERR_INVALID_INPUT, 1, "measure_sizes(NULL)");
+  expect(nuce_measure_sizes(b, sweep, 0), NUCE_ERR_INVALID_INPUT, 1, "measure_sizes(no size)");
   expect(nuce_speeds(b, speeds, size), NUCE_ERR_EMPTY, 0, "speeds() before any");
   expect(nuce_set_speeds(b, speeds, size), NUCE_OK, 1, "set_speeds");
   expect(nuce_speeds(b, speeds, size + 1), NUCE_ERR_SHAPE_MISMATCH, 0, "speeds(wrong length)");

@@ -95,7 +95,8 @@ use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};
 use crate::plan::tasks::{TaskPlatform, TaskSchedule};
 use crate::speed::network::{LinkRecord, ProbeConfig};
 use crate::speed::{
-    measure_kernel, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource, MAX_NOISE,
+    measure_kernel, measure_sweep, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource,
+    SweepPoint, MAX_NOISE,
 };
 
 /// Smallest per-rank move (bytes) from which a remap's time updates the bandwidth estimate.
@@ -285,6 +286,14 @@ pub struct Balancer {
     /// Every rank's memory limit in cells (on the root; `usize::MAX` for a
     /// rank without one), once some rank declared one.
     mem_caps: Option<Vec<usize>>,
+    /// Every rank's speed function of its size sweep (on the root), from
+    /// [`Balancer::measure_sizes`] until the next balance point: what the
+    /// initial plans are made for.
+    sweep_fns: Option<Vec<SpeedFunction>>,
+    /// Whether this rank's speed function holds only the points of its size
+    /// sweep, in the kernel's time per cell: its first timed phase rescales
+    /// them to the application's ([`Aging::Rescale`]).
+    unscaled_sweep: bool,
 }
 
 impl Balancer {
@@ -345,6 +354,8 @@ impl Balancer {
             speed_fn: None,
             functional,
             mem_caps: None,
+            sweep_fns: None,
+            unscaled_sweep: false,
         })
     }
 
@@ -657,6 +668,87 @@ impl Balancer {
         Ok(speeds)
     }
 
+    /// Measures every rank's speed on blocks of each of `sizes` cells — a
+    /// size sweep (issue 19) — so that the first plan can already use the
+    /// functional model. Collective; every rank passes the same sizes.
+    ///
+    /// Each rank runs the built-in 5-point stencil ([`measure_sweep`], with
+    /// this balancer's [`KernelConfig`]: warm-up, repeats, sample time,
+    /// work multiplier) on a square-ish block of each size, and its speed
+    /// function ([`Balancer::speed_function`]) becomes the measured points
+    /// `(cells, seconds per sweep)`, with the largest noise of the
+    /// measurements: it replaces any earlier function. The root gathers the
+    /// functions and sets every rank's speed to its function's mean speed,
+    /// snapped within the noise ([`snap_speeds`]), as [`Balancer::measure`]
+    /// does. Until the next balance point, [`Balancer::plan`] and
+    /// [`Balancer::plan3`] plan with the functions: when some rank's speed
+    /// depends on the size beyond the noise ([`PlanningModel`]), the shares
+    /// equalise the times the functions predict for the array's cells (and
+    /// [`ENV_SPEED_MODEL`]`=constant` keeps constant speeds). The sweep's
+    /// points are in the kernel's time per cell; the rank's first timed
+    /// phase rescales them to the application's ([`Aging::Rescale`]: the
+    /// sweep gives the shape, the phases the scale).
+    ///
+    /// Returns this rank's points. Errors, the same on every rank: sizes out
+    /// of bounds on some rank (1 to [`crate::plan::fpm::MAX_SWEEP_SIZES`]
+    /// sizes of [`crate::plan::fpm::MIN_SWEEP_CELLS`] to
+    /// [`crate::plan::fpm::MAX_SWEEP_CELLS`] cells, checked before anything
+    /// is allocated; the lowest refusing rank's error), or sizes that differ
+    /// between ranks. Time: about `sizes × (warm-up + repeats + 3) × min
+    /// sample time` (8 sizes, the default kernel settings: about 1 s);
+    /// memory: two arrays of the largest block.
+    pub fn measure_sizes(&mut self, sizes: &[usize]) -> Result<Vec<SweepPoint>> {
+        let _w = waiting();
+        let _span = info_span!("measure_sizes", sizes = sizes.len()).entered();
+        let refused = crate::plan::fpm::check_sweep_sizes(sizes).err();
+        let list = if refused.is_none() {
+            format!("{sizes:?}")
+        } else {
+            format!("{} sizes", sizes.len())
+        };
+        self.cp.check_refusing(
+            &self.comm,
+            &format!("Balancer::measure_sizes({list})"),
+            refused.as_ref(),
+        )?;
+        let local = measure_sweep(&self.kernel.sanitized(), sizes).and_then(|points| {
+            let noise = points
+                .iter()
+                .map(|p| p.measurement.noise())
+                .fold(0.0, f64::max)
+                .min(MAX_NOISE);
+            let xs: Vec<(f64, f64)> = points
+                .iter()
+                .map(|p| (p.cells as f64, p.measurement.median))
+                .collect();
+            Ok((crate::plan::fpm::sweep_points(&xs, noise)?, points, noise))
+        });
+        let (f, points, noise) = agree(&self.comm, self.root, local)?;
+        self.arrive("Balancer::measure_sizes (gathering the speed functions)")?;
+        let gathered = gather_values(&self.comm, self.root, &f)?;
+        let (speeds, estimates) = root_compute(&self.comm, self.root, || {
+            let fns = gathered
+                .as_ref()
+                .ok_or_else(|| Error::InvalidInput("no speed functions at root".into()))?;
+            let est: Vec<SpeedEstimate> = fns
+                .iter()
+                .map(|f| SpeedEstimate {
+                    mean: f.mean_speed(),
+                    noise: f.noise(),
+                })
+                .collect();
+            Ok((snap_speeds(&est)?, est))
+        })?;
+        info!(?speeds, ?estimates, "size sweep");
+        self.kernel_noise = noise;
+        self.speed_fn = Some(f);
+        self.unscaled_sweep = true;
+        self.sweep_fns = gathered;
+        self.set_estimates(estimates, false);
+        self.speeds = Some(speeds);
+        Ok(points)
+    }
+
     /// Every rank's latest speed estimate with its relative noise, before
     /// snapping (from [`Balancer::measure`], [`Balancer::set_speeds`] — with
     /// no noise — or the last balance point's phases), once known.
@@ -740,6 +832,7 @@ impl Balancer {
             .collect();
         self.set_estimates(exact, false);
         self.speeds = Some(s);
+        self.sweep_fns = None;
         Ok(())
     }
 
@@ -976,8 +1069,14 @@ impl Balancer {
             None => self.speed_fn = Some(SpeedFunction::new(&[(x, t)], noise)?),
             Some(f) => {
                 let mut f = f.with_noise(noise)?;
-                let aging = if changed { Aging::Reset } else { Aging::Keep };
-                let seen = f.learn(x, t, FUNCTION_REACH, aging);
+                let seen = if std::mem::take(&mut self.unscaled_sweep) {
+                    // The sweep's points, in the kernel's time per cell,
+                    // scaled to this phase: the sweep's shape, the phase's scale.
+                    f.observe(x, t, Aging::Rescale)
+                } else {
+                    let aging = if changed { Aging::Reset } else { Aging::Keep };
+                    f.learn(x, t, FUNCTION_REACH, aging)
+                };
                 self.speed_fn = Some(f);
                 seen?;
             }
@@ -1031,8 +1130,9 @@ impl Balancer {
         self.mem_caps.as_deref()
     }
 
-    /// The constant-speed model of the current speeds (uniform when none
-    /// were measured) for `cells` cells with the memory limits: what the
+    /// The model of the current speeds (uniform when none were measured)
+    /// for `cells` cells with the memory limits — with the speed functions
+    /// of a size sweep, if any ([`Balancer::measure_sizes`]): what the
     /// initial plans are made for.
     fn initial_model(&self, cells: usize) -> Result<PlanningModel> {
         let p = self.comm.size() as usize;
@@ -1049,7 +1149,17 @@ impl Balancer {
                 p
             ],
         };
-        PlanningModel::new(&exact, None, cells, self.mem_caps.as_deref(), false)
+        let sweep: Option<Vec<Option<SpeedFunction>>> = self
+            .sweep_fns
+            .as_ref()
+            .map(|f| f.iter().cloned().map(Some).collect());
+        PlanningModel::new(
+            &exact,
+            sweep.as_deref(),
+            cells,
+            self.mem_caps.as_deref(),
+            self.functional && sweep.is_some(),
+        )
     }
 
     /// A balance point, between phases of `iterations` iterations each, for
@@ -1182,6 +1292,7 @@ impl Balancer {
             "remap decision"
         );
         self.speeds = Some(decision.speeds.clone());
+        self.sweep_fns = None;
         self.set_estimates(estimates.clone(), true);
         let moved = if decision.remap {
             let _s = info_span!("remap").entered();

@@ -336,7 +336,57 @@ pub fn try_measure_kernel(cfg: &KernelConfig) -> Result<KernelMeasurement> {
     cfg.validate()?;
     let _span = tracing::debug_span!("measure_kernel", kernel = cfg.kernel.name()).entered();
     let (iw, ih) = cfg.kernel.interior();
-    let mut grid = Grid::new(iw, ih);
+    measure_grid(cfg, cfg.kernel, &mut Grid::new(iw, ih))
+}
+
+/// One point of a size sweep ([`measure_sweep`]): the stencil's speed on
+/// one block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// Interior cells of the block (`width × height`, at least the size asked).
+    pub cells: usize,
+    /// Interior width of the block.
+    pub width: usize,
+    /// Interior height of the block.
+    pub height: usize,
+    /// Bytes one sweep touches ([`crate::plan::fpm::block_bytes`]).
+    pub bytes: u64,
+    /// The speed on this block (cell updates per second).
+    pub measurement: KernelMeasurement,
+}
+
+/// A size sweep: the 5-point stencil of the built-in kernels on a block of
+/// each of `sizes` cells (shaped by [`crate::plan::fpm::block_shape`]),
+/// measured as [`try_measure_kernel`] measures (calibration, `cfg.warmup`,
+/// `cfg.repeats` samples of at least `cfg.min_time`; `cfg.kernel` is not
+/// used: the block replaces the kernel's fixed grid). Errors: a bad `cfg`
+/// ([`KernelConfig::validate`]) or bad sizes
+/// ([`crate::plan::fpm::check_sweep_sizes`]), before anything is
+/// allocated. Time O(sizes × (warmup + repeats + calibration) × min_time);
+/// memory: two arrays of the block, one block at a time.
+pub fn measure_sweep(cfg: &KernelConfig, sizes: &[usize]) -> Result<Vec<SweepPoint>> {
+    cfg.validate()?;
+    crate::plan::fpm::check_sweep_sizes(sizes)?;
+    sizes
+        .iter()
+        .map(|&cells| {
+            let (width, height) = crate::plan::fpm::block_shape(cells);
+            let _span = tracing::debug_span!("measure_sweep", width, height).entered();
+            let measurement = measure_grid(cfg, Kernel::Stencil, &mut Grid::new(width, height))?;
+            Ok(SweepPoint {
+                cells: width * height,
+                width,
+                height,
+                bytes: crate::plan::fpm::block_bytes(width, height),
+                measurement,
+            })
+        })
+        .collect()
+}
+
+/// Measures the sweeps of `grid` as [`try_measure_kernel`] describes
+/// (`cfg` already validated), reported as `kernel`.
+fn measure_grid(cfg: &KernelConfig, kernel: Kernel, grid: &mut Grid) -> Result<KernelMeasurement> {
     let m = cfg.work_multiplier;
 
     // Calibration: grow the rows per sample until a sample lasts min_time.
@@ -348,7 +398,7 @@ pub fn try_measure_kernel(cfg: &KernelConfig) -> Result<KernelMeasurement> {
     let mut rows: u64 = 1;
     let mut best_rate = 0.0f64; // rows per second
     for _ in 0..64 {
-        let (_, dt) = sample(&mut grid, rows, m);
+        let (_, dt) = sample(grid, rows, m);
         best_rate = best_rate.max(rows as f64 / dt.as_secs_f64().max(1e-9));
         let fastest_dt = rows as f64 / best_rate;
         if fastest_dt >= cfg.min_time.as_secs_f64() {
@@ -360,15 +410,15 @@ pub fn try_measure_kernel(cfg: &KernelConfig) -> Result<KernelMeasurement> {
         rows = ((rows as f64) * factor).ceil().min(1e15) as u64;
     }
     for _ in 0..cfg.warmup {
-        sample(&mut grid, rows, m);
+        sample(grid, rows, m);
     }
     let samples: Vec<f64> = (0..cfg.repeats)
         .map(|_| {
-            let (cells, dt) = sample(&mut grid, rows, m);
+            let (cells, dt) = sample(grid, rows, m);
             cells / dt.as_secs_f64().max(1e-9)
         })
         .collect();
-    let m = KernelMeasurement::from_samples(cfg.kernel, samples)?;
+    let m = KernelMeasurement::from_samples(kernel, samples)?;
     tracing::debug!(
         median = m.median,
         spread = m.relative_spread(),
@@ -509,6 +559,29 @@ mod tests {
                 Err(Error::InvalidInput(_))
             ));
             assert!(bad.sanitized().validate().is_ok());
+        }
+    }
+
+    #[test]
+    fn a_sweep_measures_every_block_and_checks_its_sizes() {
+        let cfg = KernelConfig {
+            repeats: 2,
+            warmup: 0,
+            min_time: Duration::from_millis(1),
+            ..Default::default()
+        };
+        let pts = measure_sweep(&cfg, &[16, 1000]).unwrap();
+        assert_eq!(pts.len(), 2);
+        assert_eq!((pts[0].width, pts[0].height, pts[0].cells), (4, 4, 16));
+        assert_eq!((pts[1].width, pts[1].height, pts[1].cells), (32, 32, 1024));
+        assert!(pts.iter().all(|p| p.measurement.median > 0.0
+            && p.measurement.samples.len() == 2
+            && p.bytes == crate::plan::fpm::block_bytes(p.width, p.height)));
+        for bad in [&[][..], &[15], &[crate::plan::fpm::MAX_SWEEP_CELLS + 1]] {
+            assert!(matches!(
+                measure_sweep(&cfg, bad),
+                Err(Error::InvalidInput(_))
+            ));
         }
     }
 

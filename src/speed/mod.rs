@@ -38,8 +38,8 @@ pub mod stats;
 mod topology;
 
 pub use kernel::{
-    measure_kernel, try_measure_kernel, Kernel, KernelConfig, KernelMeasurement, MAX_NOISE,
-    MIN_KERNEL_NOISE,
+    measure_kernel, measure_sweep, try_measure_kernel, Kernel, KernelConfig, KernelMeasurement,
+    SweepPoint, MAX_NOISE, MIN_KERNEL_NOISE,
 };
 pub use phase::PhaseTimer;
 pub use stats::Summary;

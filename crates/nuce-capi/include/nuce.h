@@ -207,6 +207,17 @@ int nuce_balancer_free(struct nuce_balancer *b);
 // are in proportion to these speeds.
 int nuce_measure(struct nuce_balancer *b);
 
+// Measures every rank's speed on blocks of each of the `n` sizes (cells)
+// of `sizes` — a size sweep (collective; every rank passes the same
+// sizes): every rank runs the built-in stencil on each block size and
+// keeps the points as its speed function, so that the first plan can
+// already use the functional speed model (Rust `Balancer::measure_sizes`).
+// The speeds of the next plans are the functions' mean speeds. Errors, the
+// same `NUCE_ERR_INVALID_INPUT` on every rank: `sizes` NULL with `n > 0`,
+// a size below 16 or above 67 108 864 cells, `n` of 0 or above 64, or
+// sizes that differ between ranks.
+int nuce_measure_sizes(struct nuce_balancer *b, const int64_t *sizes, size_t n);
+
 // Sets every rank's speed (collective): the root's `n` values are
 // validated (finite, > 0, one per rank) and broadcast; `speeds` is read on
 // rank 0 only (may be NULL elsewhere).

@@ -161,11 +161,12 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 19] = [
+const C_NAMES: [(&str, &str); 20] = [
     ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
     ("Balancer::new", "nuce_balancer_create"),
     ("Balancer::set_speeds", "nuce_set_speeds"),
     ("Balancer::measure_network", "the network probe"),
+    ("Balancer::measure_sizes", "nuce_measure_sizes"),
     ("Balancer::measure", "nuce_measure"),
     ("Balancer::set_algorithm", "nuce_set_decomposer"),
     ("Balancer::record_phase", "nuce_record_phase"),
@@ -423,6 +424,45 @@ unsafe fn array<'a>(a: *mut nuce_array) -> Result<&'a mut nuce_array> {
 pub extern "C" fn nuce_measure(b: *mut nuce_balancer) -> c_int {
     // SAFETY: `b` is NULL or a live handle (contract of the C API).
     guard(|| unsafe { balancer(b) }?.bal.measure().map(|_| ()))
+}
+
+/// Measures every rank's speed on blocks of each of the `n` sizes (cells)
+/// of `sizes` — a size sweep (collective; every rank passes the same
+/// sizes): every rank runs the built-in stencil on each block size and
+/// keeps the points as its speed function, so that the first plan can
+/// already use the functional speed model (Rust `Balancer::measure_sizes`).
+/// The speeds of the next plans are the functions' mean speeds. Errors, the
+/// same `NUCE_ERR_INVALID_INPUT` on every rank: `sizes` NULL with `n > 0`,
+/// a size below 16 or above 67 108 864 cells, `n` of 0 or above 64, or
+/// sizes that differ between ranks.
+#[no_mangle]
+pub extern "C" fn nuce_measure_sizes(b: *mut nuce_balancer, sizes: *const i64, n: usize) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_measure_sizes"))?;
+        let max = nuce::plan::fpm::MAX_SWEEP_SIZES;
+        let local = if sizes.is_null() && n > 0 {
+            Err(null("sizes"))
+        } else if n == 0 || n > max {
+            Err(Error::InvalidInput(format!(
+                "nuce_measure_sizes takes 1 to {max} block sizes, not {n}"
+            )))
+        } else {
+            // SAFETY: non-null, `n` (at most 64) readable int64_t (contract).
+            let s = unsafe { std::slice::from_raw_parts(sizes, n) };
+            s.iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    usize::try_from(c).map_err(|_| {
+                        Error::InvalidInput(format!("sweep size {i} is {c} cells: negative"))
+                    })
+                })
+                .collect::<Result<Vec<usize>>>()
+        };
+        let list = checked(local, |r| h.bal.entry("nuce_measure_sizes", r))?;
+        h.bal.measure_sizes(&list).map(drop)
+    })
 }
 
 /// Sets every rank's speed (collective): the root's `n` values are

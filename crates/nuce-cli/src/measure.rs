@@ -4,10 +4,20 @@
 //! `OMPI_COMM_WORLD_RANK` / `PMIX_RANK`), so
 //! `mpirun -np 3 scripts/bind_ranks.sh target/release/nuce measure --json`
 //! shows the measured effect of a binding without any MPI call.
+//!
+//! `nuce measure --sweep` measures the stencil's speed against the block
+//! size instead (issue 19): from blocks inside L1 to blocks beyond L3 (cache
+//! sizes from hwloc), as a table, JSON or an SVG plot (`--svg FILE`).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use nuce::speed::{topology, try_measure_kernel, Kernel, KernelConfig, SpeedRecord};
+use nuce::speed::{
+    measure_sweep, topology, try_measure_kernel, Kernel, KernelConfig, SpeedRecord, SweepPoint,
+    Topology,
+};
+use nuce_plan::fpm::{default_sweep_sizes, MAX_SWEEP_CELLS, MIN_SWEEP_CELLS};
+use serde::Serialize;
 
 use crate::output::outln;
 
@@ -29,9 +39,22 @@ pub struct Args {
     /// Emulated slowness: really do this many times the reported work.
     #[arg(long, default_value_t = 1.0)]
     multiplier: f64,
-    /// Print the speed record as JSON.
+    /// Print the speed record (with `--sweep`: the sweep) as JSON.
     #[arg(long)]
     json: bool,
+    /// Measure the 5-point stencil's speed against the block size (the
+    /// `--kernel` is not used): one line per block size.
+    #[arg(long)]
+    sweep: bool,
+    /// With `--sweep`: the block sizes in cells, comma-separated (1 to 64
+    /// sizes of 16 to 67 108 864 cells); default: powers of two from 256
+    /// cells to four times the largest cache.
+    #[arg(long, requires = "sweep", value_delimiter = ',',
+          value_parser = bounded("--sizes", MIN_SWEEP_CELLS, MAX_SWEEP_CELLS))]
+    sizes: Vec<usize>,
+    /// With `--sweep`: also plot speed against block size into this SVG file.
+    #[arg(long, requires = "sweep")]
+    svg: Option<PathBuf>,
 }
 
 /// Most samples one run may take (each lasts at least `--min-ms`): a bound,
@@ -78,6 +101,9 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
         min_time: Duration::from_millis(args.min_ms),
         work_multiplier: args.multiplier,
     };
+    if args.sweep {
+        return sweep(&args, &cfg);
+    }
     let m = try_measure_kernel(&cfg)?;
     let rec = SpeedRecord::from_kernel(launcher_rank(), m, topology());
     if args.json {
@@ -107,4 +133,149 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
         kib(t.l3_bytes)
     )?;
     Ok(())
+}
+
+/// The output of `--sweep --json`.
+#[derive(Serialize)]
+struct Sweep {
+    rank: i32,
+    topology: Topology,
+    points: Vec<SweepPoint>,
+}
+
+/// The smallest cache level that holds `bytes` (`"L1"`, `"L2"`, `"L3"`),
+/// else `"memory"`.
+fn fits_in(t: &Topology, bytes: u64) -> &'static str {
+    [("L1", t.l1_bytes), ("L2", t.l2_bytes), ("L3", t.l3_bytes)]
+        .into_iter()
+        .find(|(_, c)| c.is_some_and(|c| bytes <= c))
+        .map_or("memory", |(name, _)| name)
+}
+
+/// `--sweep`: measures, prints the table (or JSON), draws the SVG.
+fn sweep(args: &Args, cfg: &KernelConfig) -> nuce_plan::Result<()> {
+    let t = topology();
+    let largest = t.l3_bytes.or(t.l2_bytes).or(t.l1_bytes);
+    let sizes = if args.sizes.is_empty() {
+        default_sweep_sizes(largest)
+    } else {
+        args.sizes.clone()
+    };
+    let points = measure_sweep(cfg, &sizes)?;
+    if let Some(path) = &args.svg {
+        draw_svg(path, &t, &points)?;
+    }
+    if args.json {
+        return crate::output::print_json(&Sweep {
+            rank: launcher_rank(),
+            topology: t,
+            points,
+        });
+    }
+    let kib = |b: Option<u64>| b.map_or("?".to_string(), |b| format!("{} KiB", b / 1024));
+    outln!(
+        "rank {} on {}: 5-point stencil speed against block size (median of {} samples of at least {} ms)",
+        launcher_rank(),
+        t.host,
+        cfg.repeats,
+        args.min_ms
+    )?;
+    outln!(
+        "  caches (hwloc): L1 {} L2 {} L3 {}; bound to {:?}",
+        kib(t.l1_bytes),
+        kib(t.l2_bytes),
+        kib(t.l3_bytes),
+        t.binding
+    )?;
+    outln!(
+        "{:>10} {:>11} {:>12} {:>7} {:>14} {:>8} {:>9}",
+        "cells",
+        "block",
+        "bytes",
+        "fits",
+        "updates/s",
+        "spread",
+        "vs first"
+    )?;
+    let first = points.first().map_or(1.0, |p| p.measurement.median);
+    for p in &points {
+        let m = &p.measurement;
+        outln!(
+            "{:>10} {:>11} {:>12} {:>7} {:>14.4e} {:>7.1}% {:>9.2}",
+            p.cells,
+            format!("{}x{}", p.width, p.height),
+            p.bytes,
+            fits_in(&t, p.bytes),
+            m.median,
+            100.0 * m.relative_spread(),
+            m.median / first
+        )?;
+    }
+    Ok(())
+}
+
+/// Plots speed (cell updates/s) against block size (cells, log scale),
+/// with a vertical line where the block's two arrays fill each cache.
+fn draw_svg(path: &std::path::Path, t: &Topology, points: &[SweepPoint]) -> nuce_plan::Result<()> {
+    use plotters::prelude::*;
+    let err = |e: String| nuce_plan::Error::Io(format!("{}: {e}", path.display()));
+    let x0 = points.iter().map(|p| p.cells).min().unwrap_or(16) as f64;
+    let x1 = (points.iter().map(|p| p.cells).max().unwrap_or(16) as f64).max(2.0 * x0);
+    let y1 = points
+        .iter()
+        .map(|p| p.measurement.max)
+        .fold(0.0, f64::max)
+        .max(1.0)
+        * 1.1;
+    let caption = format!("5-point stencil on {}: speed against block size", t.host);
+    crate::output::svg(path, (800, 480), |root| {
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x0 / 1.2..x1 * 1.2).log_scale(), 0.0..y1)
+            .map_err(|e| err(e.to_string()))?;
+        chart
+            .configure_mesh()
+            .x_desc("block size (cells)")
+            .y_desc("cell updates / s")
+            .y_label_formatter(&|v| format!("{v:.1e}"))
+            .draw()
+            .map_err(|e| err(e.to_string()))?;
+        for (name, bytes) in [("L1", t.l1_bytes), ("L2", t.l2_bytes), ("L3", t.l3_bytes)] {
+            // Two arrays of 8-byte cells fill the cache at bytes / 16 cells.
+            let Some(x) = bytes
+                .map(|b| b as f64 / 16.0)
+                .filter(|x| (x0..=x1).contains(x))
+            else {
+                continue;
+            };
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, 0.0), (x, y1)],
+                    BLACK.mix(0.4).stroke_width(1),
+                )))
+                .map_err(|e| err(e.to_string()))?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    name.to_string(),
+                    (x * 1.03, y1 * 0.97),
+                    ("sans-serif", 14),
+                )))
+                .map_err(|e| err(e.to_string()))?;
+        }
+        let xy: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.cells as f64, p.measurement.median))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(xy.clone(), BLUE.stroke_width(2)))
+            .map_err(|e| err(e.to_string()))?;
+        chart
+            .draw_series(xy.into_iter().map(|q| Circle::new(q, 3, BLUE.filled())))
+            .map_err(|e| err(e.to_string()))?;
+        Ok(())
+    })
 }

@@ -216,3 +216,73 @@ fn measure_refuses_absurd_sample_counts() {
         assert!(err.contains(opt), "{opt} {value}: {err}");
     }
 }
+
+/// `nuce measure --sweep` prints one line per block size (the sizes given,
+/// as square-ish blocks), writes the SVG plot, and refuses absurd sizes
+/// with exit code 2 and the bound in the message.
+#[cfg(feature = "measure")]
+#[test]
+fn measure_sweep_prints_every_size_and_refuses_absurd_ones() {
+    let dir = std::env::temp_dir().join(format!("nuce-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("sweep.svg");
+    let quick = [
+        "measure",
+        "--sweep",
+        "--repeats",
+        "2",
+        "--warmup",
+        "0",
+        "--min-ms",
+        "1",
+    ];
+    let mut args = quick.to_vec();
+    args.extend_from_slice(&["--sizes", "256,4096,10000", "--svg", svg.to_str().unwrap()]);
+    let (code, out, err) = nuce(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("caches (hwloc): L1"), "{out}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.first().is_some_and(|c| c.parse::<usize>().is_ok()))
+        .collect();
+    let blocks: Vec<(&str, &str)> = rows.iter().map(|w| (w[0], w[1])).collect();
+    assert_eq!(
+        blocks,
+        [("256", "16x16"), ("4096", "64x64"), ("10000", "100x100")],
+        "{out}"
+    );
+    for w in &rows {
+        let speed: f64 = w[4].parse().unwrap();
+        assert!(speed.is_finite() && speed > 0.0, "{out}");
+    }
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.starts_with("<svg") && plot.contains("block size"),
+        "{plot}"
+    );
+    // JSON: the points with their measurements.
+    let mut args = quick.to_vec();
+    args.extend_from_slice(&["--sizes", "64", "--json"]);
+    let (code, out, err) = nuce(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["points"][0]["cells"], 64, "{out}");
+    assert!(v["points"][0]["measurement"]["median"].as_f64().unwrap() > 0.0);
+    std::fs::remove_dir_all(&dir).ok();
+    // Absurd sizes: before any allocation, exit 2, the option named.
+    let many = vec!["64"; 65].join(",");
+    for sizes in ["0", "15", "67108865", "1000000000000", "x", many.as_str()] {
+        let mut args = quick.to_vec();
+        args.extend_from_slice(&["--sizes", sizes]);
+        let (code, _, err) = nuce(&args);
+        assert_eq!(code, 2, "--sizes {sizes}: {err}");
+        assert!(
+            err.contains("--sizes") || err.contains("1 to 64 block sizes"),
+            "--sizes {sizes}: {err}"
+        );
+    }
+    // --sizes without --sweep is a usage error.
+    let (code, _, err) = nuce(&["measure", "--sizes", "256"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -74,6 +74,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
         "array-halo" => halo(ctx),
         "array-errors" => errors(ctx),
         "array-cost" => cost(ctx),
+        "array-sweep" => sweep(ctx),
         _ => return false,
     }
     true
@@ -367,4 +368,105 @@ fn cost(ctx: &Ctx) {
         p == 1 || reports[0].remap,
         format!("{:?}", reports[0].decision),
     );
+}
+
+/// `Balancer::measure_sizes` (issue 19): every rank's points reach its
+/// speed function, the speeds are set and a plan is made; then bad size
+/// lists — on one rank, on every rank, different on each rank — give the
+/// same error on every rank (`ERR <rank> <case> <error>`).
+fn sweep(ctx: &Ctx) {
+    use nuce::speed::KernelConfig;
+    let w = &ctx.world;
+    let mut bal = nuce::Balancer::new(w).expect("balancer");
+    bal.set_kernel(KernelConfig {
+        repeats: 2,
+        warmup: 0,
+        min_time: std::time::Duration::from_millis(2),
+        ..Default::default()
+    });
+    let sizes = [256usize, 4096, 65536];
+    let pts = bal.measure_sizes(&sizes).expect("measure_sizes");
+    let cells: Vec<usize> = pts.iter().map(|p| p.cells).collect();
+    ctx.check("sweep-cells", cells == sizes, format!("{cells:?}"));
+    let f = bal.speed_function().expect("a speed function");
+    let want: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|p| (p.cells as f64, p.measurement.median))
+        .collect();
+    let got = f.points();
+    let same = got.len() == want.len()
+        && got
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a.0 == b.0 && (a.1 - b.1).abs() <= 1e-9 * b.1);
+    ctx.check("sweep-function", same, format!("{got:?} vs {want:?}"));
+    let speeds = bal.speeds().map(<[f64]>::len);
+    ctx.check(
+        "sweep-speeds",
+        speeds == Some(w.size() as usize),
+        format!("{speeds:?}"),
+    );
+    // The root's speeds are the functions' snapped mean speeds, and the
+    // first plan is the column DP's for the planning model of the gathered
+    // functions (functional when some function is not flat).
+    use nuce::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate};
+    let fns = nuce::runtime::comm::gather_values(w, 0, &bal.speed_function().cloned())
+        .expect("gather the functions");
+    let functional = nuce::runtime::balancer::functional_from_env().expect("speed model");
+    let (speeds, want_plan, model) = root_compute(w, 0, || {
+        let fns = fns.expect("functions at the root");
+        let est: Vec<SpeedEstimate> = fns
+            .iter()
+            .map(|f| {
+                let f = f.as_ref().expect("a function on every rank");
+                SpeedEstimate {
+                    mean: f.mean_speed(),
+                    noise: f.noise(),
+                }
+            })
+            .collect();
+        let speeds = snap_speeds(&est)?;
+        let exact: Vec<SpeedEstimate> = speeds
+            .iter()
+            .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+            .collect();
+        let model = PlanningModel::new(&exact, Some(&fns), 64 * 64, None, functional)?;
+        let plan = nuce::plan::array2d::ColumnDp::default().decompose(64, 64, &model.speeds)?;
+        Ok((speeds, plan, model.functions.is_some()))
+    })
+    .expect("the expected plan");
+    ctx.check(
+        "sweep-speeds-are-the-means",
+        bal.speeds() == Some(&speeds[..]),
+        format!("{:?} vs {speeds:?}", bal.speeds()),
+    );
+    let plan = bal.plan(64, 64).expect("plan after a sweep");
+    ctx.check(
+        "sweep-first-plan",
+        plan == want_plan,
+        format!("functional {model}: {plan:?} vs {want_plan:?}"),
+    );
+    println!(
+        "RESULT {rank} sweep-first-plan functional={model}",
+        rank = ctx.rank()
+    );
+    let rank = ctx.rank();
+    let cases: [(&str, Vec<usize>); 3] = [
+        (
+            "one-rank",
+            if rank == 1 {
+                vec![256, usize::MAX]
+            } else {
+                vec![256]
+            },
+        ),
+        ("every-rank", vec![]),
+        ("different", vec![256 + 256 * rank as usize]),
+    ];
+    for (case, sizes) in cases {
+        match bal.measure_sizes(&sizes) {
+            Ok(_) => println!("ERR {rank} {case} none"),
+            Err(e) => println!("ERR {rank} {case} {e}"),
+        }
+    }
 }

@@ -13,6 +13,7 @@
 //! | integer 1D partition of `n` units, equal times, memory caps | [`partition`] ([`plan`]) |
 //! | effective constant speeds for the array, graph and task decomposers | [`functional_shares`] |
 //! | noisy speeds: estimates, snapping speeds the noise cannot separate | [`SpeedEstimate`], [`snap_speeds`] ([`noise`]) |
+//! | block sizes of a size sweep, and the speed function of its speeds | [`check_sweep_sizes`], [`sweep_points`] ([`sweep`]) |
 //! | which model plans a balance point (constant or functional), its speeds, decision and memory caps | [`PlanningModel`] ([`model`]) |
 //! | whether a remap pays off despite the noise | [`crate::policy::RemapPolicy::decide_noisy`] |
 //!
@@ -30,11 +31,16 @@ pub mod model;
 pub mod noise;
 pub mod plan;
 pub mod speed_fn;
+pub mod sweep;
 
 pub use model::{PlanningModel, CAUTIOUS_GAP, MIN_FLAT_NOISE};
 pub use noise::{same_speed, snap_speeds, SpeedEstimate};
 pub use plan::{functional_shares, partition, FunctionalPlan};
 pub use speed_fn::{within_noise, Aging, Observation, SpeedFunction, SpeedPoints};
+pub use sweep::{
+    block_bytes, block_shape, check_sweep_sizes, default_sweep_sizes, sweep_points,
+    MAX_SWEEP_CELLS, MAX_SWEEP_SIZES, MIN_SWEEP_CELLS,
+};
 
 #[cfg(test)]
 mod tests;
