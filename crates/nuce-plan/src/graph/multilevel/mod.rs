@@ -28,7 +28,9 @@
 //!    vertices being too coarse to balance finely. At the finest level the
 //!    caps are `(1 + tolerance) × target` and a last balancing pass may also
 //!    move vertices to parts they do not touch, so the bound holds whenever
-//!    the vertex weights allow it.
+//!    the vertex weights allow it; there the greedy passes also make every
+//!    zero-gain move that fits under the caps (a walk on the plateau of
+//!    equal cuts that spends the tolerance's slack, as METIS's passes do).
 //!
 //! Optionally ([`Multilevel::refine_cycles`], off by default for its cost),
 //! refinement V-cycles follow \[SS11\]: the graph is coarsened again inside
