@@ -1008,7 +1008,10 @@ impl Balancer {
     /// [`Balancer::maybe_remap`] measures the phase itself; with it, this
     /// record replaces the automatic one for the current phase. Noise is
     /// smoothed and real changes are followed at once ([`PhaseTimer`]). A
-    /// rank with no work this phase records nothing.
+    /// recorded phase sets the rank's constant speed only: the functional
+    /// model ([`Balancer::speed_function`]) learns from the phases nuce
+    /// times itself, whose work per iteration is the data's. A rank with no
+    /// work this phase records nothing.
     pub fn record_phase(&mut self, work_units: f64, elapsed: Duration) -> Result<()> {
         self.explicit = true;
         if work_units == 0.0 {

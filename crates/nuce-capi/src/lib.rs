@@ -552,7 +552,10 @@ pub extern "C" fn nuce_plan_rect(b: *mut nuce_balancer, rank: c_int, out: *mut i
 
 /// Records this rank's phase explicitly (local): `work` units (e.g. cells ×
 /// iterations) done in `seconds` of compute. Replaces the automatic timing
-/// of the current phase in the next [`nuce_maybe_remap`].
+/// of the current phase in the next [`nuce_maybe_remap`]. A recorded phase
+/// sets the rank's constant speed only: the speed functions of the
+/// functional model (`NUCE_SPEED_MODEL`) learn from the phases nuce times
+/// itself.
 #[no_mangle]
 pub extern "C" fn nuce_record_phase(b: *mut nuce_balancer, work: f64, seconds: f64) -> c_int {
     guard(|| {

@@ -14,6 +14,7 @@ mod array3;
 mod dgraph;
 mod exchange;
 mod faults;
+mod fpm;
 mod graph;
 mod grid;
 mod hierarchy;
@@ -69,6 +70,7 @@ fn main() {
         s if s.starts_with("exchange-") => exchange::run(s, &ctx),
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         s if s.starts_with("graph-") => graph::run(s, &ctx),
+        s if s.starts_with("fpm-") => fpm::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
