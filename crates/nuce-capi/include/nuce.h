@@ -238,7 +238,10 @@ int nuce_plan_rect(struct nuce_balancer *b, int rank, int64_t *out);
 
 // Records this rank's phase explicitly (local): `work` units (e.g. cells ×
 // iterations) done in `seconds` of compute. Replaces the automatic timing
-// of the current phase in the next [`nuce_maybe_remap`].
+// of the current phase in the next [`nuce_maybe_remap`]. A recorded phase
+// sets the rank's constant speed only: the speed functions of the
+// functional model (`NUCE_SPEED_MODEL`) learn from the phases nuce times
+// itself.
 int nuce_record_phase(struct nuce_balancer *b, double work, double seconds);
 
 // Plans a `rows × cols` array of `elem_size`-byte elements (1, 2, 4, 8, 16
