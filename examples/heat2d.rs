@@ -360,10 +360,10 @@ fn run(
     let rank = world.rank();
     let start = Instant::now();
     let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
-    let mut bal = Balancer::new(world)?
-        .with_decomposer(RecursiveBisection2)
-        .with_policy(policy)
-        .with_kernel(kernel);
+    let mut bal = Balancer::new(world)?;
+    bal.set_decomposer(RecursiveBisection2);
+    bal.set_policy(policy);
+    bal.set_kernel(kernel);
     bal.set_functional_model(functional);
     bal.set_memory_limit(limit)?;
     // Ghost exchanges travel on the array's communicator, the phase's end on

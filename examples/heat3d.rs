@@ -68,9 +68,9 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let cells = args.nx * args.ny * args.nz;
     let start = Instant::now();
     let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
-    let mut bal = Balancer::new(world)?
-        .with_policy(policy)
-        .with_kernel(kernel);
+    let mut bal = Balancer::new(world)?;
+    bal.set_policy(policy);
+    bal.set_kernel(kernel);
     bal.check_call(&format!(
         "heat3d: {} phases of {} iterations",
         args.run.phases, args.run.iters

@@ -110,9 +110,9 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let shape = (nx, ny, nz);
     let f = args.band_factor.max(1);
     let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
-    let mut bal = Balancer::new(world)?
-        .with_policy(policy)
-        .with_kernel(kernel);
+    let mut bal = Balancer::new(world)?;
+    bal.set_policy(policy);
+    bal.set_kernel(kernel);
     bal.check_call(&format!(
         "heat3d_cost: {nx}x{ny}x{nz}, {} phases of {} iterations, band x{f} of {} moving every {}",
         args.run.phases, args.run.iters, args.band_width, args.move_every

@@ -5,7 +5,7 @@
 //!
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();
-//! let mut bal = Balancer::new(&world).unwrap();  // arrays: ColumnDp unless with_decomposer
+//! let mut bal = Balancer::new(&world).unwrap();  // arrays: ColumnDp unless set_decomposer
 //! bal.measure().unwrap();                                  // built-in kernel on every rank
 //! let mut a = bal.new_array::<f64>(1000, 800, 1).unwrap(); // planned for the measured speeds
 //! for _phase in 0..10 {
@@ -98,6 +98,11 @@ use crate::speed::{
     measure_kernel, measure_sweep, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource,
     SweepPoint, MAX_NOISE,
 };
+
+/// The rank of a balancer's communicator that gathers the speeds, plans
+/// and broadcasts: rank 0 of the communicator given to [`Balancer::new`]
+/// (to have another rank plan, give a communicator that ranks it first).
+pub const ROOT: i32 = 0;
 
 /// Smallest per-rank move (bytes) from which a remap's time updates the bandwidth estimate.
 pub const MIN_BANDWIDTH_SAMPLE: u64 = 1 << 20;
@@ -249,7 +254,6 @@ impl Network {
 /// Collective load balancer for 2D arrays.
 pub struct Balancer {
     comm: SimpleCommunicator,
-    root: i32,
     decomposer: Arc<dyn ArrayDecomposer>,
     policy: RemapPolicy,
     kernel: KernelConfig,
@@ -298,9 +302,9 @@ pub struct Balancer {
 
 impl Balancer {
     /// Creates a balancer over a duplicate of `comm` (collective:
-    /// `MPI_Comm_dup`), with rank 0 as the root. Arrays are planned by the
+    /// `MPI_Comm_dup`), with rank 0 as the root ([`ROOT`]). Arrays are planned by the
     /// optimal column-based decomposition ([`ColumnDp`], \[BBLRR01\] §3.2.4)
-    /// unless [`Balancer::with_decomposer`] says otherwise. The collectives'
+    /// unless [`Balancer::set_decomposer`] says otherwise. The collectives'
     /// timeout comes from `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed
     /// value is an error on every rank.
     pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
@@ -332,7 +336,6 @@ impl Balancer {
         let functional = agree(&comm, 0, functional_from_env())?;
         Ok(Balancer {
             comm,
-            root: 0,
             decomposer: Arc::new(decomposer),
             policy: RemapPolicy::default(),
             kernel: KernelConfig::default(),
@@ -361,13 +364,6 @@ impl Balancer {
 
     /// Sets the timeout of the balancer's collectives (local; all ranks
     /// should agree). `None`: wait forever, as MPI does.
-    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.cp.set_timeout(timeout);
-        self
-    }
-
-    /// [`Balancer::with_timeout`] on a balancer in place (local; all ranks
-    /// should agree).
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {
         self.cp.set_timeout(timeout);
     }
@@ -375,13 +371,6 @@ impl Balancer {
     /// The timeout of the balancer's collectives.
     pub fn timeout(&self) -> Option<Duration> {
         self.cp.timeout()
-    }
-
-    /// Replaces the decomposition algorithm by a boxed one, e.g. from
-    /// [`crate::plan::array2d::registry::decomposer_with_latency`] (local;
-    /// all ranks must do the same).
-    pub fn set_decomposer_boxed(&mut self, decomposer: Box<dyn ArrayDecomposer>) {
-        self.decomposer = Arc::from(decomposer);
     }
 
     /// Sets the array decomposer by its name in
@@ -393,8 +382,8 @@ impl Balancer {
         let _w = waiting();
         self.arrive(&format!("Balancer::set_algorithm({name})"))?;
         let d = registry::decomposer_with_latency(name, latency_cells);
-        let d = agree(&self.comm, self.root, d)?;
-        self.set_decomposer_boxed(d);
+        let d = agree(&self.comm, ROOT, d)?;
+        self.set_decomposer(d);
         Ok(())
     }
 
@@ -448,8 +437,8 @@ impl Balancer {
         let _w = waiting();
         let _span = info_span!("measure_network").entered();
         self.arrive(&format!("Balancer::measure_network({cfg:?})"))?;
-        let links = probe_links(&self.comm, self.root, cfg)?;
-        let net = root_compute(&self.comm, self.root, || {
+        let links = probe_links(&self.comm, ROOT, cfg)?;
+        let net = root_compute(&self.comm, ROOT, || {
             Network::from_links(
                 links.ok_or_else(|| Error::InvalidInput("no link records at the root".into()))?,
             )
@@ -484,7 +473,7 @@ impl Balancer {
         let _w = waiting();
         self.arrive("Balancer::set_hosts")?;
         let p = self.comm.size() as usize;
-        let h = root_compute(&self.comm, self.root, || {
+        let h = root_compute(&self.comm, ROOT, || {
             if host_of.len() != p {
                 return Err(Error::ShapeMismatch(format!(
                     "{} host ids for {p} ranks",
@@ -534,13 +523,7 @@ impl Balancer {
         network_policy(&self.policy, self.bandwidth, self.network.as_ref())
     }
 
-    /// Sets the remap policy (local).
-    pub fn with_policy(mut self, policy: RemapPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// [`Balancer::with_policy`] on a balancer in place (local; all ranks
+    /// Sets the remap policy of the next decisions (local; all ranks
     /// should agree).
     pub fn set_policy(&mut self, policy: RemapPolicy) {
         self.policy = policy;
@@ -551,25 +534,16 @@ impl Balancer {
         self.policy
     }
 
-    /// Sets the built-in kernel used by [`Balancer::measure`] (local).
-    pub fn with_kernel(mut self, kernel: KernelConfig) -> Self {
-        self.kernel = kernel;
-        self
-    }
-
-    /// [`Balancer::with_kernel`] on a balancer in place (local): the kernel
-    /// of the next [`Balancer::measure`] and of the probes of idle ranks.
+    /// Sets the built-in kernel (local): the kernel of the next
+    /// [`Balancer::measure`] and of the probes of idle ranks.
     pub fn set_kernel(&mut self, kernel: KernelConfig) {
         self.kernel = kernel;
     }
 
-    /// Plans arrays with `decomposer` (local; all ranks must do the same).
-    pub fn with_decomposer(mut self, decomposer: impl ArrayDecomposer + 'static) -> Self {
-        self.decomposer = Arc::new(decomposer);
-        self
-    }
-
-    /// Replaces the decomposition algorithm (local; all ranks must do the same).
+    /// Plans arrays with `decomposer` from now on (local; all ranks must do
+    /// the same), e.g. a [`crate::plan::array2d::Best`] or a boxed one of
+    /// [`crate::plan::array2d::registry`]. By name and checked on every
+    /// rank: [`Balancer::set_algorithm`].
     pub fn set_decomposer(&mut self, decomposer: impl ArrayDecomposer + 'static) {
         self.decomposer = Arc::new(decomposer);
     }
@@ -577,11 +551,6 @@ impl Balancer {
     /// The balancer's communicator (a duplicate of the one given to [`Balancer::new`]).
     pub fn comm(&self) -> &SimpleCommunicator {
         &self.comm
-    }
-
-    /// The rank that gathers and plans.
-    pub fn root(&self) -> i32 {
-        self.root
     }
 
     /// The current speed estimate of every rank (work units per second), once known.
@@ -636,11 +605,11 @@ impl Balancer {
             topology: topology(),
         };
         // Through the host leaders once the hosts are known (root 0 only).
-        let records = match (&self.two_level, self.root) {
+        let records = match (&self.two_level, ROOT) {
             (Some(t), 0) => t.gather(&self.comm, &record)?,
-            _ => gather_values(&self.comm, self.root, &record)?,
+            _ => gather_values(&self.comm, ROOT, &record)?,
         };
-        let (speeds, estimates) = root_compute(&self.comm, self.root, || {
+        let (speeds, estimates) = root_compute(&self.comm, ROOT, || {
             let recs = records
                 .as_ref()
                 .ok_or_else(|| Error::InvalidInput("no records at root".into()))?;
@@ -723,10 +692,10 @@ impl Balancer {
                 .collect();
             Ok((crate::plan::fpm::sweep_points(&xs, noise)?, points, noise))
         });
-        let (f, points, noise) = agree(&self.comm, self.root, local)?;
+        let (f, points, noise) = agree(&self.comm, ROOT, local)?;
         self.arrive("Balancer::measure_sizes (gathering the speed functions)")?;
-        let gathered = gather_values(&self.comm, self.root, &f)?;
-        let (speeds, estimates) = root_compute(&self.comm, self.root, || {
+        let gathered = gather_values(&self.comm, ROOT, &f)?;
+        let (speeds, estimates) = root_compute(&self.comm, ROOT, || {
             let fns = gathered
                 .as_ref()
                 .ok_or_else(|| Error::InvalidInput("no speed functions at root".into()))?;
@@ -815,7 +784,7 @@ impl Balancer {
     pub fn set_speeds(&mut self, speeds: &[f64]) -> Result<()> {
         let _w = waiting();
         self.arrive("Balancer::set_speeds")?;
-        let s = root_compute(&self.comm, self.root, || {
+        let s = root_compute(&self.comm, ROOT, || {
             crate::plan::check_speeds(speeds)?;
             if speeds.len() != self.comm.size() as usize {
                 return Err(Error::ShapeMismatch(format!(
@@ -852,7 +821,7 @@ impl Balancer {
                 "uniform speeds"
             }
         ))?;
-        let plan = root_compute(&self.comm, self.root, || {
+        let plan = root_compute(&self.comm, ROOT, || {
             if rows.saturating_mul(cols) < p {
                 return Err(Error::TooManyParts {
                     parts: p,
@@ -920,7 +889,7 @@ impl Balancer {
             "Balancer::scatter_array({shape_arg}ghost {ghost}, {}-byte elements)",
             std::mem::size_of::<T>()
         ))?;
-        let shape = root_compute(&self.comm, self.root, || {
+        let shape = root_compute(&self.comm, ROOT, || {
             let dim = global.map(|g| g.dim()).ok_or_else(|| {
                 Error::InvalidInput("scatter_array: the root has no array".into())
             })?;
@@ -935,7 +904,7 @@ impl Balancer {
         let plan = self.plan(shape.0, shape.1)?;
         // The first data movement pays MPI's connection set-up: its time would
         // understate the bandwidth, so it does not teach the balancer (remaps do).
-        let (mut a, _) = DistArray2::scatter(&self.comm, self.root, plan, ghost, global)?;
+        let (mut a, _) = DistArray2::scatter(&self.comm, ROOT, plan, ghost, global)?;
         a.checks_mut().adopt(&self.cp);
         self.mark();
         Ok(a)
@@ -949,7 +918,7 @@ impl Balancer {
         let (nx, ny, nz) = shape;
         self.arrive(&format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost})"))?;
         let p = self.comm.size() as usize;
-        let plan = root_compute(&self.comm, self.root, || {
+        let plan = root_compute(&self.comm, ROOT, || {
             if nx.saturating_mul(ny).saturating_mul(nz) < p {
                 return Err(Error::TooManyParts {
                     parts: p,
@@ -983,7 +952,7 @@ impl Balancer {
             std::mem::size_of::<T>()
         ))?;
         let plan = self.plan3(shape, ghost)?;
-        let (mut a, _) = DistArray3::scatter(&self.comm, self.root, plan, ghost, ncomp, global)?;
+        let (mut a, _) = DistArray3::scatter(&self.comm, ROOT, plan, ghost, ncomp, global)?;
         a.checks_mut().adopt(&self.cp);
         self.mark();
         Ok(a)
@@ -1115,8 +1084,8 @@ impl Balancer {
     pub fn set_memory_limit(&mut self, cells: Option<usize>) -> Result<()> {
         let _w = waiting();
         self.arrive("Balancer::set_memory_limit")?;
-        let all = gather_values(&self.comm, self.root, &cells)?;
-        let caps = root_compute(&self.comm, self.root, || {
+        let all = gather_values(&self.comm, ROOT, &cells)?;
+        let caps = root_compute(&self.comm, ROOT, || {
             let all = all.ok_or_else(|| Error::InvalidInput("no limits at root".into()))?;
             Ok(all
                 .iter()
@@ -1223,13 +1192,13 @@ impl Balancer {
         self.same_ranks(data.comm(), "maybe_remap")?;
         let costs = match (cost_sum, data.cost_grid()) {
             (Some(sum), Some(grid)) => {
-                agree(&self.comm, self.root, sum)?;
-                grid.gather(&self.comm, self.root)?
+                agree(&self.comm, ROOT, sum)?;
+                grid.gather(&self.comm, ROOT)?
             }
             _ => None,
         };
         let report = (self.local_report(work), self.speed_fn.clone(), work);
-        let gathered = gather_values(&self.comm, self.root, &report)?;
+        let gathered = gather_values(&self.comm, ROOT, &report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {
             planner: self.planner(),
@@ -1260,7 +1229,7 @@ impl Balancer {
         };
         let (decision, plan, model) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
-            root_compute(&self.comm, self.root, || {
+            root_compute(&self.comm, ROOT, || {
                 let model = model_of(gathered)?;
                 let (d, plan) = proposal(&model)?;
                 Ok((d, plan, model))
@@ -1268,10 +1237,10 @@ impl Balancer {
         } else {
             // Every rank plans its own share for the broadcast speeds; the
             // root weighs the O(p) loads and volumes.
-            let model = root_compute(&self.comm, self.root, || model_of(gathered))?;
+            let model = root_compute(&self.comm, ROOT, || model_of(gathered))?;
             let local = data.propose_collective(&model.speeds)?;
             let (policy, bandwidth) = ctx.policy;
-            let decision = root_compute(&self.comm, self.root, || {
+            let decision = root_compute(&self.comm, ROOT, || {
                 let d = model.decide(
                     &policy,
                     &local.current,
@@ -1313,7 +1282,7 @@ impl Balancer {
         } else {
             None
         };
-        agree(&self.comm, self.root, Ok(()))?;
+        agree(&self.comm, ROOT, Ok(()))?;
         self.mark();
         Ok(RemapReport {
             decision,
@@ -1344,7 +1313,7 @@ impl Balancer {
         let p = self.comm.size() as usize;
         let uniform = vec![1.0; p];
         let speeds = self.speeds.clone().unwrap_or(uniform);
-        let at_root = self.comm.rank() == self.root;
+        let at_root = self.comm.rank() == ROOT;
         // Built on the root only (the index is O(n)); every rank learns whether it worked.
         let built = at_root
             .then(|| {
@@ -1362,9 +1331,9 @@ impl Balancer {
                 Ok((index, partition))
             })
             .transpose();
-        let built = agree(&self.comm, self.root, built)?;
+        let built = agree(&self.comm, ROOT, built)?;
         let (index, partition) = built.unzip();
-        let mut dg = DistGraph::scatter(&self.comm, self.root, graph, partition.as_ref(), values)?;
+        let mut dg = DistGraph::scatter(&self.comm, ROOT, graph, partition.as_ref(), values)?;
         dg.index = index;
         dg.strategy = GraphStrategy::RootIndex;
         dg.cp.adopt(&self.cp);
@@ -1382,7 +1351,7 @@ impl Balancer {
         );
         agree(
             &self.comm,
-            self.root,
+            ROOT,
             if same {
                 Ok(())
             } else {
@@ -1435,7 +1404,7 @@ impl Balancer {
     {
         let _w = waiting();
         self.arrive("Balancer::master_worker")?;
-        let r = run_master_worker(&self.comm, self.root, plan, make_input, compute, on_result);
+        let r = run_master_worker(&self.comm, ROOT, plan, make_input, compute, on_result);
         self.mark();
         r
     }
@@ -1451,7 +1420,7 @@ impl Balancer {
     ) -> Result<(TaskPlatform, TaskSchedule)> {
         let _w = waiting();
         self.arrive("Balancer::schedule_tasks")?;
-        collective_max_tasks1(&self.comm, self.root, me, deadline)
+        collective_max_tasks1(&self.comm, ROOT, me, deadline)
     }
 
     /// Allocates processor submeshes to the AMR grids of all ranks with the

@@ -77,7 +77,7 @@ impl Balancer {
             None,
         )?;
         let p = self.comm().size() as usize;
-        root_compute(self.comm(), self.root(), || {
+        root_compute(self.comm(), super::balancer::ROOT, || {
             let uniform = vec![1.0; p];
             let speeds = self.speeds().unwrap_or(&uniform);
             let (fit, plan) = Rectilinear3.fit_rank_order(shape, speeds, procs)?;

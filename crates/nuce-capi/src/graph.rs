@@ -294,7 +294,7 @@ pub extern "C" fn nuce_graph_scatter(
             (h, out.as_mut())
         };
         let _w = waiting();
-        let (comm, root) = (h.bal.comm(), h.bal.root());
+        let (comm, root) = (h.bal.comm(), nuce::runtime::balancer::ROOT);
         // This rank's own validation: its refusal at the checked entry.
         let local = out.ok_or_else(|| null("out")).and_then(|out| {
             *out = std::ptr::null_mut();

@@ -250,7 +250,7 @@ pub extern "C" fn nuce_graph_partition(
         let h = unsafe { balancer(b) }
             .map_err(|_| crate::unreachable_null("the balancer", "nuce_graph_partition"))?;
         let _w = waiting();
-        let (comm, root) = (h.bal.comm(), h.bal.root());
+        let (comm, root) = (h.bal.comm(), nuce::runtime::balancer::ROOT);
         // The checked entry (bounded by the timeout; `algo` must match), then
         // the root's partitioning, which the others wait for.
         let op = format!("nuce_graph_partition(algo {algo})");

@@ -70,7 +70,7 @@ pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char
         },
         |h, s| {
             if let Ok(d) = decomposer_by_name(&s) {
-                h.bal.set_decomposer_boxed(d);
+                h.bal.set_decomposer(d);
             }
         },
     )

@@ -296,7 +296,10 @@ fn errors(ctx: &Ctx) {
             root_compute(w, 0, || RecursiveBisection2.decompose(m, n, &speeds)).map(|_| ())
         }
         "too-many-ranks" => nuce::runtime::balancer::Balancer::new(w)
-            .map(|b| b.with_decomposer(RecursiveBisection2))
+            .map(|mut b| {
+                b.set_decomposer(RecursiveBisection2);
+                b
+            })
             .and_then(|b| b.plan(1, p - 1))
             .map(|_| ()),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),

@@ -257,6 +257,17 @@ pub trait ArrayDecomposer: Send + Sync {
     fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan>;
 }
 
+/// A boxed decomposer (e.g. from [`registry::decomposer_with_latency`]) is a
+/// decomposer.
+impl<D: ArrayDecomposer + ?Sized> ArrayDecomposer for Box<D> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn decompose(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+        (**self).decompose(rows, cols, speeds)
+    }
+}
+
 /// Splits `total` integer units into `weights.len()` parts proportional to the
 /// weights, by largest remainder: parts sum to `total` exactly and each differs
 /// from its real share by less than one (up to the `f64` rounding of the
