@@ -1,0 +1,246 @@
+//! The balancer's verbs that plan and create distributed data: 2D arrays,
+//! 3D arrays and grids on the application's buffers, and graphs. Each is a
+//! balance point.
+
+use super::remap::best3;
+use super::*;
+
+impl Balancer {
+    /// Decomposes a `rows × cols` array for the current speeds (uniform when
+    /// none were measured yet): the root plans, every rank receives the plan.
+    pub fn plan(&self, rows: usize, cols: usize) -> Result<ArrayPlan> {
+        let _w = waiting();
+        let _span = info_span!("plan", rows, cols).entered();
+        let p = self.comm.size() as usize;
+        let planner = self.planner();
+        self.arrive(&format!(
+            "Balancer::plan({rows}x{cols}, algorithm {}, {})",
+            planner.name(),
+            if self.speeds.is_some() {
+                "measured speeds"
+            } else {
+                "uniform speeds"
+            }
+        ))?;
+        let plan = root_compute(&self.comm, ROOT, || {
+            if rows.saturating_mul(cols) < p {
+                return Err(Error::TooManyParts {
+                    parts: p,
+                    units: rows * cols,
+                });
+            }
+            self.initial_model(rows * cols)?
+                .plan_within_caps(|s| planner.decompose(rows, cols, s), ArrayPlan::areas)
+        });
+        self.phase.set(Phase::start());
+        plan
+    }
+
+    /// Plans a `rows × cols` array for the current speeds ([`Balancer::plan`])
+    /// and creates it, default-initialised, with a ghost border of width
+    /// `ghost`, on the balancer's communicator. A balance point.
+    pub fn new_array<T: Element>(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        let plan = self.plan(rows, cols)?;
+        let mut a = DistArray2::new(&self.comm, plan, ghost)?;
+        a.checks_mut().adopt(&self.cp);
+        self.mark();
+        Ok(a)
+    }
+
+    /// Plans the root's `global` array for the current speeds
+    /// ([`Balancer::plan`]) and scatters it, with a ghost border of width
+    /// `ghost`; `global` is read on the root only. A balance point. The other
+    /// ranks do not state the shape they expect: [`Balancer::scatter_array_of`]
+    /// checks it.
+    pub fn scatter_array<T: Element>(
+        &mut self,
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        self.scatter_checked(None, global, ghost)
+    }
+
+    /// [`Balancer::scatter_array`] where every rank states the global
+    /// `shape` it expects: a rank that expects another shape, or a root
+    /// whose array has another shape, is the same error on every rank
+    /// (naming each rank's call) before any data moves.
+    pub fn scatter_array_of<T: Element>(
+        &mut self,
+        shape: (usize, usize),
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        self.scatter_checked(Some(shape), global, ghost)
+    }
+
+    pub(super) fn scatter_checked<T: Element>(
+        &mut self,
+        expect: Option<(usize, usize)>,
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        let _w = waiting();
+        let shape_arg = expect.map_or(String::new(), |(r, c)| format!("{r}x{c}, "));
+        self.arrive(&format!(
+            "Balancer::scatter_array({shape_arg}ghost {ghost}, {}-byte elements)",
+            std::mem::size_of::<T>()
+        ))?;
+        let shape = root_compute(&self.comm, ROOT, || {
+            let dim = global.map(|g| g.dim()).ok_or_else(|| {
+                Error::InvalidInput("scatter_array: the root has no array".into())
+            })?;
+            match expect {
+                Some(e) if e != dim => Err(Error::ShapeMismatch(format!(
+                    "scatter_array: the root's array is {}x{}, the ranks expect {}x{}",
+                    dim.0, dim.1, e.0, e.1
+                ))),
+                _ => Ok(dim),
+            }
+        })?;
+        let plan = self.plan(shape.0, shape.1)?;
+        // The first data movement pays MPI's connection set-up: its time would
+        // understate the bandwidth, so it does not teach the balancer (remaps do).
+        let (mut a, _) = DistArray2::scatter(&self.comm, ROOT, plan, ghost, global)?;
+        a.checks_mut().adopt(&self.cp);
+        self.mark();
+        Ok(a)
+    }
+
+    /// Decomposes an `nx × ny × nz` grid for the current speeds (uniform
+    /// when none were measured yet) with [`Best3`] for a 7-point stencil of
+    /// width `ghost`: the root plans, every rank receives the plan.
+    pub fn plan3(&self, shape: Shape3, ghost: usize) -> Result<GridPlan3> {
+        let _w = waiting();
+        let (nx, ny, nz) = shape;
+        self.arrive(&format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost})"))?;
+        let p = self.comm.size() as usize;
+        let plan = root_compute(&self.comm, ROOT, || {
+            if nx.saturating_mul(ny).saturating_mul(nz) < p {
+                return Err(Error::TooManyParts {
+                    parts: p,
+                    units: nx * ny * nz,
+                });
+            }
+            self.initial_model(nx * ny * nz)?
+                .plan_within_caps(|s| best3(ghost).decompose(shape, s), GridPlan3::volumes)
+        });
+        self.phase.set(Phase::start());
+        plan
+    }
+
+    /// Plans a 3D grid of `shape` for the current speeds
+    /// ([`Balancer::plan3`]) and scatters the root's `global` values
+    /// (`nx·ny·nz·ncomp` in C order, components fastest; read on the root
+    /// only) with `ghost` layers, on the balancer's communicator. Every rank
+    /// states the shape and components; a difference is the same error on
+    /// every rank. A balance point.
+    pub fn scatter_array3<T: Element>(
+        &mut self,
+        shape: Shape3,
+        ncomp: usize,
+        global: Option<&[T]>,
+        ghost: usize,
+    ) -> Result<DistArray3<T>> {
+        let _w = waiting();
+        let (nx, ny, nz) = shape;
+        self.arrive(&format!(
+            "Balancer::scatter_array3({nx}x{ny}x{nz}, {ncomp} components, ghost {ghost}, {}-byte elements)",
+            std::mem::size_of::<T>()
+        ))?;
+        let plan = self.plan3(shape, ghost)?;
+        let (mut a, _) = DistArray3::scatter(&self.comm, ROOT, plan, ghost, ncomp, global)?;
+        a.checks_mut().adopt(&self.cp);
+        self.mark();
+        Ok(a)
+    }
+
+    /// Plans a grid of `shape` for the current speeds ([`Balancer::plan3`])
+    /// and makes its layout on the balancer's communicator for `stencil`
+    /// (ghost width 0 to 4): a [`Grid`](crate::runtime::layout::Grid) whose data
+    /// lives in the application's buffers. Every rank states the shape and
+    /// stencil; a difference is the same error on every rank. A balance point.
+    pub fn new_grid(&mut self, shape: Shape3, stencil: Stencil) -> Result<BufferGrid> {
+        let _w = waiting();
+        let plan = self.plan3(shape, stencil.ghost)?;
+        let mut g = BufferGrid::new(&self.comm, plan, stencil)?;
+        g.checks_mut().adopt(&self.cp);
+        self.mark();
+        Ok(g)
+    }
+
+    /// Partitions the root's `graph` for the current speeds (uniform when
+    /// none were measured) and scatters it with the root's `values`, one per
+    /// vertex, on the balancer's communicator. The root keeps an index
+    /// ordering of the graph — Hilbert curve (HCI) when it has coordinates,
+    /// spectral (RSBI) otherwise — so that [`Balancer::maybe_remap`] re-cuts
+    /// it in O(p log n) and moves few vertices (\[KOR95\] §3). `graph` and
+    /// `values` are read on the root only. A balance point.
+    pub fn scatter_graph<T: GraphValue>(
+        &mut self,
+        graph: Option<&Graph>,
+        values: Option<&[T]>,
+    ) -> Result<DistGraph<T>> {
+        let _w = waiting();
+        let _span = info_span!("scatter_graph").entered();
+        self.arrive(&format!(
+            "Balancer::scatter_graph({}-byte values)",
+            std::mem::size_of::<T>()
+        ))?;
+        let p = self.comm.size() as usize;
+        let uniform = vec![1.0; p];
+        let speeds = self.speeds.clone().unwrap_or(uniform);
+        let at_root = self.comm.rank() == ROOT;
+        // Built on the root only (the index is O(n)); every rank learns whether it worked.
+        let built = at_root
+            .then(|| {
+                let g = graph.ok_or_else(|| {
+                    Error::InvalidInput("scatter_graph: the root has no graph".into())
+                })?;
+                if g.n() < p {
+                    return Err(Error::TooManyParts {
+                        parts: p,
+                        units: g.n(),
+                    });
+                }
+                let index = RootIndex::build(g, &speeds, std::mem::size_of::<T>())?;
+                let partition = index.ordering.to_partition(&index.cut)?;
+                Ok((index, partition))
+            })
+            .transpose();
+        let built = agree(&self.comm, ROOT, built)?;
+        let (index, partition) = built.unzip();
+        let mut dg = DistGraph::scatter(&self.comm, ROOT, graph, partition.as_ref(), values)?;
+        dg.index = index;
+        dg.strategy = GraphStrategy::RootIndex;
+        dg.cp.adopt(&self.cp);
+        self.mark();
+        Ok(dg)
+    }
+
+    /// The first partition of a distributed graph (built by
+    /// [`DistGraph::from_local`], [`GraphStrategy::Geometric`]) for the
+    /// current speeds (uniform when none were measured): the parallel RCB
+    /// ([`DistGraph::partition_rcb`]), then a migration; no rank gathers the
+    /// graph. Later balance points are [`Balancer::maybe_remap`]. A balance
+    /// point.
+    pub fn partition_distributed<T: GraphValue>(
+        &mut self,
+        g: &mut DistGraph<T>,
+    ) -> Result<MigrateStats> {
+        let _w = waiting();
+        self.arrive("Balancer::partition_distributed")?;
+        self.same_ranks(g.comm(), "partition_distributed")?;
+        g.cp.adopt(&self.cp);
+        let p = self.comm.size() as usize;
+        let speeds = self.speeds.clone().unwrap_or_else(|| vec![1.0; p]);
+        let dest = g.partition_rcb(&speeds)?;
+        let st = g.migrate(&dest)?;
+        self.mark();
+        Ok(st)
+    }
+}

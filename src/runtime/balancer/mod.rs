@@ -1,0 +1,355 @@
+//! The [`Balancer`]: measure → gather → plan → broadcast → remap, collectively.
+//!
+//! ```no_run
+//! use nuce::Balancer;
+//!
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let mut bal = Balancer::new(&world).unwrap();  // arrays: ColumnDp unless set_decomposer
+//! bal.measure().unwrap();                                  // built-in kernel on every rank
+//! let mut a = bal.new_array::<f64>(1000, 800, 1).unwrap(); // planned for the measured speeds
+//! for _phase in 0..10 {
+//!     for _ in 0..50 {
+//!         a.exchange_ghosts().unwrap();
+//!         // ... one iteration of the solver on a.local_mut() ...
+//!     }
+//!     let report = bal.maybe_remap(&mut a, 50).unwrap();  // timed by nuce itself
+//!     if report.remap { /* the layout changed: a.rect() is new */ }
+//! }
+//! ```
+//!
+//! **Speeds are measured by the library.** Between two balance points (any
+//! balancer call that plans, scatters or remaps) every rank's compute time
+//! is the wall time minus the time spent inside nuce's communication
+//! ([`super::clock`]): ghost exchanges, remaps and the balancer's
+//! collectives, waiting included. [`Balancer::maybe_remap`] divides the
+//! rank's work (its cells × the iterations of the phase, or its summed
+//! cost per cell × the iterations when the array carries a cost field:
+//! [`super::cost`]) by that time. An
+//! application that knows its work better calls
+//! [`Balancer::record_phase`], which then takes precedence for that phase;
+//! its own MPI calls can be kept out of the compute time with
+//! [`super::clock::waiting`]. Speeds follow a real change within one phase
+//! ([`PhaseTimer`]). Every speed reaches the root with its noise
+//! ([`SpeedEstimate`]); speeds the noise cannot tell apart are planned as
+//! equal ([`snap_speeds`]), and a remap must pay off for every speed within
+//! the noise ([`RemapPolicy::decide_noisy`]), so equal ranks get equal shares
+//! and never remap on noise ([`RemapReport::model`]). A rank with an empty
+//! block probes the kernel instead ([`RankReport::Idle`]).
+//!
+//! On clusters with slow or uneven links:
+//!
+//! * [`Balancer::measure_network`] measures every rank's link to the root
+//!   (ping-pong, [`super::netprobe`]); remap decisions then price the
+//!   migration with the slowest link's bandwidth and the largest latency
+//!   ([`network_policy`]), and [`Network::latency_cells`] converts the
+//!   latency for the latency-aware decomposers
+//!   (`registry::decomposer_with_latency`);
+//! * [`Balancer::detect_hosts`] (shared-memory split + host names) and
+//!   [`Balancer::set_hierarchical`] plan in two levels, across hosts by
+//!   their total speed and then within each host ([`Hierarchical`], \[BBLRR01\]
+//!   §3.2.2, Figure 14);
+//! * every collective starts with an arrival-checked barrier
+//!   ([`super::watchdog::checkpoint`]): a rank that never arrives ends the
+//!   job after `NUCE_TIMEOUT_S` seconds with a message naming it.
+//!
+//! The application owns the MPI `Universe`; the balancer works on a duplicate
+//! of the communicator it is given, so its messages never mix with the
+//! application's. Every method is collective unless it says otherwise, and
+//! either succeeds on every rank or returns the same error on every rank.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mpi::topology::{CommunicatorRelation, SimpleCommunicator};
+use mpi::traits::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use tracing::{info, info_span};
+
+use super::array::{DistArray2, Element, MoveStats};
+use super::array3::{migration_volume3, DistArray3};
+use super::auction::{collective_max_tasks1, WorkerSelf};
+use super::clock::{waiting, Phase};
+use super::comm::{agree, gather_values, root_compute};
+use super::cost::CostGrid;
+use super::graph::{DistGraph, GraphStrategy, GraphValue, MigrateStats, RootIndex};
+use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
+use super::layout::Grid as BufferGrid;
+use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
+use super::netprobe::probe_links;
+use super::packing::{allocate_collective, LocalAllocation};
+use super::watchdog::Checkpoints;
+use crate::error::{Error, Result};
+use crate::plan::array2d::weighted::rect_costs;
+use crate::plan::array2d::{
+    registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical, WeightedBisection2d,
+};
+use crate::plan::array3d::{
+    Best3, CellCosts, GridDecomposer3, GridPlan3, Shape3, Stencil, WeightedBisection3d,
+};
+use crate::plan::fpm::{snap_speeds, Aging, PlanningModel, SpeedEstimate, SpeedFunction};
+use crate::plan::graph::{Graph, IntervalCut, Partition};
+use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
+use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};
+use crate::plan::tasks::{TaskPlatform, TaskSchedule};
+use crate::speed::network::{LinkRecord, ProbeConfig};
+use crate::speed::{
+    measure_kernel, measure_sweep, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource,
+    SweepPoint, MAX_NOISE,
+};
+
+mod data;
+mod network;
+mod remap;
+mod speeds;
+mod tasks;
+
+pub use network::{network_policy, Network, MIN_BANDWIDTH_SAMPLE};
+pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
+pub use speeds::{
+    functional_from_env, merge_estimates, merge_speeds, RankReport, SpeedModel, ENV_SPEED_MODEL,
+    FUNCTION_REACH,
+};
+
+/// The rank of a balancer's communicator that gathers the speeds, plans
+/// and broadcasts: rank 0 of the communicator given to [`Balancer::new`]
+/// (to have another rank plan, give a communicator that ranks it first).
+pub const ROOT: i32 = 0;
+
+/// Collective load balancer for 2D arrays.
+pub struct Balancer {
+    comm: SimpleCommunicator,
+    decomposer: Arc<dyn ArrayDecomposer>,
+    policy: RemapPolicy,
+    kernel: KernelConfig,
+    timer: PhaseTimer,
+    speeds: Option<Vec<f64>>,
+    /// Every rank's estimate with its noise, before snapping (same on every rank).
+    estimates: Option<Vec<SpeedEstimate>>,
+    /// Whether `estimates` are in the units of the phases (else: the
+    /// kernel's, or the application's of [`Balancer::set_speeds`]).
+    phase_units: bool,
+    /// This rank's noise of its last kernel measurement: the noise of its
+    /// phase speed until the phases themselves say more.
+    kernel_noise: f64,
+    /// This rank's kernel speed and noise at its last probe (or
+    /// [`Balancer::measure`]) while it has no work; `None` once it works.
+    idle_kernel: Option<(f64, f64)>,
+    records: Option<Vec<SpeedRecord>>,
+    bandwidth: Option<f64>,
+    network: Option<Network>,
+    hosts: Option<Hosts>,
+    two_level: Option<TwoLevel>,
+    hierarchical: bool,
+    /// The checkpoints of the balancer's collectives (and their timeout).
+    cp: Checkpoints,
+    /// Start of the current phase (the last balance point).
+    phase: std::cell::Cell<Phase>,
+    /// Whether the application recorded this phase itself.
+    explicit: bool,
+    /// This rank's speed function of its timed phases: (work per
+    /// iteration, compute time per iteration) points.
+    speed_fn: Option<SpeedFunction>,
+    /// Whether the root may plan with the functional model ([`ENV_SPEED_MODEL`]).
+    functional: bool,
+    /// Every rank's memory limit in cells (on the root; `usize::MAX` for a
+    /// rank without one), once some rank declared one.
+    mem_caps: Option<Vec<usize>>,
+    /// Every rank's speed function of its size sweep (on the root), from
+    /// [`Balancer::measure_sizes`] until the next balance point: what the
+    /// initial plans are made for.
+    sweep_fns: Option<Vec<SpeedFunction>>,
+    /// Whether this rank's speed function holds only the points of its size
+    /// sweep, in the kernel's time per cell: its first timed phase rescales
+    /// them to the application's ([`Aging::Rescale`]).
+    unscaled_sweep: bool,
+}
+
+impl Balancer {
+    /// Creates a balancer over a duplicate of `comm` (collective:
+    /// `MPI_Comm_dup`), with rank 0 as the root ([`ROOT`]). Arrays are planned by the
+    /// optimal column-based decomposition ([`ColumnDp`], \[BBLRR01\] §3.2.4)
+    /// unless [`Balancer::set_decomposer`] says otherwise. The collectives'
+    /// timeout comes from `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed
+    /// value is an error on every rank.
+    pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
+        Balancer::new_as(comm, "Balancer::new")
+    }
+
+    /// [`Balancer::new`] where `call` names the caller's function in
+    /// messages (e.g. a C or Fortran entry point). The blocking steps that
+    /// cannot be polled (`MPI_Comm_dup`, the agreement on the timeout) are
+    /// under a watchdog [`guard`](super::watchdog::guard) of the timeout of
+    /// `NUCE_TIMEOUT_S`: a rank that never calls ends the job with a message
+    /// instead of hanging the others.
+    pub fn new_as<C: Communicator>(comm: &C, call: &str) -> Result<Self> {
+        let decomposer = ColumnDp::default();
+        let _w = waiting();
+        let limit = super::watchdog::timeout_from_env().unwrap_or(Some(Duration::from_secs_f64(
+            super::watchdog::DEFAULT_TIMEOUT_S,
+        )));
+        let dog = super::watchdog::guard(
+            mpi::topology::SimpleCommunicator::world().rank(),
+            format!("{call} (MPI_Comm_dup of the communicator: a rank of it did not call {call})"),
+            limit,
+        );
+        let comm = comm.duplicate();
+        let cp = Checkpoints::from_env(&comm)?;
+        drop(dog);
+        // The first checkpoint also tells the root every rank's host.
+        cp.check(&comm, call)?;
+        let functional = agree(&comm, 0, functional_from_env())?;
+        Ok(Balancer {
+            comm,
+            decomposer: Arc::new(decomposer),
+            policy: RemapPolicy::default(),
+            kernel: KernelConfig::default(),
+            timer: PhaseTimer::default(),
+            speeds: None,
+            estimates: None,
+            phase_units: false,
+            kernel_noise: 0.0,
+            idle_kernel: None,
+            records: None,
+            bandwidth: None,
+            network: None,
+            hosts: None,
+            two_level: None,
+            hierarchical: false,
+            cp,
+            phase: std::cell::Cell::new(Phase::start()),
+            explicit: false,
+            speed_fn: None,
+            functional,
+            mem_caps: None,
+            sweep_fns: None,
+            unscaled_sweep: false,
+        })
+    }
+
+    /// Sets the timeout of the balancer's collectives (local; all ranks
+    /// should agree). `None`: wait forever, as MPI does.
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.cp.set_timeout(timeout);
+    }
+
+    /// The timeout of the balancer's collectives.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.cp.timeout()
+    }
+
+    /// Sets the array decomposer by its name in
+    /// [`crate::plan::array2d::registry`] with the latency in cells of
+    /// [`Network::latency_cells`] (0 without a measured network). Collective:
+    /// the name is checked to be the same on every rank, and an unknown name
+    /// is the same error on every rank.
+    pub fn set_algorithm(&mut self, name: &str, latency_cells: f64) -> Result<()> {
+        let _w = waiting();
+        self.arrive(&format!("Balancer::set_algorithm({name})"))?;
+        let d = registry::decomposer_with_latency(name, latency_cells);
+        let d = agree(&self.comm, ROOT, d)?;
+        self.set_decomposer(d);
+        Ok(())
+    }
+
+    /// Name of the algorithm [`Balancer::plan`] uses (`"hier"` when hierarchical).
+    pub fn algorithm(&self) -> &'static str {
+        self.planner().name()
+    }
+
+    /// A balance point: the next phase's compute time is measured from now.
+    fn mark(&mut self) {
+        self.phase.set(Phase::start());
+        self.explicit = false;
+    }
+
+    /// Checked entry of a collective (see [`super::watchdog::checkpoint`]).
+    fn arrive(&self, op: &str) -> Result<()> {
+        self.cp.check(&self.comm, op)
+    }
+
+    /// The checked entry of a collective call `op` named in the caller's
+    /// words (e.g. a C function with its must-match arguments), where this
+    /// rank may refuse (`refused`: its own input is wrong): every rank
+    /// returns the same result, within the timeout
+    /// ([`super::watchdog::refusing_checkpoint`]). For bindings that
+    /// validate their arguments before the call's data steps.
+    pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
+        let _w = waiting();
+        self.cp.check_refusing(&self.comm, op, refused)
+    }
+
+    /// Checks that every rank makes the same call `op` of the application
+    /// (collective): `op` names the call and its must-match arguments (e.g.
+    /// `"solver: phase 3 of 5"`). A difference is the same
+    /// [`Error::InvalidInput`] on every rank, naming each rank's call; a rank
+    /// that does not arrive within the timeout ends the job with a message
+    /// naming it and its host ([`super::watchdog::checkpoint`]). For the
+    /// application's own collectives between nuce's.
+    pub fn check_call(&self, op: &str) -> Result<()> {
+        let _w = waiting();
+        self.arrive(&format!("application: {op}"))
+    }
+
+    /// The decomposer actually used: hierarchical over the hosts, or flat.
+    fn planner(&self) -> Arc<dyn ArrayDecomposer> {
+        match (&self.hosts, self.hierarchical) {
+            (Some(h), true) => Arc::new(Hierarchical {
+                hosts: h.host_of.clone(),
+                across: self.decomposer.clone(),
+                within: self.decomposer.clone(),
+            }),
+            _ => self.decomposer.clone(),
+        }
+    }
+
+    /// Sets the remap policy of the next decisions (local; all ranks
+    /// should agree).
+    pub fn set_policy(&mut self, policy: RemapPolicy) {
+        self.policy = policy;
+    }
+
+    /// The remap policy of the next decisions.
+    pub fn policy(&self) -> RemapPolicy {
+        self.policy
+    }
+
+    /// Sets the built-in kernel (local): the kernel of the next
+    /// [`Balancer::measure`] and of the probes of idle ranks.
+    pub fn set_kernel(&mut self, kernel: KernelConfig) {
+        self.kernel = kernel;
+    }
+
+    /// Plans arrays with `decomposer` from now on (local; all ranks must do
+    /// the same), e.g. a [`crate::plan::array2d::Best`] or a boxed one of
+    /// [`crate::plan::array2d::registry`]. By name and checked on every
+    /// rank: [`Balancer::set_algorithm`].
+    pub fn set_decomposer(&mut self, decomposer: impl ArrayDecomposer + 'static) {
+        self.decomposer = Arc::new(decomposer);
+    }
+
+    /// The balancer's communicator (a duplicate of the one given to [`Balancer::new`]).
+    pub fn comm(&self) -> &SimpleCommunicator {
+        &self.comm
+    }
+
+    /// Checks (collectively) that `other` has this balancer's ranks in the same order.
+    fn same_ranks(&self, other: &SimpleCommunicator, what: &str) -> Result<()> {
+        let same = matches!(
+            self.comm.compare(other),
+            CommunicatorRelation::Identical | CommunicatorRelation::Congruent
+        );
+        agree(
+            &self.comm,
+            ROOT,
+            if same {
+                Ok(())
+            } else {
+                Err(Error::InvalidInput(format!(
+                    "{what}: the data lives on other ranks than the balancer"
+                )))
+            },
+        )
+    }
+}

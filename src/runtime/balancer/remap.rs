@@ -1,0 +1,528 @@
+//! The balance point between phases: [`Balancer::maybe_remap`] and the
+//! [`Rebalance`] trait of the data it moves.
+
+use super::*;
+
+/// Outcome of [`Balancer::maybe_remap`]: the decision, its numbers, and what moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemapReport {
+    /// The decision taken at the root (identical on every rank). Its
+    /// `speeds` are those the plans were made for (snapped within the noise,
+    /// or the functional shares when [`SpeedModel::Functional`] decided).
+    pub decision: RemapDecision,
+    /// What the remap moved, when it happened.
+    pub moved: Option<MoveStats>,
+    /// The model that decided.
+    pub model: SpeedModel,
+    /// Every rank's speed estimate with its noise, as merged at the root
+    /// before snapping.
+    pub estimates: Vec<SpeedEstimate>,
+}
+
+impl std::ops::Deref for RemapReport {
+    type Target = RemapDecision;
+    fn deref(&self) -> &RemapDecision {
+        &self.decision
+    }
+}
+
+/// The remap policy as the must-match arguments of a checked call: it is
+/// used on the root only, so ranks that were given different ones would
+/// otherwise never know.
+fn policy_args(p: &RemapPolicy) -> String {
+    format!(
+        "hysteresis {}, latency {} s, bandwidth {} B/s",
+        p.hysteresis, p.latency, p.default_bandwidth
+    )
+}
+
+/// What the root needs from the balancer to propose a new layout.
+pub struct RootContext {
+    planner: Arc<dyn ArrayDecomposer>,
+    policy: (RemapPolicy, Option<f64>),
+    ahead: usize,
+    /// The gathered cost field's prefix sums (at the root, when the data
+    /// has a cost field).
+    costs: Option<CellCosts>,
+}
+
+/// The root's proposal: for the balance point's [`PlanningModel`] (the
+/// merged speed estimates, the speed functions, the memory limits), the
+/// decision and the new layout (planned for the model's speeds).
+pub type Proposal<'a, P> = Box<dyn FnOnce(&PlanningModel) -> Result<(RemapDecision, P)> + 'a>;
+
+/// A candidate layout planned by every rank together
+/// ([`Rebalance::propose_collective`]): what the root weighs (the same on
+/// every rank) and this rank's share of the move.
+#[derive(Debug, Clone)]
+pub struct LocalProposal<P> {
+    /// The work of every rank now.
+    pub current: Vec<f64>,
+    /// The work of every rank under the candidate.
+    pub candidate: Vec<f64>,
+    /// Every rank's move volume (bytes sent plus received, messages).
+    pub volume: Vec<(f64, usize)>,
+    /// This rank's share of the move.
+    pub plan: P,
+}
+
+/// Distributed data a [`Balancer`] can rebalance: [`DistArray2`],
+/// [`DistGraph`], [`DistArray3`], and a [`Grid`](crate::runtime::layout::Grid) on the
+/// application's buffers (its remap is pending until the application's
+/// move). Sealed: implemented by nuce's types only.
+pub trait Rebalance: sealed::Sealed {
+    /// The new layout, broadcast from the root.
+    type Plan: Serialize + DeserializeOwned;
+    /// This rank's work per iteration (cells; sum of vertex weights).
+    fn local_work(&self) -> f64;
+    /// Number of elements of the whole data (cells; vertices): must be the same on every rank.
+    fn global_len(&self) -> usize;
+    /// The container's communicator.
+    fn comm(&self) -> &SimpleCommunicator;
+    /// Ghost exchanges made so far (compared at the balance point: a rank
+    /// that skipped one is caught there).
+    fn exchanges(&self) -> u64;
+    /// Whether the root plans the new layout ([`Rebalance::propose`]), or
+    /// every rank its own share ([`Rebalance::propose_collective`]). The
+    /// same on every rank.
+    fn plans_at_root(&self) -> bool {
+        true
+    }
+    /// The root's decision for given speeds (called on the root only, when
+    /// [`Rebalance::plans_at_root`]).
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan>;
+    /// The candidate layout for the snapped `speeds` (the same on every
+    /// rank), planned by every rank together when not
+    /// [`Rebalance::plans_at_root`]: collective.
+    fn propose_collective(&self, _speeds: &[f64]) -> Result<LocalProposal<Self::Plan>> {
+        Err(Error::InvalidInput(
+            "propose_collective: this data is planned at the root".into(),
+        ))
+    }
+    /// Moves the data to the new layout (collective).
+    fn apply(&mut self, plan: Self::Plan) -> Result<MoveStats>;
+    /// The grid and cost field of a grid container (`None` for graphs).
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        None
+    }
+    /// Whether the work of a rank is the number of its cells (arrays and
+    /// grids without a cost field): the data memory limits apply to.
+    fn work_is_cells(&self) -> bool {
+        false
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T> Sealed for super::DistArray2<T> {}
+    impl<T> Sealed for super::DistGraph<T> {}
+    impl<T> Sealed for super::DistArray3<T> {}
+    impl Sealed for super::BufferGrid {}
+}
+
+/// The 3D decomposer of the balancer: [`Best3`] for a 7-point stencil of
+/// width `ghost` (at least 1).
+pub(super) fn best3(ghost: usize) -> Best3 {
+    Best3 {
+        stencil: Stencil::seven(ghost.max(1)),
+    }
+}
+
+/// The root's decision for a 3D grid laid out by `current` (a
+/// [`DistArray3`] or a [`BufferGrid`]) whose cells move `bytes` each: the
+/// candidate is the balancer's 3D `best` for `stencil` (ghost at least 1)
+/// by cells, or — with a cost field — the weighted bisection of the
+/// gathered costs, and the loads compared are cells or `Σ cost` per part
+/// ([`crate::runtime::cost`]).
+fn propose_grid3(
+    ctx: &RootContext,
+    current: &GridPlan3,
+    mut stencil: Stencil,
+    bytes: f64,
+    model: &PlanningModel,
+) -> Result<(RemapDecision, GridPlan3)> {
+    stencil.ghost = stencil.ghost.max(1);
+    let candidate = match &ctx.costs {
+        Some(c) => WeightedBisection3d.decompose_costs(c, &model.speeds)?,
+        None => model.plan_within_caps(
+            |s| Best3 { stencil }.decompose(current.shape, s),
+            GridPlan3::volumes,
+        )?,
+    };
+    let loads = |p: &GridPlan3| match &ctx.costs {
+        Some(c) => c.part_costs(p),
+        None => Ok(p.volumes().into_iter().map(|v| v as f64).collect()),
+    };
+    let volume: Vec<(f64, usize)> = migration_volume3(current, &candidate)
+        .into_iter()
+        .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
+        .collect();
+    let (policy, bandwidth) = ctx.policy;
+    let d = model.decide(
+        &policy,
+        &loads(current)?,
+        &loads(&candidate)?,
+        &volume,
+        ctx.ahead,
+        bandwidth,
+    )?;
+    Ok((d.decision, candidate))
+}
+
+impl<T: Element> Rebalance for DistArray3<T> {
+    type Plan = GridPlan3;
+    fn local_work(&self) -> f64 {
+        self.local_box().volume() as f64
+    }
+    fn global_len(&self) -> usize {
+        self.global_cells()
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        DistArray3::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        DistArray3::exchanges(self)
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
+        let bytes = (self.ncomp() * std::mem::size_of::<T>()) as f64;
+        Box::new(move |model| {
+            propose_grid3(ctx, self.plan(), Stencil::seven(self.ghost()), bytes, model)
+        })
+    }
+    fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
+        self.remap(&plan)
+    }
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        DistArray3::cost_grid(self)
+    }
+    fn work_is_cells(&self) -> bool {
+        DistArray3::cost_grid(self).is_none()
+    }
+}
+
+/// A grid on the application's buffers: a decision to remap makes the new
+/// plan pending, and the application completes it with
+/// [`Grid::move_fields`](crate::runtime::layout::Grid::move_fields) into new buffers
+/// (so `apply` moves nothing itself and reports nothing moved). The cost
+/// model counts the bytes per cell of the grid's last exchange (8 before
+/// any). The root refuses a new decision while a move is pending.
+impl Rebalance for BufferGrid {
+    type Plan = GridPlan3;
+    fn local_work(&self) -> f64 {
+        self.layout().local_box().volume() as f64
+    }
+    fn global_len(&self) -> usize {
+        self.layout().plan().cells()
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        BufferGrid::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        BufferGrid::exchanges(self)
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, GridPlan3> {
+        let bytes = match self.cell_bytes() {
+            0 => 8.0,
+            b => b as f64,
+        };
+        Box::new(move |model| {
+            if self.pending().is_some() {
+                return Err(Error::InvalidInput(
+                    "maybe_remap: the grid's previous remap is still pending (call Grid::move_fields first)"
+                        .into(),
+                ));
+            }
+            propose_grid3(ctx, self.layout().plan(), self.stencil(), bytes, model)
+        })
+    }
+    fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
+        self.set_pending(plan)?;
+        Ok(MoveStats::default())
+    }
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        BufferGrid::cost_grid(self)
+    }
+    fn work_is_cells(&self) -> bool {
+        BufferGrid::cost_grid(self).is_none()
+    }
+}
+
+impl<T: Element> Rebalance for DistArray2<T> {
+    type Plan = ArrayPlan;
+    fn local_work(&self) -> f64 {
+        self.rect().area() as f64
+    }
+    fn global_len(&self) -> usize {
+        DistArray2::global_len(self)
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        DistArray2::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        DistArray2::exchanges(self)
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, ArrayPlan> {
+        Box::new(move |model| {
+            let (rows, cols) = self.global_shape();
+            let (policy, bandwidth) = ctx.policy;
+            let elem = std::mem::size_of::<T>() as f64;
+            let candidate = match &ctx.costs {
+                Some(c) => WeightedBisection2d.decompose_costs(c, &model.speeds)?,
+                None => model
+                    .plan_within_caps(|s| ctx.planner.decompose(rows, cols, s), ArrayPlan::areas)?,
+            };
+            let loads = |p: &ArrayPlan| match &ctx.costs {
+                Some(c) => rect_costs(c, &p.parts),
+                None => p.areas().into_iter().map(|a| a as f64).collect(),
+            };
+            let volume: Vec<(f64, usize)> = migration_volume(self.plan(), &candidate)
+                .into_iter()
+                .map(|(cells, msgs)| (cells as f64 * elem, msgs))
+                .collect();
+            let d = model.decide(
+                &policy,
+                &loads(self.plan()),
+                &loads(&candidate),
+                &volume,
+                ctx.ahead,
+                bandwidth,
+            )?;
+            Ok((d.decision, candidate))
+        })
+    }
+    fn work_is_cells(&self) -> bool {
+        DistArray2::cost_grid(self).is_none()
+    }
+    fn apply(&mut self, plan: ArrayPlan) -> Result<MoveStats> {
+        self.remap(&plan)
+    }
+    fn cost_grid(&self) -> Option<CostGrid<'_>> {
+        DistArray2::cost_grid(self)
+    }
+}
+
+impl<T: GraphValue> Rebalance for DistGraph<T> {
+    type Plan = GraphPlan;
+    fn local_work(&self) -> f64 {
+        DistGraph::local_work(self)
+    }
+    fn global_len(&self) -> usize {
+        DistGraph::global_len(self)
+    }
+    fn comm(&self) -> &SimpleCommunicator {
+        DistGraph::comm(self)
+    }
+    fn exchanges(&self) -> u64 {
+        DistGraph::exchanges(self)
+    }
+    fn plans_at_root(&self) -> bool {
+        self.strategy() != GraphStrategy::Geometric
+    }
+    fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan> {
+        Box::new(move |model| {
+            let index = self.index.as_ref().ok_or_else(|| {
+                Error::InvalidInput(
+                    "maybe_remap: this graph was scattered with a partition of the caller's and has no coordinates (GraphStrategy::Manual): build it with Balancer::scatter_graph, or give it coordinates, to have it balanced"
+                        .into(),
+                )
+            })?;
+            let (policy, bandwidth) = ctx.policy;
+            let (d, cut, candidate) = index.propose(model, &policy, ctx.ahead, bandwidth)?;
+            Ok((d, GraphPlan::Index(cut, candidate)))
+        })
+    }
+    fn propose_collective(&self, speeds: &[f64]) -> Result<LocalProposal<GraphPlan>> {
+        let dest = self.prefix_cut(speeds)?;
+        let (current, candidate, volume) = self.move_volume(&dest);
+        Ok(LocalProposal {
+            current,
+            candidate,
+            volume,
+            plan: GraphPlan::Owners(dest),
+        })
+    }
+    fn apply(&mut self, plan: GraphPlan) -> Result<MoveStats> {
+        match plan {
+            GraphPlan::Index(cut, partition) => {
+                let stats = self.remap(&partition)?;
+                if let (Some(index), Some(cut)) = (self.index.as_mut(), cut) {
+                    index.cut = cut;
+                    index.parts = partition.parts;
+                }
+                Ok(stats.moves)
+            }
+            GraphPlan::Owners(dest) => Ok(self.migrate(&dest)?.moves),
+        }
+    }
+}
+
+/// The new layout of a [`DistGraph`] at a balance point.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum GraphPlan {
+    /// [`GraphStrategy::RootIndex`]: the new cut of the root's ordering
+    /// (none when repartitioned otherwise) and the partition, broadcast.
+    Index(Option<IntervalCut>, Partition),
+    /// [`GraphStrategy::Geometric`]: the new owner of each of this rank's
+    /// vertices (never leaves the rank).
+    Owners(Vec<usize>),
+}
+
+impl Balancer {
+    /// A balance point, between phases of `iterations` iterations each, for
+    /// a [`DistArray2`] or a [`DistGraph`]: measures this rank's phase (its
+    /// work per iteration — cells, or vertex weights — × `iterations` in its
+    /// compute time since the last balance point, unless
+    /// [`Balancer::record_phase`] was called), gathers the speeds, lets the
+    /// root decide whether a new layout pays off over the next `iterations`
+    /// iterations (see [`RemapPolicy`]), and if so remaps `data`, moving only
+    /// what changes owner. Arrays are re-planned by the balancer's
+    /// decomposer — or, for an array with a cost field
+    /// ([`DistArray3::set_cost`], [`DistArray2::set_cost`],
+    /// [`Grid::set_cost`](BufferGrid::set_cost)), timed by its
+    /// summed cost, planned by the weighted bisection and decided on
+    /// `Σ cost / speed` ([`crate::runtime::cost`]); graphs follow the
+    /// [`GraphStrategy`] they were built with: made by
+    /// [`Balancer::scatter_graph`], re-cut along the root's index ordering
+    /// (\[KOR95\] §3, few vertices move); made by [`DistGraph::from_local`],
+    /// re-cut by prefix sums along each rank's Hilbert order
+    /// ([`DistGraph::prefix_cut`]) with no O(n) array anywhere. The decision
+    /// and what moved are identical on every rank. `data` must live on this
+    /// balancer's ranks in the same order.
+    pub fn maybe_remap<D: Rebalance>(
+        &mut self,
+        data: &mut D,
+        iterations: usize,
+    ) -> Result<RemapReport> {
+        self.maybe_remap_ahead(data, iterations, iterations)
+    }
+
+    /// [`Balancer::maybe_remap`] with a decision horizon other than one
+    /// phase: the phase just done had `iterations` iterations, and the remap
+    /// must pay off within the next `ahead` iterations (e.g. all those left
+    /// in the run).
+    pub fn maybe_remap_ahead<D: Rebalance>(
+        &mut self,
+        data: &mut D,
+        iterations: usize,
+        ahead: usize,
+    ) -> Result<RemapReport> {
+        let _w = waiting();
+        let _span = info_span!("maybe_remap").entered();
+        // With a cost field the work is the block's Σ cost (checked here,
+        // agreed after the arrival check); without one, its cells.
+        let cost_sum = data.cost_grid().map(|g| g.local_sum());
+        let work = match &cost_sum {
+            Some(sum) => *sum.as_ref().unwrap_or(&0.0),
+            None => data.local_work(),
+        };
+        self.record_automatic(work, iterations)?;
+        self.arrive(&format!(
+            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements after {} ghost exchanges, {}{})",
+            data.global_len(),
+            data.exchanges(),
+            policy_args(&self.policy),
+            if cost_sum.is_some() { ", with a cost field" } else { "" }
+        ))?;
+        self.same_ranks(data.comm(), "maybe_remap")?;
+        let costs = match (cost_sum, data.cost_grid()) {
+            (Some(sum), Some(grid)) => {
+                agree(&self.comm, ROOT, sum)?;
+                grid.gather(&self.comm, ROOT)?
+            }
+            _ => None,
+        };
+        let report = (self.local_report(work), self.speed_fn.clone(), work);
+        let gathered = gather_values(&self.comm, ROOT, &report)?;
+        let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
+        let ctx = RootContext {
+            planner: self.planner(),
+            policy: self.network_policy(),
+            ahead,
+            costs,
+        };
+        // Memory limits count cells: the work of arrays and grids without
+        // a cost field.
+        let cells_are_work = data.work_is_cells();
+        // The functional model needs sizes that mean the same phase after phase:
+        // not a cost field, whose sum moves with the costs (constant model).
+        let functional = self.functional && data.cost_grid().is_none();
+        let caps = self.mem_caps.as_deref();
+        let model_of = |gathered: Option<Vec<(RankReport, Option<SpeedFunction>, f64)>>| {
+            let g =
+                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
+            let phase: Vec<RankReport> = g.iter().map(|r| r.0).collect();
+            let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
+            let fns: Vec<Option<SpeedFunction>> = g.iter().map(|r| r.1.clone()).collect();
+            let total = g.iter().map(|r| r.2).sum::<f64>().round().max(1.0) as usize;
+            if caps.is_some() && !cells_are_work {
+                return Err(Error::InvalidInput(
+                    "maybe_remap: memory limits (Balancer::set_memory_limit) count cells; this data's work is not its cells (a graph, or an array with a cost field)".into(),
+                ));
+            }
+            PlanningModel::new(&est, Some(&fns), total, caps, functional)
+        };
+        let (decision, plan, model) = if data.plans_at_root() {
+            let proposal = data.propose(&ctx);
+            root_compute(&self.comm, ROOT, || {
+                let model = model_of(gathered)?;
+                let (d, plan) = proposal(&model)?;
+                Ok((d, plan, model))
+            })?
+        } else {
+            // Every rank plans its own share for the broadcast speeds; the
+            // root weighs the O(p) loads and volumes.
+            let model = root_compute(&self.comm, ROOT, || model_of(gathered))?;
+            let local = data.propose_collective(&model.speeds)?;
+            let (policy, bandwidth) = ctx.policy;
+            let decision = root_compute(&self.comm, ROOT, || {
+                let d = model.decide(
+                    &policy,
+                    &local.current,
+                    &local.candidate,
+                    &local.volume,
+                    ahead,
+                    bandwidth,
+                )?;
+                Ok(d.decision)
+            })?;
+            (decision, local.plan, model)
+        };
+        let estimates = model.estimates.clone();
+        let model = SpeedModel::of_model(&model);
+        info!(
+            ?model,
+            remap = decision.remap,
+            t_current = decision.t_current,
+            t_candidate = decision.t_candidate,
+            t_migration = decision.t_migration,
+            "remap decision"
+        );
+        self.speeds = Some(decision.speeds.clone());
+        self.sweep_fns = None;
+        self.set_estimates(estimates.clone(), true);
+        let moved = if decision.remap {
+            let _s = info_span!("remap").entered();
+            let stats = data.apply(plan)?;
+            // Small moves are latency-bound and would underestimate the
+            // bandwidth: learn it only from moves of at least 1 MiB per rank.
+            self.observe(&stats);
+            info!(
+                bytes = stats.bytes,
+                messages = stats.messages,
+                seconds = stats.seconds,
+                "remapped"
+            );
+            Some(stats)
+        } else {
+            None
+        };
+        agree(&self.comm, ROOT, Ok(()))?;
+        self.mark();
+        Ok(RemapReport {
+            decision,
+            moved,
+            model,
+            estimates,
+        })
+    }
+}

@@ -1,0 +1,665 @@
+//! The speeds of the ranks: the built-in kernel, the application's timed
+//! phases, the speed functions of the functional model, memory limits, and
+//! how the root merges them ([`merge_estimates`], [`SpeedModel`]).
+
+use super::*;
+
+/// Which speed model decided a remap ([`RemapReport::model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SpeedModel {
+    /// One constant speed per rank, known exactly (no rank reported any noise).
+    Constant,
+    /// Constant speeds known up to their measured noise: speeds the noise
+    /// cannot tell apart were snapped to one value
+    /// ([`crate::plan::fpm::snap_speeds`]) and the remap had to pay off for
+    /// every speed within the noise ([`RemapPolicy::decide_noisy`]).
+    NoisySnapped,
+    /// The ranks' speed functions of their measured (work, time) points
+    /// (issue 19, \[LR07\], \[CLR11\]): some rank's speed depends on the
+    /// size of its work beyond the noise, so the plans were made for the
+    /// functional shares ([`crate::plan::fpm::functional_shares`]) and the
+    /// remap was decided on the times the functions predict
+    /// ([`PlanningModel`]).
+    Functional,
+}
+
+/// The environment variable that chooses the runtime's speed model:
+/// `auto` (the default: the functional model when some rank's speed
+/// depends on its work size beyond the noise, else constant speeds) or
+/// `constant` (constant speeds always). Read by [`Balancer::new`]; any
+/// other value is an error on every rank.
+pub const ENV_SPEED_MODEL: &str = "NUCE_SPEED_MODEL";
+
+/// Relative distance in work size within which a phase re-measures a point
+/// of the rank's speed function ([`SpeedFunction::learn`]): a phase on the
+/// same block (or one within 0.1 %, less than a row of a large array) that
+/// runs at another speed is a change of speed; a phase on another size
+/// teaches the function its shape.
+pub const FUNCTION_REACH: f64 = 0.001;
+
+/// Whether [`ENV_SPEED_MODEL`] allows the functional model (`auto`, unset or
+/// empty: yes; `constant`: no); an error for any other value.
+pub fn functional_from_env() -> Result<bool> {
+    match std::env::var(ENV_SPEED_MODEL)
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("") | Some("auto") => Ok(true),
+        Some("constant") => Ok(false),
+        Some(v) => Err(Error::InvalidInput(format!(
+            "{ENV_SPEED_MODEL}={v:?}: expected auto or constant"
+        ))),
+    }
+}
+
+/// What one rank tells the root at a balance point ([`merge_estimates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum RankReport {
+    /// Its phase speed (work units per second) with its noise.
+    Phase(SpeedEstimate),
+    /// It had no work: the factor by which its kernel speed changed since
+    /// the previous balance point (`mean`, now / then) and the probe's noise.
+    Idle(SpeedEstimate),
+    /// Nothing known (no phase timed yet).
+    Unknown,
+}
+
+impl SpeedModel {
+    /// The model that planned with `model`: [`SpeedModel::Functional`] when
+    /// its functions did, else [`SpeedModel::of`] its estimates.
+    pub fn of_model(model: &PlanningModel) -> SpeedModel {
+        if model.is_functional() {
+            SpeedModel::Functional
+        } else {
+            SpeedModel::of(&model.estimates)
+        }
+    }
+
+    /// The model of a decision on `estimates`: noisy as soon as one has noise.
+    pub fn of(estimates: &[SpeedEstimate]) -> SpeedModel {
+        if estimates.iter().any(|e| e.noise > 0.0) {
+            SpeedModel::NoisySnapped
+        } else {
+            SpeedModel::Constant
+        }
+    }
+}
+
+/// [`merge_estimates`] of exact speeds whose previous values are in other
+/// units than the phases' (e.g. the kernel's): a rank that had no work (no
+/// phase speed) keeps its previous speed, rescaled into phase units by the
+/// median ratio phase/previous of the ranks that have both. Without any
+/// phase speed the previous speeds are kept.
+pub fn merge_speeds(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<Vec<f64>> {
+    let exact = |mean: f64| SpeedEstimate { mean, noise: 0.0 };
+    let phase: Vec<RankReport> = phase
+        .iter()
+        .map(|p| p.map_or(RankReport::Unknown, |m| RankReport::Phase(exact(m))))
+        .collect();
+    let previous: Option<Vec<SpeedEstimate>> =
+        previous.map(|p| p.iter().map(|&m| exact(m)).collect());
+    let merged = merge_estimates(&phase, previous.as_deref(), false)?;
+    Ok(merged.iter().map(|e| e.mean).collect())
+}
+
+/// Combines the ranks' reports (phase speed and noise, or an idle rank's
+/// change of kernel speed) with the previous estimates. A rank without a
+/// phase speed starts from its previous estimate:
+///
+/// * as it is when the previous estimates are phase speeds too
+///   (`phase_units`): an idle rank's speed does not follow the others', so
+///   when they slow down it is relatively faster and gets work back;
+/// * otherwise (kernel speeds, or speeds set by the application) converted
+///   into phase units by the median ratio phase/previous of the ranks that
+///   have both;
+///
+/// and an idle rank ([`RankReport::Idle`]) multiplies it by the change of
+/// its kernel speed, its noise the larger of the two. Without any phase
+/// speed the previous estimates are kept. O(p log p).
+pub fn merge_estimates(
+    phase: &[RankReport],
+    previous: Option<&[SpeedEstimate]>,
+    phase_units: bool,
+) -> Result<Vec<SpeedEstimate>> {
+    let timed = |r: &RankReport| match r {
+        RankReport::Phase(e) => Some(*e),
+        _ => None,
+    };
+    let means = |s: &[SpeedEstimate]| s.iter().map(|e| e.mean).collect::<Vec<_>>();
+    if let Some(s) = phase.iter().map(timed).collect::<Option<Vec<_>>>() {
+        crate::plan::check_speeds(&means(&s))?;
+        return Ok(s);
+    }
+    let prev = previous.ok_or_else(|| {
+        Error::InvalidInput(
+            "some ranks have neither a phase timing nor a measured speed: call measure() first"
+                .into(),
+        )
+    })?;
+    if prev.len() != phase.len() {
+        return Err(Error::ShapeMismatch(format!(
+            "{} previous speeds for {} ranks",
+            prev.len(),
+            phase.len()
+        )));
+    }
+    let mut ratios: Vec<f64> = phase
+        .iter()
+        .zip(prev)
+        .filter_map(|(p, q)| timed(p).map(|p| p.mean / q.mean))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let scale = if phase_units || ratios.is_empty() {
+        1.0
+    } else {
+        ratios[ratios.len() / 2]
+    };
+    let s: Vec<SpeedEstimate> = phase
+        .iter()
+        .zip(prev)
+        .map(|(p, q)| match *p {
+            RankReport::Phase(e) => e,
+            RankReport::Idle(change) => SpeedEstimate {
+                mean: q.mean * scale * change.mean,
+                noise: q.noise.max(change.noise),
+            },
+            RankReport::Unknown => SpeedEstimate {
+                mean: q.mean * scale,
+                noise: q.noise,
+            },
+        })
+        .collect();
+    crate::plan::check_speeds(&means(&s))?;
+    Ok(s)
+}
+
+impl Balancer {
+    /// The current speed estimate of every rank (work units per second), once known.
+    pub fn speeds(&self) -> Option<&[f64]> {
+        self.speeds.as_deref()
+    }
+
+    /// Every rank's speed record, on the root after [`Balancer::measure`].
+    pub fn records(&self) -> Option<&[SpeedRecord]> {
+        self.records.as_deref()
+    }
+
+    /// Measures every rank with the built-in kernel, gathers the records
+    /// (with hwloc topology and host name) at the root — in two levels,
+    /// through the host leaders, once the hosts are known
+    /// ([`TwoLevel`]) — and broadcasts the speeds. Returns the speeds, one
+    /// per rank.
+    ///
+    /// Each rank's speed is the median of the kernel's repeated samples,
+    /// with their noise ([`crate::speed::KernelMeasurement::noise`]); the
+    /// root snaps speeds whose noise intervals overlap to their common mean
+    /// ([`snap_speeds`]), so ranks the measurement cannot tell apart get
+    /// the same speed, hence the same share. [`Balancer::speed_estimates`]
+    /// keeps the estimates before snapping.
+    pub fn measure(&mut self) -> Result<Vec<f64>> {
+        let _w = waiting();
+        let _span = info_span!("measure").entered();
+        self.arrive("Balancer::measure")?;
+        let m = measure_kernel(&self.kernel);
+        self.kernel_noise = m.noise();
+        self.idle_kernel = Some((m.median, m.noise()));
+        // A rank still in its kernel after the timeout is named (with its host).
+        self.arrive("Balancer::measure (gathering the speeds)")?;
+        let record = SpeedRecord {
+            rank: self.comm.rank(),
+            speed: m.median,
+            source: SpeedSource::Kernel,
+            kernel: Some(m),
+            topology: topology(),
+        };
+        // Through the host leaders once the hosts are known (root 0 only).
+        let records = match (&self.two_level, ROOT) {
+            (Some(t), 0) => t.gather(&self.comm, &record)?,
+            _ => gather_values(&self.comm, ROOT, &record)?,
+        };
+        let (speeds, estimates) = root_compute(&self.comm, ROOT, || {
+            let recs = records
+                .as_ref()
+                .ok_or_else(|| Error::InvalidInput("no records at root".into()))?;
+            let s: Vec<f64> = recs.iter().map(|r| r.speed).collect();
+            crate::plan::check_speeds(&s)?;
+            let est: Vec<SpeedEstimate> = recs
+                .iter()
+                .map(|r| match &r.kernel {
+                    Some(k) => SpeedEstimate {
+                        mean: r.speed,
+                        noise: k.noise(),
+                    },
+                    None => SpeedEstimate {
+                        mean: r.speed,
+                        noise: 0.0,
+                    },
+                })
+                .collect();
+            Ok((snap_speeds(&est)?, est))
+        })?;
+        info!(?speeds, ?estimates, "measured speeds");
+        self.records = records;
+        self.set_estimates(estimates, false);
+        self.speeds = Some(speeds.clone());
+        Ok(speeds)
+    }
+
+    /// Measures every rank's speed on blocks of each of `sizes` cells — a
+    /// size sweep (issue 19) — so that the first plan can already use the
+    /// functional model. Collective; every rank passes the same sizes.
+    ///
+    /// Each rank runs the built-in 5-point stencil ([`measure_sweep`], with
+    /// this balancer's [`KernelConfig`]: warm-up, repeats, sample time,
+    /// work multiplier) on a square-ish block of each size, and its speed
+    /// function ([`Balancer::speed_function`]) becomes the measured points
+    /// `(cells, seconds per sweep)`, with the largest noise of the
+    /// measurements: it replaces any earlier function. The root gathers the
+    /// functions and sets every rank's speed to its function's mean speed,
+    /// snapped within the noise ([`snap_speeds`]), as [`Balancer::measure`]
+    /// does. Until the next balance point, [`Balancer::plan`] and
+    /// [`Balancer::plan3`] plan with the functions: when some rank's speed
+    /// depends on the size beyond the noise ([`PlanningModel`]), the shares
+    /// equalise the times the functions predict for the array's cells (and
+    /// [`ENV_SPEED_MODEL`]`=constant` keeps constant speeds). The sweep's
+    /// points are in the kernel's time per cell; the rank's first timed
+    /// phase rescales them to the application's ([`Aging::Rescale`]: the
+    /// sweep gives the shape, the phases the scale).
+    ///
+    /// Returns this rank's points. Errors, the same on every rank: sizes out
+    /// of bounds on some rank (1 to [`crate::plan::fpm::MAX_SWEEP_SIZES`]
+    /// sizes of [`crate::plan::fpm::MIN_SWEEP_CELLS`] to
+    /// [`crate::plan::fpm::MAX_SWEEP_CELLS`] cells, checked before anything
+    /// is allocated; the lowest refusing rank's error), or sizes that differ
+    /// between ranks. Time: about `sizes × (warm-up + repeats + 3) × min
+    /// sample time` (8 sizes, the default kernel settings: about 1 s);
+    /// memory: two arrays of the largest block.
+    pub fn measure_sizes(&mut self, sizes: &[usize]) -> Result<Vec<SweepPoint>> {
+        let _w = waiting();
+        let _span = info_span!("measure_sizes", sizes = sizes.len()).entered();
+        let refused = crate::plan::fpm::check_sweep_sizes(sizes).err();
+        let list = if refused.is_none() {
+            format!("{sizes:?}")
+        } else {
+            format!("{} sizes", sizes.len())
+        };
+        self.cp.check_refusing(
+            &self.comm,
+            &format!("Balancer::measure_sizes({list})"),
+            refused.as_ref(),
+        )?;
+        let local = measure_sweep(&self.kernel.sanitized(), sizes).and_then(|points| {
+            let noise = points
+                .iter()
+                .map(|p| p.measurement.noise())
+                .fold(0.0, f64::max)
+                .min(MAX_NOISE);
+            let xs: Vec<(f64, f64)> = points
+                .iter()
+                .map(|p| (p.cells as f64, p.measurement.median))
+                .collect();
+            Ok((crate::plan::fpm::sweep_points(&xs, noise)?, points, noise))
+        });
+        let (f, points, noise) = agree(&self.comm, ROOT, local)?;
+        self.arrive("Balancer::measure_sizes (gathering the speed functions)")?;
+        let gathered = gather_values(&self.comm, ROOT, &f)?;
+        let (speeds, estimates) = root_compute(&self.comm, ROOT, || {
+            let fns = gathered
+                .as_ref()
+                .ok_or_else(|| Error::InvalidInput("no speed functions at root".into()))?;
+            let est: Vec<SpeedEstimate> = fns
+                .iter()
+                .map(|f| SpeedEstimate {
+                    mean: f.mean_speed(),
+                    noise: f.noise(),
+                })
+                .collect();
+            Ok((snap_speeds(&est)?, est))
+        })?;
+        info!(?speeds, ?estimates, "size sweep");
+        self.kernel_noise = noise;
+        self.speed_fn = Some(f);
+        self.unscaled_sweep = true;
+        self.sweep_fns = gathered;
+        self.set_estimates(estimates, false);
+        self.speeds = Some(speeds);
+        Ok(points)
+    }
+
+    /// Every rank's latest speed estimate with its relative noise, before
+    /// snapping (from [`Balancer::measure`], [`Balancer::set_speeds`] — with
+    /// no noise — or the last balance point's phases), once known.
+    pub fn speed_estimates(&self) -> Option<&[SpeedEstimate]> {
+        self.estimates.as_deref()
+    }
+
+    pub(super) fn set_estimates(&mut self, estimates: Vec<SpeedEstimate>, phase_units: bool) {
+        self.estimates = Some(estimates);
+        self.phase_units = phase_units;
+    }
+
+    /// What this rank tells the root at a balance point. A rank with work
+    /// reports its phase speed ([`Balancer::phase_estimate`]). A rank with
+    /// no work (an empty block) cannot time its phases, and waits for the
+    /// others anyway: it runs the built-in kernel of [`Balancer::measure`]
+    /// (about 100 ms by default) and reports how much its kernel speed
+    /// changed since its previous probe (or [`Balancer::measure`]), with the
+    /// noise of both, so that its estimate follows a real change and it gets
+    /// work back once it is fast again. (The changes multiply up to the
+    /// ratio of the last probe to the first: the estimate is as noisy as
+    /// one probe, whatever their number.)
+    pub(super) fn local_report(&mut self, work: f64) -> RankReport {
+        if work > 0.0 || self.explicit {
+            self.idle_kernel = None;
+            return self
+                .phase_estimate()
+                .map_or(RankReport::Unknown, RankReport::Phase);
+        }
+        let m = measure_kernel(&self.kernel);
+        let (change, noise) = match self.idle_kernel.replace((m.median, m.noise())) {
+            Some((then, then_noise)) => (m.median / then, m.noise() + then_noise),
+            None => (1.0, m.noise()),
+        };
+        RankReport::Idle(SpeedEstimate {
+            mean: change,
+            noise: noise.min(MAX_NOISE),
+        })
+    }
+
+    /// This rank's phase speed with its noise, for the root: the phase
+    /// timer's noise of its estimate ([`PhaseTimer::estimate_noise`]: the
+    /// spike of a real change is not noise), and while fewer than three
+    /// phases were timed (one departure says little) at least the noise of
+    /// the last kernel measurement. `None` before the rank's first timed phase.
+    pub(super) fn phase_estimate(&self) -> Option<SpeedEstimate> {
+        let mean = self.timer.speed()?;
+        let mut noise = self.timer.estimate_noise();
+        if self.timer.samples() < 3 {
+            noise = noise.max(self.kernel_noise);
+        }
+        Some(SpeedEstimate {
+            mean,
+            noise: if noise.is_finite() {
+                noise.clamp(0.0, MAX_NOISE)
+            } else {
+                MAX_NOISE
+            },
+        })
+    }
+
+    /// Sets the speeds explicitly (collective: the root's values are broadcast
+    /// and validated). For applications that measure by other means.
+    pub fn set_speeds(&mut self, speeds: &[f64]) -> Result<()> {
+        let _w = waiting();
+        self.arrive("Balancer::set_speeds")?;
+        let s = root_compute(&self.comm, ROOT, || {
+            crate::plan::check_speeds(speeds)?;
+            if speeds.len() != self.comm.size() as usize {
+                return Err(Error::ShapeMismatch(format!(
+                    "{} speeds for {} ranks",
+                    speeds.len(),
+                    self.comm.size()
+                )));
+            }
+            Ok(speeds.to_vec())
+        })?;
+        let exact = s
+            .iter()
+            .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+            .collect();
+        self.set_estimates(exact, false);
+        self.speeds = Some(s);
+        self.sweep_fns = None;
+        Ok(())
+    }
+
+    /// Records this rank's phase explicitly (local): `work_units` done in
+    /// `elapsed` (compute time only, excluding waits). Optional: without it,
+    /// [`Balancer::maybe_remap`] measures the phase itself; with it, this
+    /// record replaces the automatic one for the current phase. Noise is
+    /// smoothed and real changes are followed at once ([`PhaseTimer`]). A
+    /// recorded phase sets the rank's constant speed only: the functional
+    /// model ([`Balancer::speed_function`]) learns from the phases nuce
+    /// times itself, whose work per iteration is the data's. A rank with no
+    /// work this phase records nothing.
+    pub fn record_phase(&mut self, work_units: f64, elapsed: Duration) -> Result<()> {
+        self.explicit = true;
+        if work_units == 0.0 {
+            return Ok(());
+        }
+        self.timer.record(work_units, elapsed).map(|_| ())
+    }
+
+    /// The compute time of the current phase so far on this rank: wall time
+    /// since the last balance point minus the time inside nuce's
+    /// communication ([`crate::runtime::clock`]).
+    pub fn phase_compute_time(&self) -> Duration {
+        self.phase.get().compute()
+    }
+
+    /// Records the phase automatically (unless the application did):
+    /// `work_per_iteration × iterations` units in the compute time since
+    /// the last balance point.
+    pub(super) fn record_automatic(
+        &mut self,
+        work_per_iteration: f64,
+        iterations: usize,
+    ) -> Result<()> {
+        if self.explicit || work_per_iteration == 0.0 || iterations == 0 {
+            return Ok(());
+        }
+        let compute = self.phase.get().compute();
+        if compute.is_zero() {
+            return Ok(());
+        }
+        let changes = self.timer.changes();
+        self.timer
+            .record(work_per_iteration * iterations as f64, compute)?;
+        let changed = self.timer.changes() > changes;
+        self.learn(
+            work_per_iteration,
+            compute.as_secs_f64() / iterations as f64,
+            changed,
+        )
+    }
+
+    /// Adds a timed phase to this rank's speed function: `x` work units per
+    /// iteration in `t` seconds per iteration. Its noise is the larger of the
+    /// rank's kernel noise and its phase timer's
+    /// ([`PhaseTimer::estimate_noise`]): the function counts as
+    /// size-dependent only beyond both (on a loaded machine, phases on two
+    /// sizes differ by the load alone). A phase on a block of about the same
+    /// size that disagrees beyond that noise (at least
+    /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed, and the
+    /// old points are dropped, when the phase timer saw a change too
+    /// (`changed`: a departure beyond three times its noise); otherwise it
+    /// is averaged in as noise ([`SpeedFunction::learn`],
+    /// [`FUNCTION_REACH`]).
+    pub(super) fn learn(&mut self, x: f64, t: f64, changed: bool) -> Result<()> {
+        let noise = self.kernel_noise.max(self.timer.estimate_noise());
+        let noise = if noise.is_finite() {
+            noise.clamp(0.0, MAX_NOISE)
+        } else {
+            MAX_NOISE
+        };
+        match self.speed_fn.take() {
+            None => self.speed_fn = Some(SpeedFunction::new(&[(x, t)], noise)?),
+            Some(f) => {
+                let mut f = f.with_noise(noise)?;
+                let seen = if std::mem::take(&mut self.unscaled_sweep) {
+                    // The sweep's points, in the kernel's time per cell,
+                    // scaled to this phase: the sweep's shape, the phase's scale.
+                    f.observe(x, t, Aging::Rescale)
+                } else {
+                    let aging = if changed { Aging::Reset } else { Aging::Keep };
+                    f.learn(x, t, FUNCTION_REACH, aging)
+                };
+                self.speed_fn = Some(f);
+                seen?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Allows (`true`, the default unless [`ENV_SPEED_MODEL`] says
+    /// `constant`) or forbids the functional speed model (local: the root's
+    /// setting decides at every balance point).
+    pub fn set_functional_model(&mut self, allowed: bool) {
+        self.functional = allowed;
+    }
+
+    /// This rank's speed function of its timed phases (work units per
+    /// iteration → seconds per iteration), once a phase was timed by
+    /// [`Balancer::maybe_remap`] (local).
+    pub fn speed_function(&self) -> Option<&SpeedFunction> {
+        self.speed_fn.as_ref()
+    }
+
+    /// Declares the most cells this rank can hold (`None`: no limit).
+    /// Collective: every rank passes its own limit, the root keeps them.
+    /// From then on the plans of 2D arrays and 3D grids
+    /// ([`Balancer::plan`], [`Balancer::plan3`] and the remaps of
+    /// [`Balancer::maybe_remap`]) never give a rank more cells than its
+    /// limit: the shares are capped ([`crate::plan::fpm::functional_shares`])
+    /// and a layout whose rounding still exceeds a limit is planned again
+    /// tighter ([`PlanningModel::plan_within_caps`]); when no layout fits
+    /// (the limits hold fewer cells than the array) every rank gets the same
+    /// error. Graphs and arrays with a cost field do not support limits
+    /// (an error at their balance point).
+    pub fn set_memory_limit(&mut self, cells: Option<usize>) -> Result<()> {
+        let _w = waiting();
+        self.arrive("Balancer::set_memory_limit")?;
+        let all = gather_values(&self.comm, ROOT, &cells)?;
+        let caps = root_compute(&self.comm, ROOT, || {
+            let all = all.ok_or_else(|| Error::InvalidInput("no limits at root".into()))?;
+            Ok(all
+                .iter()
+                .any(Option::is_some)
+                .then(|| all.iter().map(|c| c.unwrap_or(usize::MAX)).collect()))
+        })?;
+        self.mem_caps = caps;
+        Ok(())
+    }
+
+    /// Every rank's memory limit in cells (`usize::MAX`: none), once some
+    /// rank declared one ([`Balancer::set_memory_limit`]; the same on every rank).
+    pub fn memory_limits(&self) -> Option<&[usize]> {
+        self.mem_caps.as_deref()
+    }
+
+    /// The model of the current speeds (uniform when none were measured)
+    /// for `cells` cells with the memory limits — with the speed functions
+    /// of a size sweep, if any ([`Balancer::measure_sizes`]): what the
+    /// initial plans are made for.
+    pub(super) fn initial_model(&self, cells: usize) -> Result<PlanningModel> {
+        let p = self.comm.size() as usize;
+        let exact: Vec<SpeedEstimate> = match &self.speeds {
+            Some(s) => s
+                .iter()
+                .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
+                .collect(),
+            None => vec![
+                SpeedEstimate {
+                    mean: 1.0,
+                    noise: 0.0
+                };
+                p
+            ],
+        };
+        let sweep: Option<Vec<Option<SpeedFunction>>> = self
+            .sweep_fns
+            .as_ref()
+            .map(|f| f.iter().cloned().map(Some).collect());
+        PlanningModel::new(
+            &exact,
+            sweep.as_deref(),
+            cells,
+            self.mem_caps.as_deref(),
+            self.functional && sweep.is_some(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(mean: f64, noise: f64) -> SpeedEstimate {
+        SpeedEstimate { mean, noise }
+    }
+
+    #[test]
+    fn idle_ranks_keep_their_own_phase_estimate() {
+        // Rank 1 is idle; the others slowed down 2× since the last balance point.
+        let prev = [est(2.0, 0.05), est(4.0, 0.1), est(6.0, 0.02)];
+        let phase = [
+            RankReport::Phase(est(1.0, 0.04)),
+            RankReport::Unknown,
+            RankReport::Phase(est(3.0, 0.03)),
+        ];
+        // In phase units the idle rank keeps its estimate, noise included:
+        // it is now the fastest, and the plan gives it work back.
+        let s = merge_estimates(&phase, Some(&prev), true).unwrap();
+        assert_eq!(s, vec![est(1.0, 0.04), est(4.0, 0.1), est(3.0, 0.03)]);
+        let plan = ColumnDp::default()
+            .decompose(60, 60, &snap_speeds(&s).unwrap())
+            .unwrap();
+        assert!(plan.areas()[1] > plan.areas()[2], "{:?}", plan.areas());
+        // In kernel units it is converted by the others' median ratio (½).
+        let s = merge_estimates(&phase, Some(&prev), false).unwrap();
+        assert_eq!(s[1], est(2.0, 0.1));
+        assert_eq!(SpeedModel::of(&s), SpeedModel::NoisySnapped);
+        assert_eq!(SpeedModel::of(&[est(1.0, 0.0)]), SpeedModel::Constant);
+        assert!(merge_estimates(&phase, None, true).is_err());
+        let nan = [RankReport::Phase(est(f64::NAN, 0.0))];
+        assert!(merge_estimates(&nan, None, true).is_err());
+        // An idle rank whose kernel got 3× faster (the job that shared its
+        // core ended): its estimate follows, noise the larger one.
+        let mut idle = phase;
+        idle[1] = RankReport::Idle(est(3.0, 0.2));
+        let s = merge_estimates(&idle, Some(&prev), true).unwrap();
+        assert_eq!(s[1], est(12.0, 0.2));
+        // A probe that says "no change" keeps the estimate as it is.
+        idle[1] = RankReport::Idle(est(1.0, 0.02));
+        let s = merge_estimates(&idle, Some(&prev), true).unwrap();
+        assert_eq!(s[1], est(4.0, 0.1));
+    }
+
+    #[test]
+    fn equal_ranks_within_noise_never_remap_but_different_ones_do() {
+        let split = |s: &[f64]| ColumnDp::default().decompose(100, 100, s).unwrap();
+        let pol = RemapPolicy::default();
+        let decide = |e: &[SpeedEstimate]| {
+            let candidate = split(&snap_speeds(e).unwrap());
+            pol.decide_plans_noisy(&split(&[1.0, 1.0]), &candidate, e, 8, 100, None)
+                .unwrap()
+                .decision
+        };
+        // Two equal cores measured 15 % apart with 10 % noise: snapped to one
+        // speed, the candidate is the current even split, no remap.
+        let noisy = [est(1.0e6, 0.1), est(0.85e6, 0.1)];
+        let d = decide(&noisy);
+        assert!(!d.remap, "{d:?}");
+        assert_eq!(d.speeds[0], d.speeds[1]);
+        // The same speeds known exactly would remap (the model without noise).
+        let exact = [est(1.0e6, 0.0), est(0.85e6, 0.0)];
+        assert!(decide(&exact).remap);
+        // A rank 3× slower is rebalanced despite the noise.
+        let d = decide(&[est(3.0e6, 0.1), est(1.0e6, 0.1)]);
+        assert!(d.remap, "{d:?}");
+        assert!(split(&d.speeds).areas()[1] < 3000, "{d:?}");
+    }
+
+    #[test]
+    fn merge_fills_idle_ranks() {
+        let s = merge_speeds(&[Some(2.0), None, Some(6.0)], Some(&[1.0, 1.0, 3.0])).unwrap();
+        assert_eq!(s, vec![2.0, 2.0, 6.0]);
+        assert_eq!(
+            merge_speeds(&[Some(1.0), Some(3.0)], None).unwrap(),
+            vec![1.0, 3.0]
+        );
+        assert!(merge_speeds(&[None, Some(3.0)], None).is_err());
+        assert!(merge_speeds(&[Some(f64::NAN)], None).is_err());
+    }
+}
