@@ -210,12 +210,34 @@ fn remove_session_dir(cmd: &Command) {
     }
 }
 
-/// Serialises the runs of one test binary whose assertions depend on the
-/// speeds nuce measures: tests run in parallel threads, and two jobs sharing
-/// the machine's cores would measure each other, not the work they were given.
-pub fn measured_speeds_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+/// The cores of the machine, shared by the MPI runs of one test binary
+/// (tests run in parallel threads): runs whose assertions depend on the
+/// speeds nuce measures hold them alone ([`measured_speeds_lock`]), every
+/// other run shares them ([`mpirun_with`] takes a read guard).
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    /// Whether this thread holds the machine alone.
+    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The machine held alone by a test whose assertions depend on the speeds
+/// nuce measures: two jobs sharing the cores would measure each other, not
+/// the work they were given. No other MPI run of the binary starts while
+/// it is held, and the runs of this thread go on.
+pub struct Alone(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>);
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        ALONE.with(|a| a.set(false));
+    }
+}
+
+/// Holds the machine alone until the guard is dropped (see [`Alone`]).
+pub fn measured_speeds_lock() -> Alone {
+    let guard = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+    ALONE.with(|a| a.set(true));
+    Alone(guard)
 }
 
 /// Runs `mpirun -np <np> <program> <args…>`, killing it after `timeout`.
@@ -234,6 +256,8 @@ pub fn mpirun_with(
     args: &[&str],
     timeout: Duration,
 ) -> Run {
+    let _shared =
+        (!ALONE.with(|a| a.get())).then(|| MACHINE.read().unwrap_or_else(|e| e.into_inner()));
     let mut cmd = Command::new(launcher());
     cmd.args(mpirun_opts);
     cmd.arg("-np")
