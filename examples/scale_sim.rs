@@ -1,7 +1,7 @@
 //! scale_sim — what the root of a nuce job does, as p grows to 100 000.
 //!
 //! nuce's runtime gathers one record per rank at the root, plans there, and
-//! broadcasts the plan (see `src/runtime/balancer.rs`). This simulation runs
+//! broadcasts the plan (see `src/runtime/balancer/`). This simulation runs
 //! the root's share without MPI, on simulated speed vectors, and measures:
 //!
 //! * the bincode volume of the gathered [`SpeedRecord`]s (with this machine's

@@ -25,6 +25,30 @@
 //! Conventions: speeds are relative throughputs (work units per second); a
 //! collective call succeeds on every rank or returns the same [`Error`] on
 //! every rank; remaps move only cells whose owner changed.
+//!
+//! ## An application's whole API
+//!
+//! One [`Balancer`] per communicator; every call below is collective
+//! unless marked *local*.
+//!
+//! | step | calls |
+//! |---|---|
+//! | create | [`Balancer::new`] (rank 0 of the communicator plans: [`runtime::balancer::ROOT`]) |
+//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`] (collective) |
+//! | speeds | [`Balancer::measure`] (built-in kernel), [`Balancer::measure_sizes`], [`Balancer::set_speeds`], or nothing: phases are timed between balance points; [`Balancer::record_phase`] (*local*) when the application knows its work better |
+//! | 2D arrays (nuce's container) | [`Balancer::new_array`], [`Balancer::scatter_array_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
+//! | 3D grids on the application's buffers | [`Balancer::new_grid`] → [`Grid`]: `exchange(&mut [Field])`, after a remap `move_fields`; `set_cost` |
+//! | 3D arrays (nuce's container) | [`Balancer::scatter_array3`] → [`DistArray3`] |
+//! | ownership ranges only | [`Balancer::ownership_ranges`] → [`OwnershipRanges`] (the application moves its data) |
+//! | graphs | whole on the root: [`Balancer::scatter_graph`]; in pieces: [`DistGraph::from_local`] + [`Balancer::partition_distributed`] → [`DistGraph`]: `exchange_ghosts`, `gather` |
+//! | between phases | [`Balancer::maybe_remap`] / [`Balancer::maybe_remap_ahead`] on any of the data above → [`RemapReport`] |
+//! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |
+//! | the application's own collectives | [`Balancer::check_call`] (every rank makes the same call), [`runtime::comm::agree`] (the same error on every rank), [`waiting`] (keep a wait out of the compute time) |
+//! | errors | [`Error`]: `Disagreement` (ranks made different calls), `Mpi`, `InvalidInput`, …; a rank that never arrives ends the job after `NUCE_TIMEOUT_S` seconds, naming it |
+//!
+//! The pure planners ([`plan`]) run without MPI. What the docs of
+//! [`runtime`] hide (`#[doc(hidden)]`) is for nuce's own crates, with no
+//! stability promise.
 
 #![warn(missing_docs)]
 

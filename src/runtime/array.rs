@@ -875,6 +875,7 @@ impl<T: Element> DistArray2<T> {
     /// rank may refuse (`refused`: its own input is wrong, e.g. a buffer of
     /// the wrong length): every rank returns the same result, within the
     /// timeout ([`super::watchdog::refusing_checkpoint`]).
+    #[doc(hidden)]
     pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let _w = waiting();
         self.cp.check_refusing(&self.comm, op, refused)

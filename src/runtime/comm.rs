@@ -9,11 +9,17 @@
 //! * [`root_compute`] runs a closure on the root only (the planner) and
 //!   broadcasts its `Result`, so a root-side failure is known to everyone
 //!   before anyone waits on data;
-//! * [`bcast_value`], [`gather_values`], [`alltoallv_bytes`] move serde values
-//!   and raw bytes;
-//! * [`encode`] / [`decode`] are bincode with a size limit ([`MAX_MESSAGE`]):
-//!   a corrupted or oversized message is an [`Error::BadMessage`], never an
-//!   unbounded allocation.
+//! * [`bcast_value`], [`gather_values`], [`all_gather_values`] move serde
+//!   values, bincode-encoded with a size limit ([`MAX_MESSAGE`]): a
+//!   corrupted or oversized message is an [`Error::BadMessage`], never an
+//!   unbounded allocation;
+//! * [`check_identical`] checks that every rank holds the same value;
+//! * [`sum_f64`] and [`max_f64`] reduce one number (e.g. a phase's time).
+//!
+//! An application may use these for its own collectives, to keep the same
+//! promise. The byte-level helpers the runtime builds on (encoding, all-to-all
+//! of bytes, fingerprints) are hidden from these docs: nuce's internals, with
+//! no stability promise.
 
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
@@ -36,6 +42,7 @@ fn options() -> impl bincode::Options {
 }
 
 /// Serializes a value with bincode, refusing values over [`MAX_MESSAGE`].
+#[doc(hidden)]
 pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
     use bincode::Options;
     options().serialize(value).map_err(|e| Error::BadMessage {
@@ -45,6 +52,7 @@ pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
 }
 
 /// Deserializes a value sent by `rank`, with the size limit of [`MAX_MESSAGE`].
+#[doc(hidden)]
 pub fn decode<T: DeserializeOwned>(bytes: &[u8], rank: i32) -> Result<T> {
     use bincode::Options;
     options().deserialize(bytes).map_err(|e| Error::BadMessage {
@@ -198,6 +206,7 @@ pub fn all_gather_values<C: Communicator, T: Serialize + DeserializeOwned>(
 }
 
 /// Exclusive prefix sums of MPI counts.
+#[doc(hidden)]
 pub fn displacements(counts: &[Count]) -> Vec<Count> {
     counts
         .iter()
@@ -212,6 +221,7 @@ pub fn displacements(counts: &[Count]) -> Vec<Count> {
 /// Personalised all-to-all of byte buffers: `sends[r]` goes to rank `r`;
 /// returns what each rank sent to this one. One all-to-all of the counts, one
 /// all-to-all-v of the bytes.
+#[doc(hidden)]
 pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
     let size = comm.size() as usize;
     let local = if sends.len() != size {
@@ -249,6 +259,7 @@ pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<V
 /// received (grouped by source rank, in rank order) and how many came from
 /// each rank. One all-to-all of the counts, one all-to-all-v of the items.
 /// Counts beyond MPI's range are the same `Err` on every rank.
+#[doc(hidden)]
 pub fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
     comm: &C,
     data: &[T],
@@ -288,11 +299,13 @@ pub fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
 
 /// 64-bit FNV-1a hash of a value's bincode encoding (an agreement check
 /// between ranks, not a cryptographic digest). O(encoded size).
+#[doc(hidden)]
 pub fn fingerprint<T: Serialize + ?Sized>(value: &T) -> Result<u64> {
     Ok(fnv1a(&encode(value)?))
 }
 
 /// 64-bit FNV-1a hash of `bytes`. O(len).
+#[doc(hidden)]
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
@@ -337,6 +350,7 @@ pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
 /// A buffer of `n` default values whose address is a real allocation even
 /// when `n == 0`. Two empty `Vec`s share one dangling address, which MPI
 /// takes for `sendbuf == recvbuf` and rejects (`MPI_ERR_ARG`).
+#[doc(hidden)]
 pub fn zeroed_buffer<T: Copy + Default>(n: usize) -> Vec<T> {
     let mut v = Vec::with_capacity(n.max(1));
     v.resize(n, T::default());
@@ -344,6 +358,7 @@ pub fn zeroed_buffer<T: Copy + Default>(n: usize) -> Vec<T> {
 }
 
 /// `v` itself, or an empty buffer with a real allocation (see [`zeroed_buffer`]).
+#[doc(hidden)]
 pub fn non_aliasing<T: Copy + Default>(v: Vec<T>) -> Vec<T> {
     if v.capacity() == 0 {
         zeroed_buffer(0)
@@ -367,6 +382,7 @@ pub fn max_f64<C: Communicator>(comm: &C, x: f64) -> f64 {
 }
 
 /// Converts an MPI return code into an error naming the call.
+#[doc(hidden)]
 pub fn mpi_check(code: c_int, what: &str) -> Result<()> {
     if code == mpi::ffi::MPI_SUCCESS as c_int {
         return Ok(());

@@ -1249,6 +1249,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// rank may refuse (`refused`: its own input is wrong): every rank
     /// returns the same result, within the timeout
     /// ([`super::watchdog::refusing_checkpoint`]).
+    #[doc(hidden)]
     pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let _w = waiting();
         self.cp.check_refusing(&self.comm, op, refused)

@@ -275,6 +275,7 @@ impl Balancer {
     /// returns the same result, within the timeout
     /// ([`super::watchdog::refusing_checkpoint`]). For bindings that
     /// validate their arguments before the call's data steps.
+    #[doc(hidden)]
     pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let _w = waiting();
         self.cp.check_refusing(&self.comm, op, refused)
