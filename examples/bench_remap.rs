@@ -11,13 +11,17 @@
 use std::time::Instant;
 
 use clap::Parser;
-use mpi::datatype::{Partition, PartitionMut};
+use mpi::datatype::Partition;
 use mpi::traits::*;
 use mpi::Count;
 use ndarray::Array2;
 use nuce::plan::array2d::{ArrayDecomposer, RecursiveBisection2};
 use nuce::runtime::array::DistArray2;
-use nuce::runtime::comm::{displacements, max_f64};
+use nuce::runtime::comm::max_f64;
+
+#[path = "common/raw_move.rs"]
+mod raw_move;
+use raw_move::{alltoallv_seconds, displacements, median};
 
 #[derive(Parser)]
 struct Args {
@@ -27,11 +31,6 @@ struct Args {
     cols: usize,
     #[arg(long, default_value_t = 5)]
     reps: usize,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -111,16 +110,7 @@ fn main() {
                 }
             })
             .collect();
-        let (sd, rd) = (displacements(&sc), displacements(&rc));
-        let sbuf = vec![2.0f64; sc.iter().sum::<Count>() as usize];
-        let mut rbuf = vec![0f64; rc.iter().sum::<Count>() as usize];
-        w.barrier();
-        let t = Instant::now();
-        w.all_to_all_varcount_into(
-            &Partition::new(&sbuf[..], &sc[..], &sd[..]),
-            &mut PartitionMut::new(&mut rbuf[..], &rc[..], &rd[..]),
-        );
-        t_remap_raw.push(max_f64(&w, t.elapsed().as_secs_f64()));
+        t_remap_raw.push(alltoallv_seconds(&w, &sc, &rc));
     }
     if rank == 0 {
         let (s, sr, r, rr) = (

@@ -1,0 +1,45 @@
+//! The plain-MPI baseline of the remap benchmarks: an `MPI_Alltoallv` of
+//! the bytes a remap moves between different ranks, from and into
+//! pre-packed buffers (no packing, no unpacking), timed as the slowest
+//! rank's time.
+
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::traits::*;
+use mpi::Count;
+
+/// The median of `v` (upper median for an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Displacements of packed segments of `counts`.
+pub fn displacements(counts: &[Count]) -> Vec<Count> {
+    counts
+        .iter()
+        .scan(0, |at, &c| {
+            let d = *at;
+            *at += c;
+            Some(d)
+        })
+        .collect()
+}
+
+/// Times one `MPI_Alltoallv` of `f64`s where this rank sends `send[q]` and
+/// receives `recv[q]` values to and from rank `q` (its own entries 0: kept
+/// data does not travel): seconds, maximum over ranks.
+pub fn alltoallv_seconds<C: Communicator>(w: &C, send: &[Count], recv: &[Count]) -> f64 {
+    let (sd, rd) = (displacements(send), displacements(recv));
+    let sbuf = vec![2.0f64; send.iter().sum::<Count>() as usize];
+    let mut rbuf = vec![0f64; recv.iter().sum::<Count>() as usize];
+    w.barrier();
+    let t = std::time::Instant::now();
+    w.all_to_all_varcount_into(
+        &Partition::new(&sbuf[..], send, &sd[..]),
+        &mut PartitionMut::new(&mut rbuf[..], recv, &rd[..]),
+    );
+    let mine = t.elapsed().as_secs_f64();
+    let mut worst = 0.0;
+    w.all_reduce_into(&mine, &mut worst, mpi::collective::SystemOperation::max());
+    worst
+}
