@@ -94,6 +94,10 @@ c_big3="$run_sum"
 run 2 '>0' "$tmp/heat3d" "${big3[@]}" --cost 4
 echo "test_capi: heat3d --cost 4 on 2 ranks: $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
 run 3 any "$tmp/heat3d" "${big3[@]}" --cost 4
+# --move-every 2: the band moves by nx/4 planes at phases 2 and 4; the
+# program sets its box's cost again and the balance points follow.
+run 2 '>0' "$tmp/heat3d" "${big3[@]}" --cost 4 --move-every 2
+echo "test_capi: heat3d --cost 4 --move-every 2 on 2 ranks: $(grep -c '(remapped)' <<<"$out") remaps, final $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
 # grid2d.c: a 2D grid (n = {1, NY, NX}) on the program's own buffers, two fields
 # of different element sizes; face ghosts and the serial result checked inside.
 "$mpicc" -O2 -Wall -Werror examples/c/grid2d.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/grid2d"

@@ -23,7 +23,9 @@
  * grid and again for its new box after each move, and nuce balances the
  * summed cost per rank instead of the cell counts. At the end rank 0 prints
  * `heat3d: cost balance: max/mean M`, the largest rank's summed cost over
- * the mean.
+ * the mean. `--move-every K` moves the band by nx/4 planes (wrapping
+ * around) every K phases: the program sets its box's cost again when the
+ * band moved, and the next balance point follows the new cost.
  *
  *   PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
  *   mpicc -O2 examples/c/heat3d.c $(pkg-config --cflags --libs nuce) -lm -Wl,-rpath,$PREFIX/lib -o heat3d
@@ -75,7 +77,16 @@ static double initial(int64_t i, int64_t j, int64_t k) {
 /* --cost: the expensive band's cells cost W, the others 1. */
 static int cost_w = 1;
 
-static int weight(int64_t i) { return i >= N[0] / 4 && i < N[0] / 2 ? cost_w : 1; }
+/* --move-every: the band starts at plane band_lo and is nx/4 planes wide
+ * (at least 1), wrapping around at nx. */
+static int64_t band_lo = -1;
+
+static int64_t band_width(void) { return N[0] / 4 > 0 ? N[0] / 4 : 1; }
+
+static int weight(int64_t i) {
+  int64_t lo = band_lo < 0 ? band_width() : band_lo;
+  return (i - lo + N[0]) % N[0] < band_width() ? cost_w : 1;
+}
 
 /* --cost: a cell's chemistry, 64·w dependent multiply-adds from the cell's
  * value (far more than its diffusion update, so that the cell's work is
@@ -188,6 +199,7 @@ int main(int argc, char **argv) {
   N[0] = 24, N[1] = 20, N[2] = 18;
   struct slow slow[16];
   int nslow = 0, size;
+  int64_t move_every = 0;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -199,6 +211,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--phases")) phases = atoll(v), i++;
     else if (!strcmp(argv[i], "--iters")) iters = atoll(v), i++;
     else if (!strcmp(argv[i], "--cost")) cost_w = atoi(v), i++;
+    else if (!strcmp(argv[i], "--move-every")) move_every = atoll(v), i++;
     else if (!strcmp(argv[i], "--slowdown")) {
       char *spec = strdup(v), *save = NULL;
       for (char *t = strtok_r(spec, ",", &save); t && nslow < 16; t = strtok_r(NULL, ",", &save)) {
@@ -235,8 +248,8 @@ int main(int argc, char **argv) {
         b.k[at(&b, i, j, k)] = conductivity(b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
       }
 
-  if (cost_w < 1) {
-    if (rank == 0) fprintf(stderr, "heat3d: --cost W needs W >= 1\n");
+  if (cost_w < 1 || move_every < 0) {
+    if (rank == 0) fprintf(stderr, "heat3d: --cost W needs W >= 1, --move-every K needs K >= 0\n");
     MPI_Finalize();
     return 2;
   }
@@ -247,6 +260,10 @@ int main(int argc, char **argv) {
   long long moved = 0;
   for (int64_t phase = 0; phase < phases; phase++) {
     int factor = factor_at(slow, nslow, rank, (int)phase);
+    if (cost_w > 1 && move_every > 0 && phase > 0 && phase % move_every == 0) {
+      band_lo = (phase / move_every + 1) * band_width() % N[0]; /* the band moved: its new cost */
+      my_cost = set_cost(g, &b);
+    }
     for (int64_t it = 0; it < iters; it++) {
       /* Both fields in one exchange; the interior (cells whose neighbours
        * are all this rank's) is updated while the ghosts travel. */
