@@ -64,6 +64,12 @@ struct Args {
     /// Print one JSON document on the root instead of the table.
     #[arg(long)]
     json: bool,
+    /// The first plan from the solver's own first phase instead of the
+    /// built-in kernel: no `Balancer::measure`, an even first split, and a
+    /// first phase of this many iterations (a warm-up) whose timing the
+    /// first balance point plans from; 0 (default): measure the kernel.
+    #[arg(long, default_value_t = 0)]
+    warmup: usize,
     /// Array decomposer: a registry name (column, xy2, xy, tile, kl, rb, rb2,
     /// rb3, slices, best) or `hier` (two levels, column DP within and across hosts).
     #[arg(long, default_value = "rb2")]
@@ -258,6 +264,8 @@ struct Summary {
     rows: usize,
     cols: usize,
     iters_per_phase: usize,
+    /// Iterations of the warm-up first phase (0: the kernel planned first).
+    warmup: usize,
     uniform: bool,
     initial_speeds: Vec<f64>,
     phases: Vec<PhaseRow>,
@@ -369,7 +377,10 @@ fn run(
     // Ghost exchanges travel on the array's communicator, the phase's end on
     // the balancer's: ranks that ran other numbers of iterations would wait
     // on different communicators, so the count is checked up front.
-    bal.check_call(&format!("heat2d: {} iterations per phase", args.run.iters))?;
+    bal.check_call(&format!(
+        "heat2d: {} iterations per phase, warm-up {}",
+        args.run.iters, args.warmup
+    ))?;
     // Hosts first: the speed records are then gathered through the host leaders.
     let hier = args.hier || args.algo == "hier";
     if hier {
@@ -379,7 +390,7 @@ fn run(
         };
         bal.set_hierarchical(true);
     }
-    let initial_speeds = if args.run.uniform {
+    let initial_speeds = if args.run.uniform || args.warmup > 0 {
         vec![1.0; world.size() as usize]
     } else {
         bal.measure()?
@@ -417,7 +428,15 @@ fn run(
             "phase", "s/iter", "pred s/it", "imbal", "remap", "MB moved"
         );
     }
+    let iters_of = |phase: usize| {
+        if phase == 0 && args.warmup > 0 {
+            args.warmup
+        } else {
+            args.run.iters
+        }
+    };
     for phase in 0..args.run.phases {
+        let iters = iters_of(phase);
         let r = a.rect();
         let factor = factor_at(slow, rank, phase, r.area());
         // The emulated slowness is the rank's: a rank with an empty block
@@ -431,8 +450,8 @@ fn run(
         let mut compute = Duration::ZERO;
         let t_phase = Instant::now();
         let guard = watchdog::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
-        for it in 0..args.run.iters {
-            if it == args.run.iters / 2 {
+        for it in 0..iters {
+            if it == iters / 2 {
                 faults.kill_midway(rank, phase);
             }
             a.exchange_ghosts()?;
@@ -480,11 +499,11 @@ fn run(
         faults.inject(rank, phase);
         let areas = a.plan().areas();
         let ahead = args.run.iters * (args.run.phases - phase - 1).max(1);
-        let rep = bal.maybe_remap_ahead(&mut a, args.run.iters, ahead)?;
+        let rep = bal.maybe_remap_ahead(&mut a, iters, ahead)?;
         let row = PhaseRow {
             phase,
-            time_per_iter: phase_time / args.run.iters as f64,
-            compute_per_iter_max: compute_max / args.run.iters as f64,
+            time_per_iter: phase_time / iters as f64,
+            compute_per_iter_max: compute_max / iters as f64,
             speeds: rep.speeds.clone(),
             noise: rep.estimates.iter().map(|e| e.noise).collect(),
             model: rep.model,
@@ -525,7 +544,8 @@ fn run(
     let result = a.gather(0)?;
     let (mut max_abs, mut rel) = (None, None);
     if let (Some(res), false) = (result, args.run.no_check) {
-        let reference = serial(args.rows, args.cols, args.run.phases * args.run.iters);
+        let total: usize = (0..args.run.phases).map(iters_of).sum();
+        let reference = serial(args.rows, args.cols, total);
         let diff = (&res - &reference)
             .iter()
             .fold(0.0f64, |m, d| m.max(d.abs()));
@@ -556,6 +576,7 @@ fn run(
             rows: args.rows,
             cols: args.cols,
             iters_per_phase: args.run.iters,
+            warmup: args.warmup,
             uniform: args.run.uniform,
             initial_speeds,
             phases: rows_out,

@@ -89,6 +89,53 @@ fn heat2d_remaps_when_a_rank_slows_down() {
     assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
 }
 
+#[test]
+fn heat2d_warm_up_plans_from_the_first_phase() {
+    // `--warmup 20`: no kernel measurement, an even first split, a first
+    // phase of 20 iterations; rank 1 does 4× the work from the start, so
+    // the first balance point must plan from that phase's timing and give
+    // rank 1 the smaller block. The solve stays exact (the serial
+    // reference counts the warm-up's iterations).
+    let iters = if common::is_mpich() { "200" } else { "40" };
+    let v = run_heat(
+        2,
+        &[
+            "--rows",
+            "600",
+            "--cols",
+            "480",
+            "--iters",
+            iters,
+            "--phases",
+            "5",
+            "--warmup",
+            "20",
+            "--slowdown",
+            "1:4@0",
+        ],
+    );
+    assert_eq!(v["warmup"].as_u64(), Some(20), "{v}");
+    assert_eq!(v["initial_speeds"], serde_json::json!([1.0, 1.0]), "{v}");
+    let phases = v["phases"].as_array().unwrap();
+    let areas = |p: &serde_json::Value| -> Vec<u64> {
+        p["areas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_u64().unwrap())
+            .collect()
+    };
+    let first = areas(&phases[0]);
+    assert!(
+        first[0].abs_diff(first[1]) <= 2 * 600,
+        "even first split: {v}"
+    );
+    assert_eq!(phases[0]["remapped"].as_bool(), Some(true), "{v}");
+    let last = areas(phases.last().unwrap());
+    assert!(last[1] * 2 < last[0], "rank 1 keeps a large block: {v}");
+    assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12, "{v}");
+}
+
 /// Why a run of 2 equal ranks fails the goal of issue 19 (`None`: it met it).
 fn equal_ranks_failure(v: &serde_json::Value, line: u64) -> Option<String> {
     let phases = v["phases"].as_array().unwrap();
