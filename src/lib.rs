@@ -39,7 +39,7 @@
 //! | 2D arrays (nuce's container) | [`Balancer::new_array`], [`Balancer::scatter_array_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
 //! | 3D grids on the application's buffers | [`Balancer::new_grid`] → [`Grid`]: `exchange(&mut [Field])`, after a remap `move_fields`; `set_cost` |
 //! | 3D arrays (nuce's container) | [`Balancer::scatter_array3`] → [`DistArray3`] |
-//! | ownership ranges only | [`Balancer::ownership_ranges`] → [`OwnershipRanges`] (the application moves its data) |
+//! | ownership ranges only (the application moves its data) | 3D: [`Balancer::ownership_ranges`] → [`OwnershipRanges`]; 1D: [`Balancer::plan1d`] → counts per rank |
 //! | graphs | whole on the root: [`Balancer::scatter_graph`]; in pieces: [`DistGraph::from_local`] + [`Balancer::partition_distributed`] → [`DistGraph`]: `exchange_ghosts`, `gather` |
 //! | between phases | [`Balancer::maybe_remap`] / [`Balancer::maybe_remap_ahead`] on any of the data above → [`RemapReport`] |
 //! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |

@@ -304,6 +304,37 @@ static void ranges_errors(nuce_balancer *b) {
          NUCE_OK, 0, "ownership ranges sum to the extents");
 }
 
+/* nuce_plan_1d (counts of one dimension): bad input is the same code on
+ * every rank, including a wrong count buffer on one rank only and an n that
+ * differs between ranks; a good call gives counts summing to n, each within
+ * one unit of its share of the current speeds. */
+static void plan1d_checks(nuce_balancer *b) {
+  int64_t *c = malloc((size + 1) * sizeof(int64_t));
+  double *s = malloc(size * sizeof(double));
+  expect(nuce_speeds(b, s, size), NUCE_OK, 0, "speeds");
+  expect(nuce_plan_1d(b, -3, c, size), NUCE_ERR_INVALID_INPUT, 1, "plan_1d(negative n)");
+  if (size > 1) expect(nuce_plan_1d(b, size - 1, c, size), NUCE_ERR_TOO_MANY_PARTS, 1, "plan_1d(n < ranks)");
+  expect(nuce_plan_1d(b, 100, rank == size - 1 ? NULL : c, size), NUCE_ERR_INVALID_INPUT, 1,
+         "plan_1d(counts NULL on the last rank)");
+  expect(nuce_plan_1d(b, 100, c, rank == 0 ? size + 1 : size), NUCE_ERR_SHAPE_MISMATCH, 1,
+         "plan_1d(ncounts wrong on the root)");
+  if (size > 1)
+    expect(nuce_plan_1d(b, rank == size - 1 ? 101 : 100, c, size), NUCE_ERR_DISAGREEMENT, 1,
+           "plan_1d(n differs on the last rank)");
+  expect(nuce_plan_1d(b, 1000, c, size), NUCE_OK, 1, "plan_1d");
+  double total = 0.0;
+  for (int r = 0; r < size; r++) total += s[r];
+  int64_t sum = 0;
+  int within = 1;
+  for (int r = 0; r < size; r++) {
+    sum += c[r];
+    within &= fabs((double)c[r] - 1000.0 * s[r] / total) < 1.0;
+  }
+  expect(sum == 1000 && within ? NUCE_OK : -1, NUCE_OK, 0, "plan_1d counts: sum n, each within 1 of its share");
+  free(c);
+  free(s);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   set_stale_message();
@@ -432,6 +463,7 @@ int main(int argc, char **argv) {
   expect(nuce_array_rect(a, -1, rect), NUCE_ERR_INVALID_INPUT, 0, "array_rect(rank -1)");
   graph_errors(b);
   ranges_errors(b);
+  plan1d_checks(b);
   grid_errors(b);
   expect(nuce_array_free(a), NUCE_OK, 0, "array_free");
   expect(nuce_array_free(NULL), NUCE_OK, 0, "array_free(NULL)");

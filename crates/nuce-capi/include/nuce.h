@@ -232,6 +232,20 @@ int nuce_speeds(struct nuce_balancer *b, double *out, size_t n);
 // when none were measured) and keeps the plan for [`nuce_plan_rect`].
 int nuce_plan(struct nuce_balancer *b, int64_t rows, int64_t cols);
 
+// Splits `n` units of one dimension (matrix rows, particles, vector
+// entries) among the balancer's ranks for the current speeds (collective;
+// uniform when none were measured): writes every rank's count into
+// `counts[ncounts]` (`ncounts` = the number of ranks). Rank `r` owns the
+// units from the sum of the counts before it, `counts[r]` of them; the
+// counts add up to `n`, each within one unit of its share (the functional
+// shares after [`nuce_measure_sizes`]), within the memory limits of
+// [`crate::settings::nuce_set_memory_limit`] (in units here). The application moves its
+// own data; a balance point (the next phase is timed from here). Errors,
+// the same on every rank: `n` negative, below the number of ranks or
+// different between ranks; `counts` NULL or `ncounts` not the number of
+// ranks on some rank; limits that hold less than `n`.
+int nuce_plan_1d(struct nuce_balancer *b, int64_t n, int64_t *counts, size_t ncounts);
+
 // Rank `rank`'s rectangle of the last [`nuce_plan`] (local):
 // `out[4] = {row, col, rows, cols}` in global coordinates.
 int nuce_plan_rect(struct nuce_balancer *b, int rank, int64_t *out);

@@ -161,7 +161,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 20] = [
+const C_NAMES: [(&str, &str); 21] = [
     ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
     ("Balancer::new", "nuce_balancer_create"),
     ("Balancer::set_speeds", "nuce_set_speeds"),
@@ -170,6 +170,7 @@ const C_NAMES: [(&str, &str); 20] = [
     ("Balancer::measure", "nuce_measure"),
     ("Balancer::set_algorithm", "nuce_set_decomposer"),
     ("Balancer::record_phase", "nuce_record_phase"),
+    ("Balancer::plan1d", "nuce_plan_1d"),
     ("Balancer::plan", "nuce_plan (the planning step)"),
     ("Balancer::scatter_array", "nuce_array_scatter"),
     ("Balancer::scatter_graph", "nuce_graph_scatter"),
@@ -526,6 +527,47 @@ pub extern "C" fn nuce_plan(b: *mut nuce_balancer, rows: i64, cols: i64) -> c_in
         let op = format!("nuce_plan({})", caller::extents(rows, cols));
         let (rows, cols) = checked(shape, |r| h.bal.entry(&op, r))?;
         h.plan = Some(h.bal.plan(rows, cols)?);
+        Ok(())
+    })
+}
+
+/// Splits `n` units of one dimension (matrix rows, particles, vector
+/// entries) among the balancer's ranks for the current speeds (collective;
+/// uniform when none were measured): writes every rank's count into
+/// `counts[ncounts]` (`ncounts` = the number of ranks). Rank `r` owns the
+/// units from the sum of the counts before it, `counts[r]` of them; the
+/// counts add up to `n`, each within one unit of its share (the functional
+/// shares after [`nuce_measure_sizes`]), within the memory limits of
+/// [`crate::settings::nuce_set_memory_limit`] (in units here). The application moves its
+/// own data; a balance point (the next phase is timed from here). Errors,
+/// the same on every rank: `n` negative, below the number of ranks or
+/// different between ranks; `counts` NULL or `ncounts` not the number of
+/// ranks on some rank; limits that hold less than `n`.
+#[no_mangle]
+pub extern "C" fn nuce_plan_1d(
+    b: *mut nuce_balancer,
+    n: i64,
+    counts: *mut i64,
+    ncounts: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h =
+            unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", "nuce_plan_1d"))?;
+        let _w = waiting();
+        let p = h.bal.comm().size() as usize;
+        let local = to_usize(n, "n").and_then(|n| {
+            // SAFETY: `counts` is NULL or `ncounts` writable int64_t (contract).
+            Ok((n, unsafe {
+                buffer_mut(counts.cast(), ncounts, p, 8, "counts")
+            }?))
+        });
+        let op = format!("nuce_plan_1d(n {n}, ncounts {ncounts})");
+        let (n, out) = checked(local, |r| h.bal.entry(&op, r))?;
+        let got = h.bal.plan1d(n)?;
+        for (o, c) in out.chunks_exact_mut(8).zip(got) {
+            o.copy_from_slice(&(c as i64).to_ne_bytes());
+        }
         Ok(())
     })
 }

@@ -4,6 +4,7 @@
 
 use super::remap::best3;
 use super::*;
+use crate::plan::array2d::apportion;
 
 impl Balancer {
     /// Decomposes a `rows × cols` array for the current speeds (uniform when
@@ -34,6 +35,41 @@ impl Balancer {
         });
         self.phase.set(Phase::start());
         plan
+    }
+
+    /// Splits `n` units of one dimension (rows of a matrix, particles,
+    /// elements of a vector) among the ranks for the current speeds
+    /// (uniform when none were measured yet): rank `r` owns the units
+    /// `offset_r .. offset_r + counts[r]`, `offset_r` the sum of the counts
+    /// before it. The counts add up to `n` and each is within one unit of its
+    /// share; with the speed functions of a size sweep
+    /// ([`Balancer::measure_sizes`]) the shares are the functional ones (each
+    /// rank's time for its count equal, [`crate::plan::fpm`]), and memory
+    /// limits ([`Balancer::set_memory_limit`], in units here) are kept. The
+    /// root plans, every rank receives the counts; the application moves its
+    /// own data. A balance point: the next phase is timed from here. Errors,
+    /// the same on every rank: `n` below the number of ranks or different
+    /// between ranks, memory limits that hold less than `n`.
+    pub fn plan1d(&self, n: usize) -> Result<Vec<usize>> {
+        let _w = waiting();
+        let p = self.comm.size() as usize;
+        self.arrive(&format!(
+            "Balancer::plan1d({n} units, {})",
+            if self.speeds.is_some() {
+                "measured speeds"
+            } else {
+                "uniform speeds"
+            }
+        ))?;
+        let counts = root_compute(&self.comm, ROOT, || {
+            if n < p {
+                return Err(Error::TooManyParts { parts: p, units: n });
+            }
+            self.initial_model(n)?
+                .plan_within_caps(|s| Ok(apportion(n, s)), |c: &Vec<usize>| c.clone())
+        });
+        self.phase.set(Phase::start());
+        counts
     }
 
     /// Plans a `rows × cols` array for the current speeds ([`Balancer::plan`])
