@@ -538,7 +538,7 @@ pub extern "C" fn nuce_plan(b: *mut nuce_balancer, rows: i64, cols: i64) -> c_in
 /// units from the sum of the counts before it, `counts[r]` of them; the
 /// counts add up to `n`, each within one unit of its share (the functional
 /// shares after [`nuce_measure_sizes`]), within the memory limits of
-/// [`crate::settings::nuce_set_memory_limit`] (in units here). The application moves its
+/// `nuce_set_memory_limit` (in units here). The application moves its
 /// own data; a balance point (the next phase is timed from here). Errors,
 /// the same on every rank: `n` negative, below the number of ranks or
 /// different between ranks; `counts` NULL or `ncounts` not the number of
