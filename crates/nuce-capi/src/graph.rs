@@ -24,7 +24,7 @@ use nuce::{waiting, Balancer, DistGraph, Error, GraphValue, Result};
 
 use crate::partition::{nuce_csr, read_csr};
 use crate::{
-    balancer, buffer, buffer_mut, checked, deref_mut, free_handle, guard, nuce_balancer, null,
+    balancer, buffer, buffer_mut, caller, checked, deref_mut, free_handle, guard, nuce_balancer, null,
     unreachable_null,
 };
 
@@ -311,7 +311,7 @@ pub extern "C" fn nuce_graph_scatter(
                 .transpose()?;
             Ok((out, here))
         });
-        let op = format!("nuce_graph_scatter(elem_size {elem_size})");
+        let op = format!("nuce_graph_scatter({})", caller::record_size(elem_size));
         let (out, input) = checked(local, |r| h.bal.entry(&op, r))?;
         let (graph, records) = input.unzip();
         let scatter = Scatter {
@@ -495,7 +495,10 @@ pub extern "C" fn nuce_graph_from_local(
             }?;
             Ok((out, piece))
         });
-        let op = format!("nuce_graph_from_local(dim {dim}, elem_size {elem_size})");
+        let op = format!(
+            "nuce_graph_from_local(dim {dim}, {})",
+            caller::record_size(elem_size)
+        );
         let (out, piece) = checked(local, |r| h.bal.entry(&op, r))?;
         let build = FromLocal {
             bal: &mut h.bal,
