@@ -119,7 +119,7 @@ program errors
   if (nranks > 1) then
     call nuce_array_scatter(b, n1 + merge(1_i8, 0_i8, rank == 1), n2, 1_i8, global, a, ierr)
     call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'scatter(n1 differs on rank 1)', &
-                      'rank(s) [1] call nuce_array_scatter(n1 31, n2 20, ')
+                      'rank(s) [1] call nuce_array_scatter(n1 31, n2 20, ghost 1)')
   end if
   call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
   call expect(ierr, NUCE_OK, .true., 'scatter')

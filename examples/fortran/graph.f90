@@ -115,7 +115,7 @@ program graph
       deallocate (back)
     end if
     call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'graph_scatter(m differs on the last rank)', &
-                      'call nuce_graph_scatter(m ' // str(m + 1) // ')', nranks - 1)
+                      'call nuce_graph_scatter(m ' // str(m + 1) // ')')
   end if
   if (rank == 0) then
     call nuce_graph_scatter(b, xadj, adjncy, records(:, 1:n), g, vwgt=vwgt, ewgt=ewgt, &
