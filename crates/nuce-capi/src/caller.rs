@@ -319,13 +319,19 @@ mod tests {
             "self-loop at vertex 5 (on world rank 0)"
         );
         assert_eq!(
-            shift_ids("repeated edge (0, 11); vertex id 9 out of range for 10 vertices", 1),
+            shift_ids(
+                "repeated edge (0, 11); vertex id 9 out of range for 10 vertices",
+                1
+            ),
             "repeated edge (1, 12); vertex id 10 out of range for 10 vertices"
         );
         assert_eq!(
             shift_ids("vertex 3 has neighbour 12 out of range, vertex weights", 1),
             "vertex 4 has neighbour 13 out of range, vertex weights"
         );
-        assert_eq!(shift_ids("no vertex here: a vertex é", 1), "no vertex here: a vertex é");
+        assert_eq!(
+            shift_ids("no vertex here: a vertex é", 1),
+            "no vertex here: a vertex é"
+        );
     }
 }

@@ -24,8 +24,8 @@ use nuce::{waiting, Balancer, DistGraph, Error, GraphValue, Result};
 
 use crate::partition::{nuce_csr, read_csr};
 use crate::{
-    balancer, buffer, buffer_mut, caller, checked, deref_mut, free_handle, guard, nuce_balancer, null,
-    unreachable_null,
+    balancer, buffer, buffer_mut, caller, checked, deref_mut, free_handle, guard, nuce_balancer,
+    null, unreachable_null,
 };
 
 /// The record sizes the runtime stores (bytes); a record of `elem_size`
