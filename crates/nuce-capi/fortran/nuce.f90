@@ -689,11 +689,9 @@ contains
     type(nuce_balancer), intent(in) :: b
     integer(c_int64_t), intent(in), target, contiguous :: sizes(:)
     integer, intent(out), optional :: ierr
-    type(c_ptr) :: p
-    p = c_null_ptr
-    if (size(sizes) > 0) p = c_loc(sizes)
     call fortran_call()
-    call done(c_measure_sizes(b%ptr, p, int(size(sizes), c_size_t)), 'nuce_measure_sizes', ierr)
+    call done(c_measure_sizes(b%ptr, iaddr(sizes), int(size(sizes), c_size_t)), &
+              'nuce_measure_sizes', ierr)
   end subroutine nuce_measure_sizes
 
   !> Sets every rank's speed from rank 0's `speeds` (collective; one per rank).
