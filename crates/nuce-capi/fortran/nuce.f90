@@ -24,7 +24,8 @@
 ! Graphs are CSR arrays `xadj(n + 1)`, `adjncy(xadj(n + 1) - numflag)` of
 ! integer(c_int64_t) numbered from `numflag` (optional: 1, Fortran numbering,
 ! by default; 0 for C/METIS numbering), as ParMETIS's `numflag`. Vertex ids,
-! offsets and local slots that nuce returns follow the same numbering; parts
+! offsets and local slots that nuce returns, and the vertex ids in its
+! messages, follow the same numbering; parts
 ! and owners are always MPI ranks, 0-based. Master-worker orders are 1-based
 ! worker indices; AMR submeshes are 1-based inclusive bounds like blocks.
 module nuce
