@@ -66,6 +66,11 @@ program graph
     call nuce_partition_graph(xadj - 1, looped - 1, 3, part, numflag=0, ierr=ierr)
     call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., &
                       'partition_graph(self-loop at vertex 4, numflag = 0)', 'self-loop at vertex 4')
+    ! An id below numflag is named as written, not as the C API's shifted -1.
+    looped(xadj(5)) = 0
+    call nuce_partition_graph(xadj, looped, 3, part, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'partition_graph(id 0 with numflag 1)', &
+                      'adjncy has an entry 0 below numflag 1')
   end block
   call nuce_partition_graph(xadj, adjncy, 3, part, coords=coords(:, 1:n - 1), ierr=ierr)
   call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'partition_graph(coords too short)', &

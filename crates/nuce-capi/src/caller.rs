@@ -218,8 +218,10 @@ pub(crate) fn in_callers_terms(e: Error) -> Error {
 }
 
 /// The Fortran module's names of C functions whose Fortran procedure has
-/// another name (a generic, or an optional argument instead of a variant).
-const FORTRAN_NAMES: [(&str, &str); 5] = [
+/// another name (a generic, or an optional argument instead of a variant),
+/// and of arguments whose Fortran dummy has another name.
+const FORTRAN_NAMES: [(&str, &str); 6] = [
+    ("global_ids", "ids"),
     ("nuce_graph_maybe_remap_ahead", "nuce_maybe_remap"),
     ("nuce_grid_maybe_remap_ahead", "nuce_grid_maybe_remap"),
     ("nuce_maybe_remap_ahead", "nuce_maybe_remap"),
@@ -227,8 +229,8 @@ const FORTRAN_NAMES: [(&str, &str); 5] = [
     ("nuce_array_rect", "nuce_array_box"),
 ];
 
-/// `msg` with the C functions' names replaced by the Fortran procedures'
-/// when the current call comes from Fortran.
+/// `msg` with the C functions' (and arguments') names replaced by the
+/// Fortran procedures' when the current call comes from Fortran.
 pub(crate) fn in_callers_words(msg: String) -> String {
     if fortran() {
         FORTRAN_NAMES.iter().fold(msg, |m, (c, f)| m.replace(c, f))
@@ -256,6 +258,20 @@ pub(crate) fn record_size(elem_size: usize) -> String {
     } else {
         format!("elem_size {elem_size}")
     }
+}
+
+/// The error of a negative entry `x` of the id or offset array `what`:
+/// from a caller that announced its numbering ([`nuce_fortran_ids`], whose
+/// arrays it shifted by `base` before the call), the entry as written,
+/// below `numflag`.
+pub(crate) fn negative_entry(what: &str, x: i64) -> Error {
+    Error::InvalidInput(match IDS.with(Cell::get) {
+        Some(base) => format!(
+            "{what} has an entry {} below numflag {base}",
+            x.saturating_add(base)
+        ),
+        None => format!("{what} has a negative entry {x}"),
+    })
 }
 
 /// The phrases of nuce's messages that a vertex id follows (`edge (` two).

@@ -338,10 +338,7 @@ unsafe fn indices(p: *const i64, len: usize, what: &str) -> Result<Vec<usize>> {
     bytes
         .chunks_exact(8)
         .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default()))
-        .map(|x| {
-            usize::try_from(x)
-                .map_err(|_| Error::InvalidInput(format!("{what} has a negative entry {x}")))
-        })
+        .map(|x| usize::try_from(x).map_err(|_| crate::caller::negative_entry(what, x)))
         .collect()
 }
 
