@@ -54,6 +54,30 @@ program errors
   call nuce_set_speeds(b, [speeds, 1.0_dp], ierr)
   call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)', &
                     str(nranks + 1) // ' speeds for ' // str(nranks) // ' ranks')
+  ! Size sweeps: a negative size on the last rank, a size beyond the bound,
+  ! no size (refused before anything is measured); then a sweep of two
+  ! sizes on a balancer of its own gives every rank a speed.
+  call nuce_measure_sizes(b, [256_i8, merge(-5_i8, 256_i8, rank == nranks - 1)], ierr)
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'measure_sizes(negative size)', &
+                    'sizes(2) is -5 cells')
+  call nuce_measure_sizes(b, [256_i8, 2_i8**40], ierr)
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'measure_sizes(2**40 cells)', &
+                    'sizes(2) is 1099511627776 cells: a block size must be between 16 and')
+  call nuce_measure_sizes(b, [integer(i8) ::], ierr)
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'measure_sizes(no size)', &
+                    'nuce_measure_sizes takes 1 to 64 block sizes, not 0')
+  block
+    type(nuce_balancer) :: swept
+    real(dp) :: measured(nranks)
+    call nuce_balancer_create(MPI_COMM_WORLD, swept, ierr)
+    call nuce_measure_sizes(swept, [256_i8, 4096_i8], ierr)
+    call expect(ierr, NUCE_OK, .true., 'measure_sizes(256, 4096 cells)')
+    measured = 0
+    call nuce_speeds(swept, measured, ierr)
+    call expect(merge(NUCE_OK, -1, ierr == NUCE_OK .and. all(measured > 0)), NUCE_OK, .true., &
+                'speeds after measure_sizes')
+    call nuce_balancer_free(swept)
+  end block
   call nuce_set_speeds(b, speeds, ierr)
   call expect(ierr, NUCE_OK, .true., 'set_speeds')
   speeds = 0
@@ -95,7 +119,7 @@ program errors
   if (nranks > 1) then
     call nuce_array_scatter(b, n1 + merge(1_i8, 0_i8, rank == 1), n2, 1_i8, global, a, ierr)
     call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'scatter(n1 differs on rank 1)', &
-                      'rank(s) [1] call nuce_array_scatter(n1 31, n2 20, ')
+                      'rank(s) [1] call nuce_array_scatter(n1 31, n2 20, ghost 1)')
   end if
   call nuce_array_scatter(b, n1, n2, 1_i8, global, a, ierr)
   call expect(ierr, NUCE_OK, .true., 'scatter')

@@ -53,6 +53,25 @@ program graph
   call nuce_partition_graph(xadj, adjncy, 3, part, numflag=0, ierr=ierr)
   call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'partition_graph(1-based ids, numflag = 0)', &
                     'xadj(n + 1) - numflag')
+  ! Vertex ids in messages are numbered as the caller numbers them: a
+  ! self-loop at vertex 5 (its first neighbour, 4, replaced by 5) is vertex
+  ! 5 with numflag 1 (the default), vertex 4 with numflag 0.
+  block
+    integer(i8), allocatable :: looped(:)
+    looped = adjncy
+    looped(xadj(5)) = 5
+    call nuce_partition_graph(xadj, looped, 3, part, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'partition_graph(self-loop at vertex 5)', &
+                      'self-loop at vertex 5')
+    call nuce_partition_graph(xadj - 1, looped - 1, 3, part, numflag=0, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., &
+                      'partition_graph(self-loop at vertex 4, numflag = 0)', 'self-loop at vertex 4')
+    ! An id below numflag is named as written, not as the C API's shifted -1.
+    looped(xadj(5)) = 0
+    call nuce_partition_graph(xadj, looped, 3, part, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'partition_graph(id 0 with numflag 1)', &
+                      'adjncy has an entry 0 below numflag 1')
+  end block
   call nuce_partition_graph(xadj, adjncy, 3, part, coords=coords(:, 1:n - 1), ierr=ierr)
   call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'partition_graph(coords too short)', &
                     'coords must be coords(dim, n)')
@@ -90,8 +109,20 @@ program graph
   end if
 
   ! Scatter two values per vertex; owned and ghost records, local adjacency.
+  if (rank == 0) records = reshape([(value_of(r, 0.0_dp), r = 1, n)], [m, n])
+  if (nranks > 1) then
+    ! The record length m differs on the last rank: named as Fortran's m.
+    if (rank == 0) then
+      call nuce_graph_scatter(b, xadj, adjncy, records, g, ierr=ierr)
+    else
+      allocate (back(merge(m + 1, m, rank == nranks - 1), 0))
+      call nuce_graph_scatter(b, none, none, back, g, ierr=ierr)
+      deallocate (back)
+    end if
+    call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'graph_scatter(m differs on the last rank)', &
+                      'call nuce_graph_scatter(m ' // str(m + 1) // ')')
+  end if
   if (rank == 0) then
-    records = reshape([(value_of(r, 0.0_dp), r = 1, n)], [m, n])
     call nuce_graph_scatter(b, xadj, adjncy, records(:, 1:n), g, vwgt=vwgt, ewgt=ewgt, &
                             coords=coords, ierr=ierr)
     call expect(ierr, NUCE_OK, .true., 'graph_scatter')

@@ -24,7 +24,8 @@
 ! Graphs are CSR arrays `xadj(n + 1)`, `adjncy(xadj(n + 1) - numflag)` of
 ! integer(c_int64_t) numbered from `numflag` (optional: 1, Fortran numbering,
 ! by default; 0 for C/METIS numbering), as ParMETIS's `numflag`. Vertex ids,
-! offsets and local slots that nuce returns follow the same numbering; parts
+! offsets and local slots that nuce returns, and the vertex ids in its
+! messages, follow the same numbering; parts
 ! and owners are always MPI ranks, 0-based. Master-worker orders are 1-based
 ! worker indices; AMR submeshes are 1-based inclusive bounds like blocks.
 module nuce
@@ -37,6 +38,7 @@ module nuce
   public :: nuce_balancer, nuce_array, nuce_graph
   public :: nuce_version, nuce_last_error
   public :: nuce_balancer_create, nuce_balancer_free, nuce_measure, nuce_set_speeds, nuce_speeds
+  public :: nuce_measure_sizes
   public :: nuce_plan, nuce_plan_box, nuce_record_phase
   public :: nuce_array_create, nuce_array_scatter, nuce_array_free, nuce_array_box
   public :: nuce_array_read, nuce_array_exchange_ghosts, nuce_array_gather, nuce_maybe_remap
@@ -262,6 +264,11 @@ module nuce
       character(kind=c_char), intent(in) :: refusal(*)
       integer(c_int) :: rc
     end function c_fortran_call
+    function c_fortran_ids(base) bind(c, name='nuce_fortran_ids') result(rc)
+      import :: c_int, c_int64_t
+      integer(c_int64_t), value :: base
+      integer(c_int) :: rc
+    end function c_fortran_ids
     function c_balancer_create_f(comm, out) bind(c, name='nuce_balancer_create_f') result(rc)
       import :: c_int, c_ptr
       integer(c_int), value :: comm
@@ -278,6 +285,12 @@ module nuce
       type(c_ptr), value :: b
       integer(c_int) :: rc
     end function c_measure
+    function c_measure_sizes(b, sizes, n) bind(c, name='nuce_measure_sizes') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: b, sizes
+      integer(c_size_t), value :: n
+      integer(c_int) :: rc
+    end function c_measure_sizes
     function c_set_speeds(b, speeds, n) bind(c, name='nuce_set_speeds') result(rc)
       import :: c_int, c_ptr, c_size_t
       type(c_ptr), value :: b, speeds
@@ -573,21 +586,26 @@ contains
   !> arguments, in Fortran's order, with 1-based indices. With `why` (not
   !> ''), this rank refuses that call (code `code`, default
   !> NUCE_ERR_INVALID_INPUT): the call returns that error, on every rank of
-  !> a collective call, which names this rank to the others.
-  subroutine fortran_call(why, code)
+  !> a collective call, which names this rank to the others. With `base`
+  !> (a graph call's numflag), the call's messages number vertex ids from it.
+  subroutine fortran_call(why, code, base)
     character(len=*), intent(in), optional :: why
     integer, intent(in), optional :: code
+    integer(c_int64_t), intent(in), optional :: base
     integer(c_int) :: rc, k
     k = NUCE_OK
     if (present(why)) then
       if (len(why) > 0) then
         k = NUCE_ERR_INVALID_INPUT
         if (present(code)) k = int(code, c_int)
-        rc = c_fortran_call(k, why // c_null_char)
-        return
       end if
     end if
-    rc = c_fortran_call(k, c_null_char)
+    if (k == NUCE_OK) then
+      rc = c_fortran_call(k, c_null_char)
+    else
+      rc = c_fortran_call(k, why // c_null_char)
+    end if
+    if (present(base)) rc = c_fortran_ids(base)
   end subroutine fortran_call
 
   !> Reports `rc` of the call `what` through `ierr`, or stops on failure.
@@ -663,6 +681,19 @@ contains
     call fortran_call()
     call done(c_measure(b%ptr), 'nuce_measure', ierr)
   end subroutine nuce_measure
+
+  !> A size sweep (collective; the same `sizes` on every rank): every rank
+  !> times the built-in stencil on blocks of each of the `sizes(n)` cells
+  !> (1 to 64 sizes of 16 to 2**26 cells) and keeps the points as its speed
+  !> function, so that the first plan can use the functional speed model.
+  subroutine nuce_measure_sizes(b, sizes, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer(c_int64_t), intent(in), target, contiguous :: sizes(:)
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_measure_sizes(b%ptr, iaddr(sizes), int(size(sizes), c_size_t)), &
+              'nuce_measure_sizes', ierr)
+  end subroutine nuce_measure_sizes
 
   !> Sets every rank's speed from rank 0's `speeds` (collective; one per rank).
   subroutine nuce_set_speeds(b, speeds, ierr)
@@ -969,7 +1000,7 @@ contains
     if (len(why) > 0 .or. size(xadj) == 0) g = c_null_ptr
     cut = c_null_ptr
     if (present(edgecut)) cut = c_loc(edgecut)
-    call fortran_call(why)
+    call fortran_call(why, base=base_of(numflag))
     call done(c_partition_graph(g, int(nparts, c_int64_t), tp, algo_of(algo), iaddr(part), cut), &
               'nuce_partition_graph', ierr)
   end subroutine nuce_partition_graph
@@ -1018,7 +1049,7 @@ contains
     if (size(part) > 0) p = c_loc(part)
     cut = c_null_ptr
     if (present(edgecut)) cut = c_loc(edgecut)
-    call fortran_call(why)
+    call fortran_call(why, base=base_of(numflag))
     call done(c_graph_partition(b%ptr, g, algo_of(algo), p, cut), 'nuce_graph_partition', ierr)
   end subroutine nuce_graph_partition
 
@@ -1048,7 +1079,7 @@ contains
     if (size(records) > 0) r = c_loc(records)
     g%m = size(records, 1, kind=c_int64_t)
     g%base = base_of(numflag)
-    call fortran_call(why)
+    call fortran_call(why, base=g%base)
     call done(c_graph_scatter(b%ptr, gp, int(8 * g%m, c_size_t), r, g%ptr), &
               'nuce_graph_scatter', ierr)
   end subroutine nuce_graph_scatter
@@ -1116,7 +1147,7 @@ contains
     ! passes no xadj), so that every rank returns the same error.
     xp = c_null_ptr
     if (len(why) == 0) xp = c_loc(x0)
-    call fortran_call(why)
+    call fortran_call(why, base=g%base)
     call done(c_graph_from_local(b%ptr, nl, iaddr(i0), xp, iaddr(a0), vw, ew, &
                                  int(size(coords, 1), c_int), address(coords), &
                                  int(8 * g%m, c_size_t), address(records), g%ptr), &
@@ -1258,7 +1289,7 @@ contains
     integer(c_size_t) :: count
     why = ''
     count = records_of(g, values, 'values', why)
-    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
     call done(c_graph_exchange_ghosts(g%ptr, address(values), count), &
               'nuce_graph_exchange_ghosts', ierr)
   end subroutine nuce_graph_exchange_ghosts
@@ -1283,7 +1314,7 @@ contains
       p = c_loc(global)
       global_count = records_of(g, global, 'global', why)
     end if
-    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
     call done(c_graph_gather(g%ptr, address(values), count, p, global_count), &
               'nuce_graph_gather', ierr)
   end subroutine nuce_graph_gather
@@ -1302,7 +1333,7 @@ contains
     integer(c_size_t) :: count
     why = ''
     count = records_of(g, values, 'values', why)
-    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
     call done(c_graph_migrate(g%ptr, address(values), count, iaddr(owner), &
                               size(owner, kind=c_size_t)), 'nuce_graph_migrate', ierr)
   end subroutine nuce_graph_migrate
@@ -1327,7 +1358,7 @@ contains
     horizon = iterations
     if (present(ahead)) horizon = ahead
     flag = 0
-    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
     call done(c_graph_maybe_remap_ahead(b%ptr, g%ptr, iterations, horizon, address(values), &
                                         count, flag), 'nuce_maybe_remap', ierr)
     remapped = flag /= 0

@@ -370,6 +370,14 @@ int nuce_amr_allocate(const uint64_t *grids,
 // this rank's world rank — on every rank of a collective call.
 int nuce_fortran_call(int code, const char *refusal);
 
+// Adds to the announcement of the next call ([`nuce_fortran_call`], made
+// just before; local, for language bindings) that the caller numbers
+// vertex ids from `base` (the Fortran module's `numflag`, 1 by default):
+// the vertex ids in that call's messages are then numbered from `base`,
+// as the caller wrote them. Without an announcement before it,
+// `NUCE_ERR_INVALID_INPUT`.
+int nuce_fortran_ids(int64_t base);
+
 // Partitions the root's graph `g` for the balancer's current speeds (equal
 // parts when none were measured) and scatters it with the root's
 // `records` (`n × elem_size` bytes, vertex after vertex), writing the

@@ -5,6 +5,9 @@
 //! 1-based indices. The announcement may also carry the module's own
 //! refusal of its input on this rank (a shape the C API cannot see), which
 //! the call's checked entry then passes to every rank of the collective.
+//! A graph call's announcement may add the numbering of its vertex ids
+//! ([`nuce_fortran_ids`]: the module's `numflag`), in which its messages
+//! then name vertices.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CStr};
@@ -14,9 +17,11 @@ use nuce::{Error, Result};
 
 use crate::{NUCE_ERR_EMPTY, NUCE_ERR_INVALID_PLAN, NUCE_ERR_SHAPE_MISMATCH, NUCE_OK};
 
-/// What the binding announced for the next call: its refusal, if any.
+/// What the binding announced for the next call: its refusal, if any, and
+/// the first vertex id of its numbering, if it numbers vertices.
 struct Announced {
     refusal: Option<Error>,
+    ids: Option<i64>,
 }
 
 thread_local! {
@@ -26,6 +31,8 @@ thread_local! {
     static FORTRAN: Cell<bool> = const { Cell::new(false) };
     /// The binding's refusal of the current call, until the call takes it.
     static REFUSAL: RefCell<Option<Error>> = const { RefCell::new(None) };
+    /// The first vertex id of the current call's caller, if announced.
+    static IDS: Cell<Option<i64>> = const { Cell::new(None) };
 }
 
 /// Announces that the next nuce call on this thread comes from the Fortran
@@ -53,8 +60,30 @@ pub extern "C" fn nuce_fortran_call(code: c_int, refusal: *const c_char) -> c_in
             _ => Error::InvalidInput(why),
         }
     });
-    NEXT.with(|n| *n.borrow_mut() = Some(Announced { refusal }));
+    NEXT.with(|n| *n.borrow_mut() = Some(Announced { refusal, ids: None }));
     NUCE_OK
+}
+
+/// Adds to the announcement of the next call ([`nuce_fortran_call`], made
+/// just before; local, for language bindings) that the caller numbers
+/// vertex ids from `base` (the Fortran module's `numflag`, 1 by default):
+/// the vertex ids in that call's messages are then numbered from `base`,
+/// as the caller wrote them. Without an announcement before it,
+/// `NUCE_ERR_INVALID_INPUT`.
+#[no_mangle]
+pub extern "C" fn nuce_fortran_ids(base: i64) -> c_int {
+    let announced = NEXT.with(|n| {
+        n.borrow_mut()
+            .as_mut()
+            .map(|a| a.ids = Some(base))
+            .is_some()
+    });
+    if announced {
+        NUCE_OK
+    } else {
+        crate::set_last_error("nuce_fortran_ids without nuce_fortran_call just before it");
+        crate::NUCE_ERR_INVALID_INPUT
+    }
 }
 
 /// The current call's caller, set from the announcement (if any) while an
@@ -71,6 +100,7 @@ impl Call {
             Some(a) => {
                 FORTRAN.with(|f| f.set(true));
                 REFUSAL.with(|r| *r.borrow_mut() = a.refusal);
+                IDS.with(|i| i.set(a.ids));
                 Call { announced: true }
             }
             None => Call { announced: false },
@@ -93,6 +123,7 @@ impl Drop for Call {
         if self.announced {
             FORTRAN.with(|f| f.set(false));
             REFUSAL.with(|r| *r.borrow_mut() = None);
+            IDS.with(|i| i.set(None));
         }
     }
 }
@@ -187,8 +218,10 @@ pub(crate) fn in_callers_terms(e: Error) -> Error {
 }
 
 /// The Fortran module's names of C functions whose Fortran procedure has
-/// another name (a generic, or an optional argument instead of a variant).
-const FORTRAN_NAMES: [(&str, &str); 5] = [
+/// another name (a generic, or an optional argument instead of a variant),
+/// and of arguments whose Fortran dummy has another name.
+const FORTRAN_NAMES: [(&str, &str); 6] = [
+    ("global_ids", "ids"),
     ("nuce_graph_maybe_remap_ahead", "nuce_maybe_remap"),
     ("nuce_grid_maybe_remap_ahead", "nuce_grid_maybe_remap"),
     ("nuce_maybe_remap_ahead", "nuce_maybe_remap"),
@@ -196,12 +229,125 @@ const FORTRAN_NAMES: [(&str, &str); 5] = [
     ("nuce_array_rect", "nuce_array_box"),
 ];
 
-/// `msg` with the C functions' names replaced by the Fortran procedures'
-/// when the current call comes from Fortran.
+/// `msg` with the C functions' (and arguments') names replaced by the
+/// Fortran procedures' when the current call comes from Fortran.
 pub(crate) fn in_callers_words(msg: String) -> String {
     if fortran() {
         FORTRAN_NAMES.iter().fold(msg, |m, (c, f)| m.replace(c, f))
     } else {
         msg
+    }
+}
+
+/// The element size of an array call's text: `elem_size E, ` in C; nothing
+/// from Fortran, whose arrays are `real(c_double)` (no such argument).
+pub(crate) fn array_elem_size(elem_size: usize) -> String {
+    if fortran() {
+        String::new()
+    } else {
+        format!("elem_size {elem_size}, ")
+    }
+}
+
+/// The record size of a graph call's text: `elem_size E` in C; from
+/// Fortran, the record length `m` of its `records(m, :)` of
+/// `real(c_double)` (`E / 8`).
+pub(crate) fn record_size(elem_size: usize) -> String {
+    if fortran() {
+        format!("m {}", elem_size / 8)
+    } else {
+        format!("elem_size {elem_size}")
+    }
+}
+
+/// The error of a negative entry `x` of the id or offset array `what`:
+/// from a caller that announced its numbering ([`nuce_fortran_ids`], whose
+/// arrays it shifted by `base` before the call), the entry as written,
+/// below `numflag`.
+pub(crate) fn negative_entry(what: &str, x: i64) -> Error {
+    Error::InvalidInput(match IDS.with(Cell::get) {
+        Some(base) => format!(
+            "{what} has an entry {} below numflag {base}",
+            x.saturating_add(base)
+        ),
+        None => format!("{what} has a negative entry {x}"),
+    })
+}
+
+/// The phrases of nuce's messages that a vertex id follows (`edge (` two).
+const ID_PHRASES: [&str; 4] = ["vertex id ", "vertex ", "neighbour ", "edge ("];
+
+/// `msg` with its vertex ids (0-based in nuce) numbered from the base the
+/// caller announced ([`nuce_fortran_ids`]); `msg` itself without one.
+pub(crate) fn in_callers_ids(msg: String) -> String {
+    match IDS.with(Cell::get) {
+        Some(base) if base != 0 => shift_ids(&msg, base),
+        _ => msg,
+    }
+}
+
+/// `msg` with every vertex id after one of [`ID_PHRASES`] plus `base`.
+fn shift_ids(msg: &str, base: i64) -> String {
+    let mut out = String::with_capacity(msg.len() + 8);
+    let mut rest = msg;
+    while let Some(c) = rest.chars().next() {
+        match ID_PHRASES.iter().find(|p| rest.starts_with(*p)) {
+            Some(p) => {
+                out.push_str(p);
+                rest = shift_id(&rest[p.len()..], base, &mut out);
+                if *p == "edge (" {
+                    if let Some(r) = rest.strip_prefix(", ") {
+                        out.push_str(", ");
+                        rest = shift_id(r, base, &mut out);
+                    }
+                }
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
+}
+
+/// Writes the number that `s` starts with plus `base` to `out` and returns
+/// what follows it; `s` itself when it starts with no number.
+fn shift_id<'a>(s: &'a str, base: i64, out: &mut String) -> &'a str {
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    match s[..end].parse::<i64>() {
+        Ok(v) => {
+            out.push_str(&v.saturating_add(base).to_string());
+            &s[end..]
+        }
+        Err(_) => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shift_ids;
+
+    #[test]
+    fn vertex_ids_follow_the_callers_numbering() {
+        assert_eq!(
+            shift_ids("self-loop at vertex 4 (on world rank 0)", 1),
+            "self-loop at vertex 5 (on world rank 0)"
+        );
+        assert_eq!(
+            shift_ids(
+                "repeated edge (0, 11); vertex id 9 out of range for 10 vertices",
+                1
+            ),
+            "repeated edge (1, 12); vertex id 10 out of range for 10 vertices"
+        );
+        assert_eq!(
+            shift_ids("vertex 3 has neighbour 12 out of range, vertex weights", 1),
+            "vertex 4 has neighbour 13 out of range, vertex weights"
+        );
+        assert_eq!(
+            shift_ids("no vertex here: a vertex é", 1),
+            "no vertex here: a vertex é"
+        );
     }
 }

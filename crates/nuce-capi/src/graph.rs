@@ -24,8 +24,8 @@ use nuce::{waiting, Balancer, DistGraph, Error, GraphValue, Result};
 
 use crate::partition::{nuce_csr, read_csr};
 use crate::{
-    balancer, buffer, buffer_mut, checked, deref_mut, free_handle, guard, nuce_balancer, null,
-    unreachable_null,
+    balancer, buffer, buffer_mut, caller, checked, deref_mut, free_handle, guard, nuce_balancer,
+    null, unreachable_null,
 };
 
 /// The record sizes the runtime stores (bytes); a record of `elem_size`
@@ -311,7 +311,7 @@ pub extern "C" fn nuce_graph_scatter(
                 .transpose()?;
             Ok((out, here))
         });
-        let op = format!("nuce_graph_scatter(elem_size {elem_size})");
+        let op = format!("nuce_graph_scatter({})", caller::record_size(elem_size));
         let (out, input) = checked(local, |r| h.bal.entry(&op, r))?;
         let (graph, records) = input.unzip();
         let scatter = Scatter {
@@ -338,10 +338,7 @@ unsafe fn indices(p: *const i64, len: usize, what: &str) -> Result<Vec<usize>> {
     bytes
         .chunks_exact(8)
         .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default()))
-        .map(|x| {
-            usize::try_from(x)
-                .map_err(|_| Error::InvalidInput(format!("{what} has a negative entry {x}")))
-        })
+        .map(|x| usize::try_from(x).map_err(|_| crate::caller::negative_entry(what, x)))
         .collect()
 }
 
@@ -495,7 +492,10 @@ pub extern "C" fn nuce_graph_from_local(
             }?;
             Ok((out, piece))
         });
-        let op = format!("nuce_graph_from_local(dim {dim}, elem_size {elem_size})");
+        let op = format!(
+            "nuce_graph_from_local(dim {dim}, {})",
+            caller::record_size(elem_size)
+        );
         let (out, piece) = checked(local, |r| h.bal.entry(&op, r))?;
         let build = FromLocal {
             bal: &mut h.bal,

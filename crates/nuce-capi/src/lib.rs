@@ -144,7 +144,8 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
         Ok(Ok(())) => NUCE_OK,
         Ok(Err(e)) => {
             let shown = caller::in_callers_terms(e.clone()).to_string();
-            set_last_error(&caller::in_callers_words(in_c_words(&shown)));
+            let words = caller::in_callers_words(in_c_words(&shown));
+            set_last_error(&caller::in_callers_ids(words));
             code_of(&e)
         }
         Err(panic) => {
@@ -454,16 +455,28 @@ pub extern "C" fn nuce_measure_sizes(b: *mut nuce_balancer, sizes: *const i64, n
             let s = unsafe { std::slice::from_raw_parts(sizes, n) };
             s.iter()
                 .enumerate()
-                .map(|(i, &c)| {
-                    usize::try_from(c).map_err(|_| {
-                        Error::InvalidInput(format!("sweep size {i} is {c} cells: negative"))
-                    })
-                })
+                .map(|(i, &c)| sweep_size(i, c))
                 .collect::<Result<Vec<usize>>>()
         };
         let list = checked(local, |r| h.bal.entry("nuce_measure_sizes", r))?;
         h.bal.measure_sizes(&list).map(drop)
     })
+}
+
+/// Block size `i` of a sweep, `c` cells, as a count, or the error naming
+/// it as the caller wrote it (`sizes[i]`, Fortran's `sizes(i + 1)`).
+fn sweep_size(i: usize, c: i64) -> Result<usize> {
+    use nuce::plan::fpm::{MAX_SWEEP_CELLS, MIN_SWEEP_CELLS};
+    usize::try_from(c)
+        .ok()
+        .filter(|x| (MIN_SWEEP_CELLS..=MAX_SWEEP_CELLS).contains(x))
+        .ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "{} is {c} cells: a block size must be between {MIN_SWEEP_CELLS} and \
+                 {MAX_SWEEP_CELLS} cells",
+                caller::element("sizes", i)
+            ))
+        })
 }
 
 /// Sets every rank's speed (collective): the root's `n` values are
@@ -652,8 +665,9 @@ fn new_array(
             Ok((shape, out, data))
         });
         let op = format!(
-            "{call}({}, elem_size {elem_size}, ghost {ghost})",
-            caller::extents(rows, cols)
+            "{call}({}, {}ghost {ghost})",
+            caller::extents(rows, cols),
+            caller::array_elem_size(elem_size)
         );
         let (shape, out, init) = checked(local, |r| h.bal.entry(&op, r))?;
         let inner = create_dyn(&mut h.bal, elem_size, shape, init)?;

@@ -80,10 +80,7 @@ unsafe fn req_slice<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T
 
 fn indices(v: &[i64], what: &str) -> Result<Vec<usize>> {
     v.iter()
-        .map(|&x| {
-            usize::try_from(x)
-                .map_err(|_| Error::InvalidInput(format!("{what} has a negative entry {x}")))
-        })
+        .map(|&x| usize::try_from(x).map_err(|_| crate::caller::negative_entry(what, x)))
         .collect()
 }
 
