@@ -42,6 +42,25 @@ fn heat2d_equals_serial_solve_on_1_to_6_ranks() {
     }
 }
 
+/// heat2d on `np` ranks of a 600 × 480 grid, `iters` iterations per phase
+/// (200 under MPICH: see `heat2d_remaps_when_a_rank_slows_down`), and `extra`.
+fn run_slow(np: usize, iters: &str, extra: &[&str]) -> serde_json::Value {
+    let iters = if common::is_mpich() { "200" } else { iters };
+    let mut args = vec!["--rows", "600", "--cols", "480", "--iters", iters];
+    args.extend_from_slice(extra);
+    run_heat(np, &args)
+}
+
+/// Every rank's cells in a phase of heat2d's JSON.
+fn areas(phase: &serde_json::Value) -> Vec<u64> {
+    phase["areas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_u64().unwrap())
+        .collect()
+}
+
 #[test]
 fn heat2d_remaps_when_a_rank_slows_down() {
     // Rank 1 does 6x the work from phase 1: the balancer must measure it and
@@ -52,16 +71,10 @@ fn heat2d_remaps_when_a_rank_slows_down() {
     // Under MPICH (ch4 busy-polls instead of yielding the processor), 3
     // ranks on 2 cores make a remap cost ~0.1 s, not a few ms: 20
     // iterations per phase would rightly not pay for one, 200 do.
-    let iters = if common::is_mpich() { "200" } else { "20" };
-    let v = run_heat(
+    let v = run_slow(
         3,
+        "20",
         &[
-            "--rows",
-            "600",
-            "--cols",
-            "480",
-            "--iters",
-            iters,
             "--phases",
             "7",
             "--slowdown",
@@ -75,13 +88,7 @@ fn heat2d_remaps_when_a_rank_slows_down() {
         .iter()
         .any(|p| p["remapped"].as_bool() == Some(true));
     assert!(remapped_after_change, "{v}");
-    let last = phases.last().unwrap();
-    let areas: Vec<u64> = last["areas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_u64().unwrap())
-        .collect();
+    let areas = areas(phases.last().unwrap());
     assert!(
         areas[1] * 2 < areas[0] && areas[1] * 2 < areas[2],
         "areas {areas:?}"
@@ -96,35 +103,14 @@ fn heat2d_warm_up_plans_from_the_first_phase() {
     // the first balance point must plan from that phase's timing and give
     // rank 1 the smaller block. The solve stays exact (the serial
     // reference counts the warm-up's iterations).
-    let iters = if common::is_mpich() { "200" } else { "40" };
-    let v = run_heat(
+    let v = run_slow(
         2,
-        &[
-            "--rows",
-            "600",
-            "--cols",
-            "480",
-            "--iters",
-            iters,
-            "--phases",
-            "5",
-            "--warmup",
-            "20",
-            "--slowdown",
-            "1:4@0",
-        ],
+        "40",
+        &["--phases", "5", "--warmup", "20", "--slowdown", "1:4@0"],
     );
     assert_eq!(v["warmup"].as_u64(), Some(20), "{v}");
     assert_eq!(v["initial_speeds"], serde_json::json!([1.0, 1.0]), "{v}");
     let phases = v["phases"].as_array().unwrap();
-    let areas = |p: &serde_json::Value| -> Vec<u64> {
-        p["areas"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_u64().unwrap())
-            .collect()
-    };
     let first = areas(&phases[0]);
     assert!(
         first[0].abs_diff(first[1]) <= 2 * 600,
