@@ -10,31 +10,41 @@ impl Balancer {
     /// Decomposes a `rows × cols` array for the current speeds (uniform when
     /// none were measured yet): the root plans, every rank receives the plan.
     pub fn plan(&self, rows: usize, cols: usize) -> Result<ArrayPlan> {
-        let _w = waiting();
         let _span = info_span!("plan", rows, cols).entered();
-        let p = self.comm.size() as usize;
         let planner = self.planner();
-        self.arrive(&format!(
-            "Balancer::plan({rows}x{cols}, algorithm {}, {})",
-            planner.name(),
-            if self.speeds.is_some() {
-                "measured speeds"
-            } else {
-                "uniform speeds"
+        self.plan_at_root(
+            &format!("Balancer::plan({rows}x{cols}, algorithm {}", planner.name()),
+            rows.saturating_mul(cols),
+            |model| model.plan_within_caps(|s| planner.decompose(rows, cols, s), ArrayPlan::areas),
+        )
+    }
+
+    /// A plan of `units` work units made on the root for the current
+    /// speeds' model ([`Balancer::initial_model`]) and broadcast: the
+    /// checked entry of `call` (its arguments so far; the speeds are added),
+    /// too few units for the ranks refused on every rank, a balance point.
+    fn plan_at_root<P: Serialize + DeserializeOwned>(
+        &self,
+        call: &str,
+        units: usize,
+        plan: impl FnOnce(PlanningModel) -> Result<P>,
+    ) -> Result<P> {
+        let _w = waiting();
+        let p = self.comm.size() as usize;
+        let speeds = if self.speeds.is_some() {
+            "measured speeds"
+        } else {
+            "uniform speeds"
+        };
+        self.arrive(&format!("{call}, {speeds})"))?;
+        let planned = root_compute(&self.comm, ROOT, || {
+            if units < p {
+                return Err(Error::TooManyParts { parts: p, units });
             }
-        ))?;
-        let plan = root_compute(&self.comm, ROOT, || {
-            if rows.saturating_mul(cols) < p {
-                return Err(Error::TooManyParts {
-                    parts: p,
-                    units: rows * cols,
-                });
-            }
-            self.initial_model(rows * cols)?
-                .plan_within_caps(|s| planner.decompose(rows, cols, s), ArrayPlan::areas)
+            plan(self.initial_model(units)?)
         });
         self.phase.set(Phase::start());
-        plan
+        planned
     }
 
     /// Splits `n` units of one dimension (rows of a matrix, particles,
@@ -51,25 +61,9 @@ impl Balancer {
     /// the same on every rank: `n` below the number of ranks or different
     /// between ranks, memory limits that hold less than `n`.
     pub fn plan1d(&self, n: usize) -> Result<Vec<usize>> {
-        let _w = waiting();
-        let p = self.comm.size() as usize;
-        self.arrive(&format!(
-            "Balancer::plan1d({n} units, {})",
-            if self.speeds.is_some() {
-                "measured speeds"
-            } else {
-                "uniform speeds"
-            }
-        ))?;
-        let counts = root_compute(&self.comm, ROOT, || {
-            if n < p {
-                return Err(Error::TooManyParts { parts: p, units: n });
-            }
-            self.initial_model(n)?
-                .plan_within_caps(|s| Ok(apportion(n, s)), |c: &Vec<usize>| c.clone())
-        });
-        self.phase.set(Phase::start());
-        counts
+        self.plan_at_root(&format!("Balancer::plan1d({n} units"), n, |model| {
+            model.plan_within_caps(|s| Ok(apportion(n, s)), |c: &Vec<usize>| c.clone())
+        })
     }
 
     /// Plans a `rows × cols` array for the current speeds ([`Balancer::plan`])
@@ -151,22 +145,14 @@ impl Balancer {
     /// when none were measured yet) with [`Best3`] for a 7-point stencil of
     /// width `ghost`: the root plans, every rank receives the plan.
     pub fn plan3(&self, shape: Shape3, ghost: usize) -> Result<GridPlan3> {
-        let _w = waiting();
         let (nx, ny, nz) = shape;
-        self.arrive(&format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost})"))?;
-        let p = self.comm.size() as usize;
-        let plan = root_compute(&self.comm, ROOT, || {
-            if nx.saturating_mul(ny).saturating_mul(nz) < p {
-                return Err(Error::TooManyParts {
-                    parts: p,
-                    units: nx * ny * nz,
-                });
-            }
-            self.initial_model(nx * ny * nz)?
-                .plan_within_caps(|s| best3(ghost).decompose(shape, s), GridPlan3::volumes)
-        });
-        self.phase.set(Phase::start());
-        plan
+        self.plan_at_root(
+            &format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost}"),
+            nx.saturating_mul(ny).saturating_mul(nz),
+            |model| {
+                model.plan_within_caps(|s| best3(ghost).decompose(shape, s), GridPlan3::volumes)
+            },
+        )
     }
 
     /// Plans a 3D grid of `shape` for the current speeds
