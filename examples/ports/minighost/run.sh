@@ -73,10 +73,11 @@ run() { # run NAME [ENV=VALUE…]: one miniGhost run in its own directory
   all="$(echo "$line" | sed -n 's/.*step: *\([0-9.E+-]*\) s (all.*/\1/p')"
   later="$(echo "$line" | sed -n 's/.*included), *\([0-9.E+-]*\) s (spikes.*/\1/p')"
   sums="$(sed -n 's/.*MINIGHOST-NUCE checksum: *//p' "$dir/stdout.txt")"
+  sums="$sums $(sed -n 's/.*MINIGHOST-NUCE position checksum: *//p' "$dir/stdout.txt")"
   verdict="$(grep -c "Computation within error tolerance" "$dir/stdout.txt" || true)"
   grep -h "MINIGHOST-NUCE: " "$dir/stdout.txt" | sed "s/^ */run.sh: $name: /" || true
   echo "run.sh: $name: ${line# MINIGHOST-NUCE }"
-  echo "run.sh: $name: checksum $sums"
+  echo "run.sh: $name: grid sums of the variables, then the position checksum: $sums"
   [ "$verdict" = 1 ] || { echo "run.sh: $name: miniGhost's error check FAILED" >&2; exit 1; }
   echo "run.sh: $name: miniGhost: Computation within error tolerance."
   echo "$all $later" >"$dir/time"
@@ -88,7 +89,8 @@ ratios=()
 for pair in $(seq 1 "$PAIRS"); do
   run "uniform-$pair"
   run "nuce-$pair" MINIGHOST_NUCE=1
-  # The grid sums (cells + flux out) of both runs: equal up to the order of summation.
+  # The grid sums (cells + flux out) and the position checksum (each value times a weight
+  # of its global cell) of both runs: equal up to the order of summation.
   paste -d' ' "build-nuce/run-uniform-$pair/sums" "build-nuce/run-nuce-$pair/sums" | awk '{
     n = NF / 2; m = 0
     for (i = 1; i <= n; i++) { d = ($i - $(i + n)) / $i; if (d < 0) d = -d; if (d > m) m = d }
