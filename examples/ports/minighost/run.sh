@@ -80,6 +80,12 @@ run() { # run NAME [ENV=VALUE…]: one miniGhost run in its own directory
   echo "run.sh: $name: grid sums of the variables, then the position checksum: $sums"
   [ "$verdict" = 1 ] || { echo "run.sh: $name: miniGhost's error check FAILED" >&2; exit 1; }
   echo "run.sh: $name: miniGhost: Computation within error tolerance."
+  # Rank 0's box in the last layout (nuce run) and its share of the cells.
+  local box
+  box="$(grep "MINIGHOST-NUCE: .*: rank 0 box" "$dir/stdout.txt" | tail -n 1 | sed 's/.*box //' || true)"
+  [ -z "$box" ] || echo "$box" | awk -v all="$((NX * NP * NY * NZ))" '{
+    n = 1; for (i = 1; i <= NF; i += 2) { split($i, r, ":"); n *= r[2] - r[1] + 1 }
+    printf "run.sh: '"$name"': rank 0 holds %s in the last layout, %.3f of the cells\n", $0, n / all }'
   echo "$all $later" >"$dir/time"
   echo "$sums" >"$dir/sums"
 }
