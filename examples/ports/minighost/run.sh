@@ -3,7 +3,8 @@
 # miniGhost checkout, builds ref/ with mpif90/mpicc against an installed nuce
 # (pkg-config nuce-fortran, rpath), and runs it twice on NP ranks with rank
 # SLOW_RANK computing SLOW_FACTOR times slower (busy-wait after each stencil
-# sweep): miniGhost's equal blocks, then nuce's boxes (MINIGHOST_NUCE=1: boxes
+# sweep and each grid sum's local part): miniGhost's equal blocks, then nuce's
+# boxes (MINIGHOST_NUCE=1: boxes
 # from nuce_grid_create, one nuce_grid_exchange for all variables, a remap
 # between spikes). Prints each run's time per time step, checksums and verdict.
 #
@@ -16,7 +17,9 @@
 # run; processor grid NP x 1 x 1), NVARS (5), STENCIL (23: 3D 7-point; 24:
 # 27-point), NSPIKES (4: phases, nuce may remap after each), NTSTEPS (20: time
 # steps per spike), SLOW_RANK (1), SLOW_FACTOR (3), MPIRUN (mpirun), PAIRS (1:
-# uniform/nuce pairs run back to back; the median ratio is printed).
+# uniform/nuce pairs run back to back; the median ratio is printed);
+# MINIGHOST_NUCE_CHECK=1 (passed on to miniGhost) checks every ghost cell after
+# each new layout of the nuce run.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 [ $# -ge 1 ] || { echo "usage: $0 MINIGHOST_CHECKOUT [NUCE_PREFIX]" >&2; exit 2; }
