@@ -131,7 +131,9 @@ pub(super) fn best3(ghost: usize) -> Best3 {
 /// The root's decision for a 3D grid laid out by `current` (a
 /// [`DistArray3`] or a [`BufferGrid`]) whose cells move `bytes` each: the
 /// candidate is the balancer's 3D `best` for `stencil` (ghost at least 1)
-/// by cells, or — with a cost field — the weighted bisection of the
+/// by cells, mirrored to keep the most cells in place
+/// ([`GridPlan3::closest_mirror`]), or — with a cost field — the weighted
+/// bisection of the
 /// gathered costs, and the loads compared are cells or `Σ cost` per part
 /// ([`crate::runtime::cost`]).
 fn propose_grid3(
@@ -144,10 +146,14 @@ fn propose_grid3(
     stencil.ghost = stencil.ghost.max(1);
     let candidate = match &ctx.costs {
         Some(c) => WeightedBisection3d.decompose_costs(c, &model.speeds)?,
-        None => model.plan_within_caps(
-            |s| Best3 { stencil }.decompose(current.shape, s),
-            GridPlan3::volumes,
-        )?,
+        // By cells, any mirror image of the plan is as good: the one that
+        // keeps the most cells in place.
+        None => model
+            .plan_within_caps(
+                |s| Best3 { stencil }.decompose(current.shape, s),
+                GridPlan3::volumes,
+            )?
+            .closest_mirror(current),
     };
     let loads = |p: &GridPlan3| match &ctx.costs {
         Some(c) => c.part_costs(p),
