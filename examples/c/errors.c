@@ -426,7 +426,9 @@ int main(int argc, char **argv) {
     expect(memcmp(back, global, rows * cols * sizeof(double)) == 0 ? NUCE_OK : -1, NUCE_OK, 0,
            "scatter then gather is the identity");
 
-  /* Phases: bad records, NULL outputs, iterations. */
+  /* Phases: the timing restarted (local), bad records, NULL outputs, iterations. */
+  expect(nuce_start_phase(NULL), NUCE_ERR_INVALID_INPUT, 0, "start_phase(NULL)");
+  expect(nuce_start_phase(b), NUCE_OK, 0, "start_phase");
   expect(nuce_record_phase(b, -1.0, 1.0), NUCE_ERR_INVALID_INPUT, 0, "record_phase(negative work)");
   expect(nuce_record_phase(b, 1.0, NAN), NUCE_ERR_INVALID_INPUT, 0, "record_phase(NaN seconds)");
   int remapped = -1;

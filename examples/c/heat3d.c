@@ -255,6 +255,7 @@ int main(int argc, char **argv) {
   }
   double my_cost = 0.0;
   if (cost_w > 1) my_cost = set_cost(g, &b);
+  CHECK(nuce_start_phase(bal)); /* the set-up above is not compute of the first phase */
 
   int remaps = 0;
   long long moved = 0;

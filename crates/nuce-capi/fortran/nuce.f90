@@ -39,7 +39,7 @@ module nuce
   public :: nuce_version, nuce_last_error
   public :: nuce_balancer_create, nuce_balancer_free, nuce_measure, nuce_set_speeds, nuce_speeds
   public :: nuce_measure_sizes
-  public :: nuce_plan, nuce_plan_box, nuce_record_phase
+  public :: nuce_plan, nuce_plan_box, nuce_record_phase, nuce_start_phase
   public :: nuce_array_create, nuce_array_scatter, nuce_array_free, nuce_array_box
   public :: nuce_array_read, nuce_array_exchange_ghosts, nuce_array_gather, nuce_maybe_remap
   public :: nuce_set_decomposer, nuce_set_hysteresis, nuce_set_timeout
@@ -316,6 +316,11 @@ module nuce
       integer(c_int64_t), intent(out) :: out(4)
       integer(c_int) :: rc
     end function c_plan_rect
+    function c_start_phase(b) bind(c, name='nuce_start_phase') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: b
+      integer(c_int) :: rc
+    end function c_start_phase
     function c_record_phase(b, work, seconds) bind(c, name='nuce_record_phase') result(rc)
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: b
@@ -742,6 +747,15 @@ contains
     call to_box(rect, lo, hi)
     call done(rc, 'nuce_plan_box', ierr)
   end subroutine nuce_plan_box
+
+  !> Restarts this rank's phase timing now (local): the set-up since the
+  !> last balance point (initial fields, input) is not compute of the phase.
+  subroutine nuce_start_phase(b, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_start_phase(b%ptr), 'nuce_start_phase', ierr)
+  end subroutine nuce_start_phase
 
   !> This rank did `work` units in `seconds` of compute this phase (local).
   subroutine nuce_record_phase(b, work, seconds, ierr)

@@ -250,6 +250,13 @@ int nuce_plan_1d(struct nuce_balancer *b, int64_t n, int64_t *counts, size_t nco
 // `out[4] = {row, col, rows, cols}` in global coordinates.
 int nuce_plan_rect(struct nuce_balancer *b, int rank, int64_t *out);
 
+// Restarts this rank's phase timing now (local): the application's
+// set-up since the last balance point (initial fields, input files) is not
+// counted as compute of the phase, so it does not make the rank look slow
+// at the first [`nuce_maybe_remap`]. Call it after the set-up that follows
+// `nuce_grid_create`, `nuce_array_create` or a scatter.
+int nuce_start_phase(struct nuce_balancer *b);
+
 // Records this rank's phase explicitly (local): `work` units (e.g. cells ×
 // iterations) done in `seconds` of compute. Replaces the automatic timing
 // of the current phase in the next [`nuce_maybe_remap`]. A recorded phase

@@ -605,6 +605,21 @@ pub extern "C" fn nuce_plan_rect(b: *mut nuce_balancer, rank: c_int, out: *mut i
     })
 }
 
+/// Restarts this rank's phase timing now (local): the application's
+/// set-up since the last balance point (initial fields, input files) is not
+/// counted as compute of the phase, so it does not make the rank look slow
+/// at the first [`nuce_maybe_remap`]. Call it after the set-up that follows
+/// `nuce_grid_create`, `nuce_array_create` or a scatter.
+#[no_mangle]
+pub extern "C" fn nuce_start_phase(b: *mut nuce_balancer) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }?;
+        h.bal.start_phase();
+        Ok(())
+    })
+}
+
 /// Records this rank's phase explicitly (local): `work` units (e.g. cells ×
 /// iterations) done in `seconds` of compute. Replaces the automatic timing
 /// of the current phase in the next [`nuce_maybe_remap`]. A recorded phase

@@ -431,6 +431,16 @@ impl Balancer {
         self.timer.record(work_units, elapsed).map(|_| ())
     }
 
+    /// Restarts this rank's phase timing now (local): what the application
+    /// did since the last balance point — its set-up after creating its
+    /// data (initial fields, input files, building its own structures) — is
+    /// not counted as compute of the phase, so it does not make the rank
+    /// look slow at the first [`Balancer::maybe_remap`]. A record made by
+    /// [`Balancer::record_phase`] since the balance point still counts.
+    pub fn start_phase(&mut self) {
+        self.phase.set(Phase::start());
+    }
+
     /// The compute time of the current phase so far on this rank: wall time
     /// since the last balance point minus the time inside nuce's
     /// communication ([`crate::runtime::clock`]).
