@@ -6,8 +6,9 @@ use super::{checked_speeds3, extents, GridDecomposer3, GridPlan3, Layout3, Shape
 use crate::error::Result;
 
 /// Slabs along the longest axis (x on ties, then y), in input order,
-/// thicknesses apportioned by largest remainder (\[BBLRR01\] §3.2.1):
-/// each thickness differs from its share by less than one plane of cells.
+/// thicknesses split so that the largest `thickness / speed` is least
+/// (\[BBLRR01\] §3.2.1 with §2.2's DISTRIBUTE): whole planes, the slowest
+/// slab as fast as they allow.
 /// `O(p log p)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Slabs3;
