@@ -274,8 +274,10 @@ impl<T: Element> Rebalance for DistArray2<T> {
             let elem = std::mem::size_of::<T>() as f64;
             let candidate = match &ctx.costs {
                 Some(c) => WeightedBisection2d.decompose_costs(c, &model.speeds)?,
+                // By cells, the mirror image that keeps the most in place.
                 None => model
-                    .plan_within_caps(|s| ctx.planner.decompose(rows, cols, s), ArrayPlan::areas)?,
+                    .plan_within_caps(|s| ctx.planner.decompose(rows, cols, s), ArrayPlan::areas)?
+                    .closest_mirror(self.plan())?,
             };
             let loads = |p: &ArrayPlan| match &ctx.costs {
                 Some(c) => rect_costs(c, &p.parts),

@@ -119,6 +119,22 @@ pub struct ArrayPlan {
 }
 
 impl ArrayPlan {
+    /// Of the four mirror images of this plan (flipped along rows, columns,
+    /// both), the one that keeps the most cells with their owners in
+    /// `current` (the plan itself on a tie): the 2D case of
+    /// [`crate::array3d::GridPlan3::closest_mirror`]. A plan for another
+    /// shape or part count comes back unchanged.
+    pub fn closest_mirror(self, current: &ArrayPlan) -> Result<ArrayPlan> {
+        use crate::array3d::GridPlan3;
+        let as3 = |p: &ArrayPlan| GridPlan3 {
+            algorithm: p.algorithm.clone(),
+            shape: (p.rows, p.cols, 1),
+            boxes: p.parts.iter().map(weighted::box_of).collect(),
+        };
+        let kept = as3(&self).closest_mirror(&as3(current));
+        weighted::array_plan_of(&kept)
+    }
+
     /// Builds a plan and checks that it tiles the array ([`ArrayPlan::validate`]).
     pub fn new(
         algorithm: impl Into<String>,
@@ -342,6 +358,51 @@ pub fn cells_changing_owner(old: &ArrayPlan, new: &ArrayPlan) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_closest_mirror_keeps_the_most_cells() {
+        // 8 × 6 split 6 : 2 rows after an even split: as made, part 0 keeps
+        // rows 0..4 and part 1 rows 6..8 (36 cells); flipped along the rows,
+        // part 0 keeps rows 2..4 and part 1 nothing (12). From either, the
+        // closest mirror keeps 36 (brute force over the images).
+        let even = ArrayPlan::new(
+            "t",
+            8,
+            6,
+            vec![Rect::new(0, 0, 4, 6), Rect::new(4, 0, 4, 6)],
+        )
+        .unwrap();
+        let made = ArrayPlan::new(
+            "t",
+            8,
+            6,
+            vec![Rect::new(0, 0, 6, 6), Rect::new(6, 0, 2, 6)],
+        )
+        .unwrap();
+        let kept = |p: &ArrayPlan| -> usize {
+            p.parts
+                .iter()
+                .zip(&even.parts)
+                .filter_map(|(a, b)| a.intersect(b).map(|x| x.area()))
+                .sum()
+        };
+        let flip = |p: &ArrayPlan| {
+            let parts = p
+                .parts
+                .iter()
+                .map(|r| Rect::new(p.rows - r.row_end(), r.col, r.rows, r.cols))
+                .collect();
+            ArrayPlan::new("t", p.rows, p.cols, parts).unwrap()
+        };
+        let flipped = flip(&made);
+        assert_eq!((kept(&made), kept(&flipped)), (36, 12));
+        for start in [made.clone(), flipped] {
+            let best = start.closest_mirror(&even).unwrap();
+            assert!(best.validate().is_ok());
+            assert_eq!(best.areas(), made.areas());
+            assert_eq!(kept(&best), 36, "{best:?}");
+        }
+    }
 
     #[test]
     fn apportion_sums_exactly() {
