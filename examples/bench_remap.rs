@@ -17,11 +17,11 @@ use mpi::Count;
 use ndarray::Array2;
 use nuce::plan::array2d::{ArrayDecomposer, RecursiveBisection2};
 use nuce::runtime::array::DistArray2;
-use nuce::runtime::comm::max_f64;
+use nuce::runtime::comm::{displacements, max_f64};
 
 #[path = "common/raw_move.rs"]
 mod raw_move;
-use raw_move::{alltoallv_seconds, displacements, median};
+use raw_move::{alltoallv_seconds, median};
 
 #[derive(Parser)]
 struct Args {

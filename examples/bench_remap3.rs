@@ -45,29 +45,16 @@ struct Args {
 /// The `f64`s this rank sends to and receives from every other rank when
 /// the grid goes from `from` to `to`, `fields` per cell.
 fn counts(from: &GridPlan3, to: &GridPlan3, me: usize, fields: usize) -> (Vec<Count>, Vec<Count>) {
-    let cells = |a: &GridPlan3, i: usize, b: &GridPlan3, j: usize| {
-        a.boxes[i].intersect(&b.boxes[j]).map_or(0, |x| x.volume())
+    // f64s from rank `a`'s old box to rank `b`'s new one (0 when a = b: kept).
+    let moved = |a: usize, b: usize| match from.boxes[a].intersect(&to.boxes[b]) {
+        Some(x) if a != b => (x.volume() * fields) as Count,
+        _ => 0,
     };
     let p = from.len();
-    let send = (0..p)
-        .map(|q| {
-            if q == me {
-                0
-            } else {
-                (cells(from, me, to, q) * fields) as Count
-            }
-        })
-        .collect();
-    let recv = (0..p)
-        .map(|q| {
-            if q == me {
-                0
-            } else {
-                (cells(from, q, to, me) * fields) as Count
-            }
-        })
-        .collect();
-    (send, recv)
+    (
+        (0..p).map(|q| moved(me, q)).collect(),
+        (0..p).map(|q| moved(q, me)).collect(),
+    )
 }
 
 /// Times `f` as the slowest rank's seconds.

@@ -6,23 +6,12 @@
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
 use mpi::Count;
+use nuce::runtime::comm::{displacements, max_f64};
 
 /// The median of `v` (upper median for an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-/// Displacements of packed segments of `counts`.
-pub fn displacements(counts: &[Count]) -> Vec<Count> {
-    counts
-        .iter()
-        .scan(0, |at, &c| {
-            let d = *at;
-            *at += c;
-            Some(d)
-        })
-        .collect()
 }
 
 /// Times one `MPI_Alltoallv` of `f64`s where this rank sends `send[q]` and
@@ -38,8 +27,5 @@ pub fn alltoallv_seconds<C: Communicator>(w: &C, send: &[Count], recv: &[Count])
         &Partition::new(&sbuf[..], send, &sd[..]),
         &mut PartitionMut::new(&mut rbuf[..], recv, &rd[..]),
     );
-    let mine = t.elapsed().as_secs_f64();
-    let mut worst = 0.0;
-    w.all_reduce_into(&mine, &mut worst, mpi::collective::SystemOperation::max());
-    worst
+    max_f64(w, t.elapsed().as_secs_f64())
 }

@@ -379,13 +379,7 @@ mod tests {
             vec![Rect::new(0, 0, 6, 6), Rect::new(6, 0, 2, 6)],
         )
         .unwrap();
-        let kept = |p: &ArrayPlan| -> usize {
-            p.parts
-                .iter()
-                .zip(&even.parts)
-                .filter_map(|(a, b)| a.intersect(b).map(|x| x.area()))
-                .sum()
-        };
+        let kept = |p: &ArrayPlan| 8 * 6 - cells_changing_owner(&even, p);
         let flip = |p: &ArrayPlan| {
             let parts = p
                 .parts
