@@ -70,6 +70,10 @@ struct Args {
     /// first balance point plans from; 0 (default): measure the kernel.
     #[arg(long, default_value_t = 0)]
     warmup: usize,
+    /// A static split (a baseline): plan once for these speeds (`S0,S1,…`,
+    /// one per rank), never measure, never remap.
+    #[arg(long, default_value = "")]
+    static_speeds: String,
     /// Array decomposer: a registry name (column, xy2, xy, tile, kl, rb, rb2,
     /// rb3, slices, best) or `hier` (two levels, column DP within and across hosts).
     #[arg(long, default_value = "rb2")]
@@ -135,6 +139,21 @@ fn parse_limits(
         Some(m) => return Err(format!("--speed-model {m:?}: expected auto or constant")),
     };
     Ok((mine, functional))
+}
+
+/// Parses `--static-speeds`: comma-separated speeds, empty for none.
+fn parse_speeds(s: &str) -> nuce::Result<Option<Vec<f64>>> {
+    if s.is_empty() {
+        return Ok(None);
+    }
+    s.split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .map_err(|e| nuce::Error::InvalidInput(format!("--static-speeds {v:?}: {e}")))
+        })
+        .collect::<nuce::Result<Vec<f64>>>()
+        .map(Some)
 }
 
 /// Parses a `RANK@PHASE` fault spec.
@@ -367,7 +386,12 @@ fn run(
 ) -> nuce::Result<()> {
     let rank = world.rank();
     let start = Instant::now();
-    let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
+    let (mut policy, kernel) = args.run.policy_and_kernel(slow, rank);
+    let fixed = parse_speeds(&args.static_speeds)?;
+    if fixed.is_some() {
+        // A hysteresis of 100 % is never beaten: the split stays.
+        policy.hysteresis = 1.0;
+    }
     let mut bal = Balancer::new(world)?;
     bal.set_decomposer(RecursiveBisection2);
     bal.set_policy(policy);
@@ -390,7 +414,10 @@ fn run(
         };
         bal.set_hierarchical(true);
     }
-    let initial_speeds = if args.run.uniform || args.warmup > 0 {
+    let initial_speeds = if let Some(v) = fixed {
+        bal.set_speeds(&v)?;
+        v
+    } else if args.run.uniform || args.warmup > 0 {
         vec![1.0; world.size() as usize]
     } else {
         bal.measure()?

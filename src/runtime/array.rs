@@ -154,11 +154,12 @@ impl<T, R> Default for HaloState<T, R> {
 /// ([`super::halo::exchange`]: one message to and from each neighbour,
 /// nothing through the root), along `state`'s lists, made by `regions`
 /// (`(send[r], recv[r])` per rank) on the first exchange of a layout.
-/// Returns this rank's statistics.
+/// Returns this rank's statistics, timed from `start` (the exchange's
+/// [`Waiting::since`](super::clock::Waiting::since)).
 pub(crate) fn exchange_regions<C, T, B>(
     comm: &C,
     cp: &Checkpoints,
-    call: halo::Call,
+    (call, start): (halo::Call, Instant),
     op: &dyn Fn() -> String,
     blocks: &mut B,
     state: &mut HaloState<T, B::Region>,
@@ -169,7 +170,6 @@ where
     T: Element,
     B: Blocks<T>,
 {
-    let start = Instant::now();
     let lists = match state.lists.take() {
         Some(l) => l,
         None => {
@@ -505,7 +505,7 @@ impl<T: Element> Tiled<T> {
         &mut self,
         comm: &C,
         cp: &Checkpoints,
-        call: halo::Call,
+        call: (halo::Call, Instant),
         op: &dyn Fn() -> String,
     ) -> Result<ExchangeStats> {
         let mut state = std::mem::take(&mut self.halo);
@@ -765,11 +765,12 @@ impl<T: Element> DistArray2<T> {
     /// way, so that every rank involved returns the same error
     /// ([`super::halo`]). `NUCE_CHECK=full` adds a checked entry per call.
     pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
-        let _w = waiting();
+        let w = waiting();
         let call = self.next_exchange()?;
         let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
         let what = move || exchange_call::<T>(shape, ghost);
-        self.tiles.exchange_halo(&self.comm, &self.cp, call, &what)
+        self.tiles
+            .exchange_halo(&self.comm, &self.cp, (call, w.since()), &what)
     }
 
     /// Takes part in the next ghost exchange only to say that this rank

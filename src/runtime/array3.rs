@@ -254,6 +254,8 @@ pub struct DistArray3<T> {
     halo_faces: HaloState<T, Cells>,
     exchanges: u64,
     full_checks: bool,
+    /// Fingerprints of the 7-point and the 27-point exchange call.
+    exchange_fp: [u64; 2],
     /// The cost per cell of this rank's box, if the application set one.
     cost: Option<CostField>,
 }
@@ -307,7 +309,7 @@ impl<T: Element> DistArray3<T> {
         )?;
         check_identical(&comm, 0, "plan", &plan)?;
         let rank = comm.rank() as usize;
-        Ok(DistArray3 {
+        let mut a = DistArray3 {
             comm,
             block: Block3::new(plan, rank, ghost, ncomp),
             cp,
@@ -315,8 +317,11 @@ impl<T: Element> DistArray3<T> {
             halo_faces: HaloState::default(),
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
+            exchange_fp: [0; 2],
             cost: None,
-        })
+        };
+        a.exchange_fp = [false, true].map(|c| halo::fingerprint(&a.exchange_call(c)));
+        Ok(a)
     }
 
     /// Scatters the root's `global` grid (`nx·ny·nz·ncomp` values in C
@@ -475,16 +480,19 @@ impl<T: Element> DistArray3<T> {
 
     /// A ghost exchange of `stencil`'s kind (7 or 27 points; the width is the array's).
     pub fn exchange(&mut self, stencil: Stencil) -> Result<ExchangeStats> {
-        let _w = waiting();
+        let w = waiting();
         let corners = stencil.corners();
-        let what = self.exchange_call(corners);
+        let full = self.full_checks.then(|| self.exchange_call(corners));
         let call = next_call(
             &self.comm,
             &self.cp,
-            self.full_checks.then_some(what.as_str()),
+            full.as_deref(),
             &mut self.exchanges,
-            halo::fingerprint(&what),
+            self.exchange_fp[usize::from(corners)],
         )?;
+        // Described only on the error path.
+        let (shape, ghost, ncomp) = (self.block.plan.shape, self.block.ghost, self.block.ncomp);
+        let what = move || exchange_call::<T>(shape, ghost, ncomp, corners);
         let state = if corners {
             &mut self.halo_box
         } else {
@@ -493,8 +501,8 @@ impl<T: Element> DistArray3<T> {
         exchange_regions(
             &self.comm,
             &self.cp,
-            call,
-            &|| what.clone(),
+            (call, w.since()),
+            &what,
             &mut self.block,
             state,
             |b: &Block3<T>| b.halo_regions(corners),
@@ -503,13 +511,11 @@ impl<T: Element> DistArray3<T> {
 
     /// The exchange call with its must-match arguments, as errors name it.
     fn exchange_call(&self, corners: bool) -> String {
-        let (nx, ny, nz) = self.block.plan.shape;
-        format!(
-            "DistArray3::exchange_{} on a {nx}x{ny}x{nz} grid, ghost {}, {} components, {}-byte elements",
-            if corners { "ghosts" } else { "faces" },
+        exchange_call::<T>(
+            self.block.plan.shape,
             self.block.ghost,
             self.block.ncomp,
-            size_of::<T>()
+            corners,
         )
     }
 
@@ -736,4 +742,18 @@ pub fn migration_volume3(old: &GridPlan3, new: &GridPlan3) -> Vec<(usize, usize)
         }
     }
     vol
+}
+
+/// A 3D ghost exchange with its must-match arguments, as errors name it.
+fn exchange_call<T>(
+    (nx, ny, nz): (usize, usize, usize),
+    ghost: usize,
+    ncomp: usize,
+    corners: bool,
+) -> String {
+    format!(
+        "DistArray3::exchange_{} on a {nx}x{ny}x{nz} grid, ghost {ghost}, {ncomp} components, {}-byte elements",
+        if corners { "ghosts" } else { "faces" },
+        size_of::<T>()
+    )
 }

@@ -47,6 +47,14 @@ impl Drop for Waiting {
     }
 }
 
+impl Waiting {
+    /// When the section opened (now, for a nested one: only the outermost
+    /// is timed).
+    pub fn since(&self) -> Instant {
+        self.start.unwrap_or_else(Instant::now)
+    }
+}
+
 /// Opens a section whose time is communication or waiting, not compute (for
 /// the application's own collectives or any wait it does not want counted).
 pub fn waiting() -> Waiting {

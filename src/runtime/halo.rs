@@ -36,7 +36,7 @@
 //! correctness tools do: for debugging.
 //!
 //! Messages are typed MPI messages of the caller's buffers (no header, no
-//! serialisation); the wait polls `MPI_Testsome` (yielding the core after a
+//! serialisation); the wait polls `MPI_Testall` (yielding the core after a
 //! spin) and looks at the checked channels only once it has waited
 //! [`QUIET`]. Every MPI return code is checked.
 //!
@@ -122,6 +122,41 @@ struct InFlight {
     peers: Vec<i32>,
     /// How many of the requests are receives (they come first).
     nrecv: usize,
+}
+
+thread_local! {
+    /// Vectors of finished exchanges, reused by the next ones: an exchange
+    /// on the hot path allocates nothing once the first has run.
+    static SPARE: std::cell::RefCell<Vec<InFlight>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl InFlight {
+    /// Empty vectors (from [`SPARE`] when one is there) for `n` requests.
+    fn take(nrecv: usize) -> InFlight {
+        SPARE
+            .with(|s| s.borrow_mut().pop())
+            .map(|mut f| {
+                f.reqs.clear();
+                f.peers.clear();
+                f.nrecv = nrecv;
+                f
+            })
+            .unwrap_or(InFlight {
+                reqs: Vec::new(),
+                peers: Vec::new(),
+                nrecv,
+            })
+    }
+
+    /// Gives the vectors of a completed exchange back for reuse.
+    fn recycle(self) {
+        SPARE.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() < 8 {
+                s.push(self);
+            }
+        });
+    }
 }
 
 /// `MPI_REQUEST_NULL`.
@@ -330,6 +365,15 @@ enum Stuck {
 /// Polls an exchange makes without yielding the core before it yields.
 const SPIN: u32 = 64;
 
+/// Polls between two readings of the clock while an exchange waits (a
+/// reading costs about as much as a poll).
+const POLLS_PER_CLOCK: u32 = 16;
+
+thread_local! {
+    /// The message list of [`exchange`], reused from call to call.
+    static MESSAGES: std::cell::RefCell<Vec<Message>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Sends `sendbuf[range]` to each `(rank, range)` of `sends` and receives
 /// into `recvbuf[range]` from each of `recvs`, with tag [`Call::tag`]; every
 /// rank of `comm` that shares a message with another must make the matching
@@ -374,15 +418,16 @@ pub fn exchange<C: Communicator, T: Equivalence>(
         count: r.len() as c_int,
         dtype,
     };
-    let rmsgs: Vec<Message> = recvs.iter().map(|m| msg(m, recvbuf.as_mut_ptr())).collect();
-    let smsgs: Vec<Message> = sends
-        .iter()
-        .map(|m| msg(m, sendbuf.as_ptr().cast_mut()))
-        .collect();
+    let mut msgs = MESSAGES.with(|m| std::mem::take(&mut *m.borrow_mut()));
+    msgs.clear();
+    msgs.extend(recvs.iter().map(|m| msg(m, recvbuf.as_mut_ptr())));
+    msgs.extend(sends.iter().map(|m| msg(m, sendbuf.as_ptr().cast_mut())));
+    let (rmsgs, smsgs) = msgs.split_at(recvs.len());
     // SAFETY: every message describes `count` elements of T inside
     // `recvbuf` (written) or `sendbuf` (read only), both kept alive until
     // `finish` returns (`sendbuf` is leaked if it fails).
-    let posted = unsafe { post(comm, call, &smsgs, &rmsgs) };
+    let posted = unsafe { post(comm, call, smsgs, rmsgs) };
+    MESSAGES.with(|m| *m.borrow_mut() = msgs);
     match posted.and_then(|p| finish(comm, cp, p, op)) {
         Ok(()) => Ok(sendbuf),
         Err(e) => {
@@ -446,11 +491,11 @@ pub unsafe fn post<C: Communicator>(
         foreign_message(comm, &peers, call)?;
     }
     let n = recvs.len() + sends.len();
-    let mut flight = InFlight {
-        reqs: vec![null_request(); n],
-        peers: recvs.iter().chain(sends).map(|m| m.peer).collect(),
-        nrecv: recvs.len(),
-    };
+    let mut flight = InFlight::take(recvs.len());
+    flight.reqs.resize(n, null_request());
+    flight
+        .peers
+        .extend(recvs.iter().chain(sends).map(|m| m.peer));
     let mut posted = Ok(());
     for (k, m) in recvs.iter().chain(sends).enumerate() {
         // SAFETY: the buffer holds `count` items of `dtype` (caller's
@@ -506,7 +551,10 @@ pub fn finish<C: Communicator>(
 ) -> Result<()> {
     let Posted { mut flight, call } = posted;
     let stuck = match wait(comm, cp, call, &mut flight) {
-        Ok(None) => return Ok(()),
+        Ok(None) => {
+            flight.recycle();
+            return Ok(());
+        }
         Ok(Some(stuck)) => Ok(stuck),
         Err(e) => Err(e),
     };
@@ -539,15 +587,27 @@ fn wait<C: Communicator>(
     call: Call,
     flight: &mut InFlight,
 ) -> Result<Option<Stuck>> {
-    let start = Instant::now();
-    let mut deadline = cp.timeout().map(|t| start + t.mul_f64(ALONE));
+    // The clock starts at the first reading, a few polls in: most
+    // exchanges complete before it (the wait's bounds are milliseconds).
+    let mut start = None;
+    let mut deadline = None;
     let mut channel = None;
-    let (mut spins, mut polls) = (0u32, 0u32);
+    let (mut spins, mut polls, mut unread) = (0u32, 0u32, 0u32);
     loop {
         if flight.test()? {
             return Ok(None);
         }
+        unread += 1;
+        if unread < POLLS_PER_CLOCK && spins < SPIN {
+            spins += 1;
+            continue;
+        }
+        unread = 0;
         let now = Instant::now();
+        let start = *start.get_or_insert_with(|| {
+            deadline = cp.timeout().map(|t| now + t.mul_f64(ALONE));
+            now
+        });
         if now - start >= QUIET {
             let pending = flight.pending_recv_peers()?;
             if let Some(m) = foreign_message(comm, &pending, call)? {
