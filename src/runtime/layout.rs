@@ -309,8 +309,10 @@ impl Layout {
     fn subarray(&self, f: &RawField, region: &Box3) -> Result<Dtype> {
         let me = self.local_box();
         let d = self.padded_dims(f.pad);
-        let e = f.elem_size;
         let int = |x: usize| x as c_int; // in range: checked by check_field
+                                         // The cell as `e` of the widest unsigned words that divide it: MPI
+                                         // packs runs of words much faster than runs of bytes.
+        let (e, base) = word_type(f.elem_size);
         let sizes = [int(d[0]), int(d[1]), int(d[2] * e)];
         let subs = [int(region.nx), int(region.ny), int(region.nz * e)];
         let at = [0, 1, 2].map(|a| region.lo(a) + f.pad[a] - me.lo(a));
@@ -324,7 +326,7 @@ impl Layout {
                 subs.as_ptr(),
                 starts.as_ptr(),
                 ffi::MPI_ORDER_C as c_int,
-                ffi::RSMPI_UINT8_T,
+                base,
                 &mut t.0,
             )
         };
@@ -358,6 +360,21 @@ impl Layout {
         mpi_check(unsafe { ffi::MPI_Type_commit(&mut t.0) }, "MPI_Type_commit")?;
         Ok(t)
     }
+}
+
+/// A cell of `bytes` bytes as a count of the widest predefined unsigned
+/// word that divides it (8, 4, 2 or 1 bytes), and that word's MPI type.
+fn word_type(bytes: usize) -> (usize, ffi::MPI_Datatype) {
+    // SAFETY: reading MPI handle constants exported by mpi-sys.
+    let (w, t) = unsafe {
+        match bytes {
+            b if b % 8 == 0 => (8, ffi::RSMPI_UINT64_T),
+            b if b % 4 == 0 => (4, ffi::RSMPI_UINT32_T),
+            b if b % 2 == 0 => (2, ffi::RSMPI_UINT16_T),
+            _ => (1, ffi::RSMPI_UINT8_T),
+        }
+    };
+    (bytes / w, t)
 }
 
 /// Checks a plan and stencil for a layout (every rank can alone).
@@ -431,7 +448,7 @@ fn offsets(fields: &[RawField]) -> Vec<isize> {
 #[derive(Debug)]
 pub struct PendingExchange {
     posted: Posted,
-    what: String,
+    what: Rc<str>,
     /// The datatypes of the messages (kept until the end).
     _types: Rc<PeerTypes>,
 }
@@ -479,6 +496,8 @@ pub struct Grid {
     cell_bytes: usize,
     in_flight: usize,
     cache: Vec<(FieldKey, Rc<PeerTypes>)>,
+    /// The last exchange call: its fields' element sizes, description and fingerprint.
+    last_call: Option<(Vec<usize>, Rc<str>, u64)>,
     /// The cost per cell set by [`Grid::set_cost`], for the box it was set for.
     cost: Option<CostField>,
 }
@@ -531,6 +550,7 @@ impl Grid {
             cell_bytes: 0,
             in_flight: 0,
             cache: Vec::new(),
+            last_call: None,
             cost: None,
         })
     }
@@ -684,6 +704,24 @@ impl Grid {
         }
     }
 
+    /// The exchange call of `fields` as errors name it, and its
+    /// fingerprint: kept from the last exchange when the fields' element
+    /// sizes are the same (the hot path formats nothing).
+    fn call_of(&mut self, fields: &[RawField]) -> (Rc<str>, u64) {
+        if let Some((sizes, what, fp)) = &self.last_call {
+            if sizes.len() == fields.len()
+                && sizes.iter().zip(fields).all(|(&s, f)| s == f.elem_size)
+            {
+                return (what.clone(), *fp);
+            }
+        }
+        let what: Rc<str> = self.exchange_call(fields).into();
+        let fp = halo::fingerprint(&what);
+        let sizes = fields.iter().map(|f| f.elem_size).collect();
+        self.last_call = Some((sizes, what.clone(), fp));
+        (what, fp)
+    }
+
     /// The exchange call with its must-match arguments, as errors name it.
     fn exchange_call(&self, fields: &[RawField]) -> String {
         let (nx, ny, nz) = self.layout.plan.shape;
@@ -742,7 +780,7 @@ impl Grid {
         let _w = waiting();
         self.in_flight = self.in_flight.saturating_sub(1);
         let PendingExchange { posted, what, .. } = x;
-        halo::finish(&self.comm, &self.cp, posted, &|| what.clone())
+        halo::finish(&self.comm, &self.cp, posted, &|| what.to_string())
     }
 
     /// The shared body of the exchanges: checks, datatypes, posting.
@@ -756,7 +794,7 @@ impl Grid {
         lens: Option<&[usize]>,
     ) -> Result<PendingExchange> {
         let _w = waiting();
-        let what = self.exchange_call(fields);
+        let (what, fp) = self.call_of(fields);
         if self.pending.is_some() {
             return Err(Error::InvalidInput(format!(
                 "{what}: a remap is pending; move the fields to their new buffers first (Grid::move_fields)"
@@ -765,11 +803,11 @@ impl Grid {
         let call = next_call(
             &self.comm,
             &self.cp,
-            self.full_checks.then_some(what.as_str()),
+            self.full_checks.then_some(&*what),
             &mut self.exchanges,
-            halo::fingerprint(&what),
+            fp,
         )?;
-        let op = || what.clone();
+        let op = || what.to_string();
         let types = self
             .check_fields(&self.layout, fields, lens)
             .and_then(|()| self.types(fields));
