@@ -21,9 +21,17 @@
 //! gather their host by shared memory, then the root gathers one bundle per
 //! host: `(H − 1)τ + V/β`).
 //!
+//! With `--fit P:SECONDS,…` (balance points measured by
+//! `examples/bench_exchange.rs --balance`), the latency τ is not assumed but
+//! fitted: each measured time minus the root's own compute at that p (timed
+//! here) is taken as `τ · ((p − 1) + ⌈log₂ p⌉)` (flat gather, binomial
+//! broadcast; the volumes at these p are a few KB), τ by least squares; the
+//! table then uses the fitted τ.
+//!
 //! ```text
 //! cargo run --release --example scale_sim               # markdown tables
 //! cargo run --release --example scale_sim -- --quick    # p ≤ 4096
+//! cargo run --release --example scale_sim -- --fit 2:2.5e-5,4:1.2e-4,8:3.1e-4
 //! ```
 
 use std::time::Instant;
@@ -54,6 +62,69 @@ struct Args {
     /// Modelled network bandwidth β (GB/s).
     #[arg(long, default_value_t = 1.25)]
     bandwidth_gbs: f64,
+    /// Measured balance points `P:SECONDS,…` to fit τ on (replaces `--latency-us`).
+    #[arg(long, default_value = "")]
+    fit: String,
+}
+
+/// The messages of one balance point on `p` ranks whose latency counts:
+/// a flat gather's `p − 1` and a binomial broadcast's `⌈log₂ p⌉`.
+fn latency_terms(p: usize) -> f64 {
+    (p as f64 - 1.0) + (p as f64).log2().ceil()
+}
+
+/// The root's own compute at a balance point on `p` ranks (records decoded,
+/// ColumnDp planned, plan validated, remap decided), in seconds.
+fn root_compute(p: usize, rng: &mut ChaCha8Rng) -> nuce::Result<f64> {
+    let side = ((p as f64).sqrt().ceil() as usize * 16).max(1024);
+    let speeds: Vec<f64> = (0..p).map(|_| rng.gen_range(1.0..4.0)).collect();
+    let later: Vec<f64> = speeds.iter().map(|s| s * rng.gen_range(0.7..1.3)).collect();
+    let t = Instant::now();
+    let plan = ColumnDp::default().decompose(side, side, &speeds)?;
+    plan.validate()?;
+    let candidate = ColumnDp::default().decompose(side, side, &later)?;
+    RemapPolicy::default().decide(&plan, &candidate, &later, 8, 100, None)?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// τ fitted by least squares on measured balance points `P:SECONDS,…`;
+/// prints each point's measured time, root compute and model residual.
+fn fit_latency(spec: &str, rng: &mut ChaCha8Rng) -> nuce::Result<f64> {
+    let bad = |m: String| nuce::Error::InvalidInput(format!("--fit: {m}"));
+    let mut points = Vec::new();
+    for item in spec.split(',') {
+        let (p, t) = item
+            .split_once(':')
+            .ok_or_else(|| bad(format!("{item:?} is not P:SECONDS")))?;
+        let p: usize = p.trim().parse().map_err(|e| bad(format!("{p:?}: {e}")))?;
+        let t: f64 = t.trim().parse().map_err(|e| bad(format!("{t:?}: {e}")))?;
+        if p < 2 || !(t.is_finite() && t > 0.0) {
+            return Err(bad(format!("{item:?}: needs p ≥ 2 and a time > 0")));
+        }
+        // The median of 5 timings of the root's compute at p.
+        let mut c: Vec<f64> = (0..5)
+            .map(|_| root_compute(p, rng))
+            .collect::<nuce::Result<_>>()?;
+        c.sort_by(f64::total_cmp);
+        points.push((p, t, c[2]));
+    }
+    let (num, den) = points.iter().fold((0.0, 0.0), |(n, d), &(p, t, c)| {
+        let x = latency_terms(p);
+        (n + x * (t - c), d + x * x)
+    });
+    let tau = (num / den).max(0.0);
+    println!(
+        "Fit of τ on measured balance points: τ = {:.2} µs\n",
+        tau * 1e6
+    );
+    println!("| p | measured ms | root compute ms | model ms | measured / model |");
+    println!("|---|---|---|---|---|");
+    for (p, t, c) in points {
+        let m = c + tau * latency_terms(p);
+        println!("| {p} | {} | {} | {} | {:.2} |", ms(t), ms(c), ms(m), t / m);
+    }
+    println!();
+    Ok(tau)
 }
 
 /// Wall time of `f` in seconds, and its result.
@@ -74,16 +145,23 @@ fn main() -> nuce::Result<()> {
     } else {
         &[16, 256, 1024, 4096, 16384, 65536, 100_000]
     };
-    let tau = args.latency_us * 1e-6;
     let beta = args.bandwidth_gbs * 1e9;
     let topo = topology();
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let tau = if args.fit.is_empty() {
+        args.latency_us * 1e-6
+    } else {
+        fit_latency(&args.fit, &mut rng)?
+    };
     println!(
-        "Machine topology record of this host: {} PUs; per-host ranks {}; τ = {} µs, β = {} GB/s.\n",
-        topo.pus, args.per_host, args.latency_us, args.bandwidth_gbs
+        "Machine topology record of this host: {} PUs; per-host ranks {}; τ = {:.2} µs, β = {} GB/s.\n",
+        topo.pus,
+        args.per_host,
+        tau * 1e6,
+        args.bandwidth_gbs
     );
-    println!("| p | array | records B | rec enc+dec ms | ColumnDp ms | Hier ms | plan B | plan enc+dec ms | validate ms | decide ms | gather model ms (flat / 2-level) | bcast model ms |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| p | array | records B | rec enc+dec ms | ColumnDp ms | Hier ms | plan B | plan enc+dec ms | validate ms | decide ms | gather model ms (flat / 2-level) | bcast model ms | balance point ms (flat) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut last_decide: Option<(usize, f64)> = None;
     for &p in ps {
         let side = ((p as f64).sqrt().ceil() as usize * 16).max(1024);
@@ -128,23 +206,25 @@ fn main() -> nuce::Result<()> {
         let (t_validate, v) = timed(|| plan.validate());
         v?;
         let candidate = ColumnDp::default().decompose(side, side, &later)?;
-        let t_decide = if p <= args.max_decide_p {
+        let (decide, t_decide) = if p <= args.max_decide_p {
             let (t, d) =
                 timed(|| RemapPolicy::default().decide(&plan, &candidate, &later, 8, 100, None));
             d?;
             last_decide = Some((p, t));
-            ms(t)
+            (t, ms(t))
         } else {
             let (p0, t0) = last_decide.unwrap_or((1, 0.0));
             let est = t0 * (p as f64 / p0 as f64).powi(2);
-            format!("≈{} (extrap.)", ms(est))
+            (est, format!("≈{} (extrap.)", ms(est)))
         };
         let h = p.div_ceil(args.per_host.max(1));
         let gather_flat = (p as f64 - 1.0) * tau + rec_bytes as f64 / beta;
         let gather_two = (h as f64 - 1.0) * tau + rec_bytes as f64 / beta;
         let bcast = (p as f64).log2().ceil() * (tau + plan_bytes as f64 / beta);
+        // A whole balance point: gather, decode, plan, validate, decide, broadcast.
+        let whole = gather_flat + t_rec + t_col + t_validate + decide + t_plan_codec + bcast;
         println!(
-            "| {p} | {side}² | {rec_bytes} | {} | {} | {} | {plan_bytes} | {} | {} | {t_decide} | {} / {} | {} |",
+            "| {p} | {side}² | {rec_bytes} | {} | {} | {} | {plan_bytes} | {} | {} | {t_decide} | {} / {} | {} | {} |",
             ms(t_rec),
             ms(t_col),
             ms(t_hier),
@@ -152,7 +232,8 @@ fn main() -> nuce::Result<()> {
             ms(t_validate),
             ms(gather_flat),
             ms(gather_two),
-            ms(bcast)
+            ms(bcast),
+            ms(whole)
         );
     }
     Ok(())
