@@ -42,6 +42,7 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
         ("parts", "parts for", 1),
         ("length", "shape mismatch", 1),
         ("remap-parts", "parts for", 1),
+        ("remap-other-plan", "disagree", 2),
         ("shape", "disagree", 2),
         ("ncomp", "2 components", 2),
         ("balancer-shape", "scatter_array3(7x5x8", 2),

@@ -38,9 +38,10 @@ use super::array::{
     count, exchange_regions, global_stats, next_call, Blocks, Element, HaloState, MoveStats, Region,
 };
 use super::clock::waiting;
-use super::comm::{agree, alltoallv_flat, check_identical, displacements, max_f64};
+use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
+use super::layout::{transfer, Layout, RawField};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -520,77 +521,70 @@ impl<T: Element> DistArray3<T> {
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes
-    /// travel (one all-to-all-v of packed boxes). On error every rank
-    /// returns the same `Err` and keeps its old data. Ghost cells of the
-    /// new block are default-initialised: exchange ghosts afterwards.
+    /// travel, on the grid layer ([`super::layout`]): one derived-datatype
+    /// message per pair of ranks, from the old block straight into the new
+    /// one (no staging), the kept cells copied locally. One checked entry
+    /// first (a rank moving to another plan is a disagreement there). On
+    /// error every rank returns the same `Err` and keeps its old data. Ghost
+    /// cells of the new block are default-initialised: exchange ghosts
+    /// afterwards.
     pub fn remap(&mut self, new_plan: &GridPlan3) -> Result<MoveStats> {
         let _w = waiting();
-        self.check(&format!(
-            "DistArray3::remap(to {})",
-            describe_plan(new_plan)
-        ))?;
-        let shape = if new_plan.shape != self.block.plan.shape {
-            Err(Error::ShapeMismatch(format!(
-                "new plan is for {}, the grid is {}",
-                describe_plan(new_plan),
-                describe_plan(&self.block.plan)
-            )))
-        } else {
-            check_args::<T>(
-                new_plan,
-                self.comm.size() as usize,
-                self.block.ghost,
-                self.block.ncomp,
-            )
-        };
-        agree(&self.comm, 0, shape)?;
-        check_identical(&self.comm, 0, "new plan", new_plan)?;
+        let (g, ncomp, rank) = (self.block.ghost, self.block.ncomp, self.block.rank);
+        let elem_size = ncomp * size_of::<T>();
+        // What each rank can check alone, refused at the one checked entry;
+        // the new plan's fingerprint in the call makes a rank moving to
+        // another plan a disagreement there.
+        let layouts = self.remap_layouts(new_plan);
+        let fp = fingerprint(new_plan)?;
+        self.check_refusing(
+            &format!(
+                "DistArray3::remap(to {}, plan #{fp:016x})",
+                describe_plan(new_plan)
+            ),
+            layouts.as_ref().err(),
+        )?;
+        let (from, to) = layouts?;
+        // Start together, so the time measures the movement.
         self.comm.barrier();
         let start = Instant::now();
-        let rank = self.block.rank;
-        let old = self.block.me();
-        let new = new_plan.boxes[rank];
-        let mut next = Block3::new(new_plan.clone(), rank, self.block.ghost, self.block.ncomp);
-        let nonempty = |b: &Box3| !b.is_empty();
-        if let Some(keep) = self.block.cells(old.intersect(&new).filter(nonempty)) {
-            let mut buf = Vec::with_capacity(keep.elements());
-            self.block.pack(&keep, &mut buf);
-            next.unpack(&keep, &buf);
-        }
-        let mut sendbuf = Vec::new();
-        let mut counts = Vec::with_capacity(new_plan.len());
-        for (q, nb) in new_plan.boxes.iter().enumerate() {
-            let before = sendbuf.len();
-            if q != rank {
-                if let Some(c) = self.block.cells(old.intersect(nb).filter(nonempty)) {
-                    self.block.pack(&c, &mut sendbuf);
-                }
-            }
-            counts.push(sendbuf.len() - before);
-        }
-        let (recvbuf, got) = alltoallv_flat(&self.comm, &sendbuf, &counts)?;
-        let mut at = 0;
-        for (q, (ob, n)) in self.block.plan.boxes.iter().zip(&got).enumerate() {
-            if q != rank {
-                if let Some(c) = self.block.cells(ob.intersect(&new).filter(nonempty)) {
-                    next.unpack(&c, &recvbuf[at..at + c.elements()]);
-                }
-            }
-            at += n;
-        }
-        let elem = size_of::<T>();
-        let msgs = counts.iter().filter(|&&c| c > 0).count();
-        let stats = global_stats(
-            &self.comm,
-            sendbuf.len() * elem,
-            (sendbuf.len() + recvbuf.len()) * elem,
-            msgs,
-            start,
-        );
+        let mut next = Block3::new(new_plan.clone(), rank, g, ncomp);
+        let field = |data: *mut T| RawField {
+            data: data.cast(),
+            elem_size,
+            pad: [g; 3],
+        };
+        let new = field(next.data.as_mut_ptr());
+        let old = field(self.block.data.as_ptr().cast_mut());
+        // SAFETY: both blocks are padded boxes of their layouts (`ghost` layers,
+        // `ncomp` components of T per cell, C order), the grid layer's field
+        // layout; `old` is only read, `new` is a distinct allocation.
+        let (sent, moved, msgs) = unsafe { transfer(&self.comm, &from, &to, &[old], &[new]) }?;
+        let stats = global_stats(&self.comm, sent, moved, msgs, start);
         self.block = next;
         self.halo_box = HaloState::default();
         self.halo_faces = HaloState::default();
         Ok(stats)
+    }
+
+    /// The grid layer's layouts of this rank's box before and after a remap
+    /// to `new_plan`, with the checks every rank can make alone.
+    fn remap_layouts(&self, new_plan: &GridPlan3) -> Result<(Layout, Layout)> {
+        let (g, ncomp, rank) = (self.block.ghost, self.block.ncomp, self.block.rank);
+        if new_plan.shape != self.block.plan.shape {
+            return Err(Error::ShapeMismatch(format!(
+                "new plan is for {}, the grid is {}",
+                describe_plan(new_plan),
+                describe_plan(&self.block.plan)
+            )));
+        }
+        check_args::<T>(new_plan, self.comm.size() as usize, g, ncomp)?;
+        let layout = |plan: &GridPlan3| -> Result<Layout> {
+            let l = Layout::new(plan.clone(), rank, Stencil::seven(g))?;
+            l.check_block(ncomp * size_of::<T>(), [g; 3])?;
+            Ok(l)
+        };
+        Ok((layout(&self.block.plan)?, layout(new_plan)?))
     }
 
     cost_methods_3d!(
@@ -618,8 +612,14 @@ impl<T: Element> DistArray3<T> {
     /// The checked entry of a verb: `op` with the grid's shape, ghost
     /// width, components, element size and exchange count.
     fn check(&self, op: &str) -> Result<()> {
+        self.check_refusing(op, None)
+    }
+
+    /// [`DistArray3::check`], where this rank may refuse with its own error
+    /// (every rank then returns the lowest refusing rank's).
+    fn check_refusing(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let (nx, ny, nz) = self.block.plan.shape;
-        self.cp.check(
+        self.cp.check_refusing(
             &self.comm,
             &format!(
                 "{op} on a {nx}x{ny}x{nz} grid, ghost {}, {} components, {}-byte elements, after {} ghost exchanges",
@@ -628,6 +628,7 @@ impl<T: Element> DistArray3<T> {
                 size_of::<T>(),
                 self.exchanges
             ),
+            refused,
         )
     }
 

@@ -73,7 +73,6 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use mpi::ffi;
-use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
@@ -264,6 +263,17 @@ impl Layout {
             .and_then(|x| x.checked_mul(d[2]))
             .filter(|&x| x <= isize::MAX as usize)
             .ok_or_else(|| Error::InvalidInput(format!("a block of {d:?} cells overflows")))
+    }
+
+    /// Checks that a block of cells of `elem_size` bytes padded by `pad`
+    /// fits this layout's datatypes (sizes and MPI's count range).
+    pub(crate) fn check_block(&self, elem_size: usize, pad: [usize; 3]) -> Result<()> {
+        let f = RawField {
+            data: std::ptr::NonNull::<u8>::dangling().as_ptr().cast(),
+            elem_size,
+            pad,
+        };
+        self.check_field(0, &f, None)
     }
 
     /// Checks field `k` against this layout: element size, padding, MPI's
@@ -996,7 +1006,7 @@ impl Grid {
         self.comm.barrier();
         let start = Instant::now();
         // SAFETY: the fields were checked against both layouts (contract).
-        let res = unsafe { self.transfer(&next, old, new) };
+        let res = unsafe { transfer(&self.comm, &self.layout, &next, old, new) };
         let (sent, mine, msgs) = match res {
             Ok(x) => x,
             Err(e) => {
@@ -1009,101 +1019,89 @@ impl Grid {
         self.cache.clear();
         Ok(stats)
     }
-
-    /// Sends the cells that change owner and copies those kept: returns
-    /// (bytes sent, bytes sent and received, messages sent).
-    ///
-    /// # Safety
-    /// See [`Grid::move_fields_raw`].
-    unsafe fn transfer(
-        &self,
-        next: &Layout,
-        old: &[RawField],
-        new: &[RawField],
-    ) -> Result<(usize, usize, usize)> {
-        let rank = self.layout.rank;
-        let (was, now) = (self.layout.local_box(), next.local_box());
-        let cell: usize = old.iter().map(|f| f.elem_size).sum();
-        let (oo, no) = (offsets(old), offsets(new));
-        let mut reqs = Vec::new();
-        let mut types = Vec::new();
-        let (mut sent, mut got, mut msgs) = (0, 0, 0);
-        let tag = GRID_MOVE;
-        for q in 0..self.layout.plan.len() {
-            if q == rank {
-                continue;
-            }
-            if let Some(b) = self.layout.plan.boxes[q].intersect(&now) {
-                let t = next.combined(new, &no, &b)?;
-                let mut r = null_request();
-                // SAFETY: the type addresses the new buffers (checked).
-                let code = unsafe {
-                    ffi::MPI_Irecv(
-                        new[0].data,
-                        1,
-                        t.0,
-                        q as c_int,
-                        tag,
-                        self.comm.as_raw(),
-                        &mut r,
-                    )
-                };
-                mpi_check(code, "MPI_Irecv (grid move)")?;
-                reqs.push(r);
-                types.push(t);
-                got += b.volume() * cell;
-            }
-        }
-        for q in 0..next.plan.len() {
-            if q == rank {
-                continue;
-            }
-            if let Some(b) = was.intersect(&next.plan.boxes[q]) {
-                let t = self.layout.combined(old, &oo, &b)?;
-                let mut r = null_request();
-                // SAFETY: the type addresses the old buffers (checked).
-                let code = unsafe {
-                    ffi::MPI_Isend(
-                        old[0].data,
-                        1,
-                        t.0,
-                        q as c_int,
-                        tag,
-                        self.comm.as_raw(),
-                        &mut r,
-                    )
-                };
-                mpi_check(code, "MPI_Isend (grid move)")?;
-                reqs.push(r);
-                types.push(t);
-                sent += b.volume() * cell;
-                msgs += 1;
-            }
-        }
-        if let Some(keep) = was.intersect(&now) {
-            for (o, n) in old.iter().zip(new) {
-                // SAFETY: both buffers hold their layout's blocks (contract).
-                unsafe { copy_kept(&self.layout, o, next, n, &keep) };
-            }
-        }
-        // SAFETY: `reqs` holds the requests posted above.
-        let code = unsafe {
-            ffi::MPI_Waitall(
-                reqs.len() as c_int,
-                reqs.as_mut_ptr(),
-                ffi::RSMPI_STATUSES_IGNORE,
-            )
-        };
-        mpi_check(code, "MPI_Waitall (grid move)")?;
-        drop(types);
-        Ok((sent, sent + got, msgs))
-    }
 }
 
 /// `MPI_REQUEST_NULL`.
 fn null_request() -> ffi::MPI_Request {
     // SAFETY: reading an MPI handle constant.
     unsafe { ffi::RSMPI_REQUEST_NULL }
+}
+
+/// Moves fields from layout `from` to layout `next` on `comm` (every rank
+/// with its own layouts of the same two plans): sends the cells that change
+/// owner (one derived-datatype message per pair of ranks, from the old
+/// buffers straight into the new ones) and copies those kept. Returns
+/// (bytes sent, bytes sent and received, messages sent).
+///
+/// # Safety
+/// See [`Grid::move_fields_raw`]: `old` fits `from`, `new` fits `next`.
+pub(crate) unsafe fn transfer<C: Communicator>(
+    comm: &C,
+    from: &Layout,
+    next: &Layout,
+    old: &[RawField],
+    new: &[RawField],
+) -> Result<(usize, usize, usize)> {
+    let rank = from.rank;
+    let (was, now) = (from.local_box(), next.local_box());
+    let cell: usize = old.iter().map(|f| f.elem_size).sum();
+    let (oo, no) = (offsets(old), offsets(new));
+    let mut reqs = Vec::new();
+    let mut types = Vec::new();
+    let (mut sent, mut got, mut msgs) = (0, 0, 0);
+    let tag = GRID_MOVE;
+    for q in 0..from.plan.len() {
+        if q == rank {
+            continue;
+        }
+        if let Some(b) = from.plan.boxes[q].intersect(&now) {
+            let t = next.combined(new, &no, &b)?;
+            let mut r = null_request();
+            // SAFETY: the type addresses the new buffers (checked).
+            let code = unsafe {
+                ffi::MPI_Irecv(new[0].data, 1, t.0, q as c_int, tag, comm.as_raw(), &mut r)
+            };
+            mpi_check(code, "MPI_Irecv (grid move)")?;
+            reqs.push(r);
+            types.push(t);
+            got += b.volume() * cell;
+        }
+    }
+    for q in 0..next.plan.len() {
+        if q == rank {
+            continue;
+        }
+        if let Some(b) = was.intersect(&next.plan.boxes[q]) {
+            let t = from.combined(old, &oo, &b)?;
+            let mut r = null_request();
+            // SAFETY: the type addresses the old buffers (checked).
+            let code = unsafe {
+                ffi::MPI_Isend(old[0].data, 1, t.0, q as c_int, tag, comm.as_raw(), &mut r)
+            };
+            mpi_check(code, "MPI_Isend (grid move)")?;
+            reqs.push(r);
+            types.push(t);
+            sent += b.volume() * cell;
+            msgs += 1;
+        }
+    }
+    if let Some(keep) = was.intersect(&now) {
+        for (o, n) in old.iter().zip(new) {
+            // SAFETY: both buffers hold their layout's blocks (contract).
+            unsafe { copy_kept(from, o, next, n, &keep) };
+        }
+    }
+    // SAFETY: `reqs` holds the requests posted above.
+    let code = unsafe {
+        ffi::MPI_Waitall(
+            reqs.len() as c_int,
+            reqs.as_mut_ptr(),
+            ffi::RSMPI_STATUSES_IGNORE,
+        )
+    };
+    mpi_check(code, "MPI_Waitall (grid move)")?;
+    drop(types);
+    Ok((sent, sent + got, msgs))
 }
 
 /// Copies the cells of `keep` from field `o` (laid out by `from`) to field

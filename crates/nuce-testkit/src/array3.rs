@@ -318,6 +318,14 @@ fn errors(ctx: &Ctx) {
             let wrong = random_tiling3(shape, p + 1, &mut rng);
             a.remap(&wrong).map(|_| ())
         }
+        "remap-other-plan" => {
+            // The last rank moves to another valid plan than the others.
+            let (mut a, _) =
+                DistArray3::scatter(&ctx.world, 0, plan, 1, 1, g(1).as_deref()).expect("scatter");
+            let seed = if rank as usize == p - 1 { 7 } else { 6 };
+            let next = random_tiling3(shape, p, &mut ChaCha8Rng::seed_from_u64(seed));
+            a.remap(&next).map(|_| ())
+        }
         c if c.starts_with("cost-") => cost_error(ctx, c, g(1).as_deref()),
         _ => {
             println!("ERR {rank} unknown case {case}");
