@@ -10,6 +10,10 @@
 //! median seconds per exchange of each (max over ranks), their ratio
 //! (nuce / hand-written: 1.0 means no overhead) and the arrivals rank 0
 //! received during nuce's exchanges.
+//!
+//! With `--graph`: the same for `DistGraph::exchange_ghosts` of an `n × n`
+//! grid graph cut into bands of rows, against a hand-written exchange of
+//! the same owned values to the ranks that hold them as ghosts.
 
 use std::time::Instant;
 
@@ -17,9 +21,11 @@ use clap::Parser;
 use mpi::traits::*;
 use ndarray::Array2;
 use nuce::plan::array2d::{ArrayDecomposer, ColumnDp};
+use nuce::plan::graph::{grid_graph, Partition};
 use nuce::runtime::array::DistArray2;
 use nuce::runtime::comm::max_f64;
 use nuce::runtime::watchdog::arrivals_received;
+use nuce::DistGraph;
 use nuce::Rect;
 
 #[derive(Parser)]
@@ -40,6 +46,104 @@ struct Args {
     /// one exchange each; equal work, so mostly no remap): median seconds.
     #[arg(long, default_value_t = 0)]
     balance: usize,
+    /// Exchange the ghosts of a `DistGraph` (grid graph) instead of a `DistArray2`.
+    #[arg(long)]
+    graph: bool,
+}
+
+/// Seconds per exchange (max over ranks) of `f` run `iters` times.
+fn per_exchange(w: &mpi::topology::SimpleCommunicator, iters: usize, mut f: impl FnMut()) -> f64 {
+    w.barrier();
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    max_f64(w, t0.elapsed().as_secs_f64()) / iters as f64
+}
+
+/// `DistGraph::exchange_ghosts` against a hand-written exchange of the same
+/// values: medians (nuce, hand-written) over the rounds, and rank 0's arrivals.
+fn graph_rounds(w: &mpi::topology::SimpleCommunicator, args: &Args) -> (f64, f64, u64) {
+    let (n, p) = (args.n, w.size() as usize);
+    let root = w.rank() == 0;
+    let graph = root.then(|| grid_graph(n, n));
+    let part = root
+        .then(|| Partition::new(p, (0..n * n).map(|v| v / n * p / n).collect()).expect("bands"));
+    let values: Option<Vec<f64>> = root.then(|| (0..n * n).map(|v| v as f64).collect());
+    let mut g = DistGraph::<f64>::scatter(w, 0, graph.as_ref(), part.as_ref(), values.as_deref())
+        .expect("scatter");
+    // The hand-written lists: to each rank, the owned vertices it holds as
+    // ghosts (ascending ids, the order of its ghost list); from each rank,
+    // this rank's ghosts it owns.
+    let no = g.owned().len();
+    let mut sends: Vec<(i32, Vec<usize>)> = Vec::new();
+    for i in 0..no {
+        for (s, _) in g.neighbors(i) {
+            if s >= no {
+                let q = g.ghost_owners()[s - no] as i32;
+                match sends.iter_mut().find(|(r, _)| *r == q) {
+                    Some((_, v)) => v.push(i),
+                    None => sends.push((q, vec![i])),
+                }
+            }
+        }
+    }
+    for (_, v) in &mut sends {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let mut recvs: Vec<(i32, Vec<usize>)> = Vec::new();
+    for (k, &q) in g.ghost_owners().iter().enumerate() {
+        match recvs.iter_mut().find(|(r, _)| *r == q as i32) {
+            Some((_, v)) => v.push(k),
+            None => recvs.push((q as i32, vec![k])),
+        }
+    }
+    let hw = w.duplicate();
+    let mut ghosts = vec![0.0f64; g.ghosts().len()];
+    let (mut t_nuce, mut t_hand, mut arrivals) = (vec![], vec![], 0);
+    for _ in 0..args.rounds {
+        let before = arrivals_received();
+        t_nuce.push(per_exchange(w, args.iters, || {
+            g.exchange_ghosts().expect("exchange");
+        }));
+        arrivals += arrivals_received() - before;
+        let vals = g.values().to_vec();
+        t_hand.push(per_exchange(w, args.iters, || {
+            let sendbufs: Vec<Vec<f64>> = sends
+                .iter()
+                .map(|(_, idx)| idx.iter().map(|&i| vals[i]).collect())
+                .collect();
+            let mut recvbufs: Vec<Vec<f64>> =
+                recvs.iter().map(|(_, k)| vec![0.0; k.len()]).collect();
+            mpi::request::scope(|scope| {
+                let mut reqs = Vec::new();
+                for ((q, _), buf) in recvs.iter().zip(recvbufs.iter_mut()) {
+                    reqs.push(
+                        hw.process_at_rank(*q)
+                            .immediate_receive_into(scope, &mut buf[..]),
+                    );
+                }
+                for ((q, _), buf) in sends.iter().zip(&sendbufs) {
+                    reqs.push(hw.process_at_rank(*q).immediate_send(scope, &buf[..]));
+                }
+                for r in reqs {
+                    r.wait();
+                }
+            });
+            for ((_, k), buf) in recvs.iter().zip(&recvbufs) {
+                for (&slot, &v) in k.iter().zip(buf) {
+                    ghosts[slot] = v;
+                }
+            }
+        }));
+    }
+    assert_eq!(
+        ghosts,
+        g.ghost_values(),
+        "the hand-written exchange received other values"
+    );
+    (median(t_nuce), median(t_hand), arrivals)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -96,6 +200,17 @@ fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let w = universe.world();
     let p = w.size() as usize;
+    if args.graph {
+        let (a, b, arrivals) = graph_rounds(&w, &args);
+        if w.rank() == 0 {
+            println!(
+                "{{\"ranks\":{p},\"graph\":\"grid {n}x{n}\",\"nuce_s\":{a:.3e},\"hand_s\":{b:.3e},\"ratio\":{:.3},\"root_arrivals\":{arrivals}}}",
+                a / b,
+                n = args.n
+            );
+        }
+        return;
+    }
     let plan = ColumnDp::default()
         .decompose(args.n, args.n, &vec![1.0; p])
         .expect("plan");
