@@ -53,7 +53,7 @@
 #![warn(missing_docs)]
 
 pub use nuce_plan as plan;
-pub use nuce_plan::error;
+pub mod error;
 pub mod runtime;
 pub mod speed;
 

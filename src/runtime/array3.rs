@@ -212,15 +212,15 @@ impl<T: Element> Block3<T> {
 /// a plan with one part per rank tiling its grid.
 fn check_args<T>(plan: &GridPlan3, ranks: usize, ghost: usize, ncomp: usize) -> Result<()> {
     if !(1..=MAX_GHOST3).contains(&ghost) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "ghost width {ghost}: 1 to {MAX_GHOST3} supported"
         )));
     }
     if ncomp == 0 {
-        return Err(Error::InvalidInput("0 components per cell".into()));
+        return Err(Error::invalid_input("0 components per cell"));
     }
     if plan.len() != ranks {
-        return Err(Error::ShapeMismatch(format!(
+        return Err(Error::shape_mismatch(format!(
             "plan has {} parts for {ranks} ranks",
             plan.len()
         )));
@@ -228,13 +228,13 @@ fn check_args<T>(plan: &GridPlan3, ranks: usize, ghost: usize, ncomp: usize) -> 
     plan.validate()?;
     let (nx, ny, nz) = plan.shape;
     if ghost > nx.min(ny).min(nz) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "ghost width {ghost} is wider than the {nx}x{ny}x{nz} grid"
         )));
     }
     let elements = plan.cells().checked_mul(ncomp);
     if elements.is_none_or(|n| n.checked_mul(size_of::<T>()).is_none()) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "{nx}x{ny}x{nz} cells of {ncomp} components overflow"
         )));
     }
@@ -346,10 +346,10 @@ impl<T: Element> DistArray3<T> {
         let want = plan.cells().saturating_mul(ncomp);
         let ok = match global {
             _ if !at_root => Ok(()),
-            None => Err(Error::InvalidInput(
+            None => Err(Error::invalid_input(
                 "DistArray3::scatter: the root has no array".into(),
             )),
-            Some(g) if g.len() != want => Err(Error::ShapeMismatch(format!(
+            Some(g) if g.len() != want => Err(Error::shape_mismatch(format!(
                 "global array has {} values, the {}x{}x{} grid of {ncomp} components needs {want}",
                 g.len(),
                 plan.shape.0,
@@ -524,7 +524,7 @@ impl<T: Element> DistArray3<T> {
             describe_plan(new_plan)
         ))?;
         let shape = if new_plan.shape != self.block.plan.shape {
-            Err(Error::ShapeMismatch(format!(
+            Err(Error::shape_mismatch(format!(
                 "new plan is for {}, the grid is {}",
                 describe_plan(new_plan),
                 describe_plan(&self.block.plan)
@@ -694,7 +694,7 @@ impl<T: Element> DistArray3<T> {
         let me = self.block.me();
         let want = me.volume() * self.block.ncomp;
         if values.len() != want {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} values for a box of {want}",
                 values.len()
             )));

@@ -362,7 +362,7 @@ pub fn exchange<C: Communicator, T: Equivalence>(
         .chain(sends)
         .find(|(_, r)| c_int::try_from(r.len()).is_err())
     {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "{} elements exceed MPI's count range",
             r.len()
         )));

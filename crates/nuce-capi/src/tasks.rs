@@ -38,7 +38,7 @@ unsafe fn platform(pf: *const nuce_task_platform) -> Result<TaskPlatform> {
         return Err(null("cycle_times"));
     }
     if pf.workers == 0 {
-        return Err(Error::Empty("no workers".into()));
+        return Err(Error::empty("no workers"));
     }
     // SAFETY: non-null, `workers` readable doubles (contract).
     let t = unsafe { std::slice::from_raw_parts(pf.cycle_times, pf.workers) };

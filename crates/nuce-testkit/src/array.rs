@@ -303,7 +303,7 @@ fn errors(ctx: &Ctx) {
             .and_then(|b| b.plan(1, p - 1))
             .map(|_| ()),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),
-        other => Err(nuce::Error::InvalidInput(format!(
+        other => Err(nuce::Error::invalid_input(format!(
             "unknown error case {other}"
         ))),
     };

@@ -39,7 +39,7 @@ impl Balancer {
         self.arrive(&format!("{call}, {speeds})"))?;
         let planned = root_compute(&self.comm, ROOT, || {
             if units < p {
-                return Err(Error::TooManyParts { parts: p, units });
+                return Err(Error::Plan(crate::plan::Error::TooManyParts { parts: p, units }));
             }
             plan(self.initial_model(units)?)
         });
@@ -122,10 +122,10 @@ impl Balancer {
         ))?;
         let shape = root_compute(&self.comm, ROOT, || {
             let dim = global.map(|g| g.dim()).ok_or_else(|| {
-                Error::InvalidInput("scatter_array: the root has no array".into())
+                Error::invalid_input("scatter_array: the root has no array")
             })?;
             match expect {
-                Some(e) if e != dim => Err(Error::ShapeMismatch(format!(
+                Some(e) if e != dim => Err(Error::shape_mismatch(format!(
                     "scatter_array: the root's array is {}x{}, the ranks expect {}x{}",
                     dim.0, dim.1, e.0, e.1
                 ))),
@@ -221,13 +221,13 @@ impl Balancer {
         let built = at_root
             .then(|| {
                 let g = graph.ok_or_else(|| {
-                    Error::InvalidInput("scatter_graph: the root has no graph".into())
+                    Error::invalid_input("scatter_graph: the root has no graph")
                 })?;
                 if g.n() < p {
-                    return Err(Error::TooManyParts {
+                    return Err(Error::Plan(crate::plan::Error::TooManyParts {
                         parts: p,
                         units: g.n(),
-                    });
+                    }));
                 }
                 let index = RootIndex::build(g, &speeds, std::mem::size_of::<T>())?;
                 let partition = index.ordering.to_partition(&index.cut)?;
