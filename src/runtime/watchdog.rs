@@ -166,6 +166,34 @@ struct Arrival {
     /// Why this rank cannot make the call (its own input is wrong): the
     /// error every rank then returns.
     refused: Option<Error>,
+    /// The ghost exchange this rank stopped waiting in, if it comes from one.
+    stalled: Option<Stalled>,
+}
+
+/// A rank that stopped waiting for its neighbours' ghost messages and
+/// comes to a checkpoint from its exchange (`runtime::halo`): when every
+/// rank of the checkpoint comes stalled from an exchange of the same call,
+/// and none refuses, the verdict is an [`Error::Timeout`] naming the ranks
+/// waited for ([`stalled_verdict`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Stalled {
+    /// The exchange's call (object, shape, ghost width, ...), without its number.
+    pub(crate) call: String,
+    /// The exchange's number on its object.
+    pub(crate) seq: u64,
+    /// The neighbours whose messages did not come.
+    pub(crate) waiting_for: Vec<i32>,
+    /// How long this rank waited, in seconds.
+    pub(crate) waited: f64,
+}
+
+/// What a rank brings to a checkpoint besides its call.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Bringing<'a> {
+    /// Its own input is wrong: the error every rank returns.
+    pub(crate) refused: Option<&'a Error>,
+    /// It comes stalled from a ghost exchange.
+    pub(crate) stalled: Option<&'a Stalled>,
 }
 
 /// The root's answer: its host and world rank, and the verdict.
@@ -296,6 +324,22 @@ pub fn refusing_checkpoint<C: Communicator>(
     timeout: Option<Duration>,
     refused: Option<&Error>,
 ) -> Result<()> {
+    let bringing = Bringing {
+        refused,
+        stalled: None,
+    };
+    entry(comm, root, op, seq, timeout, bringing)
+}
+
+/// [`refusing_checkpoint`] with all a rank may bring ([`Bringing`]).
+fn entry<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    seq: u64,
+    timeout: Option<Duration>,
+    bringing: Bringing,
+) -> Result<()> {
     let size = comm.size();
     if !(0..size).contains(&root) {
         return Err(Error::invalid_input(format!(
@@ -306,14 +350,15 @@ pub fn refusing_checkpoint<C: Communicator>(
     let world = mpi::topology::SimpleCommunicator::world().rank();
     learn_host(world, host_name());
     if comm.rank() == root {
-        root_side(comm, root, op, seq, timeout, world, refused)
+        root_side(comm, root, op, seq, timeout, world, bringing)
     } else {
         let arrival = encode(&Arrival {
             seq,
             op: op.to_string(),
             host: host_name().to_string(),
             world,
-            refused: refused.cloned(),
+            refused: bringing.refused.cloned(),
+            stalled: bringing.stalled.cloned(),
         })?;
         member_side(comm, root, op, timeout, &arrival)
     }
@@ -336,12 +381,18 @@ fn root_side<C: Communicator>(
     seq: u64,
     timeout: Option<Duration>,
     world: i32,
-    refused: Option<&Error>,
+    bringing: Bringing,
 ) -> Result<()> {
     let size = comm.size();
     let start = Instant::now();
     // The lowest refusing rank and its error.
-    let mut refusal: Option<(i32, Error)> = refused.map(|e| (root, e.clone()));
+    let mut refusal: Option<(i32, Error)> = bringing.refused.map(|e| (root, e.clone()));
+    // The ranks that come stalled from a ghost exchange (at this checkpoint).
+    let mut stalls: Vec<(i32, Stalled)> = bringing
+        .stalled
+        .map(|s| (root, s.clone()))
+        .into_iter()
+        .collect();
     let mut arrived = vec![false; size as usize];
     arrived[root as usize] = true;
     let mut count = 1;
@@ -374,6 +425,9 @@ fn root_side<C: Communicator>(
                             if refusal.as_ref().is_none_or(|(r, _)| src < *r) {
                                 refusal = Some((src, e));
                             }
+                        }
+                        if let Some(st) = a.stalled.filter(|_| a.seq == seq) {
+                            stalls.push((src, st));
                         }
                         if a.seq != seq {
                             Some(format!("{} at checkpoint #{}", a.op, a.seq))
@@ -425,7 +479,7 @@ fn root_side<C: Communicator>(
             rank: r,
             source: Box::new(e),
         }),
-        None => differing,
+        None => stalled_verdict(comm, root, &stalls).or(differing),
     };
     let verdict = encode(&Verdict {
         host: host_name().to_string(),
@@ -448,6 +502,48 @@ fn root_side<C: Communicator>(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// The verdict of a checkpoint where every rank of `comm` came stalled
+/// (`stalls`) from a ghost exchange of the same call and none refused: an
+/// [`Error::Timeout`] naming the ranks that the ranks at the earliest
+/// exchange waited for (the others went on, then waited for ranks already
+/// here), with their hosts; `None` otherwise (the calls are then compared
+/// as any others').
+fn stalled_verdict<C: Communicator>(
+    comm: &C,
+    root: i32,
+    stalls: &[(i32, Stalled)],
+) -> Option<Error> {
+    let first = &stalls.first()?.1;
+    let mut ranks: Vec<i32> = stalls.iter().map(|(r, _)| *r).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if ranks.len() != comm.size() as usize || stalls.iter().any(|(_, s)| s.call != first.call) {
+        return None;
+    }
+    let earliest = stalls.iter().map(|(_, s)| s.seq).min()?;
+    let at_earliest = || stalls.iter().map(|(_, s)| s).filter(|s| s.seq == earliest);
+    let mut waited_for: Vec<i32> = at_earliest()
+        .flat_map(|s| s.waiting_for.iter().copied())
+        .collect();
+    waited_for.sort_unstable();
+    waited_for.dedup();
+    let waited = at_earliest().map(|s| s.waited).fold(0.0, f64::max);
+    let named: Vec<String> = waited_for.iter().map(|&r| describe_rank(comm, r)).collect();
+    Some(Error::Timeout {
+        what: format!("{} (exchange #{earliest})", first.call),
+        seconds: waited,
+        hosts: waited_for.iter().map(|&r| host_of(comm, r)).collect(),
+        ranks: waited_for,
+        size: comm.size(),
+        waiter: root,
+        note: format!(
+            "no ghost message from them: slow, stopped or dead: {}; every rank then stopped \
+             waiting in a ghost exchange of this call, none made another call",
+            named.join(", ")
+        ),
+    })
 }
 
 /// The [`Error::Timeout`] of a root that waited `t` in vain for the ranks of
@@ -690,13 +786,14 @@ pub(crate) fn checkpoint_under_way() -> Option<u64> {
 
 /// Joins the checkpoint under way on channel `channel` (see
 /// [`checkpoint_under_way`]), or starts one on `own`'s channel `comm`, as
-/// the call `op` (collective with whoever is there): the root's verdict.
+/// the call `op` bringing `bringing` (collective with whoever is there):
+/// the root's verdict.
 pub(crate) fn join_checkpoint<C: Communicator>(
     channel: Option<u64>,
     own: &Checkpoints,
     comm: &C,
     op: &str,
-    refused: Option<&Error>,
+    bringing: Bringing,
 ) -> Result<()> {
     let found = channel.and_then(|id| {
         live().lock().ok().and_then(|l| {
@@ -707,12 +804,12 @@ pub(crate) fn join_checkpoint<C: Communicator>(
     match found {
         Some((h, root, seq, timeout)) => {
             let n = seq.fetch_add(1, Ordering::SeqCst);
-            with_comm(h, |c| refusing_checkpoint(c, root, op, n, timeout, refused))
+            with_comm(h, |c| entry(c, root, op, n, timeout, bringing))
         }
         None => {
             let n = own.seq.fetch_add(1, Ordering::SeqCst);
             own.register(comm);
-            refusing_checkpoint(comm, own.root, op, n, own.timeout, refused)
+            entry(comm, own.root, op, n, own.timeout, bringing)
         }
     }
 }
