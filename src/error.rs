@@ -126,7 +126,8 @@ pub enum Error {
         /// The host of each of `ranks`, as far as nuce learnt it (`unknown`
         /// where not).
         hosts: Vec<String>,
-        /// The size of the operation's communicator.
+        /// The size of the operation's communicator (0 where not known: a
+        /// wait inside MPI).
         size: i32,
         /// The rank that gave up waiting (in the operation's communicator).
         waiter: i32,
@@ -212,7 +213,10 @@ mod tests {
             r.plan(),
             Some(plan::Error::ShapeMismatch(m)) if m == "3 rows, expected 4"
         ));
-        assert_eq!(Error::invalid_input("x"), plan::Error::InvalidInput("x".into()).into());
+        assert_eq!(
+            Error::invalid_input("x"),
+            Error::from(plan::Error::InvalidInput("x".into()))
+        );
         assert!(Error::Disagreement {
             on: "a collective call".into(),
             calls: vec![]

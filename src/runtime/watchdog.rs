@@ -523,7 +523,12 @@ fn stalled_verdict<C: Communicator>(
         return None;
     }
     let earliest = stalls.iter().map(|(_, s)| s.seq).min()?;
-    let at_earliest = || stalls.iter().map(|(_, s)| s).filter(|s| s.seq == earliest);
+    let at_earliest = || {
+        stalls
+            .iter()
+            .map(|(_, s)| s)
+            .filter(move |s| s.seq == earliest)
+    };
     let mut waited_for: Vec<i32> = at_earliest()
         .flat_map(|s| s.waiting_for.iter().copied())
         .collect();
