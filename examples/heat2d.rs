@@ -590,7 +590,8 @@ fn run(
         if args.json {
             println!(
                 "{}",
-                serde_json::to_string(&summary).map_err(|e| nuce::Error::Plan(nuce::plan::Error::Io(e.to_string())))?
+                serde_json::to_string(&summary)
+                    .map_err(|e| nuce::Error::Plan(nuce::plan::Error::Io(e.to_string())))?
             );
         } else {
             if let (Some(d), Some(r)) = (max_abs, rel) {
@@ -605,7 +606,7 @@ fn run(
         }
         if rel.is_some_and(|r| r > 1e-12) {
             return Err(nuce::Error::invalid_input(
-                "result differs from the serial solve".into(),
+                "result differs from the serial solve",
             ));
         }
     }

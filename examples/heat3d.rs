@@ -173,7 +173,7 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         );
         if diff.is_some_and(|d| d > 0) {
             return Err(nuce::Error::invalid_input(
-                "result differs from the serial solve".into(),
+                "result differs from the serial solve",
             ));
         }
     }

@@ -136,10 +136,7 @@ fn opts() -> Result<Opts> {
                 o.slow = Some(
                     val()?
                         .split(',')
-                        .map(|t| {
-                            t.parse()
-                                .map_err(|_| Error::invalid_input("bad --slow"))
-                        })
+                        .map(|t| t.parse().map_err(|_| Error::invalid_input("bad --slow")))
                         .collect::<Result<_>>()?,
                 )
             }
@@ -190,7 +187,8 @@ fn main() {
 fn read_graph(o: &Opts) -> Result<Graph> {
     let (text, name) = match &o.mesh {
         Some(f) => (
-            std::fs::read_to_string(f).map_err(|e| Error::Plan(nuce::plan::Error::Io(format!("{f}: {e}"))))?,
+            std::fs::read_to_string(f)
+                .map_err(|e| Error::Plan(nuce::plan::Error::Io(format!("{f}: {e}"))))?,
             f.clone(),
         ),
         None => (annulus_msh(o.size), "annulus.msh".to_string()),
@@ -286,7 +284,7 @@ fn run<C: Communicator>(world: &C) -> Result<()> {
         println!("RESULT bit_exact {exact}");
         if !exact {
             return Err(Error::invalid_plan(
-                "distributed result differs from the serial run".into(),
+                "distributed result differs from the serial run",
             ));
         }
     }

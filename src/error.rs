@@ -154,7 +154,9 @@ fn timeout_text(
     if ranks.is_empty() {
         format!("timeout: rank {waiter}: {what} did not finish within {seconds:.1} s{note}")
     } else {
-        format!("timeout: rank(s) {ranks:?} of {size} did not reach {what} within {seconds:.1} s{note}")
+        format!(
+            "timeout: rank(s) {ranks:?} of {size} did not reach {what} within {seconds:.1} s{note}"
+        )
     }
 }
 
@@ -193,6 +195,18 @@ impl Error {
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Plan(e.into())
+    }
+}
+
+/// A bincode failure of this rank's own bytes: a [`Error::BadMessage`] of
+/// rank `-1` (decoding a peer's message names the peer instead:
+/// `runtime::comm::decode`).
+impl From<bincode::Error> for Error {
+    fn from(e: bincode::Error) -> Self {
+        Error::BadMessage {
+            rank: -1,
+            msg: e.to_string(),
+        }
     }
 }
 
@@ -248,7 +262,10 @@ mod tests {
             },
             Error::Disagreement {
                 on: "a collective call".into(),
-                calls: vec!["the root (rank 0) calls a".into(), "rank(s) [1] call b".into()],
+                calls: vec![
+                    "the root (rank 0) calls a".into(),
+                    "rank(s) [1] call b".into(),
+                ],
             },
             Error::Timeout {
                 what: "Balancer::plan".into(),

@@ -256,7 +256,7 @@ impl<T: Element> Tiled<T> {
                 comm.size()
             )));
         }
-        plan.validate()
+        Ok(plan.validate()?)
     }
 
     /// An array of default values laid out by `plan` (collective only in its checks).
@@ -343,15 +343,17 @@ impl<T: Element> Tiled<T> {
         let shape_ok = if comm.rank() == root {
             match global {
                 None => Err(Error::invalid_input(
-                    "scatter_from_root: the root has no array".into(),
+                    "scatter_from_root: the root has no array",
                 )),
-                Some(a) if a.dim() != (plan.rows, plan.cols) => Err(Error::shape_mismatch(format!(
-                    "global array is {}x{}, the plan is for {}x{}",
-                    a.nrows(),
-                    a.ncols(),
-                    plan.rows,
-                    plan.cols
-                ))),
+                Some(a) if a.dim() != (plan.rows, plan.cols) => {
+                    Err(Error::shape_mismatch(format!(
+                        "global array is {}x{}, the plan is for {}x{}",
+                        a.nrows(),
+                        a.ncols(),
+                        plan.rows,
+                        plan.cols
+                    )))
+                }
                 Some(_) => Ok(()),
             }
         } else {

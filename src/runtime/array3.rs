@@ -347,7 +347,7 @@ impl<T: Element> DistArray3<T> {
         let ok = match global {
             _ if !at_root => Ok(()),
             None => Err(Error::invalid_input(
-                "DistArray3::scatter: the root has no array".into(),
+                "DistArray3::scatter: the root has no array",
             )),
             Some(g) if g.len() != want => Err(Error::shape_mismatch(format!(
                 "global array has {} values, the {}x{}x{} grid of {ncomp} components needs {want}",

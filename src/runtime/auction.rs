@@ -135,10 +135,14 @@ pub fn collective_max_tasks1<C: Communicator>(
             value: w.cycle_time,
         })),
         _ => Err(Error::invalid_input(
-            "the master passes None, every worker Some".into(),
+            "the master passes None, every worker Some",
         )),
     };
-    agree(comm, master, local.and_then(|_| check_deadline(deadline)))?;
+    agree(
+        comm,
+        master,
+        local.and_then(|_| Ok(check_deadline(deadline)?)),
+    )?;
     let mut tcom = 0.0;
     let my_tcom = me.map_or(0.0, |w| w.tcom);
     comm.all_reduce_into(&my_tcom, &mut tcom, SystemOperation::max());

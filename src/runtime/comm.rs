@@ -143,9 +143,8 @@ pub fn bcast_value<C: Communicator, T: Serialize + DeserializeOwned>(
     root: i32,
     value: Option<&T>,
 ) -> Result<T> {
-    let at_root: Option<Result<&T>> = (comm.rank() == root).then(|| {
-        value.ok_or_else(|| Error::invalid_input("bcast_value: the root has no value"))
-    });
+    let at_root: Option<Result<&T>> = (comm.rank() == root)
+        .then(|| value.ok_or_else(|| Error::invalid_input("bcast_value: the root has no value")));
     bcast_raw::<C, Result<&T>, Result<T>>(comm, root, at_root.as_ref())?
 }
 

@@ -223,6 +223,12 @@ impl<'a> CostGrid<'a> {
                 }
             }
         }
-        agree(comm, root, CellCosts::new(self.shape, &global).map(Some))
+        agree(
+            comm,
+            root,
+            CellCosts::new(self.shape, &global)
+                .map(Some)
+                .map_err(Error::from),
+        )
     }
 }

@@ -71,7 +71,7 @@ impl Points<'_> {
         }
         if self.weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
             return Err(Error::invalid_input(
-                "vertex weights must be finite and >= 0".into(),
+                "vertex weights must be finite and >= 0",
             ));
         }
         Ok(())
@@ -85,7 +85,7 @@ fn check_targets(targets: &[f64], p: usize) -> Result<()> {
             targets.len()
         )));
     }
-    crate::plan::check_speeds(targets)
+    Ok(crate::plan::check_speeds(targets)?)
 }
 
 /// The per-point state of a quantile search.
@@ -487,11 +487,11 @@ pub fn prefix_cut<C: Communicator>(
                 .all(|&i| i < seen.len() && !std::mem::replace(&mut seen[i], true));
         if !perm {
             Err(Error::invalid_input(
-                "prefix_cut: order is not a permutation of the local points".into(),
+                "prefix_cut: order is not a permutation of the local points",
             ))
         } else if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
             Err(Error::invalid_input(
-                "vertex weights must be finite and >= 0".into(),
+                "vertex weights must be finite and >= 0",
             ))
         } else {
             Ok(())

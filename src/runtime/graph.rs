@@ -336,13 +336,11 @@ impl<T: GraphValue> Pieces<T> {
         }
         if self.vwgt.iter().any(|w| !w.is_finite() || *w < 0.0) {
             return Err(Error::invalid_input(
-                "vertex weights must be finite and >= 0".into(),
+                "vertex weights must be finite and >= 0",
             ));
         }
         if self.ewgt.iter().any(|w| !w.is_finite() || *w <= 0.0) {
-            return Err(Error::invalid_input(
-                "edge weights must be finite and > 0".into(),
-            ));
+            return Err(Error::invalid_input("edge weights must be finite and > 0"));
         }
         if self.coords.iter().any(|x| !x.is_finite()) {
             return Err(Error::invalid_input("non-finite coordinate"));
@@ -834,7 +832,7 @@ impl<T: GraphValue> DistGraph<T> {
                     }
                 }
                 _ => Err(Error::invalid_input(
-                    "scatter: the root needs a graph, a partition and values".into(),
+                    "scatter: the root needs a graph, a partition and values",
                 )),
             }
             .map(Some)
@@ -953,8 +951,7 @@ impl<T: GraphValue> DistGraph<T> {
                 "DistGraph::from_local: no vertex coordinates; a graph built from per-rank pieces \
                  is partitioned and remapped geometrically (GraphStrategy::Geometric) and needs \
                  `dim` coordinates per vertex (dim >= 1); a graph without coordinates must be \
-                 built whole on the root with Balancer::scatter_graph"
-                    .into(),
+                 built whole on the root with Balancer::scatter_graph",
             ));
         }
         let mut n = 0usize;
@@ -1118,7 +1115,7 @@ impl<T: GraphValue> DistGraph<T> {
         let p = &self.part;
         let ok = if p.dim == 0 {
             Err(Error::invalid_input(
-                "geometric partitioning needs vertex coordinates".into(),
+                "geometric partitioning needs vertex coordinates",
             ))
         } else {
             Ok(())

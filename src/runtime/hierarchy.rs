@@ -177,7 +177,7 @@ impl TwoLevel {
                         .map(Some)
                 } else {
                     Err(Error::invalid_input(
-                        "two-level gather: the bundles do not hold every rank once".into(),
+                        "two-level gather: the bundles do not hold every rank once",
                     ))
                 }
             }

@@ -641,11 +641,11 @@ impl Grid {
             )))
         } else if self.pending.is_some() {
             Err(Error::invalid_input(
-                "a remap is already pending (Grid::move_fields first)".into(),
+                "a remap is already pending (Grid::move_fields first)",
             ))
         } else if self.in_flight > 0 {
             Err(Error::invalid_input(
-                "a ghost exchange of the grid is still in flight: end it first".into(),
+                "a ghost exchange of the grid is still in flight: end it first",
             ))
         } else {
             Layout::new(plan, self.layout.rank, self.layout.stencil)
@@ -907,7 +907,7 @@ impl Grid {
         })?;
         if self.in_flight > 0 {
             return Err(Error::invalid_input(
-                "a ghost exchange of the grid is still in flight: end it first".into(),
+                "a ghost exchange of the grid is still in flight: end it first",
             ));
         }
         if old.len() != new.len() {

@@ -161,7 +161,7 @@ impl ExecPlan {
             || self.units[master as usize] != 0
         {
             return Err(Error::invalid_plan(
-                "one unit count per rank, 0 for the master".into(),
+                "one unit count per rank, 0 for the master",
             ));
         }
         for order in [&self.send_order, &self.return_order] {
@@ -177,7 +177,7 @@ impl ExecPlan {
             }
             if (0..size).any(|r| self.units[r as usize] > 0 && !seen[r as usize]) {
                 return Err(Error::invalid_plan(
-                    "a busy worker is missing from an order".into(),
+                    "a busy worker is missing from an order",
                 ));
             }
         }
@@ -411,7 +411,8 @@ where
         ),
     )?;
     let total = total_units as f64;
-    all.into_iter()
+    Ok(all
+        .into_iter()
         .enumerate()
         .filter(|(r, _)| *r as i32 != master)
         .map(|(r, v)| match v {
@@ -423,7 +424,9 @@ where
                 AffineCost::new(0.0, y * total),
                 AffineCost::new(tau, sizes.output_per_unit as f64 * total / beta),
             ),
-            _ => Err(Error::Plan(crate::plan::Error::Solver(format!("rank {r}: no measurement")))),
+            _ => Err(crate::plan::Error::Solver(format!(
+                "rank {r}: no measurement"
+            ))),
         })
-        .collect()
+        .collect::<crate::plan::Result<_>>()?)
 }

@@ -338,7 +338,9 @@ pub fn collective_tp<C: Communicator>(
         comm.all_reduce_into(&my_score, &mut best, SystemOperation::min());
         comm_s += tc.elapsed().as_secs_f64();
         if !best.is_finite() {
-            return Err(Error::Plan(crate::plan::Error::Solver("TP: no free corner fits the grid".into())));
+            return Err(Error::Plan(crate::plan::Error::Solver(
+                "TP: no free corner fits the grid".into(),
+            )));
         }
         let my_key = local
             .filter(|c| c.score == best)
@@ -427,7 +429,9 @@ pub fn collective_tp<C: Communicator>(
     let done = if filled == grids.len() {
         Ok(())
     } else {
-        Err(Error::Plan(crate::plan::Error::Solver("collective TP: results missing".into())))
+        Err(Error::Plan(crate::plan::Error::Solver(
+            "collective TP: results missing".into(),
+        )))
     };
     agree(comm, 0, done)?;
     stats.return_s = t.elapsed().as_secs_f64();
@@ -508,7 +512,7 @@ pub fn allocate_collective<C: Communicator>(
                     scaling,
                 )
             })
-            .collect::<Result<_>>()?;
+            .collect::<crate::plan::Result<_>>()?;
         let all_ok = subs.iter().all(|r| !r.is_empty());
         if all_min_u64(comm, &[all_ok as u64])[0] == 1 {
             let model = CostModel::default();

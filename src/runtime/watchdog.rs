@@ -1163,7 +1163,10 @@ mod tests {
              (slow, stopped or dead: rank 2 on host vm; the root, rank 0 on host vm, waited); \
              ending the job (MPI_Abort)"
         );
-        assert_eq!(abort_message(&root), format!("nuce: {root}; ending the job (MPI_Abort)"));
+        assert_eq!(
+            abort_message(&root),
+            format!("nuce: {root}; ending the job (MPI_Abort)")
+        );
         let guard = inside_mpi(
             1,
             "nuce_balancer_create (MPI_Comm_dup of the communicator)".into(),

@@ -113,7 +113,7 @@ impl PhaseTimer {
         let secs = elapsed.as_secs_f64();
         if secs <= 0.0 {
             return Err(Error::invalid_input(
-                "phase time must be > 0 (timer resolution?)".into(),
+                "phase time must be > 0 (timer resolution?)",
             ));
         }
         let x = work_units / secs;

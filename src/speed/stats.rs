@@ -117,7 +117,10 @@ mod tests {
 
     #[test]
     fn rejects_empty_and_nan() {
-        assert!(matches!(Summary::of(&[]), Err(Error::Plan(crate::plan::Error::Empty(_)))));
+        assert!(matches!(
+            Summary::of(&[]),
+            Err(Error::Plan(crate::plan::Error::Empty(_)))
+        ));
         assert!(Summary::of(&[1.0, f64::NAN]).is_err());
         assert!(Summary::of(&[f64::INFINITY]).is_err());
     }

@@ -58,15 +58,14 @@ pub extern "C" fn nuce_amr_allocate(
             NUCE_SCALE_UNIFORM => Scaling::Uniform,
             s => return Err(Error::invalid_input(format!("unknown scaling {s}"))),
         };
-        let alloc = match packer {
-            NUCE_PACK_TIGHT => {
-                SubmeshAllocator::new(TightPacking::default(), scaling).allocate(&list, mesh)
-            }
-            NUCE_PACK_LEVEL => {
-                SubmeshAllocator::new(LevelPacking::default(), scaling).allocate(&list, mesh)
-            }
-            k => Err(Error::invalid_input(format!("unknown packer {k}"))),
-        }?;
+        let alloc =
+            match packer {
+                NUCE_PACK_TIGHT => Ok(SubmeshAllocator::new(TightPacking::default(), scaling)
+                    .allocate(&list, mesh)?),
+                NUCE_PACK_LEVEL => Ok(SubmeshAllocator::new(LevelPacking::default(), scaling)
+                    .allocate(&list, mesh)?),
+                k => Err(Error::invalid_input(format!("unknown packer {k}"))),
+            }?;
         // SAFETY: non-null, 4m writable int64_t (contract).
         let out = unsafe { std::slice::from_raw_parts_mut(submeshes, len) };
         for (o, r) in out.chunks_exact_mut(4).zip(&alloc.submeshes) {

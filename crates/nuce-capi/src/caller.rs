@@ -205,10 +205,12 @@ pub(crate) fn triple<T: Debug + Copy>(v: [T; 3]) -> String {
 /// (or cycle time) counts from 1, as `speeds(i)` does.
 pub(crate) fn in_callers_terms(e: Error) -> Error {
     match e {
-        Error::Plan(nuce::plan::Error::InvalidSpeed { index, value }) if fortran() => Error::Plan(nuce::plan::Error::InvalidSpeed {
-            index: index + 1,
-            value,
-        }),
+        Error::Plan(nuce::plan::Error::InvalidSpeed { index, value }) if fortran() => {
+            Error::Plan(nuce::plan::Error::InvalidSpeed {
+                index: index + 1,
+                value,
+            })
+        }
         Error::Remote { rank, source } => Error::Remote {
             rank,
             source: Box::new(in_callers_terms(*source)),

@@ -396,7 +396,7 @@ unsafe fn read_piece<'a>(
     let arcs = offsets[nlocal];
     if offsets[0] != 0 || offsets.windows(2).any(|w| w[0] > w[1]) {
         return Err(Error::invalid_input(
-            "xadj must start at 0 and not decrease".into(),
+            "xadj must start at 0 and not decrease",
         ));
     }
     let adj = unsafe { indices(adjncy, arcs, "adjncy") }?;
@@ -724,7 +724,7 @@ pub extern "C" fn nuce_graph_migrate(
                     })
                 })
                 .collect::<Result<Vec<usize>>>()?;
-            Partition::new(p, parts)
+            Ok(Partition::new(p, parts)?)
         });
         let local = app.and_then(|app| Ok((app, part?)));
         let (app, part) = checked(local, |r| g.g.entry("nuce_graph_migrate", r))?;

@@ -101,7 +101,7 @@ pub(crate) unsafe fn read_csr(g: *const nuce_csr) -> Result<Graph> {
     let xadj = indices(unsafe { req_slice(g.xadj, len, "xadj") }?, "xadj")?;
     if xadj.first() != Some(&0) || xadj.windows(2).any(|w| w[0] > w[1]) {
         return Err(Error::invalid_input(
-            "xadj must start with 0 and be non-decreasing".into(),
+            "xadj must start with 0 and be non-decreasing",
         ));
     }
     let m = xadj[n];
@@ -118,7 +118,7 @@ pub(crate) unsafe fn read_csr(g: *const nuce_csr) -> Result<Graph> {
             let d = d as usize;
             // SAFETY: `coords` is NULL or dim × n readable doubles (contract).
             let c = unsafe { req_slice(g.coords, d * n, "coords") }?;
-            graph.with_coords(d, c.to_vec())
+            Ok(graph.with_coords(d, c.to_vec())?)
         }
         d => Err(Error::invalid_input(format!("dim = {d}: 0, 1, 2 or 3"))),
     }

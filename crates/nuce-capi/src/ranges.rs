@@ -125,7 +125,10 @@ pub extern "C" fn nuce_ownership_ranges(
             let v = ranges[a];
             if v.len() > args.room[a] {
                 // Not reachable: nuce's grid has at most `ranks` per axis.
-                return Err(Error::Plan(nuce::plan::Error::Solver(format!("axis {a}: {} ranges", v.len()))));
+                return Err(Error::Plan(nuce::plan::Error::Solver(format!(
+                    "axis {a}: {} ranges",
+                    v.len()
+                ))));
             }
             let v: Vec<i64> = v.iter().map(|&x| x as i64).collect();
             // SAFETY: non-null (checked), room for `room[a]` ≥ len entries (contract).

@@ -42,7 +42,7 @@ unsafe fn platform(pf: *const nuce_task_platform) -> Result<TaskPlatform> {
     }
     // SAFETY: non-null, `workers` readable doubles (contract).
     let t = unsafe { std::slice::from_raw_parts(pf.cycle_times, pf.workers) };
-    TaskPlatform::new(t.to_vec(), pf.tcom, pf.tcom_return)
+    Ok(TaskPlatform::new(t.to_vec(), pf.tcom, pf.tcom_return)?)
 }
 
 /// Writes a schedule into the caller's buffers of `p` elements each.

@@ -81,7 +81,7 @@ fn bounded(
 }
 
 fn parse_kernel(s: &str) -> Result<Kernel, String> {
-    s.parse().map_err(|e: nuce_plan::Error| e.to_string())
+    s.parse().map_err(|e: nuce::Error| e.to_string())
 }
 
 /// The MPI rank given by the launcher's environment, or 0.

@@ -248,7 +248,7 @@ impl Balancer {
         let _w = waiting();
         self.arrive(&format!("Balancer::set_algorithm({name})"))?;
         let d = registry::decomposer_with_latency(name, latency_cells);
-        let d = agree(&self.comm, ROOT, d)?;
+        let d = agree(&self.comm, ROOT, d.map_err(Error::from))?;
         self.set_decomposer(d);
         Ok(())
     }

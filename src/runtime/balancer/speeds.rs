@@ -133,8 +133,7 @@ pub fn merge_estimates(
     }
     let prev = previous.ok_or_else(|| {
         Error::invalid_input(
-            "some ranks have neither a phase timing nor a measured speed: call measure() first"
-                .into(),
+            "some ranks have neither a phase timing nor a measured speed: call measure() first",
         )
     })?;
     if prev.len() != phase.len() {
@@ -278,7 +277,9 @@ impl Balancer {
     pub fn measure_sizes(&mut self, sizes: &[usize]) -> Result<Vec<SweepPoint>> {
         let _w = waiting();
         let _span = info_span!("measure_sizes", sizes = sizes.len()).entered();
-        let refused = crate::plan::fpm::check_sweep_sizes(sizes).err();
+        let refused = crate::plan::fpm::check_sweep_sizes(sizes)
+            .err()
+            .map(Error::from);
         let list = if refused.is_none() {
             format!("{sizes:?}")
         } else {
@@ -581,13 +582,13 @@ impl Balancer {
             .sweep_fns
             .as_ref()
             .map(|f| f.iter().cloned().map(Some).collect());
-        PlanningModel::new(
+        Ok(PlanningModel::new(
             &exact,
             sweep.as_deref(),
             cells,
             self.mem_caps.as_deref(),
             self.functional && sweep.is_some(),
-        )
+        )?)
     }
 }
 
