@@ -544,8 +544,8 @@ fn stalled_verdict<C: Communicator>(
         size: comm.size(),
         waiter: root,
         note: format!(
-            "no ghost message from them: slow, stopped or dead: {}; every rank then stopped \
-             waiting in a ghost exchange of this call, none made another call",
+            "slow: no ghost message in time from {}; every rank then stopped waiting in a \
+             ghost exchange of this call, none made another call",
             named.join(", ")
         ),
     })
