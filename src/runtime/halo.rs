@@ -613,6 +613,7 @@ fn escalate<C: Communicator>(
         Stuck::Deadline { channel, waited } => {
             stalled = Some(Stalled {
                 call: what.clone(),
+                object: cp.id(),
                 seq: call.seq,
                 waiting_for: waiting_for.to_vec(),
                 waited,

@@ -172,13 +172,17 @@ struct Arrival {
 
 /// A rank that stopped waiting for its neighbours' ghost messages and
 /// comes to a checkpoint from its exchange (`runtime::halo`): when every
-/// rank of the checkpoint comes stalled from an exchange of the same call,
-/// and none refuses, the verdict is an [`Error::Timeout`] naming the ranks
+/// rank of the checkpoint comes stalled from an exchange of the same call
+/// and object, and none refuses, the verdict is an [`Error::Timeout`] naming the ranks
 /// waited for ([`stalled_verdict`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Stalled {
     /// The exchange's call (object, shape, ghost width, ...), without its number.
     pub(crate) call: String,
+    /// The exchanging object's [`Checkpoints::id`] (the same on every rank
+    /// when the ranks create their objects in the same order; two objects
+    /// of the same shape differ there).
+    pub(crate) object: u64,
     /// The exchange's number on its object.
     pub(crate) seq: u64,
     /// The neighbours whose messages did not come.
@@ -505,7 +509,8 @@ fn root_side<C: Communicator>(
 }
 
 /// The verdict of a checkpoint where every rank of `comm` came stalled
-/// (`stalls`) from a ghost exchange of the same call and none refused: an
+/// (`stalls`) from a ghost exchange of the same call and object and none
+/// refused: an
 /// [`Error::Timeout`] naming the ranks that the ranks at the earliest
 /// exchange waited for (the others went on, then waited for ranks already
 /// here), with their hosts; `None` otherwise (the calls are then compared
@@ -519,7 +524,11 @@ fn stalled_verdict<C: Communicator>(
     let mut ranks: Vec<i32> = stalls.iter().map(|(r, _)| *r).collect();
     ranks.sort_unstable();
     ranks.dedup();
-    if ranks.len() != comm.size() as usize || stalls.iter().any(|(_, s)| s.call != first.call) {
+    if ranks.len() != comm.size() as usize
+        || stalls
+            .iter()
+            .any(|(_, s)| (&s.call, s.object) != (&first.call, first.object))
+    {
         return None;
     }
     let earliest = stalls.iter().map(|(_, s)| s.seq).min()?;
@@ -856,6 +865,12 @@ impl Checkpoints {
     pub(crate) fn adopt(&mut self, parent: &Checkpoints) {
         self.timeout = parent.timeout;
         self.parent = Some(parent.id);
+    }
+
+    /// This object's number among the [`Checkpoints`] this process created
+    /// (in creation order).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// The channel a stuck exchange escalates to when none is under way
