@@ -74,7 +74,7 @@ fn submesh_plan(
         }
         r0 += nr;
     }
-    ArrayPlan::new("submesh", h, w, parts)
+    Ok(ArrayPlan::new("submesh", h, w, parts)?)
 }
 
 /// One Jacobi sweep of the 5-point average on the local block (ghosts filled).

@@ -23,13 +23,13 @@ fn platform(rng: &mut ChaCha8Rng, p: usize, tcom: f64, tret: f64) -> TaskPlatfor
     TaskPlatform::new(t, tcom, tret).expect("valid platform")
 }
 
-fn main() -> nuce::Result<()> {
+fn main() -> nuce::plan::Result<()> {
     // MinTime with return messages at p = 1000 takes tens of seconds: more
     // than the planners' default work limit, which is lifted here.
     with_work_limit(u64::MAX, run)
 }
 
-fn run() -> nuce::Result<()> {
+fn run() -> nuce::plan::Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(2001);
     println!("## MaxTasks1(T), p = 1000 (cycle times uniform in [1, 10), t_com = 0.05)\n");
     println!("| T | solver | tasks | time (ms) |\n|---|---|---|---|");

@@ -206,7 +206,7 @@ fn checks(
 }
 
 fn parse_slowdown(s: &str, p: usize) -> Result<(usize, f64)> {
-    let bad = || Error::InvalidInput(format!("--slowdown {s}: expected r:f with r < {p}, f > 0"));
+    let bad = || Error::invalid_input(format!("--slowdown {s}: expected r:f with r < {p}, f > 0"));
     let (r, f) = s.split_once(':').ok_or_else(bad)?;
     let r: usize = r.parse().map_err(|_| bad())?;
     let f: f64 = f.parse().map_err(|_| bad())?;
@@ -221,7 +221,7 @@ fn new_owners(g: &DistGraph<f64>, algo: &str, targets: &[f64]) -> Result<Vec<usi
         "rcb" => g.partition_rcb(targets),
         "sfc" => g.partition_sfc(targets),
         "prefix" => g.prefix_cut(targets),
-        _ => Err(Error::InvalidInput(format!("unknown partitioner {algo}"))),
+        _ => Err(Error::invalid_input(format!("unknown partitioner {algo}"))),
     }
 }
 
@@ -233,7 +233,7 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
     let speeds = match &o.speeds {
         Some(s) if s.len() == p => s.clone(),
         Some(s) => {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "{} speeds for {p} ranks",
                 s.len()
             )))
@@ -372,6 +372,6 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::InvalidInput("a check failed".into()))
+        Err(Error::invalid_input("a check failed"))
     }
 }

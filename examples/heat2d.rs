@@ -150,7 +150,7 @@ fn parse_speeds(s: &str) -> nuce::Result<Option<Vec<f64>>> {
         .map(|v| {
             v.trim()
                 .parse::<f64>()
-                .map_err(|e| nuce::Error::InvalidInput(format!("--static-speeds {v:?}: {e}")))
+                .map_err(|e| nuce::Error::invalid_input(format!("--static-speeds {v:?}: {e}")))
         })
         .collect::<nuce::Result<Vec<f64>>>()
         .map(Some)
@@ -315,7 +315,7 @@ fn main() {
                 parse_limits(&args.mem_limit, &args.speed_model, rank)?,
             ))
         })
-        .map_err(nuce::Error::InvalidInput);
+        .map_err(nuce::Error::invalid_input);
     // A bad argument on any rank is the same error on every rank.
     let result =
         agree(&world, 0, parsed).and_then(|(slow, die, hang, kill, stop, hosts, limits)| {
@@ -617,7 +617,8 @@ fn run(
         if args.json {
             println!(
                 "{}",
-                serde_json::to_string(&summary).map_err(|e| nuce::Error::Io(e.to_string()))?
+                serde_json::to_string(&summary)
+                    .map_err(|e| nuce::Error::Plan(nuce::plan::Error::Io(e.to_string())))?
             );
         } else {
             if let (Some(d), Some(r)) = (max_abs, rel) {
@@ -631,8 +632,8 @@ fn run(
             );
         }
         if rel.is_some_and(|r| r > 1e-12) {
-            return Err(nuce::Error::InvalidInput(
-                "result differs from the serial solve".into(),
+            return Err(nuce::Error::invalid_input(
+                "result differs from the serial solve",
             ));
         }
     }

@@ -221,8 +221,8 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
             args.run.uniform
         );
         if diff.is_some_and(|d| d > 0) {
-            return Err(nuce::Error::InvalidInput(
-                "result differs from the serial solve".into(),
+            return Err(nuce::Error::invalid_input(
+                "result differs from the serial solve",
             ));
         }
     }

@@ -136,7 +136,7 @@ fn main() {
 fn run(world: &mpi::topology::SimpleCommunicator) -> nuce::Result<()> {
     let (rank, size) = (world.rank(), world.size());
     // A bad option on any rank is the same error on every rank.
-    let o = agree(world, 0, parse().map_err(nuce::Error::InvalidInput))?;
+    let o = agree(world, 0, parse().map_err(nuce::Error::invalid_input))?;
     if size < 2 {
         eprintln!("master_worker: run with at least 2 ranks");
         return Ok(());

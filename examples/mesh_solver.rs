@@ -113,41 +113,38 @@ fn opts() -> Result<Opts> {
         let mut val = || {
             it.next()
                 .cloned()
-                .ok_or_else(|| Error::InvalidInput(format!("{a} needs a value")))
+                .ok_or_else(|| Error::invalid_input(format!("{a} needs a value")))
         };
         match a.as_str() {
             "--mesh" => o.mesh = Some(val()?),
             "--size" => {
                 o.size = val()?
                     .parse()
-                    .map_err(|_| Error::InvalidInput("bad --size".into()))?
+                    .map_err(|_| Error::invalid_input("bad --size"))?
             }
             "--iters" => {
                 o.iters = val()?
                     .parse()
-                    .map_err(|_| Error::InvalidInput("bad --iters".into()))?
+                    .map_err(|_| Error::invalid_input("bad --iters"))?
             }
             "--phases" => {
                 o.phases = val()?
                     .parse()
-                    .map_err(|_| Error::InvalidInput("bad --phases".into()))?
+                    .map_err(|_| Error::invalid_input("bad --phases"))?
             }
             "--slow" => {
                 o.slow = Some(
                     val()?
                         .split(',')
-                        .map(|t| {
-                            t.parse()
-                                .map_err(|_| Error::InvalidInput("bad --slow".into()))
-                        })
+                        .map(|t| t.parse().map_err(|_| Error::invalid_input("bad --slow")))
                         .collect::<Result<_>>()?,
                 )
             }
-            other => return Err(Error::InvalidInput(format!("unknown option {other}"))),
+            other => return Err(Error::invalid_input(format!("unknown option {other}"))),
         }
     }
     if !(o.size >= MIN_SIZE && o.size.is_finite()) || o.phases == 0 || o.iters < o.phases {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "--size must be at least {MIN_SIZE} (about {} vertices), --phases >= 1 and --iters >= --phases",
             annulus_vertices(MIN_SIZE)
         )));
@@ -190,7 +187,8 @@ fn main() {
 fn read_graph(o: &Opts) -> Result<Graph> {
     let (text, name) = match &o.mesh {
         Some(f) => (
-            std::fs::read_to_string(f).map_err(|e| Error::Io(format!("{f}: {e}")))?,
+            std::fs::read_to_string(f)
+                .map_err(|e| Error::Plan(nuce::plan::Error::Io(format!("{f}: {e}"))))?,
             f.clone(),
         ),
         None => (annulus_msh(o.size), "annulus.msh".to_string()),
@@ -285,8 +283,8 @@ fn run<C: Communicator>(world: &C) -> Result<()> {
         );
         println!("RESULT bit_exact {exact}");
         if !exact {
-            return Err(Error::InvalidPlan(
-                "distributed result differs from the serial run".into(),
+            return Err(Error::invalid_plan(
+                "distributed result differs from the serial run",
             ));
         }
     }

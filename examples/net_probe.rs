@@ -25,16 +25,16 @@ fn parse_args() -> nuce::Result<ProbeConfig> {
     while let Some(flag) = it.next() {
         let value = it
             .next()
-            .ok_or_else(|| nuce::Error::InvalidInput(format!("{flag} needs a value")))?;
+            .ok_or_else(|| nuce::Error::invalid_input(format!("{flag} needs a value")))?;
         let n: usize = value
             .parse()
-            .map_err(|_| nuce::Error::InvalidInput(format!("{flag}: not a count: {value}")))?;
+            .map_err(|_| nuce::Error::invalid_input(format!("{flag}: not a count: {value}")))?;
         match flag.as_str() {
             "--small" => cfg.small_bytes = n,
             "--large" => cfg.large_bytes = n,
             "--repeats" => cfg.repeats = n,
             "--warmup" => cfg.warmup = n,
-            _ => return Err(nuce::Error::InvalidInput(format!("unknown flag {flag}"))),
+            _ => return Err(nuce::Error::invalid_input(format!("unknown flag {flag}"))),
         }
     }
     Ok(cfg)

@@ -90,7 +90,7 @@ fn root_compute(p: usize, rng: &mut ChaCha8Rng) -> nuce::Result<f64> {
 /// τ fitted by least squares on measured balance points `P:SECONDS,…`;
 /// prints each point's measured time, root compute and model residual.
 fn fit_latency(spec: &str, rng: &mut ChaCha8Rng) -> nuce::Result<f64> {
-    let bad = |m: String| nuce::Error::InvalidInput(format!("--fit: {m}"));
+    let bad = |m: String| nuce::Error::invalid_input(format!("--fit: {m}"));
     let mut points = Vec::new();
     for item in spec.split(',') {
         let (p, t) = item

@@ -44,7 +44,7 @@
 //! | between phases | [`Balancer::maybe_remap`] / [`Balancer::maybe_remap_ahead`] on any of the data above → [`RemapReport`] |
 //! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |
 //! | the application's own collectives | [`Balancer::check_call`] (every rank makes the same call), [`runtime::comm::agree`] (the same error on every rank), [`waiting`] (keep a wait out of the compute time) |
-//! | errors | [`Error`]: `Disagreement` (ranks made different calls), `Mpi`, `InvalidInput`, …; a rank that never arrives ends the job after `NUCE_TIMEOUT_S` seconds, naming it |
+//! | errors | [`Error`]: `Plan` (the input is wrong: [`plan::Error`], e.g. `InvalidInput`), `Disagreement` (ranks made different calls), `Mpi`, `Remote` (another rank's error), `Timeout` (a ghost exchange that ran out of time on every rank); a rank that never arrives at a collective call ends the job after `NUCE_TIMEOUT_S` seconds, naming it |
 //!
 //! The pure planners ([`plan`]) run without MPI. What the docs of
 //! [`runtime`] hide (`#[doc(hidden)]`) is for nuce's own crates, with no
@@ -53,7 +53,7 @@
 #![warn(missing_docs)]
 
 pub use nuce_plan as plan;
-pub use nuce_plan::error;
+pub mod error;
 pub mod runtime;
 pub mod speed;
 

@@ -51,37 +51,67 @@ fn exchanges_send_nothing_to_the_root() {
     assert_eq!(root_arrivals(&run), 2 * 40 * 3, "{}", run.stdout);
 }
 
+/// Runs `exchange-faults CASE` on `np` ranks with a 4 s timeout and returns
+/// the one error every rank reports (from its third word on), after
+/// checking that each rank reports one, that they agree, and that the job
+/// ended in time.
+fn the_same_error(np: usize, case: &str) -> (common::Run, String) {
+    let timeout_s = 4;
+    let run = run_env(
+        np,
+        &["NUCE_TIMEOUT_S=4"],
+        &["exchange-faults", case],
+        Duration::from_secs(90),
+    );
+    assert!(!run.timed_out, "np {np} {case}: hung\n{}", run.stdout);
+    let errs: BTreeSet<String> = run
+        .lines_with("ERR ")
+        .into_iter()
+        .map(|l| l.splitn(4, ' ').nth(3).unwrap_or_default().to_string())
+        .collect();
+    let count = run.lines_with("ERR ").len();
+    assert_eq!(
+        count, np,
+        "np {np} {case}: every rank reports an error\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(errs.len(), 1, "np {np} {case}: one error: {errs:?}");
+    assert!(
+        run.elapsed < Duration::from_secs(2 * timeout_s + 20),
+        "np {np} {case}: {:?}",
+        run.elapsed
+    );
+    let e = errs.into_iter().next().unwrap_or_default();
+    (run, e)
+}
+
 #[test]
 fn ranks_that_depart_between_balance_points_get_the_same_error() {
-    let timeout_s = 4;
     for np in [2, 3, 4] {
         for case in ["skip", "extra", "other", "gskip"] {
-            let run = run_env(
-                np,
-                &["NUCE_TIMEOUT_S=4"],
-                &["exchange-faults", case],
-                Duration::from_secs(90),
-            );
-            assert!(!run.timed_out, "np {np} {case}: hung\n{}", run.stdout);
-            let errs: BTreeSet<String> = run
-                .lines_with("ERR ")
-                .into_iter()
-                .map(|l| l.splitn(4, ' ').nth(3).unwrap_or_default().to_string())
-                .collect();
-            let count = run.lines_with("ERR ").len();
-            assert_eq!(
-                count, np,
-                "np {np} {case}: every rank reports an error\n{}\n{}",
-                run.stdout, run.stderr
-            );
-            assert_eq!(errs.len(), 1, "np {np} {case}: one error: {errs:?}");
-            let e = errs.iter().next().unwrap();
+            let (_, e) = the_same_error(np, case);
             assert!(e.contains("disagree"), "np {np} {case}: {e}");
-            assert!(
-                run.elapsed < Duration::from_secs(2 * timeout_s + 20),
-                "np {np} {case}: {:?}",
-                run.elapsed
-            );
+        }
+    }
+}
+
+/// A rank that computes for 0.65 of the timeout between two exchanges: its
+/// neighbours stop waiting for it, every rank comes stalled from an
+/// exchange of the same array, and every rank returns the same
+/// `Error::Timeout` naming the slow rank (not a disagreement, not the end
+/// of the job).
+#[test]
+fn a_slow_neighbour_is_the_same_timeout_on_every_rank() {
+    for np in [2, 3] {
+        let (run, e) = the_same_error(np, "slow");
+        let last = np - 1;
+        let named = format!("rank(s) [{last}] of {np} did not reach DistArray2::exchange_ghosts");
+        assert!(e.starts_with(&named), "np {np}: {e}\n{}", run.stderr);
+        assert!(e.contains("(exchange #1)"), "np {np}: {e}");
+        let kinds = run.lines_with("TIMEOUT ");
+        assert_eq!(kinds.len(), np, "np {np}: {kinds:?}\n{}", run.stdout);
+        for k in &kinds {
+            assert!(k.ends_with(&format!(" [{last}]")), "np {np}: {k}");
         }
     }
 }

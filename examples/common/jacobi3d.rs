@@ -19,7 +19,7 @@ pub fn launch(
     let universe = mpi::initialize().expect("MPI init");
     let world = universe.world();
     let rank = world.rank();
-    let parsed = parse_slowdown(slowdown).map_err(nuce::Error::InvalidInput);
+    let parsed = parse_slowdown(slowdown).map_err(nuce::Error::invalid_input);
     let result = agree(&world, 0, parsed).and_then(|slow| run(&world, &slow));
     if let Err(e) = result {
         eprintln!("{name}: rank {rank}: error: {e}");

@@ -234,7 +234,7 @@ fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
 
 pub(crate) fn count(n: usize) -> Result<Count> {
     Count::try_from(n)
-        .map_err(|_| Error::InvalidInput(format!("{n} elements exceed MPI's count range")))
+        .map_err(|_| Error::invalid_input(format!("{n} elements exceed MPI's count range")))
 }
 
 impl<T: Element> Blocks<T> for Tiled<T> {
@@ -250,13 +250,13 @@ impl<T: Element> Blocks<T> for Tiled<T> {
 impl<T: Element> Tiled<T> {
     fn check_plan<C: Communicator>(comm: &C, plan: &ArrayPlan) -> Result<()> {
         if plan.len() != comm.size() as usize {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "plan has {} parts for {} ranks",
                 plan.len(),
                 comm.size()
             )));
         }
-        plan.validate()
+        Ok(plan.validate()?)
     }
 
     /// An array of default values laid out by `plan` (collective only in its checks).
@@ -342,16 +342,18 @@ impl<T: Element> Tiled<T> {
         let start = Instant::now();
         let shape_ok = if comm.rank() == root {
             match global {
-                None => Err(Error::InvalidInput(
-                    "scatter_from_root: the root has no array".into(),
+                None => Err(Error::invalid_input(
+                    "scatter_from_root: the root has no array",
                 )),
-                Some(a) if a.dim() != (plan.rows, plan.cols) => Err(Error::ShapeMismatch(format!(
-                    "global array is {}x{}, the plan is for {}x{}",
-                    a.nrows(),
-                    a.ncols(),
-                    plan.rows,
-                    plan.cols
-                ))),
+                Some(a) if a.dim() != (plan.rows, plan.cols) => {
+                    Err(Error::shape_mismatch(format!(
+                        "global array is {}x{}, the plan is for {}x{}",
+                        a.nrows(),
+                        a.ncols(),
+                        plan.rows,
+                        plan.cols
+                    )))
+                }
                 Some(_) => Ok(()),
             }
         } else {
@@ -383,7 +385,7 @@ impl<T: Element> Tiled<T> {
             let rootp = comm.process_at_rank(root);
             let mut recv = vec![T::default(); me.area()];
             if comm.rank() == root {
-                let g = global.ok_or_else(|| Error::InvalidInput("no global array".into()))?;
+                let g = global.ok_or_else(|| Error::invalid_input("no global array"))?;
                 let mut send = Vec::with_capacity(g.len());
                 let mut counts = Vec::with_capacity(arr.plan.len());
                 for p in &arr.plan.parts {
@@ -521,7 +523,7 @@ impl<T: Element> Tiled<T> {
     /// default-initialised: call [`DistArray2::halo_exchange`] afterwards.
     pub fn remap<C: Communicator>(&mut self, comm: &C, new_plan: &ArrayPlan) -> Result<MoveStats> {
         let shape = if (new_plan.rows, new_plan.cols) != (self.plan.rows, self.plan.cols) {
-            Err(Error::ShapeMismatch(format!(
+            Err(Error::shape_mismatch(format!(
                 "new plan is for {}x{}, the array is {}x{}",
                 new_plan.rows, new_plan.cols, self.plan.rows, self.plan.cols
             )))
@@ -1043,7 +1045,7 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
         match *b {
             Some((r0, c0, rows, cols)) if rows > 0 && cols > 0 => {
                 if r0 + rows > a.nrows() || c0 + cols > a.ncols() || !direct_capable(a) {
-                    return Err(Error::InvalidPlan(format!(
+                    return Err(Error::invalid_plan(format!(
                         "block {b:?} outside a {}x{} array",
                         a.nrows(),
                         a.ncols()
@@ -1062,7 +1064,7 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
     let size = comm.size() as usize;
     let local = (|| {
         if sends.len() != size || recvs.len() != size {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "block lists for {size} ranks expected"
             )));
         }
@@ -1123,7 +1125,7 @@ fn alltoallw_blocks<C: Communicator, T: Element>(
     // With MPI's default error handler a failure aborts before returning;
     // under MPI_ERRORS_RETURN it is reported here, on every rank that saw it.
     if code != mpi::ffi::MPI_SUCCESS as i32 {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "MPI_Alltoallw failed with MPI error code {code}"
         )));
     }

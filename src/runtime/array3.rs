@@ -213,15 +213,15 @@ impl<T: Element> Block3<T> {
 /// a plan with one part per rank tiling its grid.
 fn check_args<T>(plan: &GridPlan3, ranks: usize, ghost: usize, ncomp: usize) -> Result<()> {
     if !(1..=MAX_GHOST3).contains(&ghost) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "ghost width {ghost}: 1 to {MAX_GHOST3} supported"
         )));
     }
     if ncomp == 0 {
-        return Err(Error::InvalidInput("0 components per cell".into()));
+        return Err(Error::invalid_input("0 components per cell"));
     }
     if plan.len() != ranks {
-        return Err(Error::ShapeMismatch(format!(
+        return Err(Error::shape_mismatch(format!(
             "plan has {} parts for {ranks} ranks",
             plan.len()
         )));
@@ -229,13 +229,13 @@ fn check_args<T>(plan: &GridPlan3, ranks: usize, ghost: usize, ncomp: usize) -> 
     plan.validate()?;
     let (nx, ny, nz) = plan.shape;
     if ghost > nx.min(ny).min(nz) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "ghost width {ghost} is wider than the {nx}x{ny}x{nz} grid"
         )));
     }
     let elements = plan.cells().checked_mul(ncomp);
     if elements.is_none_or(|n| n.checked_mul(size_of::<T>()).is_none()) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "{nx}x{ny}x{nz} cells of {ncomp} components overflow"
         )));
     }
@@ -352,10 +352,10 @@ impl<T: Element> DistArray3<T> {
         let want = plan.cells().saturating_mul(ncomp);
         let ok = match global {
             _ if !at_root => Ok(()),
-            None => Err(Error::InvalidInput(
-                "DistArray3::scatter: the root has no array".into(),
+            None => Err(Error::invalid_input(
+                "DistArray3::scatter: the root has no array",
             )),
-            Some(g) if g.len() != want => Err(Error::ShapeMismatch(format!(
+            Some(g) if g.len() != want => Err(Error::shape_mismatch(format!(
                 "global array has {} values, the {}x{}x{} grid of {ncomp} components needs {want}",
                 g.len(),
                 plan.shape.0,
@@ -572,7 +572,7 @@ impl<T: Element> DistArray3<T> {
     fn remap_layouts(&self, new_plan: &GridPlan3) -> Result<(Layout, Layout)> {
         let (g, ncomp, rank) = (self.block.ghost, self.block.ncomp, self.block.rank);
         if new_plan.shape != self.block.plan.shape {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "new plan is for {}, the grid is {}",
                 describe_plan(new_plan),
                 describe_plan(&self.block.plan)
@@ -701,7 +701,7 @@ impl<T: Element> DistArray3<T> {
         let me = self.block.me();
         let want = me.volume() * self.block.ncomp;
         if values.len() != want {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} values for a box of {want}",
                 values.len()
             )));

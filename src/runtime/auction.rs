@@ -43,11 +43,11 @@ pub fn collective_assignment<C: Communicator>(
     let me = comm.rank() as usize;
     let person = row.map(|_| has[..me].iter().filter(|&&h| h).count());
     let check = match row {
-        Some(r) if r.len() != n => Err(Error::ShapeMismatch(format!(
+        Some(r) if r.len() != n => Err(Error::shape_mismatch(format!(
             "rank {me}: row of {} weights for {n} persons",
             r.len()
         ))),
-        _ if n == 0 => Err(Error::Empty("no rank has a row of weights".into())),
+        _ if n == 0 => Err(Error::empty("no rank has a row of weights")),
         _ => Ok(()),
     };
     agree(comm, 0, check)?;
@@ -127,18 +127,22 @@ pub fn collective_max_tasks1<C: Communicator>(
             if w.tcom.is_finite() && w.tcom >= 0.0 {
                 Ok(())
             } else {
-                Err(Error::InvalidInput(format!("bad tcom {}", w.tcom)))
+                Err(Error::invalid_input(format!("bad tcom {}", w.tcom)))
             }
         }
-        (false, Some(w)) => Err(Error::InvalidSpeed {
+        (false, Some(w)) => Err(Error::Plan(crate::plan::Error::InvalidSpeed {
             index: comm.rank() as usize,
             value: w.cycle_time,
-        }),
-        _ => Err(Error::InvalidInput(
-            "the master passes None, every worker Some".into(),
+        })),
+        _ => Err(Error::invalid_input(
+            "the master passes None, every worker Some",
         )),
     };
-    agree(comm, master, local.and_then(|_| check_deadline(deadline)))?;
+    agree(
+        comm,
+        master,
+        local.and_then(|_| Ok(check_deadline(deadline)?)),
+    )?;
     let mut tcom = 0.0;
     let my_tcom = me.map_or(0.0, |w| w.tcom);
     comm.all_reduce_into(&my_tcom, &mut tcom, SystemOperation::max());

@@ -63,7 +63,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], rank: i32) -> Result<T> {
 
 fn count(n: usize) -> Result<Count> {
     Count::try_from(n).map_err(|_| {
-        Error::InvalidInput(format!("message of {n} elements exceeds MPI's count range"))
+        Error::invalid_input(format!("message of {n} elements exceeds MPI's count range"))
     })
 }
 
@@ -143,9 +143,8 @@ pub fn bcast_value<C: Communicator, T: Serialize + DeserializeOwned>(
     root: i32,
     value: Option<&T>,
 ) -> Result<T> {
-    let at_root: Option<Result<&T>> = (comm.rank() == root).then(|| {
-        value.ok_or_else(|| Error::InvalidInput("bcast_value: the root has no value".into()))
-    });
+    let at_root: Option<Result<&T>> = (comm.rank() == root)
+        .then(|| value.ok_or_else(|| Error::invalid_input("bcast_value: the root has no value")));
     bcast_raw::<C, Result<&T>, Result<T>>(comm, root, at_root.as_ref())?
 }
 
@@ -225,7 +224,7 @@ pub fn displacements(counts: &[Count]) -> Vec<Count> {
 pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
     let size = comm.size() as usize;
     let local = if sends.len() != size {
-        Err(Error::ShapeMismatch(format!(
+        Err(Error::shape_mismatch(format!(
             "{} send buffers for {size} ranks",
             sends.len()
         )))
@@ -267,7 +266,7 @@ pub fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
 ) -> Result<(Vec<T>, Vec<usize>)> {
     let size = comm.size() as usize;
     let local = if counts.len() != size || counts.iter().sum::<usize>() != data.len() {
-        Err(Error::ShapeMismatch(format!(
+        Err(Error::shape_mismatch(format!(
             "{} items in {} counts for {size} ranks",
             data.len(),
             counts.len()

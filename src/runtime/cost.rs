@@ -133,13 +133,13 @@ impl CostField {
     /// every value is finite and `≥ 0`; a clear error otherwise. Local.
     pub(crate) fn checked_sum(&self, current: &Box3) -> Result<f64> {
         if self.block != *current {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "the cost field was set for block {:?}, the block is now {current:?} (a remap changed it): set the cost of the new block",
                 self.block
             )));
         }
         if self.values.len() != current.volume() {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} cell costs for a block of {} cells",
                 self.values.len(),
                 current.volume()
@@ -190,7 +190,7 @@ impl<'a> CostGrid<'a> {
             .iter()
             .map(|b| {
                 Count::try_from(b.volume()).map_err(|_| {
-                    Error::InvalidInput(format!(
+                    Error::invalid_input(format!(
                         "a block of {} cells is beyond MPI's counts for the cost gather",
                         b.volume()
                     ))
@@ -223,6 +223,12 @@ impl<'a> CostGrid<'a> {
                 }
             }
         }
-        agree(comm, root, CellCosts::new(self.shape, &global).map(Some))
+        agree(
+            comm,
+            root,
+            CellCosts::new(self.shape, &global)
+                .map(Some)
+                .map_err(Error::from),
+        )
     }
 }

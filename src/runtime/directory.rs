@@ -44,7 +44,7 @@ pub fn owners_of<C: Communicator>(
     let ok = if sorted(owned) && sorted(queries) {
         Ok(())
     } else {
-        Err(Error::InvalidInput(format!(
+        Err(Error::invalid_input(format!(
             "rank {me}: owned ids or ghost ids not increasing and below {n}"
         )))
     };
@@ -72,7 +72,11 @@ pub fn owners_of<C: Communicator>(
             bad = Some(format!("vertex {} has no owner", lo + k));
         }
     }
-    agree(comm, 0, bad.map_or(Ok(()), |m| Err(Error::InvalidInput(m))))?;
+    agree(
+        comm,
+        0,
+        bad.map_or(Ok(()), |m| Err(Error::invalid_input(m))),
+    )?;
     drop(ids);
     // Query: ids to their homes, owners back in the same order.
     let (asked, asked_by) = alltoallv_flat(comm, queries, &counts_by_home(queries, n, p))?;

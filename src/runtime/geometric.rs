@@ -59,7 +59,7 @@ impl Points<'_> {
         let n = self.len();
         if !(1..=3).contains(&self.dim) || self.coords.len() != self.dim * n || self.ids.len() != n
         {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} coordinates in {}D, {} ids for {n} points",
                 self.coords.len(),
                 self.dim,
@@ -67,11 +67,11 @@ impl Points<'_> {
             )));
         }
         if self.coords.iter().any(|x| !x.is_finite()) {
-            return Err(Error::InvalidInput("non-finite coordinate".into()));
+            return Err(Error::invalid_input("non-finite coordinate"));
         }
         if self.weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-            return Err(Error::InvalidInput(
-                "vertex weights must be finite and >= 0".into(),
+            return Err(Error::invalid_input(
+                "vertex weights must be finite and >= 0",
             ));
         }
         Ok(())
@@ -80,12 +80,12 @@ impl Points<'_> {
 
 fn check_targets(targets: &[f64], p: usize) -> Result<()> {
     if targets.len() != p {
-        return Err(Error::ShapeMismatch(format!(
+        return Err(Error::shape_mismatch(format!(
             "{} target weights for {p} ranks",
             targets.len()
         )));
     }
-    crate::plan::check_speeds(targets)
+    Ok(crate::plan::check_speeds(targets)?)
 }
 
 /// The per-point state of a quantile search.
@@ -486,12 +486,12 @@ pub fn prefix_cut<C: Communicator>(
                 .iter()
                 .all(|&i| i < seen.len() && !std::mem::replace(&mut seen[i], true));
         if !perm {
-            Err(Error::InvalidInput(
-                "prefix_cut: order is not a permutation of the local points".into(),
+            Err(Error::invalid_input(
+                "prefix_cut: order is not a permutation of the local points",
             ))
         } else if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-            Err(Error::InvalidInput(
-                "vertex weights must be finite and >= 0".into(),
+            Err(Error::invalid_input(
+                "vertex weights must be finite and >= 0",
             ))
         } else {
             Ok(())

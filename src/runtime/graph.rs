@@ -319,7 +319,7 @@ impl<T: GraphValue> Pieces<T> {
             || self.coords.len() != dim * nv
             || self.values.len() != nv
         {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{nv} vertices with {} degrees, {} neighbours for {arcs} arcs, {} edge weights, {} vertex weights, {} coordinates in {dim}D, {} values",
                 self.deg.len(),
                 self.adj.len(),
@@ -330,22 +330,20 @@ impl<T: GraphValue> Pieces<T> {
             )));
         }
         if let Some(v) = self.ids.iter().chain(&self.adj).find(|&&v| v >= n) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "vertex id {v} out of range for {n} vertices"
             )));
         }
         if self.vwgt.iter().any(|w| !w.is_finite() || *w < 0.0) {
-            return Err(Error::InvalidInput(
-                "vertex weights must be finite and >= 0".into(),
+            return Err(Error::invalid_input(
+                "vertex weights must be finite and >= 0",
             ));
         }
         if self.ewgt.iter().any(|w| !w.is_finite() || *w <= 0.0) {
-            return Err(Error::InvalidInput(
-                "edge weights must be finite and > 0".into(),
-            ));
+            return Err(Error::invalid_input("edge weights must be finite and > 0"));
         }
         if self.coords.iter().any(|x| !x.is_finite()) {
-            return Err(Error::InvalidInput("non-finite coordinate".into()));
+            return Err(Error::invalid_input("non-finite coordinate"));
         }
         Ok(())
     }
@@ -437,7 +435,7 @@ impl<T: GraphValue> GraphPart<T> {
             .iter()
             .map(|&v| {
                 owned_at.find(v).ok_or_else(|| {
-                    Error::InvalidInput(format!(
+                    Error::invalid_input(format!(
                         "rank {} was asked for vertex {v}, which it does not own",
                         self.rank
                     ))
@@ -535,13 +533,13 @@ impl<T: GraphValue> GraphPart<T> {
     fn migrate<C: Communicator>(&mut self, comm: &C, dest: &[usize]) -> Result<MigrateStats> {
         let t0 = Instant::now();
         let ok = if dest.len() != self.owned.len() {
-            Err(Error::ShapeMismatch(format!(
+            Err(Error::shape_mismatch(format!(
                 "{} destinations for {} owned vertices",
                 dest.len(),
                 self.owned.len()
             )))
         } else if let Some(&q) = dest.iter().find(|&&q| q >= self.size) {
-            Err(Error::InvalidInput(format!(
+            Err(Error::invalid_input(format!(
                 "destination rank {q} out of range for {} ranks",
                 self.size
             )))
@@ -818,11 +816,11 @@ impl<T: GraphValue> DistGraph<T> {
             match (graph, partition, values) {
                 (Some(g), Some(p), Some(v)) => {
                     if let Some(&q) = p.parts.iter().find(|&&q| q >= size) {
-                        Err(Error::InvalidPlan(format!(
+                        Err(Error::invalid_plan(format!(
                             "partition assigns a vertex to part {q} of {size}"
                         )))
                     } else if p.nparts != size || p.len() != g.n() || v.len() != g.n() {
-                        Err(Error::ShapeMismatch(format!(
+                        Err(Error::shape_mismatch(format!(
                             "graph of {} vertices, partition of {} into {} parts, {} values, {size} ranks",
                             g.n(),
                             p.len(),
@@ -833,8 +831,8 @@ impl<T: GraphValue> DistGraph<T> {
                         Ok((g, p, v))
                     }
                 }
-                _ => Err(Error::InvalidInput(
-                    "scatter: the root needs a graph, a partition and values".into(),
+                _ => Err(Error::invalid_input(
+                    "scatter: the root needs a graph, a partition and values",
                 )),
             }
             .map(Some)
@@ -915,7 +913,7 @@ impl<T: GraphValue> DistGraph<T> {
             || xadj.windows(2).any(|w| w[0] > w[1])
             || xadj[nv] != adjncy.len()
         {
-            Err(Error::ShapeMismatch(format!(
+            Err(Error::shape_mismatch(format!(
                 "xadj of {} offsets (ending at {:?}) for {nv} vertices and {} neighbours",
                 xadj.len(),
                 xadj.last(),
@@ -941,7 +939,7 @@ impl<T: GraphValue> DistGraph<T> {
             if dims[0] == dims[1] {
                 Ok(())
             } else {
-                Err(Error::ShapeMismatch(format!(
+                Err(Error::shape_mismatch(format!(
                     "coordinates in {}D on some ranks and {}D on others",
                     dims[1], dims[0]
                 )))
@@ -949,12 +947,11 @@ impl<T: GraphValue> DistGraph<T> {
         )?;
         if dims[0] == 0 {
             // The same on every rank: the dimensions agree.
-            return Err(Error::InvalidInput(
+            return Err(Error::invalid_input(
                 "DistGraph::from_local: no vertex coordinates; a graph built from per-rank pieces \
                  is partitioned and remapped geometrically (GraphStrategy::Geometric) and needs \
                  `dim` coordinates per vertex (dim >= 1); a graph without coordinates must be \
-                 built whole on the root with Balancer::scatter_graph"
-                    .into(),
+                 built whole on the root with Balancer::scatter_graph",
             ));
         }
         let mut n = 0usize;
@@ -1029,7 +1026,7 @@ impl<T: GraphValue> DistGraph<T> {
         )?;
         let size = self.part.size;
         let ok = if new.nparts != size || new.len() != self.part.n_global {
-            Err(Error::ShapeMismatch(format!(
+            Err(Error::shape_mismatch(format!(
                 "new partition of {} vertices into {} parts for {} vertices on {size} ranks",
                 new.len(),
                 new.nparts,
@@ -1117,8 +1114,8 @@ impl<T: GraphValue> DistGraph<T> {
     fn points(&self) -> Result<Points<'_>> {
         let p = &self.part;
         let ok = if p.dim == 0 {
-            Err(Error::InvalidInput(
-                "geometric partitioning needs vertex coordinates".into(),
+            Err(Error::invalid_input(
+                "geometric partitioning needs vertex coordinates",
             ))
         } else {
             Ok(())

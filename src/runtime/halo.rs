@@ -26,7 +26,11 @@
 //!   all, naming each group's call. A rank that never arrives (stopped,
 //!   dead) is named by the root's timeout, with its host. A neighbour that
 //!   computes for more than half the timeout between two exchanges is taken
-//!   for a departure.
+//!   for a departure; when every rank of the checkpoint then comes from a
+//!   ghost exchange of the same call that ran out of time (none made
+//!   another call, saw another exchange's message or refused), every rank
+//!   returns the same [`Error::Timeout`], naming the ranks waited for at the
+//!   earliest exchange and their hosts.
 //! * **balance points count the exchanges.** An object's checked verbs
 //!   (remap, gather) carry its number of exchanges, so a rank that skipped
 //!   one without blocking anybody is caught there.
@@ -55,7 +59,7 @@ use mpi::Tag;
 
 use super::comm::{fnv1a, mpi_check};
 use super::tags::{HALO_COUNT, HALO_FIRST};
-use super::watchdog::{self, Checkpoints};
+use super::watchdog::{self, Bringing, Checkpoints, Stalled};
 use crate::error::{Error, Result};
 
 /// Environment variable selecting the checking level of ghost exchanges:
@@ -356,8 +360,8 @@ enum Stuck {
     /// channel where a checkpoint is under way, if one was seen).
     Mismatch(Mismatch, Option<u64>),
     /// The deadline passed (the timeout, or less once a checkpoint started
-    /// on `channel`).
-    Deadline { channel: Option<u64> },
+    /// on `channel`) after `waited` seconds.
+    Deadline { channel: Option<u64>, waited: f64 },
     /// This rank cannot take part (e.g. its buffer is wrong): why.
     Refused(Error),
 }
@@ -406,7 +410,7 @@ pub fn exchange<C: Communicator, T: Equivalence>(
         .chain(sends)
         .find(|(_, r)| c_int::try_from(r.len()).is_err())
     {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "{} elements exceed MPI's count range",
             r.len()
         )));
@@ -625,7 +629,10 @@ fn wait<C: Communicator>(
                 }
             }
             if deadline.is_some_and(|d| now >= d) {
-                return Ok(Some(Stuck::Deadline { channel }));
+                return Ok(Some(Stuck::Deadline {
+                    channel,
+                    waited: (now - start).as_secs_f64(),
+                }));
             }
         }
         if spins < SPIN {
@@ -652,6 +659,7 @@ fn escalate<C: Communicator>(
         Stuck::Refused(e) => Some(e.clone()),
         _ => None,
     };
+    let mut stalled = None;
     let (seen, channel) = match stuck {
         Stuck::Mismatch(m, channel) => (
             format!(
@@ -662,16 +670,28 @@ fn escalate<C: Communicator>(
             channel,
         ),
         Stuck::Refused(_) => (format!("{what} (exchange #{})", call.seq), None),
-        Stuck::Deadline { channel } => (
-            format!(
-                "{what} (exchange #{}): no ghost message from rank(s) {waiting_for:?} within the timeout",
-                call.seq
-            ),
-            channel,
-        ),
+        Stuck::Deadline { channel, waited } => {
+            stalled = Some(Stalled {
+                call: what.clone(),
+                object: cp.id(),
+                seq: call.seq,
+                waiting_for: waiting_for.to_vec(),
+                waited,
+            });
+            (
+                format!(
+                    "{what} (exchange #{}): no ghost message from rank(s) {waiting_for:?} within the timeout",
+                    call.seq
+                ),
+                channel,
+            )
+        }
     };
-    let verdict =
-        watchdog::join_checkpoint(channel.or(cp.parent()), cp, comm, &seen, refused.as_ref());
+    let bringing = Bringing {
+        refused: refused.as_ref(),
+        stalled: stalled.as_ref(),
+    };
+    let verdict = watchdog::join_checkpoint(channel.or(cp.parent()), cp, comm, &seen, bringing);
     // Every rank that arrives with the same text gets Ok from the root:
     // the exchange failed all the same, with the same text everywhere.
     match verdict {

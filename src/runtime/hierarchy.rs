@@ -44,7 +44,7 @@ impl Hosts {
     /// or a leader is not a rank. O(p log p).
     pub fn from_leaders(leaders: &[i32], names: &[String]) -> Result<Hosts> {
         if leaders.len() != names.len() || leaders.is_empty() {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} leaders for {} names",
                 leaders.len(),
                 names.len()
@@ -57,7 +57,7 @@ impl Hosts {
             let li = usize::try_from(l)
                 .ok()
                 .filter(|&i| i < leaders.len())
-                .ok_or_else(|| Error::InvalidInput(format!("host leader {l} is not a rank")))?;
+                .ok_or_else(|| Error::invalid_input(format!("host leader {l} is not a rank")))?;
             let next = id_of_leader.len();
             let id = *id_of_leader.entry(li).or_insert(next);
             if id == host_names.len() {
@@ -129,7 +129,7 @@ impl TwoLevel {
                 .filter(|_| hosts.host_of.len() == comm.size() as usize)
                 .and_then(|h| i32::try_from(h).ok())
                 .ok_or_else(|| {
-                    Error::ShapeMismatch(format!(
+                    Error::shape_mismatch(format!(
                         "{} host ids for {} ranks",
                         hosts.host_of.len(),
                         comm.size()
@@ -138,7 +138,7 @@ impl TwoLevel {
         )?;
         let node = comm
             .split_by_color_with_key(Color::with_value(host), rank)
-            .ok_or_else(|| Error::InvalidInput("host split failed".into()))?;
+            .ok_or_else(|| Error::invalid_input("host split failed"))?;
         let color = if node.rank() == 0 {
             Color::with_value(0)
         } else {
@@ -176,8 +176,8 @@ impl TwoLevel {
                         .collect::<Result<Vec<T>>>()
                         .map(Some)
                 } else {
-                    Err(Error::InvalidInput(
-                        "two-level gather: the bundles do not hold every rank once".into(),
+                    Err(Error::invalid_input(
+                        "two-level gather: the bundles do not hold every rank once",
                     ))
                 }
             }

@@ -178,7 +178,7 @@ impl Layout {
     pub fn new(plan: GridPlan3, rank: usize, stencil: Stencil) -> Result<Self> {
         check_plan(&plan, stencil)?;
         if rank >= plan.len() {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "rank {rank} of a plan of {} parts",
                 plan.len()
             )));
@@ -253,7 +253,7 @@ impl Layout {
     pub fn padded_len(&self, pad: [usize; 3]) -> Result<usize> {
         let need = self.required_pad();
         if let Some(a) = (0..3).find(|&a| pad[a] < need[a]) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "padding {pad:?} is below the ghost width {} along axis {a}",
                 self.stencil.ghost
             )));
@@ -262,7 +262,7 @@ impl Layout {
         d[0].checked_mul(d[1])
             .and_then(|x| x.checked_mul(d[2]))
             .filter(|&x| x <= isize::MAX as usize)
-            .ok_or_else(|| Error::InvalidInput(format!("a block of {d:?} cells overflows")))
+            .ok_or_else(|| Error::invalid_input(format!("a block of {d:?} cells overflows")))
     }
 
     /// Checks that a block of cells of `elem_size` bytes padded by `pad`
@@ -280,7 +280,7 @@ impl Layout {
     /// count range, a non-NULL buffer for a non-empty box, and the length
     /// when it is known.
     fn check_field(&self, k: usize, f: &RawField, len: Option<usize>) -> Result<()> {
-        let what = |m: String| Error::InvalidInput(format!("field {k}: {m}"));
+        let what = |m: String| Error::invalid_input(format!("field {k}: {m}"));
         if f.elem_size == 0 {
             return Err(what("elem_size is 0".into()));
         }
@@ -302,7 +302,7 @@ impl Layout {
             )));
         }
         if let Some(len) = len.filter(|&l| l != need) {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "field {k} has {len} cells, this rank's box {:?} with padding {:?} needs {need}",
                 self.local_box(),
                 f.pad
@@ -392,12 +392,12 @@ fn check_plan(plan: &GridPlan3, stencil: Stencil) -> Result<()> {
     plan.validate()?;
     let g = stencil.ghost;
     if g > MAX_GHOST {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "ghost width {g}: 0 to {MAX_GHOST} supported"
         )));
     }
     if let Some(a) = (0..3).find(|&a| plan.extent(a) > 1 && g > plan.extent(a)) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "ghost width {g} is wider than the grid's extent {} along axis {a}",
             plan.extent(a)
         )));
@@ -541,7 +541,7 @@ impl Grid {
         let rank = comm.rank() as usize;
         let ranks = comm.size() as usize;
         let layout = if plan.len() != ranks {
-            Err(Error::ShapeMismatch(format!(
+            Err(Error::shape_mismatch(format!(
                 "plan has {} parts for {ranks} ranks",
                 plan.len()
             )))
@@ -663,19 +663,19 @@ impl Grid {
         );
         let local = if plan.shape != self.layout.plan.shape || plan.len() != self.layout.plan.len()
         {
-            Err(Error::ShapeMismatch(format!(
+            Err(Error::shape_mismatch(format!(
                 "the new plan is for {nx}x{ny}x{nz} in {} parts, the grid is {:?} in {} parts",
                 plan.len(),
                 self.layout.plan.shape,
                 self.layout.plan.len()
             )))
         } else if self.pending.is_some() {
-            Err(Error::InvalidInput(
-                "a remap is already pending (Grid::move_fields first)".into(),
+            Err(Error::invalid_input(
+                "a remap is already pending (Grid::move_fields first)",
             ))
         } else if self.in_flight > 0 {
-            Err(Error::InvalidInput(
-                "a ghost exchange of the grid is still in flight: end it first".into(),
+            Err(Error::invalid_input(
+                "a ghost exchange of the grid is still in flight: end it first",
             ))
         } else {
             Layout::new(plan, self.layout.rank, self.layout.stencil)
@@ -806,7 +806,7 @@ impl Grid {
         let _w = waiting();
         let (what, fp) = self.call_of(fields);
         if self.pending.is_some() {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "{what}: a remap is pending; move the fields to their new buffers first (Grid::move_fields)"
             )));
         }
@@ -855,7 +855,7 @@ impl Grid {
         lens: Option<&[usize]>,
     ) -> Result<()> {
         if fields.is_empty() {
-            return Err(Error::InvalidInput("no fields".into()));
+            return Err(Error::invalid_input("no fields"));
         }
         for (k, f) in fields.iter().enumerate() {
             layout.check_field(k, f, lens.map(|l| l[k]))?;
@@ -951,35 +951,35 @@ impl Grid {
         lens: Option<(&[usize], &[usize])>,
     ) -> Result<&Layout> {
         let next = self.pending.as_ref().ok_or_else(|| {
-            Error::InvalidInput("no remap is pending (Grid::move_fields follows a remap)".into())
+            Error::invalid_input("no remap is pending (Grid::move_fields follows a remap)")
         })?;
         if self.in_flight > 0 {
-            return Err(Error::InvalidInput(
-                "a ghost exchange of the grid is still in flight: end it first".into(),
+            return Err(Error::invalid_input(
+                "a ghost exchange of the grid is still in flight: end it first",
             ));
         }
         if old.len() != new.len() {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} old fields and {} new ones",
                 old.len(),
                 new.len()
             )));
         }
         self.check_fields(&self.layout, old, lens.map(|l| l.0))
-            .map_err(|e| Error::InvalidInput(format!("old {e}")))?;
+            .map_err(|e| Error::invalid_input(format!("old {e}")))?;
         self.check_fields(next, new, lens.map(|l| l.1))
-            .map_err(|e| Error::InvalidInput(format!("new {e}")))?;
+            .map_err(|e| Error::invalid_input(format!("new {e}")))?;
         let same_box = self.layout.local_box() == next.local_box();
         for (k, (o, n)) in old.iter().zip(new).enumerate() {
             if o.elem_size != n.elem_size {
-                return Err(Error::ShapeMismatch(format!(
+                return Err(Error::shape_mismatch(format!(
                     "field {k}: {}-byte old cells, {}-byte new ones",
                     o.elem_size, n.elem_size
                 )));
             }
             let empty = self.layout.padded_len(o.pad)? == 0 || next.padded_len(n.pad)? == 0;
             if o.data == n.data && !empty && !(same_box && o.pad == n.pad) {
-                return Err(Error::InvalidInput(format!(
+                return Err(Error::invalid_input(format!(
                     "field {k}: the same buffer is old and new, but this rank's box or padding changes"
                 )));
             }

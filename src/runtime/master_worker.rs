@@ -72,7 +72,7 @@ impl ExecPlan {
     pub fn from_task_schedule(s: &TaskSchedule, size: i32, master: i32) -> Result<Self> {
         let ranks = Self::worker_ranks(size, master);
         if ranks.len() != s.counts.len() {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} workers in the schedule, {} worker ranks",
                 s.counts.len(),
                 ranks.len()
@@ -100,7 +100,7 @@ impl ExecPlan {
         size: i32,
     ) -> Result<Self> {
         if pieces.len() != plan.order.len() {
-            return Err(Error::ShapeMismatch(format!(
+            return Err(Error::shape_mismatch(format!(
                 "{} pieces for {} workers",
                 pieces.len(),
                 plan.order.len()
@@ -111,7 +111,7 @@ impl ExecPlan {
         for (&w, &u) in plan.order.iter().zip(pieces) {
             let r = *worker_ranks
                 .get(w)
-                .ok_or_else(|| Error::InvalidPlan(format!("worker {w} has no rank")))?;
+                .ok_or_else(|| Error::invalid_plan(format!("worker {w} has no rank")))?;
             units[r as usize] = u;
             order.push(r);
         }
@@ -160,8 +160,8 @@ impl ExecPlan {
             || self.units.len() != size as usize
             || self.units[master as usize] != 0
         {
-            return Err(Error::InvalidPlan(
-                "one unit count per rank, 0 for the master".into(),
+            return Err(Error::invalid_plan(
+                "one unit count per rank, 0 for the master",
             ));
         }
         for order in [&self.send_order, &self.return_order] {
@@ -172,12 +172,12 @@ impl ExecPlan {
                     || r == master
                     || std::mem::replace(&mut seen[r as usize], true)
                 {
-                    return Err(Error::InvalidPlan(format!("bad rank {r} in an order")));
+                    return Err(Error::invalid_plan(format!("bad rank {r} in an order")));
                 }
             }
             if (0..size).any(|r| self.units[r as usize] > 0 && !seen[r as usize]) {
-                return Err(Error::InvalidPlan(
-                    "a busy worker is missing from an order".into(),
+                return Err(Error::invalid_plan(
+                    "a busy worker is missing from an order",
                 ));
             }
         }
@@ -389,7 +389,7 @@ where
     let local = if comm.rank() == master {
         Ok(None)
     } else if sample_units == 0 {
-        Err(Error::InvalidInput("sample_units must be >= 1".into()))
+        Err(Error::invalid_input("sample_units must be >= 1"))
     } else {
         let t0 = Instant::now();
         let mut busy = Duration::ZERO;
@@ -411,7 +411,8 @@ where
         ),
     )?;
     let total = total_units as f64;
-    all.into_iter()
+    Ok(all
+        .into_iter()
         .enumerate()
         .filter(|(r, _)| *r as i32 != master)
         .map(|(r, v)| match v {
@@ -423,7 +424,9 @@ where
                 AffineCost::new(0.0, y * total),
                 AffineCost::new(tau, sizes.output_per_unit as f64 * total / beta),
             ),
-            _ => Err(Error::Solver(format!("rank {r}: no measurement"))),
+            _ => Err(crate::plan::Error::Solver(format!(
+                "rank {r}: no measurement"
+            ))),
         })
-        .collect()
+        .collect::<crate::plan::Result<_>>()?)
 }

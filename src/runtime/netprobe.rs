@@ -26,7 +26,7 @@ use crate::runtime::tags::{PROBE_GO as TAG_GO, PROBE_PING as TAG_PING};
 
 fn check<C: Communicator>(comm: &C, root: i32, cfg: &ProbeConfig) -> Result<()> {
     if !(0..comm.size()).contains(&root) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "root {root} is not a rank of a communicator of size {}",
             comm.size()
         )));

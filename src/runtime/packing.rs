@@ -161,7 +161,7 @@ fn exchange<C: Communicator, T: Serialize + serde::de::DeserializeOwned>(
 fn check_local(grids: &[Grid]) -> Result<()> {
     for (i, g) in grids.iter().enumerate() {
         if g.w == 0 || g.h == 0 || g.w > 1 << 40 || g.h > 1 << 40 {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "grid {i} has size {}x{}",
                 g.w, g.h
             )));
@@ -184,7 +184,7 @@ pub fn collective_tp<C: Communicator>(
         if ratio.is_finite() && ratio > 0.0 {
             Ok(())
         } else {
-            Err(Error::InvalidInput(format!("mesh ratio {ratio}")))
+            Err(Error::invalid_input(format!("mesh ratio {ratio}")))
         }
     });
     agree(comm, 0, valid)?;
@@ -196,7 +196,7 @@ pub fn collective_tp<C: Communicator>(
     comm.all_gather_into(&(grids.len() as u64), &mut counts[..]);
     let m = counts.iter().sum::<u64>() as usize;
     if m == 0 {
-        return Err(Error::Empty("no grids to pack on any rank".into()));
+        return Err(Error::empty("no grids to pack on any rank"));
     }
     let offset: u64 = counts[..rank].iter().sum();
     let my_short = grids.iter().map(Grid::short).min().unwrap_or(u64::MAX);
@@ -219,11 +219,11 @@ pub fn collective_tp<C: Communicator>(
     let routed = if held.len() == block(m, p, rank).1 {
         Ok(())
     } else {
-        Err(Error::Solver(format!(
+        Err(Error::Plan(crate::plan::Error::Solver(format!(
             "TokenPacking: {} packets routed here, expected {}",
             held.len(),
             block(m, p, rank).1
-        )))
+        ))))
     };
     agree(comm, 0, routed)?;
     stats.route_s = t.elapsed().as_secs_f64();
@@ -338,7 +338,9 @@ pub fn collective_tp<C: Communicator>(
         comm.all_reduce_into(&my_score, &mut best, SystemOperation::min());
         comm_s += tc.elapsed().as_secs_f64();
         if !best.is_finite() {
-            return Err(Error::Solver("TP: no free corner fits the grid".into()));
+            return Err(Error::Plan(crate::plan::Error::Solver(
+                "TP: no free corner fits the grid".into(),
+            )));
         }
         let my_key = local
             .filter(|c| c.score == best)
@@ -353,7 +355,7 @@ pub fn collective_tp<C: Communicator>(
             let pos = corners
                 .iter()
                 .position(|c| c.key == key)
-                .ok_or_else(|| Error::Solver("TP: lost corner".into()))?;
+                .ok_or_else(|| Error::Plan(crate::plan::Error::Solver("TP: lost corner".into())))?;
             let c = corners.remove(pos);
             let rotated = local.is_some_and(|ch| ch.rotated);
             at = [c.x, c.y, rotated as u64];
@@ -427,7 +429,9 @@ pub fn collective_tp<C: Communicator>(
     let done = if filled == grids.len() {
         Ok(())
     } else {
-        Err(Error::Solver("collective TP: results missing".into()))
+        Err(Error::Plan(crate::plan::Error::Solver(
+            "collective TP: results missing".into(),
+        )))
     };
     agree(comm, 0, done)?;
     stats.return_s = t.elapsed().as_secs_f64();
@@ -483,10 +487,10 @@ pub fn allocate_collective<C: Communicator>(
     // Every rank holds the same list: the checks agree without messages.
     check_grids(&all, mesh.ratio())?;
     if all.len() > mesh.size() {
-        return Err(Error::TooManyParts {
+        return Err(Error::Plan(crate::plan::Error::TooManyParts {
             parts: all.len(),
             units: mesh.size(),
-        });
+        }));
     }
     let mut side = min_side(&all, mesh);
     for _ in 0..64 {
@@ -508,7 +512,7 @@ pub fn allocate_collective<C: Communicator>(
                     scaling,
                 )
             })
-            .collect::<Result<_>>()?;
+            .collect::<crate::plan::Result<_>>()?;
         let all_ok = subs.iter().all(|r| !r.is_empty());
         if all_min_u64(comm, &[all_ok as u64])[0] == 1 {
             let model = CostModel::default();
@@ -546,10 +550,10 @@ pub fn allocate_collective<C: Communicator>(
         }
         side = side_needed(pk.width, pk.height, mesh, scaling).max(side + 1);
     }
-    Err(Error::TooManyParts {
+    Err(Error::Plan(crate::plan::Error::TooManyParts {
         parts: all.len(),
         units: mesh.size(),
-    })
+    }))
 }
 
 #[cfg(test)]

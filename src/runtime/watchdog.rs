@@ -84,12 +84,12 @@ pub fn parse_timeout(value: Option<&str>) -> Result<Option<Duration>> {
         return Ok(None);
     }
     let s: f64 = v.parse().map_err(|_| {
-        Error::InvalidInput(format!(
+        Error::invalid_input(format!(
             "{ENV_TIMEOUT}={v:?}: expected seconds (e.g. 60 or 2.5), 0 or off"
         ))
     })?;
     if !(s.is_finite() && (0.0..=1.0e9).contains(&s)) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "{ENV_TIMEOUT}={v:?}: must be between 0 and 1e9 seconds"
         )));
     }
@@ -102,10 +102,18 @@ pub fn timeout_from_env() -> Result<Option<Duration>> {
     parse_timeout(v.as_deref())
 }
 
-/// Prints `msg` on stderr (flushed) and ends the whole job with `MPI_Abort`
-/// (only this process, with exit code [`ABORT_CODE`], when MPI is not
-/// initialised or already finalised). Crate-private: only the watchdog ends jobs.
-pub(crate) fn abort_job(msg: &str) -> ! {
+/// The message of a job ended by `timeout` (an [`Error::Timeout`]): its
+/// text, `nuce: ` before it and `; ending the job (MPI_Abort)` after it.
+pub fn abort_message(timeout: &Error) -> String {
+    format!("nuce: {timeout}; ending the job (MPI_Abort)")
+}
+
+/// Prints the [`abort_message`] of `timeout` on stderr (flushed) and ends
+/// the whole job with `MPI_Abort` (only this process, with exit code
+/// [`ABORT_CODE`], when MPI is not initialised or already finalised).
+/// Crate-private: only the watchdog ends jobs.
+pub(crate) fn abort_job(timeout: &Error) -> ! {
+    let msg = abort_message(timeout);
     // One write of the whole line: stderr is unbuffered, and a line written
     // in pieces can be joined with another rank's by the launcher.
     let mut err = std::io::stderr().lock();
@@ -158,6 +166,38 @@ struct Arrival {
     /// Why this rank cannot make the call (its own input is wrong): the
     /// error every rank then returns.
     refused: Option<Error>,
+    /// The ghost exchange this rank stopped waiting in, if it comes from one.
+    stalled: Option<Stalled>,
+}
+
+/// A rank that stopped waiting for its neighbours' ghost messages and
+/// comes to a checkpoint from its exchange (`runtime::halo`): when every
+/// rank of the checkpoint comes stalled from an exchange of the same call
+/// and object, and none refuses, the verdict is an [`Error::Timeout`] naming the ranks
+/// waited for ([`stalled_verdict`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Stalled {
+    /// The exchange's call (object, shape, ghost width, ...), without its number.
+    pub(crate) call: String,
+    /// The exchanging object's [`Checkpoints::id`] (the same on every rank
+    /// when the ranks create their objects in the same order; two objects
+    /// of the same shape differ there).
+    pub(crate) object: u64,
+    /// The exchange's number on its object.
+    pub(crate) seq: u64,
+    /// The neighbours whose messages did not come.
+    pub(crate) waiting_for: Vec<i32>,
+    /// How long this rank waited, in seconds.
+    pub(crate) waited: f64,
+}
+
+/// What a rank brings to a checkpoint besides its call.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Bringing<'a> {
+    /// Its own input is wrong: the error every rank returns.
+    pub(crate) refused: Option<&'a Error>,
+    /// It comes stalled from a ghost exchange.
+    pub(crate) stalled: Option<&'a Stalled>,
 }
 
 /// The root's answer: its host and world rank, and the verdict.
@@ -188,14 +228,28 @@ fn learn_host(world: i32, host: &str) {
     }
 }
 
+/// The world rank of rank `r` of `comm`, and its host as far as this
+/// process knows it (from an earlier checkpoint).
+fn world_and_host<C: Communicator>(comm: &C, r: i32) -> (Option<i32>, Option<String>) {
+    let world_comm = mpi::topology::SimpleCommunicator::world();
+    let w = comm.group().translate_rank(r, &world_comm.group());
+    let host = w.and_then(|w| hosts().lock().ok().and_then(|h| h.get(&w).cloned()));
+    (w, host)
+}
+
+/// The host of rank `r` of `comm` ([`world_and_host`]), `unknown` if not known.
+fn host_of<C: Communicator>(comm: &C, r: i32) -> String {
+    world_and_host(comm, r)
+        .1
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 /// `rank R (world rank W) on host H` for rank `r` of `comm`, as far as this
 /// process knows the host (from an earlier checkpoint).
 fn describe_rank<C: Communicator>(comm: &C, r: i32) -> String {
-    let world_comm = mpi::topology::SimpleCommunicator::world();
-    let w = comm.group().translate_rank(r, &world_comm.group());
-    let host = w
-        .and_then(|w| hosts().lock().ok().and_then(|h| h.get(&w).cloned()))
-        .unwrap_or_else(|| "an unknown host (never arrived at a checkpoint)".to_string());
+    let (w, host) = world_and_host(comm, r);
+    let host =
+        host.unwrap_or_else(|| "an unknown host (never arrived at a checkpoint)".to_string());
     match w {
         Some(w) if w != r => format!("rank {r} (world rank {w}) on host {host}"),
         _ => format!("rank {r} on host {host}"),
@@ -242,8 +296,9 @@ pub(crate) fn pause(polls: &mut u32) {
 /// ranks, before anyone waits on data.
 ///
 /// With a `timeout`, a rank that does not arrive in time — slow, stopped or
-/// dead — ends the job: the root prints
-/// `nuce: timeout: rank(s) [..] of P did not reach <op> within T s`, each
+/// dead — ends the job: the root prints the [`abort_message`] of an
+/// [`Error::Timeout`],
+/// `nuce: timeout: rank(s) [..] of P did not reach <op> within T s (…)`, each
 /// missing rank with its host (learnt from earlier checkpoints), and calls
 /// `MPI_Abort`; the other ranks do the same [`ROOT_FIRST`] later, naming the
 /// root, if the root did not. Without a timeout, the waits are unbounded,
@@ -273,9 +328,25 @@ pub fn refusing_checkpoint<C: Communicator>(
     timeout: Option<Duration>,
     refused: Option<&Error>,
 ) -> Result<()> {
+    let bringing = Bringing {
+        refused,
+        stalled: None,
+    };
+    entry(comm, root, op, seq, timeout, bringing)
+}
+
+/// [`refusing_checkpoint`] with all a rank may bring ([`Bringing`]).
+fn entry<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    seq: u64,
+    timeout: Option<Duration>,
+    bringing: Bringing,
+) -> Result<()> {
     let size = comm.size();
     if !(0..size).contains(&root) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "checkpoint root {root} is not a rank of a communicator of size {size}"
         )));
     }
@@ -283,14 +354,15 @@ pub fn refusing_checkpoint<C: Communicator>(
     let world = mpi::topology::SimpleCommunicator::world().rank();
     learn_host(world, host_name());
     if comm.rank() == root {
-        root_side(comm, root, op, seq, timeout, world, refused)
+        root_side(comm, root, op, seq, timeout, world, bringing)
     } else {
         let arrival = encode(&Arrival {
             seq,
             op: op.to_string(),
             host: host_name().to_string(),
             world,
-            refused: refused.cloned(),
+            refused: bringing.refused.cloned(),
+            stalled: bringing.stalled.cloned(),
         })?;
         member_side(comm, root, op, timeout, &arrival)
     }
@@ -313,12 +385,18 @@ fn root_side<C: Communicator>(
     seq: u64,
     timeout: Option<Duration>,
     world: i32,
-    refused: Option<&Error>,
+    bringing: Bringing,
 ) -> Result<()> {
     let size = comm.size();
     let start = Instant::now();
     // The lowest refusing rank and its error.
-    let mut refusal: Option<(i32, Error)> = refused.map(|e| (root, e.clone()));
+    let mut refusal: Option<(i32, Error)> = bringing.refused.map(|e| (root, e.clone()));
+    // The ranks that come stalled from a ghost exchange (at this checkpoint).
+    let mut stalls: Vec<(i32, Stalled)> = bringing
+        .stalled
+        .map(|s| (root, s.clone()))
+        .into_iter()
+        .collect();
     let mut arrived = vec![false; size as usize];
     arrived[root as usize] = true;
     let mut count = 1;
@@ -352,6 +430,9 @@ fn root_side<C: Communicator>(
                                 refusal = Some((src, e));
                             }
                         }
+                        if let Some(st) = a.stalled.filter(|_| a.seq == seq) {
+                            stalls.push((src, st));
+                        }
                         if a.seq != seq {
                             Some(format!("{} at checkpoint #{}", a.op, a.seq))
                         } else if a.op != op {
@@ -377,29 +458,7 @@ fn root_side<C: Communicator>(
             }
             if let Some(t) = timeout {
                 if start.elapsed() > t {
-                    let missing: Vec<String> = missing_ranks(&arrived)
-                        .into_iter()
-                        .map(|r| describe_rank(comm, r))
-                        .collect();
-                    let elsewhere = calls_elsewhere(channel_id(comm));
-                    let why = if elsewhere.is_empty() {
-                        format!("slow, stopped or dead: {}", missing.join(", "))
-                    } else {
-                        format!(
-                            "{}; meanwhile, at another of nuce's collectives, {}: the ranks \
-                             call nuce's collectives in different orders",
-                            missing.join(", "),
-                            elsewhere.join(", ")
-                        )
-                    };
-                    abort_job(&format!(
-                        "nuce: timeout: rank(s) {:?} of {size} did not reach {op} within {:.1} s \
-                         ({why}; the root, rank {root} on host {}, waited); \
-                         ending the job (MPI_Abort)",
-                        missing_ranks(&arrived),
-                        t.as_secs_f64(),
-                        host_name()
-                    ));
+                    abort_job(&missing_at_root(comm, root, op, t, &arrived));
                 }
             }
             if !got {
@@ -424,7 +483,7 @@ fn root_side<C: Communicator>(
             rank: r,
             source: Box::new(e),
         }),
-        None => differing,
+        None => stalled_verdict(comm, root, &stalls).or(differing),
     };
     let verdict = encode(&Verdict {
         host: host_name().to_string(),
@@ -449,6 +508,142 @@ fn root_side<C: Communicator>(
     }
 }
 
+/// The verdict of a checkpoint where every rank of `comm` came stalled
+/// (`stalls`) from a ghost exchange of the same call and object and none
+/// refused: an
+/// [`Error::Timeout`] naming the ranks that the ranks at the earliest
+/// exchange waited for (the others went on, then waited for ranks already
+/// here), with their hosts; `None` otherwise (the calls are then compared
+/// as any others').
+fn stalled_verdict<C: Communicator>(
+    comm: &C,
+    root: i32,
+    stalls: &[(i32, Stalled)],
+) -> Option<Error> {
+    let first = &stalls.first()?.1;
+    let mut ranks: Vec<i32> = stalls.iter().map(|(r, _)| *r).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if ranks.len() != comm.size() as usize
+        || stalls
+            .iter()
+            .any(|(_, s)| (&s.call, s.object) != (&first.call, first.object))
+    {
+        return None;
+    }
+    let earliest = stalls.iter().map(|(_, s)| s.seq).min()?;
+    let at_earliest = || {
+        stalls
+            .iter()
+            .map(|(_, s)| s)
+            .filter(move |s| s.seq == earliest)
+    };
+    let mut waited_for: Vec<i32> = at_earliest()
+        .flat_map(|s| s.waiting_for.iter().copied())
+        .collect();
+    waited_for.sort_unstable();
+    waited_for.dedup();
+    let waited = at_earliest().map(|s| s.waited).fold(0.0, f64::max);
+    let named: Vec<String> = waited_for.iter().map(|&r| describe_rank(comm, r)).collect();
+    Some(Error::Timeout {
+        what: format!("{} (exchange #{earliest})", first.call),
+        seconds: waited,
+        hosts: waited_for.iter().map(|&r| host_of(comm, r)).collect(),
+        ranks: waited_for,
+        size: comm.size(),
+        waiter: root,
+        note: format!(
+            "slow: no ghost message in time from {}; every rank then stopped waiting in a \
+             ghost exchange of this call, none made another call",
+            named.join(", ")
+        ),
+    })
+}
+
+/// The [`Error::Timeout`] of a root that waited `t` in vain for the ranks of
+/// `comm` not marked in `arrived` at the checkpoint of `op`: it names them
+/// with their hosts and, when they wait at another of nuce's collectives,
+/// which (their arrival messages there are received now: the job ends).
+fn missing_at_root<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    t: Duration,
+    arrived: &[bool],
+) -> Error {
+    let ranks = missing_ranks(arrived);
+    let missing: Vec<String> = ranks.iter().map(|&r| describe_rank(comm, r)).collect();
+    let elsewhere = calls_elsewhere(channel_id(comm));
+    let why = if elsewhere.is_empty() {
+        format!("slow, stopped or dead: {}", missing.join(", "))
+    } else {
+        format!(
+            "{}; meanwhile, at another of nuce's collectives, {}: the ranks \
+             call nuce's collectives in different orders",
+            missing.join(", "),
+            elsewhere.join(", ")
+        )
+    };
+    Error::Timeout {
+        what: op.to_string(),
+        seconds: t.as_secs_f64(),
+        hosts: ranks.iter().map(|&r| host_of(comm, r)).collect(),
+        ranks,
+        size: comm.size(),
+        waiter: root,
+        note: format!(
+            "{why}; the root, rank {root} on host {}, waited",
+            host_name()
+        ),
+    }
+}
+
+/// The [`Error::Timeout`] of rank `rank` of `comm` that waited `limit` in
+/// vain for the root's verdict at the checkpoint of `op`: it names the root
+/// if the root did not arrive (`root_here` false), else tells that the root
+/// names the missing ranks.
+fn missing_at_member<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    limit: Duration,
+    root_here: bool,
+) -> Error {
+    let rank = comm.rank();
+    let (ranks, hosts, note) = if root_here {
+        (
+            Vec::new(),
+            Vec::new(),
+            format!(
+                "rank {rank} is on host {} and waited for ranks that did not arrive; \
+                 the root, {}, arrived and names them",
+                host_name(),
+                describe_rank(comm, root)
+            ),
+        )
+    } else {
+        (
+            vec![root],
+            vec![host_of(comm, root)],
+            format!(
+                "rank {rank} on host {} waited for the root, {}, which did not arrive \
+                 (slow, stopped or dead)",
+                host_name(),
+                describe_rank(comm, root)
+            ),
+        )
+    };
+    Error::Timeout {
+        what: op.to_string(),
+        seconds: limit.as_secs_f64(),
+        ranks,
+        hosts,
+        size: comm.size(),
+        waiter: rank,
+        note,
+    }
+}
+
 /// A non-root rank's part of [`checkpoint`].
 fn member_side<C: Communicator>(
     comm: &C,
@@ -458,7 +653,6 @@ fn member_side<C: Communicator>(
     arrival: &[u8],
 ) -> Result<()> {
     let start = Instant::now();
-    let rank = comm.rank();
     let limit = timeout.map(|t| t + ROOT_FIRST);
     let verdict = mpi::request::scope(|scope| {
         let send = comm
@@ -482,23 +676,7 @@ fn member_side<C: Communicator>(
                 }
             }
             if let Some(limit) = limit.filter(|l| start.elapsed() > *l) {
-                let who = if root_here {
-                    format!(
-                        "ranks that did not arrive (the root, {}, arrived and names them)",
-                        describe_rank(comm, root)
-                    )
-                } else {
-                    format!(
-                        "the root, {}, which did not arrive (slow, stopped or dead)",
-                        describe_rank(comm, root)
-                    )
-                };
-                abort_job(&format!(
-                    "nuce: timeout: rank {rank} on host {} waited {:.1} s in {op} for {who}; \
-                     ending the job (MPI_Abort)",
-                    host_name(),
-                    limit.as_secs_f64()
-                ));
+                abort_job(&missing_at_member(comm, root, op, limit, root_here));
             }
             pause(&mut polls);
         };
@@ -622,13 +800,14 @@ pub(crate) fn checkpoint_under_way() -> Option<u64> {
 
 /// Joins the checkpoint under way on channel `channel` (see
 /// [`checkpoint_under_way`]), or starts one on `own`'s channel `comm`, as
-/// the call `op` (collective with whoever is there): the root's verdict.
+/// the call `op` bringing `bringing` (collective with whoever is there):
+/// the root's verdict.
 pub(crate) fn join_checkpoint<C: Communicator>(
     channel: Option<u64>,
     own: &Checkpoints,
     comm: &C,
     op: &str,
-    refused: Option<&Error>,
+    bringing: Bringing,
 ) -> Result<()> {
     let found = channel.and_then(|id| {
         live().lock().ok().and_then(|l| {
@@ -639,12 +818,12 @@ pub(crate) fn join_checkpoint<C: Communicator>(
     match found {
         Some((h, root, seq, timeout)) => {
             let n = seq.fetch_add(1, Ordering::SeqCst);
-            with_comm(h, |c| refusing_checkpoint(c, root, op, n, timeout, refused))
+            with_comm(h, |c| entry(c, root, op, n, timeout, bringing))
         }
         None => {
             let n = own.seq.fetch_add(1, Ordering::SeqCst);
             own.register(comm);
-            refusing_checkpoint(comm, own.root, op, n, own.timeout, refused)
+            entry(comm, own.root, op, n, own.timeout, bringing)
         }
     }
 }
@@ -686,6 +865,12 @@ impl Checkpoints {
     pub(crate) fn adopt(&mut self, parent: &Checkpoints) {
         self.timeout = parent.timeout;
         self.parent = Some(parent.id);
+    }
+
+    /// This object's number among the [`Checkpoints`] this process created
+    /// (in creation order).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// The channel a stuck exchange escalates to when none is under way
@@ -785,7 +970,7 @@ pub fn check_entry<C: Communicator>(comm: &C, op: &str) -> Result<()> {
 pub fn same_call<C: Communicator>(comm: &C, root: i32, op: &str) -> Result<()> {
     let calls = gather_values(comm, root, &op.to_string())?;
     root_compute(comm, root, || {
-        let calls = calls.ok_or_else(|| Error::InvalidInput("no calls gathered".into()))?;
+        let calls = calls.ok_or_else(|| Error::invalid_input("no calls gathered"))?;
         let mine = &calls[root as usize];
         let mut groups: BTreeMap<&String, Vec<usize>> = BTreeMap::new();
         for (r, c) in calls.iter().enumerate() {
@@ -816,6 +1001,21 @@ fn disagreement<C: std::fmt::Display, R: std::fmt::Debug>(
     Error::Disagreement {
         on: "a collective call".into(),
         calls,
+    }
+}
+
+/// The [`Error::Timeout`] of rank `rank` whose wait inside MPI in `op`
+/// outlasted `timeout` (a [`guard`] fired): the peer it waits for is not
+/// knowable there, nor the communicator's size (`size` 0).
+fn inside_mpi(rank: i32, op: String, timeout: Duration) -> Error {
+    Error::Timeout {
+        what: op,
+        seconds: timeout.as_secs_f64(),
+        ranks: Vec::new(),
+        hosts: Vec::new(),
+        size: 0,
+        waiter: rank,
+        note: "a peer it waits for died or hangs; which one is not knowable here".into(),
     }
 }
 
@@ -878,12 +1078,7 @@ fn watch(s: &'static Shared) {
             }
             Some((deadline, op, rank, timeout)) if deadline <= now => {
                 drop(board);
-                abort_job(&format!(
-                    "nuce: timeout: rank {rank}: {op} did not finish within {:.1} s \
-                     (a peer it waits for died or hangs; which one is not knowable here); \
-                     ending the job (MPI_Abort)",
-                    timeout.as_secs_f64()
-                ));
+                abort_job(&inside_mpi(rank, op, timeout));
             }
             Some((deadline, ..)) => {
                 board = match s.wake.wait_timeout(board, deadline - now) {
@@ -961,6 +1156,45 @@ mod tests {
             assert!(parse_timeout(Some(bad)).is_err(), "{bad}");
         }
         assert_eq!(missing_ranks(&[true, false, true, false]), vec![1, 3]);
+    }
+
+    /// The messages of a job ended by a timeout are [`Error::Timeout`]'s
+    /// text (the texts that users, scripts and tests know).
+    #[test]
+    fn abort_messages_are_the_timeout_text() {
+        let root = Error::Timeout {
+            what: "Balancer::plan(64x64)".into(),
+            seconds: 3.0,
+            ranks: vec![2],
+            hosts: vec!["vm".into()],
+            size: 3,
+            waiter: 0,
+            note: "slow, stopped or dead: rank 2 on host vm; the root, rank 0 on host vm, waited"
+                .into(),
+        };
+        assert_eq!(
+            abort_message(&root),
+            "nuce: timeout: rank(s) [2] of 3 did not reach Balancer::plan(64x64) within 3.0 s \
+             (slow, stopped or dead: rank 2 on host vm; the root, rank 0 on host vm, waited); \
+             ending the job (MPI_Abort)"
+        );
+        assert_eq!(
+            abort_message(&root),
+            format!("nuce: {root}; ending the job (MPI_Abort)")
+        );
+        let guard = inside_mpi(
+            1,
+            "nuce_balancer_create (MPI_Comm_dup of the communicator)".into(),
+            Duration::from_secs(5),
+        );
+        assert_eq!(
+            abort_message(&guard),
+            "nuce: timeout: rank 1: nuce_balancer_create (MPI_Comm_dup of the communicator) \
+             did not finish within 5.0 s (a peer it waits for died or hangs; which one is not \
+             knowable here); ending the job (MPI_Abort)"
+        );
+        let back: Error = decode(&encode(&guard).unwrap(), 0).unwrap();
+        assert_eq!(back, guard);
     }
 
     #[test]

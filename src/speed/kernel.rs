@@ -90,7 +90,7 @@ impl FromStr for Kernel {
         match s.trim().to_ascii_lowercase().as_str() {
             "stencil" | "cache" => Ok(Kernel::Stencil),
             "memory" | "mem" => Ok(Kernel::Memory),
-            other => Err(Error::InvalidInput(format!(
+            other => Err(Error::invalid_input(format!(
                 "unknown kernel {other:?} (expected 'stencil' or 'memory')"
             ))),
         }
@@ -140,16 +140,16 @@ impl KernelConfig {
     /// `min_time ≤ 60 s`.
     pub fn validate(&self) -> Result<()> {
         if self.repeats == 0 {
-            return Err(Error::InvalidInput("repeats must be at least 1".into()));
+            return Err(Error::invalid_input("repeats must be at least 1"));
         }
         if !(self.work_multiplier.is_finite() && self.work_multiplier > 0.0) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "work_multiplier must be finite and > 0, got {}",
                 self.work_multiplier
             )));
         }
         if self.min_time > Duration::from_secs(60) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "min_time {:?} is over 60 s",
                 self.min_time
             )));
@@ -556,7 +556,7 @@ mod tests {
         ] {
             assert!(matches!(
                 try_measure_kernel(&bad),
-                Err(Error::InvalidInput(_))
+                Err(Error::Plan(crate::plan::Error::InvalidInput(_)))
             ));
             assert!(bad.sanitized().validate().is_ok());
         }
@@ -580,7 +580,7 @@ mod tests {
         for bad in [&[][..], &[15], &[crate::plan::fpm::MAX_SWEEP_CELLS + 1]] {
             assert!(matches!(
                 measure_sweep(&cfg, bad),
-                Err(Error::InvalidInput(_))
+                Err(Error::Plan(crate::plan::Error::InvalidInput(_)))
             ));
         }
     }

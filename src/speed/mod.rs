@@ -91,7 +91,7 @@ impl SpeedRecord {
     pub fn from_phase(rank: i32, timer: &PhaseTimer, topology: Topology) -> Result<SpeedRecord> {
         let speed = timer
             .speed()
-            .ok_or_else(|| Error::Empty("phase timer has no record yet".into()))?;
+            .ok_or_else(|| Error::empty("phase timer has no record yet"))?;
         Ok(SpeedRecord {
             rank,
             speed,
@@ -106,10 +106,10 @@ impl SpeedRecord {
         if self.speed.is_finite() && self.speed > 0.0 {
             Ok(())
         } else {
-            Err(Error::InvalidSpeed {
+            Err(Error::Plan(crate::plan::Error::InvalidSpeed {
                 index: usize::try_from(self.rank).unwrap_or(0),
                 value: self.speed,
-            })
+            }))
         }
     }
 
@@ -166,7 +166,7 @@ mod tests {
         let mut t = PhaseTimer::default();
         assert!(matches!(
             SpeedRecord::from_phase(0, &t, topo()),
-            Err(Error::Empty(_))
+            Err(Error::Plan(crate::plan::Error::Empty(_)))
         ));
         t.record(10.0, std::time::Duration::from_secs(2)).unwrap();
         let r = SpeedRecord::from_phase(1, &t, topo()).unwrap();

@@ -48,19 +48,19 @@ impl ProbeConfig {
     /// Checks `1 ≤ small_bytes < large_bytes ≤ 1 GiB` and `repeats ≥ 1`.
     pub fn validate(&self) -> Result<()> {
         if self.small_bytes == 0 || self.small_bytes >= self.large_bytes {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "probe sizes must satisfy 1 <= small ({}) < large ({})",
                 self.small_bytes, self.large_bytes
             )));
         }
         if self.large_bytes > MAX_PROBE_BYTES {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "large probe message {} B is over {MAX_PROBE_BYTES} B",
                 self.large_bytes
             )));
         }
         if self.repeats == 0 {
-            return Err(Error::InvalidInput("probe repeats must be >= 1".into()));
+            return Err(Error::invalid_input("probe repeats must be >= 1"));
         }
         Ok(())
     }
@@ -99,13 +99,13 @@ pub struct LinkRecord {
 /// Errors unless `0 < small < large` and both times are finite and `> 0`.
 pub fn hockney_fit(small: usize, t_small: f64, large: usize, t_large: f64) -> Result<(f64, f64)> {
     if small == 0 || small >= large {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "need 0 < small ({small}) < large ({large})"
         )));
     }
     for t in [t_small, t_large] {
         if !(t.is_finite() && t > 0.0) {
-            return Err(Error::InvalidInput(format!("bad one-way time {t} s")));
+            return Err(Error::invalid_input(format!("bad one-way time {t} s")));
         }
     }
     let beta = if t_large > t_small {

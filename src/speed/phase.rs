@@ -71,7 +71,7 @@ impl PhaseTimer {
     /// Errors on any other value.
     pub fn new(alpha: f64) -> Result<Self> {
         if !(alpha.is_finite() && alpha > 0.0 && alpha <= 1.0) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "EWMA alpha must be in (0, 1], got {alpha}"
             )));
         }
@@ -87,7 +87,7 @@ impl PhaseTimer {
     /// Errors unless `factor > 0` and `min_change ≥ 0` (not NaN).
     pub fn with_change_detection(mut self, factor: f64, min_change: f64) -> Result<Self> {
         if !(factor > 0.0 && min_change >= 0.0 && min_change.is_finite()) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "change factor must be > 0 and min change finite and >= 0, got {factor}, {min_change}"
             )));
         }
@@ -106,19 +106,19 @@ impl PhaseTimer {
     /// finite and `> 0` or `elapsed` is zero.
     pub fn record(&mut self, work_units: f64, elapsed: Duration) -> Result<f64> {
         if !(work_units.is_finite() && work_units > 0.0) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "work units must be finite and > 0, got {work_units}"
             )));
         }
         let secs = elapsed.as_secs_f64();
         if secs <= 0.0 {
-            return Err(Error::InvalidInput(
-                "phase time must be > 0 (timer resolution?)".into(),
+            return Err(Error::invalid_input(
+                "phase time must be > 0 (timer resolution?)",
             ));
         }
         let x = work_units / secs;
         if !x.is_finite() {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "speed {work_units} / {secs} s is not finite"
             )));
         }
@@ -145,10 +145,10 @@ impl PhaseTimer {
     /// Errors when `speed` is not finite and `> 0`.
     pub fn record_speed(&mut self, speed: f64) -> Result<f64> {
         if !(speed.is_finite() && speed > 0.0) {
-            return Err(Error::InvalidSpeed {
+            return Err(Error::Plan(crate::plan::Error::InvalidSpeed {
                 index: self.samples,
                 value: speed,
-            });
+            }));
         }
         let s = match self.smoothed {
             None => speed,

@@ -26,10 +26,10 @@ impl Summary {
     /// Complexity: O(k log k) for k samples (one sort of a copy).
     pub fn of(samples: &[f64]) -> Result<Summary> {
         if samples.is_empty() {
-            return Err(Error::Empty("no samples to summarise".into()));
+            return Err(Error::empty("no samples to summarise"));
         }
         if let Some((index, &value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "sample {index} is not finite: {value}"
             )));
         }
@@ -117,7 +117,10 @@ mod tests {
 
     #[test]
     fn rejects_empty_and_nan() {
-        assert!(matches!(Summary::of(&[]), Err(Error::Empty(_))));
+        assert!(matches!(
+            Summary::of(&[]),
+            Err(Error::Plan(crate::plan::Error::Empty(_)))
+        ));
         assert!(Summary::of(&[1.0, f64::NAN]).is_err());
         assert!(Summary::of(&[f64::INFINITY]).is_err());
     }

@@ -11,39 +11,42 @@
 // Success.
 #define NUCE_OK 0
 
-// A speed is zero, negative, NaN or infinite (`nuce::Error::InvalidSpeed`).
+// A speed is zero, negative, NaN or infinite (`nuce::plan::Error::InvalidSpeed`).
 #define NUCE_ERR_INVALID_SPEED 1
 
-// No speeds, no parts or no work (`nuce::Error::Empty`).
+// No speeds, no parts or no work (`nuce::plan::Error::Empty`).
 #define NUCE_ERR_EMPTY 2
 
-// Shapes or lengths disagree, e.g. a buffer of the wrong length (`nuce::Error::ShapeMismatch`).
+// Shapes or lengths disagree, e.g. a buffer of the wrong length (`nuce::plan::Error::ShapeMismatch`).
 #define NUCE_ERR_SHAPE_MISMATCH 3
 
-// More ranks than cells (`nuce::Error::TooManyParts`).
+// More ranks than cells (`nuce::plan::Error::TooManyParts`).
 #define NUCE_ERR_TOO_MANY_PARTS 4
 
-// An inconsistent plan (`nuce::Error::InvalidPlan`).
+// An inconsistent plan (`nuce::plan::Error::InvalidPlan`).
 #define NUCE_ERR_INVALID_PLAN 5
 
 // Any other invalid argument: a NULL pointer, an unsupported element
-// size (`nuce::Error::InvalidInput`).
+// size (`nuce::plan::Error::InvalidInput`).
 #define NUCE_ERR_INVALID_INPUT 6
 
-// A file could not be parsed (`nuce::Error::Parse`).
+// A file could not be parsed (`nuce::plan::Error::Parse`).
 #define NUCE_ERR_PARSE 7
 
-// An I/O failure (`nuce::Error::Io`).
+// An I/O failure (`nuce::plan::Error::Io`).
 #define NUCE_ERR_IO 8
 
-// A solver failed (`nuce::Error::Solver`).
+// A solver failed (`nuce::plan::Error::Solver`).
 #define NUCE_ERR_SOLVER 9
 
 // A message from a peer could not be decoded (`nuce::Error::BadMessage`).
 #define NUCE_ERR_BAD_MESSAGE 10
 
-// Reserved (`nuce::Error::Timeout`): a timeout ends the job instead, with
-// `MPI_Abort` (exit code 75) and a message naming the missing ranks.
+// A ghost exchange whose ranks all stopped waiting for their neighbours'
+// messages (`nuce::Error::Timeout`): every rank of it returns this code,
+// naming the ranks waited for. A rank that does not arrive at a collective
+// call ends the job instead, with `MPI_Abort` (exit code 75) and a message
+// naming the missing ranks.
 #define NUCE_ERR_TIMEOUT 11
 
 // A panic inside nuce was caught at the boundary (a bug of nuce).

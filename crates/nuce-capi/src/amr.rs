@@ -45,28 +45,27 @@ pub extern "C" fn nuce_amr_allocate(
         }
         let len = m
             .checked_mul(4)
-            .ok_or_else(|| Error::InvalidInput(format!("m = {m}")))?;
+            .ok_or_else(|| Error::invalid_input(format!("m = {m}")))?;
         // SAFETY: non-null, 2m readable uint64_t (contract).
         let raw = unsafe { std::slice::from_raw_parts(grids, 2 * m) };
         let list: Vec<Grid> = raw.chunks_exact(2).map(|c| Grid::new(c[0], c[1])).collect();
         if list.is_empty() {
-            return Err(Error::Empty("no grids".into()));
+            return Err(Error::empty("no grids"));
         }
         let mesh = Mesh::new(to_usize(p, "p")?, to_usize(q, "q")?)?;
         let scaling = match scaling {
             NUCE_SCALE_NONUNIFORM => Scaling::NonUniform,
             NUCE_SCALE_UNIFORM => Scaling::Uniform,
-            s => return Err(Error::InvalidInput(format!("unknown scaling {s}"))),
+            s => return Err(Error::invalid_input(format!("unknown scaling {s}"))),
         };
-        let alloc = match packer {
-            NUCE_PACK_TIGHT => {
-                SubmeshAllocator::new(TightPacking::default(), scaling).allocate(&list, mesh)
-            }
-            NUCE_PACK_LEVEL => {
-                SubmeshAllocator::new(LevelPacking::default(), scaling).allocate(&list, mesh)
-            }
-            k => Err(Error::InvalidInput(format!("unknown packer {k}"))),
-        }?;
+        let alloc =
+            match packer {
+                NUCE_PACK_TIGHT => Ok(SubmeshAllocator::new(TightPacking::default(), scaling)
+                    .allocate(&list, mesh)?),
+                NUCE_PACK_LEVEL => Ok(SubmeshAllocator::new(LevelPacking::default(), scaling)
+                    .allocate(&list, mesh)?),
+                k => Err(Error::invalid_input(format!("unknown packer {k}"))),
+            }?;
         // SAFETY: non-null, 4m writable int64_t (contract).
         let out = unsafe { std::slice::from_raw_parts_mut(submeshes, len) };
         for (o, r) in out.chunks_exact_mut(4).zip(&alloc.submeshes) {

@@ -54,10 +54,10 @@ pub extern "C" fn nuce_fortran_call(code: c_int, refusal: *const c_char) -> c_in
         // rank as it is, unwrapped.
         let why = format!("{why} (on {})", crate::world_rank());
         match code {
-            NUCE_ERR_SHAPE_MISMATCH => Error::ShapeMismatch(why),
-            NUCE_ERR_EMPTY => Error::Empty(why),
-            NUCE_ERR_INVALID_PLAN => Error::InvalidPlan(why),
-            _ => Error::InvalidInput(why),
+            NUCE_ERR_SHAPE_MISMATCH => Error::shape_mismatch(why),
+            NUCE_ERR_EMPTY => Error::empty(why),
+            NUCE_ERR_INVALID_PLAN => Error::invalid_plan(why),
+            _ => Error::invalid_input(why),
         }
     });
     NEXT.with(|n| *n.borrow_mut() = Some(Announced { refusal, ids: None }));
@@ -205,10 +205,12 @@ pub(crate) fn triple<T: Debug + Copy>(v: [T; 3]) -> String {
 /// (or cycle time) counts from 1, as `speeds(i)` does.
 pub(crate) fn in_callers_terms(e: Error) -> Error {
     match e {
-        Error::InvalidSpeed { index, value } if fortran() => Error::InvalidSpeed {
-            index: index + 1,
-            value,
-        },
+        Error::Plan(nuce::plan::Error::InvalidSpeed { index, value }) if fortran() => {
+            Error::Plan(nuce::plan::Error::InvalidSpeed {
+                index: index + 1,
+                value,
+            })
+        }
         Error::Remote { rank, source } => Error::Remote {
             rank,
             source: Box::new(in_callers_terms(*source)),
@@ -265,7 +267,7 @@ pub(crate) fn record_size(elem_size: usize) -> String {
 /// arrays it shifted by `base` before the call), the entry as written,
 /// below `numflag`.
 pub(crate) fn negative_entry(what: &str, x: i64) -> Error {
-    Error::InvalidInput(match IDS.with(Cell::get) {
+    Error::invalid_input(match IDS.with(Cell::get) {
         Some(base) => format!(
             "{what} has an entry {} below numflag {base}",
             x.saturating_add(base)

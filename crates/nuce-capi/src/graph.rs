@@ -148,7 +148,7 @@ fn build_padded(b: impl Build, elem: usize) -> Result<Box<dyn Records>> {
 fn record_size(elem_size: usize) -> Result<()> {
     let max = RECORD_SIZES[RECORD_SIZES.len() - 1];
     if elem_size == 0 || elem_size > max {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "elem_size = {elem_size}: records of 1 to {max} bytes are supported"
         )));
     }
@@ -361,7 +361,7 @@ unsafe fn weights(
         .iter()
         .find(|&&x| !x.is_finite() || x < 0.0 || (positive && x == 0.0))
     {
-        Some(x) => Err(Error::InvalidInput(format!(
+        Some(x) => Err(Error::invalid_input(format!(
             "{what} has an entry {x} (finite and {} expected)",
             if positive { "> 0" } else { ">= 0" }
         ))),
@@ -395,8 +395,8 @@ unsafe fn read_piece<'a>(
     let offsets = unsafe { indices(xadj, nlocal + 1, "xadj") }?;
     let arcs = offsets[nlocal];
     if offsets[0] != 0 || offsets.windows(2).any(|w| w[0] > w[1]) {
-        return Err(Error::InvalidInput(
-            "xadj must start at 0 and not decrease".into(),
+        return Err(Error::invalid_input(
+            "xadj must start at 0 and not decrease",
         ));
     }
     let adj = unsafe { indices(adjncy, arcs, "adjncy") }?;
@@ -405,7 +405,7 @@ unsafe fn read_piece<'a>(
     let dim = match usize::try_from(dim) {
         Ok(d @ 1..=3) => d,
         _ => {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "dim = {dim}: a graph built from local pieces needs coordinates in 1 to 3 \
                  dimensions (it is partitioned and remapped geometrically); build a graph \
                  without coordinates whole on rank 0 with nuce_graph_scatter"
@@ -421,7 +421,7 @@ unsafe fn read_piece<'a>(
         unsafe { std::slice::from_raw_parts(coords, dim * nlocal) }.to_vec()
     };
     if data.iter().any(|x| !x.is_finite()) {
-        return Err(Error::InvalidInput("coords are not all finite".into()));
+        return Err(Error::invalid_input("coords are not all finite"));
     }
     let records: &[u8] = if nlocal == 0 {
         &[]
@@ -720,11 +720,11 @@ pub extern "C" fn nuce_graph_migrate(
                 .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default()))
                 .map(|r| {
                     usize::try_from(r).ok().filter(|&r| r < p).ok_or_else(|| {
-                        Error::InvalidInput(format!("owner {r} is not a rank of 0..{p}"))
+                        Error::invalid_input(format!("owner {r} is not a rank of 0..{p}"))
                     })
                 })
                 .collect::<Result<Vec<usize>>>()?;
-            Partition::new(p, parts)
+            Ok(Partition::new(p, parts)?)
         });
         let local = app.and_then(|app| Ok((app, part?)));
         let (app, part) = checked(local, |r| g.g.entry("nuce_graph_migrate", r))?;

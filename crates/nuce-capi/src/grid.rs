@@ -83,7 +83,7 @@ unsafe fn raw_fields(n: c_int, fields: *const nuce_field, what: &str) -> Result<
     let n = usize::try_from(n)
         .ok()
         .filter(|&n| n > 0)
-        .ok_or_else(|| Error::InvalidInput(format!("{what}: {n} fields (at least 1)")))?;
+        .ok_or_else(|| Error::invalid_input(format!("{what}: {n} fields (at least 1)")))?;
     if fields.is_null() {
         return Err(null(what));
     }
@@ -149,7 +149,7 @@ pub extern "C" fn nuce_grid_create(
                 NUCE_STENCIL_FACES => Stencil::seven(ghost),
                 NUCE_STENCIL_BOX => Stencil::twenty_seven(ghost),
                 _ => {
-                    return Err(Error::InvalidInput(format!(
+                    return Err(Error::invalid_input(format!(
                         "stencil = {stencil}: NUCE_STENCIL_FACES (7) or NUCE_STENCIL_BOX (27)"
                     )))
                 }
@@ -187,7 +187,7 @@ pub extern "C" fn nuce_grid_box(
             .ok()
             .and_then(|r| g.grid.plan().boxes.get(r))
             .copied()
-            .ok_or_else(|| Error::InvalidInput(format!("rank {rank} is out of range")))?;
+            .ok_or_else(|| Error::invalid_input(format!("rank {rank} is out of range")))?;
         if lo.is_null() || size.is_null() {
             return Err(null("lo or size"));
         }

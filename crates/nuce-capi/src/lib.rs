@@ -41,7 +41,7 @@ use std::time::Duration;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use nuce::{waiting, ArrayPlan, Balancer, Error, Rect, Result};
+use nuce::{plan, waiting, ArrayPlan, Balancer, Error, Rect, Result};
 
 use staged::{check_elem_size, create_dyn, Init, Staged};
 
@@ -60,29 +60,32 @@ pub type MPI_Fint = mpi::ffi::RSMPI_Fint;
 
 /// Success.
 pub const NUCE_OK: c_int = 0;
-/// A speed is zero, negative, NaN or infinite (`nuce::Error::InvalidSpeed`).
+/// A speed is zero, negative, NaN or infinite (`nuce::plan::Error::InvalidSpeed`).
 pub const NUCE_ERR_INVALID_SPEED: c_int = 1;
-/// No speeds, no parts or no work (`nuce::Error::Empty`).
+/// No speeds, no parts or no work (`nuce::plan::Error::Empty`).
 pub const NUCE_ERR_EMPTY: c_int = 2;
-/// Shapes or lengths disagree, e.g. a buffer of the wrong length (`nuce::Error::ShapeMismatch`).
+/// Shapes or lengths disagree, e.g. a buffer of the wrong length (`nuce::plan::Error::ShapeMismatch`).
 pub const NUCE_ERR_SHAPE_MISMATCH: c_int = 3;
-/// More ranks than cells (`nuce::Error::TooManyParts`).
+/// More ranks than cells (`nuce::plan::Error::TooManyParts`).
 pub const NUCE_ERR_TOO_MANY_PARTS: c_int = 4;
-/// An inconsistent plan (`nuce::Error::InvalidPlan`).
+/// An inconsistent plan (`nuce::plan::Error::InvalidPlan`).
 pub const NUCE_ERR_INVALID_PLAN: c_int = 5;
 /// Any other invalid argument: a NULL pointer, an unsupported element
-/// size (`nuce::Error::InvalidInput`).
+/// size (`nuce::plan::Error::InvalidInput`).
 pub const NUCE_ERR_INVALID_INPUT: c_int = 6;
-/// A file could not be parsed (`nuce::Error::Parse`).
+/// A file could not be parsed (`nuce::plan::Error::Parse`).
 pub const NUCE_ERR_PARSE: c_int = 7;
-/// An I/O failure (`nuce::Error::Io`).
+/// An I/O failure (`nuce::plan::Error::Io`).
 pub const NUCE_ERR_IO: c_int = 8;
-/// A solver failed (`nuce::Error::Solver`).
+/// A solver failed (`nuce::plan::Error::Solver`).
 pub const NUCE_ERR_SOLVER: c_int = 9;
 /// A message from a peer could not be decoded (`nuce::Error::BadMessage`).
 pub const NUCE_ERR_BAD_MESSAGE: c_int = 10;
-/// Reserved (`nuce::Error::Timeout`): a timeout ends the job instead, with
-/// `MPI_Abort` (exit code 75) and a message naming the missing ranks.
+/// A ghost exchange whose ranks all stopped waiting for their neighbours'
+/// messages (`nuce::Error::Timeout`): every rank of it returns this code,
+/// naming the ranks waited for. A rank that does not arrive at a collective
+/// call ends the job instead, with `MPI_Abort` (exit code 75) and a message
+/// naming the missing ranks.
 pub const NUCE_ERR_TIMEOUT: c_int = 11;
 /// A panic inside nuce was caught at the boundary (a bug of nuce).
 pub const NUCE_ERR_PANIC: c_int = 12;
@@ -99,23 +102,31 @@ pub const NUCE_ERR_MPI: c_int = 15;
 
 /// The code of an error. `Remote` (another rank failed in a collective)
 /// takes the code of that rank's error, so that every rank returns the
-/// same code.
+/// same code; planning errors (`Plan`) take their variant's code.
 fn code_of(e: &Error) -> c_int {
     match e {
-        Error::InvalidSpeed { .. } => NUCE_ERR_INVALID_SPEED,
-        Error::Empty(_) => NUCE_ERR_EMPTY,
-        Error::ShapeMismatch(_) => NUCE_ERR_SHAPE_MISMATCH,
-        Error::TooManyParts { .. } => NUCE_ERR_TOO_MANY_PARTS,
-        Error::InvalidPlan(_) => NUCE_ERR_INVALID_PLAN,
-        Error::InvalidInput(_) => NUCE_ERR_INVALID_INPUT,
-        Error::Parse { .. } => NUCE_ERR_PARSE,
-        Error::Io(_) => NUCE_ERR_IO,
-        Error::Solver(_) => NUCE_ERR_SOLVER,
+        Error::Plan(p) => plan_code_of(p),
         Error::BadMessage { .. } => NUCE_ERR_BAD_MESSAGE,
         Error::Remote { source, .. } => code_of(source),
         Error::Timeout { .. } => NUCE_ERR_TIMEOUT,
         Error::Disagreement { .. } => NUCE_ERR_DISAGREEMENT,
         Error::Mpi { .. } => NUCE_ERR_MPI,
+        _ => NUCE_ERR_UNKNOWN,
+    }
+}
+
+/// The code of a planning error.
+fn plan_code_of(e: &plan::Error) -> c_int {
+    match e {
+        plan::Error::InvalidSpeed { .. } => NUCE_ERR_INVALID_SPEED,
+        plan::Error::Empty(_) => NUCE_ERR_EMPTY,
+        plan::Error::ShapeMismatch(_) => NUCE_ERR_SHAPE_MISMATCH,
+        plan::Error::TooManyParts { .. } => NUCE_ERR_TOO_MANY_PARTS,
+        plan::Error::InvalidPlan(_) => NUCE_ERR_INVALID_PLAN,
+        plan::Error::InvalidInput(_) => NUCE_ERR_INVALID_INPUT,
+        plan::Error::Parse { .. } => NUCE_ERR_PARSE,
+        plan::Error::Io(_) => NUCE_ERR_IO,
+        plan::Error::Solver(_) => NUCE_ERR_SOLVER,
         _ => NUCE_ERR_UNKNOWN,
     }
 }
@@ -213,7 +224,7 @@ pub(crate) fn checked<T>(
 /// handle's other ranks, which wait for this one in `call` until the
 /// timeout and then end the job (the checkpoint's root names this rank).
 pub(crate) fn unreachable_null(what: &str, call: &str) -> Error {
-    Error::InvalidInput(format!(
+    Error::invalid_input(format!(
         "{what} is NULL in {call} on {}: this rank cannot reach the other ranks of the call, \
          which wait for it until the timeout (NUCE_TIMEOUT_S) and then end the job \
          (MPI_Abort, exit code 75) naming this rank",
@@ -231,7 +242,7 @@ pub(crate) fn world_rank() -> String {
 }
 
 pub(crate) fn null(what: &str) -> Error {
-    Error::InvalidInput(format!("{what} is NULL"))
+    Error::invalid_input(format!("{what} is NULL"))
 }
 
 /// `&mut *p`, or an error naming the argument.
@@ -259,7 +270,7 @@ pub(crate) unsafe fn buffer<'a>(
         return Err(null(what));
     }
     if len != expected {
-        return Err(Error::ShapeMismatch(format!(
+        return Err(Error::shape_mismatch(format!(
             "{what} has {len} elements, {expected} expected"
         )));
     }
@@ -285,7 +296,7 @@ pub(crate) unsafe fn buffer_mut<'a>(
 }
 
 pub(crate) fn to_usize(x: i64, what: &str) -> Result<usize> {
-    usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{what} = {x} is negative")))
+    usize::try_from(x).map_err(|_| Error::invalid_input(format!("{what} = {x} is negative")))
 }
 
 /// Writes `r` as `row, col, rows, cols` into `out[4]`.
@@ -293,7 +304,7 @@ pub(crate) fn to_usize(x: i64, what: &str) -> Result<usize> {
 /// # Safety
 /// `out` is NULL or points to 4 writable `int64_t`.
 unsafe fn write_rect(r: Option<Rect>, out: *mut i64, rank: c_int) -> Result<()> {
-    let r = r.ok_or_else(|| Error::InvalidInput(format!("rank {rank} is out of range")))?;
+    let r = r.ok_or_else(|| Error::invalid_input(format!("rank {rank} is out of range")))?;
     if out.is_null() {
         return Err(null("out"));
     }
@@ -340,11 +351,11 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         let out = unsafe { deref_mut(out, "out") }?;
         *out = std::ptr::null_mut();
         if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
-            return Err(Error::InvalidInput("MPI is not initialised".into()));
+            return Err(Error::invalid_input("MPI is not initialised"));
         }
         // SAFETY: reading the null-handle constant of the MPI library.
         if comm == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "comm is MPI_COMM_NULL in nuce_balancer_create on {}: the other ranks, \
                  in MPI_Comm_dup, wait for this one until the timeout (NUCE_TIMEOUT_S) \
                  and then end the job (MPI_Abort, exit code 75)",
@@ -357,7 +368,7 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         let code = unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
         nuce::runtime::comm::mpi_check(code, "MPI_Comm_test_inter(comm)")?;
         if inter != 0 {
-            return Err(Error::InvalidInput("comm is an inter-communicator".into()));
+            return Err(Error::invalid_input("comm is an inter-communicator"));
         }
         // SAFETY: `comm` is a live intra-communicator (checked above). The
         // wrapper's Drop would MPI_Comm_free it: ManuallyDrop makes sure it
@@ -447,7 +458,7 @@ pub extern "C" fn nuce_measure_sizes(b: *mut nuce_balancer, sizes: *const i64, n
         let local = if sizes.is_null() && n > 0 {
             Err(null("sizes"))
         } else if n == 0 || n > max {
-            Err(Error::InvalidInput(format!(
+            Err(Error::invalid_input(format!(
                 "nuce_measure_sizes takes 1 to {max} block sizes, not {n}"
             )))
         } else {
@@ -471,7 +482,7 @@ fn sweep_size(i: usize, c: i64) -> Result<usize> {
         .ok()
         .filter(|x| (MIN_SWEEP_CELLS..=MAX_SWEEP_CELLS).contains(x))
         .ok_or_else(|| {
-            Error::InvalidInput(format!(
+            Error::invalid_input(format!(
                 "{} is {c} cells: a block size must be between {MIN_SWEEP_CELLS} and \
                  {MAX_SWEEP_CELLS} cells",
                 caller::element("sizes", i)
@@ -516,7 +527,7 @@ pub extern "C" fn nuce_speeds(b: *mut nuce_balancer, out: *mut f64, n: usize) ->
         let s = h
             .bal
             .speeds()
-            .ok_or_else(|| Error::Empty("no speeds measured yet".into()))?;
+            .ok_or_else(|| Error::empty("no speeds measured yet"))?;
         // SAFETY: `out` is NULL or `n` writable doubles (contract).
         let o = unsafe { buffer_mut(out.cast(), n, s.len(), 8, "out") }?;
         for (d, x) in o.chunks_exact_mut(8).zip(s) {
@@ -595,7 +606,7 @@ pub extern "C" fn nuce_plan_rect(b: *mut nuce_balancer, rank: c_int, out: *mut i
         let plan = h
             .plan
             .as_ref()
-            .ok_or_else(|| Error::InvalidInput("no plan yet: call nuce_plan first".into()))?;
+            .ok_or_else(|| Error::invalid_input("no plan yet: call nuce_plan first"))?;
         let part = usize::try_from(rank)
             .ok()
             .and_then(|r| plan.parts.get(r))
@@ -632,10 +643,10 @@ pub extern "C" fn nuce_record_phase(b: *mut nuce_balancer, work: f64, seconds: f
         // SAFETY: `b` is NULL or a live handle.
         let h = unsafe { balancer(b) }?;
         if !(work.is_finite() && work >= 0.0) {
-            return Err(Error::InvalidInput(format!("work = {work}")));
+            return Err(Error::invalid_input(format!("work = {work}")));
         }
         let elapsed = Duration::try_from_secs_f64(seconds)
-            .map_err(|_| Error::InvalidInput(format!("seconds = {seconds}")))?;
+            .map_err(|_| Error::invalid_input(format!("seconds = {seconds}")))?;
         h.bal.record_phase(work, elapsed)
     })
 }

@@ -96,12 +96,12 @@ pub(crate) unsafe fn read_csr(g: *const nuce_csr) -> Result<Graph> {
     let n = to_usize(g.n, "n")?;
     let len = n
         .checked_add(1)
-        .ok_or_else(|| Error::InvalidInput(format!("n = {n}")))?;
+        .ok_or_else(|| Error::invalid_input(format!("n = {n}")))?;
     // SAFETY: `xadj` is NULL or n + 1 readable int64_t (contract).
     let xadj = indices(unsafe { req_slice(g.xadj, len, "xadj") }?, "xadj")?;
     if xadj.first() != Some(&0) || xadj.windows(2).any(|w| w[0] > w[1]) {
-        return Err(Error::InvalidInput(
-            "xadj must start with 0 and be non-decreasing".into(),
+        return Err(Error::invalid_input(
+            "xadj must start with 0 and be non-decreasing",
         ));
     }
     let m = xadj[n];
@@ -118,9 +118,9 @@ pub(crate) unsafe fn read_csr(g: *const nuce_csr) -> Result<Graph> {
             let d = d as usize;
             // SAFETY: `coords` is NULL or dim × n readable doubles (contract).
             let c = unsafe { req_slice(g.coords, d * n, "coords") }?;
-            graph.with_coords(d, c.to_vec())
+            Ok(graph.with_coords(d, c.to_vec())?)
         }
-        d => Err(Error::InvalidInput(format!("dim = {d}: 0, 1, 2 or 3"))),
+        d => Err(Error::invalid_input(format!("dim = {d}: 0, 1, 2 or 3"))),
     }
 }
 
@@ -142,7 +142,7 @@ fn algo_of(code: c_int) -> Result<Option<Algo>> {
             .iter()
             .find(|t| t.0 == c)
             .map(|t| Some(t.1))
-            .ok_or_else(|| Error::InvalidInput(format!("unknown algorithm {c}"))),
+            .ok_or_else(|| Error::invalid_input(format!("unknown algorithm {c}"))),
     }
 }
 
@@ -151,17 +151,17 @@ fn algo_of(code: c_int) -> Result<Option<Algo>> {
 fn partition(g: &Graph, targets: &[f64], algo: c_int) -> Result<(Partition, f64)> {
     nuce::plan::check_speeds(targets)?;
     if g.n() < targets.len() {
-        return Err(Error::TooManyParts {
+        return Err(Error::Plan(nuce::plan::Error::TooManyParts {
             parts: targets.len(),
             units: g.n(),
-        });
+        }));
     }
     let refiner = FmRefiner::default();
     let p = match algo_of(algo)? {
         None => best_partition(g, targets, Grouping::Simple, refiner)?.partition,
         Some(a) => {
             if a.needs_coords() && g.coords().is_none() {
-                return Err(Error::InvalidInput(format!(
+                return Err(Error::invalid_input(format!(
                     "algorithm {} needs coordinates (dim > 0)",
                     a.name()
                 )));
@@ -217,7 +217,7 @@ pub extern "C" fn nuce_partition_graph(
     guard(|| {
         let k = to_usize(nparts, "nparts")?;
         if k == 0 {
-            return Err(Error::Empty("nparts = 0".into()));
+            return Err(Error::empty("nparts = 0"));
         }
         // SAFETY: `tpwgts` is NULL or nparts readable doubles (contract).
         let targets = unsafe { opt_slice(tpwgts, k) }.map_or_else(|| vec![1.0; k], <[f64]>::to_vec);

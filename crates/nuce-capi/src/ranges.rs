@@ -49,20 +49,20 @@ unsafe fn read_args(
     let mut ext = [0usize; 3];
     for a in 0..3 {
         ext[a] = usize::try_from(n[a]).map_err(|_| {
-            Error::InvalidInput(format!("{} = {} is negative", element("n", a), n[a]))
+            Error::invalid_input(format!("{} = {} is negative", element("n", a), n[a]))
         })?;
     }
     let mut grid = [0usize; 3];
     for a in 0..3 {
         grid[a] = usize::try_from(g[a]).map_err(|_| {
-            Error::InvalidInput(format!("{} = {} is negative", element("procs", a), g[a]))
+            Error::invalid_input(format!("{} = {} is negative", element("procs", a), g[a]))
         })?;
     }
     let procs = match grid.iter().filter(|&&v| v == 0).count() {
         3 => None,
         0 => Some(grid),
         _ => {
-            return Err(Error::InvalidInput(format!(
+            return Err(Error::invalid_input(format!(
                 "procs = {{{}, {}, {}}}: give all three (a grid) or none (all 0: nuce chooses)",
                 g[0], g[1], g[2]
             )))
@@ -125,7 +125,10 @@ pub extern "C" fn nuce_ownership_ranges(
             let v = ranges[a];
             if v.len() > args.room[a] {
                 // Not reachable: nuce's grid has at most `ranks` per axis.
-                return Err(Error::Solver(format!("axis {a}: {} ranges", v.len())));
+                return Err(Error::Plan(nuce::plan::Error::Solver(format!(
+                    "axis {a}: {} ranges",
+                    v.len()
+                ))));
             }
             let v: Vec<i64> = v.iter().map(|&x| x as i64).collect();
             // SAFETY: non-null (checked), room for `room[a]` ≥ len entries (contract).

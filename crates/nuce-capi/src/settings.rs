@@ -42,7 +42,7 @@ fn non_negative(x: f64, what: &str) -> Result<f64> {
     if x.is_finite() && x >= 0.0 {
         Ok(x)
     } else {
-        Err(Error::InvalidInput(format!(
+        Err(Error::invalid_input(format!(
             "{what} = {x} is not a finite number >= 0"
         )))
     }
@@ -64,7 +64,7 @@ pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char
             // SAFETY: `name` is a NUL-terminated string (caller's contract).
             let s = unsafe { CStr::from_ptr(name) }
                 .to_str()
-                .map_err(|_| Error::InvalidInput("the decomposer name is not UTF-8".into()))?;
+                .map_err(|_| Error::invalid_input("the decomposer name is not UTF-8"))?;
             decomposer_by_name(s)?;
             Ok(s.to_string())
         },
@@ -150,6 +150,6 @@ pub extern "C" fn nuce_waiting_end() -> c_int {
         SECTIONS
             .with(|s| s.borrow_mut().pop())
             .map(drop)
-            .ok_or_else(|| Error::InvalidInput("no waiting section is open".into()))
+            .ok_or_else(|| Error::invalid_input("no waiting section is open"))
     })
 }

@@ -166,7 +166,7 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
             let g = g.as_standard_layout();
             let bytes = g
                 .as_slice()
-                .ok_or_else(|| Error::InvalidInput("gathered array not contiguous".into()))?;
+                .ok_or_else(|| Error::invalid_input("gathered array not contiguous"))?;
             out.copy_from_slice(as_bytes(bytes));
         }
         Ok(())
@@ -200,7 +200,7 @@ fn create<const N: usize>(
                 let mut v = vec![Bytes::<N>::default(); rows * cols];
                 as_bytes_mut(&mut v).copy_from_slice(bytes);
                 Array2::from_shape_vec((rows, cols), v)
-                    .map_err(|e| Error::ShapeMismatch(e.to_string()))
+                    .map_err(|e| Error::shape_mismatch(e.to_string()))
             });
             let global = global.transpose()?;
             bal.scatter_array(global.as_ref(), ghost)?
@@ -214,7 +214,7 @@ pub fn check_elem_size(elem_size: usize) -> Result<()> {
     if SIZES.contains(&elem_size) {
         Ok(())
     } else {
-        Err(Error::InvalidInput(format!(
+        Err(Error::invalid_input(format!(
             "element size {elem_size} bytes is not supported (one of {SIZES:?})"
         )))
     }
@@ -236,7 +236,7 @@ pub fn create_dyn(
         8 => create::<8>(bal, shape, init),
         16 => create::<16>(bal, shape, init),
         32 => create::<32>(bal, shape, init),
-        _ => Err(Error::InvalidInput(format!(
+        _ => Err(Error::invalid_input(format!(
             "element size {elem_size} bytes is not supported (one of {SIZES:?})"
         ))),
     }

@@ -38,11 +38,11 @@ unsafe fn platform(pf: *const nuce_task_platform) -> Result<TaskPlatform> {
         return Err(null("cycle_times"));
     }
     if pf.workers == 0 {
-        return Err(Error::Empty("no workers".into()));
+        return Err(Error::empty("no workers"));
     }
     // SAFETY: non-null, `workers` readable doubles (contract).
     let t = unsafe { std::slice::from_raw_parts(pf.cycle_times, pf.workers) };
-    TaskPlatform::new(t.to_vec(), pf.tcom, pf.tcom_return)
+    Ok(TaskPlatform::new(t.to_vec(), pf.tcom, pf.tcom_return)?)
 }
 
 /// Writes a schedule into the caller's buffers of `p` elements each.

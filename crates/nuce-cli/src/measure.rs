@@ -81,7 +81,7 @@ fn bounded(
 }
 
 fn parse_kernel(s: &str) -> Result<Kernel, String> {
-    s.parse().map_err(|e: nuce_plan::Error| e.to_string())
+    s.parse().map_err(|e: nuce::Error| e.to_string())
 }
 
 /// The MPI rank given by the launcher's environment, or 0.
@@ -104,7 +104,7 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
     if args.sweep {
         return sweep(&args, &cfg);
     }
-    let m = try_measure_kernel(&cfg)?;
+    let m = try_measure_kernel(&cfg).map_err(planning_error)?;
     let rec = SpeedRecord::from_kernel(launcher_rank(), m, topology());
     if args.json {
         return crate::output::print_json_unchecked(&rec);
@@ -135,6 +135,16 @@ pub fn run(args: Args) -> nuce_plan::Result<()> {
     Ok(())
 }
 
+/// The planner's error of a failed measurement: measuring makes no MPI call,
+/// so its errors are planning errors (`nuce::Error::Plan`); any other is
+/// passed on with its text.
+fn planning_error(e: nuce::Error) -> nuce_plan::Error {
+    match e {
+        nuce::Error::Plan(e) => e,
+        e => nuce_plan::Error::InvalidInput(e.to_string()),
+    }
+}
+
 /// The output of `--sweep --json`.
 #[derive(Serialize)]
 struct Sweep {
@@ -161,7 +171,7 @@ fn sweep(args: &Args, cfg: &KernelConfig) -> nuce_plan::Result<()> {
     } else {
         args.sizes.clone()
     };
-    let points = measure_sweep(cfg, &sizes)?;
+    let points = measure_sweep(cfg, &sizes).map_err(planning_error)?;
     if let Some(path) = &args.svg {
         draw_svg(path, &t, &points)?;
     }

@@ -1,16 +1,20 @@
-//! The one error type of nuce.
+//! The error type of the planning layer.
 //!
-//! Every fallible function returns [`Result`]. Errors are plain data (`Clone`,
+//! Every fallible planning function returns [`Result`]: what is wrong with
+//! the input (speeds, shapes, plans, files) or a solver that failed. What can
+//! go wrong only in a running MPI job (a peer's bad message, ranks that
+//! disagree, an MPI failure, a timeout) is the runtime's error, `nuce::Error`,
+//! which wraps this one (`nuce::Error::Plan`). Errors are plain data (`Clone`,
 //! `PartialEq`, serde) so that a collective call can broadcast the root's error
 //! and every rank returns *the same* `Err` (see `docs/architecture.md`,
 //! "Collective errors agree").
 
 use serde::{Deserialize, Serialize};
 
-/// Result alias used across nuce.
+/// Result alias of the planning layer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Everything that can go wrong in nuce.
+/// Everything that can go wrong in planning.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 pub enum Error {
@@ -58,72 +62,10 @@ pub enum Error {
     /// A solver (LP, eigen, matching) failed.
     #[error("solver failed: {0}")]
     Solver(String),
-    /// A message received from a peer could not be decoded or was too large.
-    #[error("bad message from rank {rank}: {msg}")]
-    BadMessage {
-        /// The sending rank.
-        rank: i32,
-        /// What is wrong.
-        msg: String,
-    },
-    /// Some rank failed in a collective call; every rank reports the same error.
-    #[error("rank {rank} failed: {source}")]
-    Remote {
-        /// The lowest rank that failed.
-        rank: i32,
-        /// Its error.
-        source: Box<Error>,
-    },
-    /// The ranks of one communicator made different collective calls, or the
-    /// same call with arguments that must match and do not (another shape,
-    /// ghost width, element size, algorithm, count of exchanges). Every rank
-    /// returns the same error, naming each group of ranks' call.
-    #[error("the ranks disagree on {on}: {}", calls.join(", "))]
-    Disagreement {
-        /// What they disagree on (`a collective call`, `a ghost exchange`).
-        on: String,
-        /// The calls: the root's first, then each group of ranks' call.
-        calls: Vec<String>,
-    },
-    /// An MPI call returned an error (only with an error handler that returns
-    /// errors; MPI's default ends the job).
-    #[error("MPI error in {what}: class {class}, code {code}: {text}")]
-    Mpi {
-        /// The MPI call, with nuce's operation.
-        what: String,
-        /// The MPI error class (`MPI_Error_class`).
-        class: i32,
-        /// The MPI error code.
-        code: i32,
-        /// MPI's error string (`MPI_Error_string`).
-        text: String,
-    },
-    /// A collective operation did not complete in time (a peer died or hangs).
-    ///
-    /// Reserved: no call of this version returns it. A rank that does not
-    /// arrive within the timeout ends the *job* instead (`MPI_Abort`, exit
-    /// code 75), with a message naming the missing ranks and their hosts,
-    /// because MPI cannot cancel the collective the others are blocked in.
-    #[error("timeout after {seconds:.1} s in {what}")]
-    Timeout {
-        /// Which operation.
-        what: String,
-        /// How long we waited.
-        seconds: f64,
-    },
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io(e.to_string())
-    }
-}
-
-impl From<bincode::Error> for Error {
-    fn from(e: bincode::Error) -> Self {
-        Error::BadMessage {
-            rank: -1,
-            msg: e.to_string(),
-        }
     }
 }

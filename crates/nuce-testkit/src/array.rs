@@ -130,7 +130,10 @@ fn remap(ctx: &Ctx) {
             random_tiling(rows, cols, p, &mut rng)
         } else {
             let speeds: Vec<f64> = (0..p).map(|_| rng.gen_range(0.1..10.0)).collect();
-            root_compute(w, 0, || RecursiveBisection2.decompose(rows, cols, &speeds)).expect("plan")
+            root_compute(w, 0, || {
+                Ok(RecursiveBisection2.decompose(rows, cols, &speeds)?)
+            })
+            .expect("plan")
         };
         let need = cells_changing_owner(a.plan(), &next) as u64 * 8;
         let stats = a.remap(&next).expect("remap");
@@ -293,7 +296,7 @@ fn errors(ctx: &Ctx) {
                     }
                 })
                 .collect();
-            root_compute(w, 0, || RecursiveBisection2.decompose(m, n, &speeds)).map(|_| ())
+            root_compute(w, 0, || Ok(RecursiveBisection2.decompose(m, n, &speeds)?)).map(|_| ())
         }
         "too-many-ranks" => nuce::runtime::balancer::Balancer::new(w)
             .map(|mut b| {
@@ -303,7 +306,7 @@ fn errors(ctx: &Ctx) {
             .and_then(|b| b.plan(1, p - 1))
             .map(|_| ()),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),
-        other => Err(nuce::Error::InvalidInput(format!(
+        other => Err(nuce::Error::invalid_input(format!(
             "unknown error case {other}"
         ))),
     };

@@ -367,7 +367,7 @@ fn cost_error(ctx: &Ctx, case: &str, global: Option<&[f64]>) -> nuce::Result<()>
             plan.boxes.rotate_left(1);
             a.remap(&plan)?;
         }
-        _ => return Err(nuce::Error::InvalidInput(format!("unknown case {case}"))),
+        _ => return Err(nuce::Error::invalid_input(format!("unknown case {case}"))),
     }
     bal.maybe_remap(&mut a, 1).map(|_| ())
 }

@@ -13,9 +13,12 @@
 //! * `exchange-faults CASE` — the last rank departs from the others between
 //!   two balance points: `skip` (one exchange fewer before `maybe_remap`),
 //!   `extra` (one more), `other` (exchanges another array, of ghost width 2,
-//!   once), `gskip` (a graph: one exchange fewer). Every rank prints
-//!   `ERR rank CASE error` for the first call that failed (or `OK rank CASE`);
-//!   run with a small `NUCE_TIMEOUT_S`.
+//!   once), `gskip` (a graph: one exchange fewer), `slow` (computes for
+//!   0.65 of the timeout before its second of 8 exchanges: its neighbours
+//!   stop waiting for it). Every rank prints `ERR rank CASE error` for the
+//!   first call that failed (or `OK rank CASE`), and for `slow` also
+//!   `TIMEOUT rank RANKS` when that error is an `Error::Timeout` naming
+//!   `RANKS`; run with a small `NUCE_TIMEOUT_S`.
 
 use mpi::traits::*;
 use ndarray::Array2;
@@ -234,6 +237,17 @@ fn faults(ctx: &Ctx) {
             }
             a.gather(0).map(|_| ())
         })(),
+        "slow" => (|| {
+            let mut u = bal.scatter_array(root_global, 1)?;
+            let timeout = nuce::runtime::watchdog::timeout_from_env()?.unwrap_or_default();
+            for k in 0..8 {
+                if odd && k == 1 {
+                    std::thread::sleep(timeout.mul_f64(0.65));
+                }
+                u.exchange_ghosts()?;
+            }
+            bal.maybe_remap(&mut u, 8).map(|_| ())
+        })(),
         "gskip" => (|| {
             let graph = (ctx.rank() == 0).then(|| grid_graph(rows, cols));
             let values = graph.as_ref().map(|g| vec![1.0f64; g.n()]);
@@ -248,5 +262,8 @@ fn faults(ctx: &Ctx) {
             std::process::exit(3);
         }
     };
+    if let Err(Error::Timeout { ranks, .. }) = &r {
+        println!("TIMEOUT {} {ranks:?}", ctx.rank());
+    }
     outcome(ctx, &case, r);
 }

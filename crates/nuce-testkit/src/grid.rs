@@ -494,7 +494,7 @@ fn cost_errors(ctx: &Ctx) {
                 let mut v = vec![0f64; grid.padded_len(pad)?];
                 grid.move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])?;
             }
-            other => return Err(nuce::Error::InvalidInput(format!("unknown case {other}"))),
+            other => return Err(nuce::Error::invalid_input(format!("unknown case {other}"))),
         }
         bal.maybe_remap(&mut grid, 1).map(|_| ())
     })();

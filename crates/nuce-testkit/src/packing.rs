@@ -110,7 +110,11 @@ fn equal(ctx: &Ctx) {
                         "submeshes differ",
                     );
                 }
-                (Err(a), Err(b)) => ctx.check(&name, a == b, format!("{a} vs {b}")),
+                (Err(a), Err(b)) => ctx.check(
+                    &name,
+                    nuce::Error::from(a.clone()) == b,
+                    format!("{a} vs {b}"),
+                ),
                 (a, b) => ctx.check(&name, false, format!("{:?} vs {:?}", a.err(), b.err())),
             }
         }

@@ -97,7 +97,7 @@ fn errors(ctx: &Ctx) {
             "too-many" => bal.ownership_ranges((1, 1, 8), Some([1, p, 1])),
             "shape" => bal.ownership_ranges((8, if last { 7 } else { 8 }, 8), None),
             other => {
-                return Err(nuce::Error::InvalidInput(format!("unknown case {other}")));
+                return Err(nuce::Error::invalid_input(format!("unknown case {other}")));
             }
         };
         r.map(|_| ())

@@ -15,7 +15,10 @@ impl Balancer {
         self.plan_at_root(
             &format!("Balancer::plan({rows}x{cols}, algorithm {}", planner.name()),
             rows.saturating_mul(cols),
-            |model| model.plan_within_caps(|s| planner.decompose(rows, cols, s), ArrayPlan::areas),
+            |model| {
+                Ok(model
+                    .plan_within_caps(|s| planner.decompose(rows, cols, s), ArrayPlan::areas)?)
+            },
         )
     }
 
@@ -39,7 +42,10 @@ impl Balancer {
         self.arrive(&format!("{call}, {speeds})"))?;
         let planned = root_compute(&self.comm, ROOT, || {
             if units < p {
-                return Err(Error::TooManyParts { parts: p, units });
+                return Err(Error::Plan(crate::plan::Error::TooManyParts {
+                    parts: p,
+                    units,
+                }));
             }
             plan(self.initial_model(units)?)
         });
@@ -62,7 +68,7 @@ impl Balancer {
     /// between ranks, memory limits that hold less than `n`.
     pub fn plan1d(&self, n: usize) -> Result<Vec<usize>> {
         self.plan_at_root(&format!("Balancer::plan1d({n} units"), n, |model| {
-            model.plan_within_caps(|s| Ok(apportion(n, s)), |c: &Vec<usize>| c.clone())
+            Ok(model.plan_within_caps(|s| Ok(apportion(n, s)), |c: &Vec<usize>| c.clone())?)
         })
     }
 
@@ -121,11 +127,11 @@ impl Balancer {
             std::mem::size_of::<T>()
         ))?;
         let shape = root_compute(&self.comm, ROOT, || {
-            let dim = global.map(|g| g.dim()).ok_or_else(|| {
-                Error::InvalidInput("scatter_array: the root has no array".into())
-            })?;
+            let dim = global
+                .map(|g| g.dim())
+                .ok_or_else(|| Error::invalid_input("scatter_array: the root has no array"))?;
             match expect {
-                Some(e) if e != dim => Err(Error::ShapeMismatch(format!(
+                Some(e) if e != dim => Err(Error::shape_mismatch(format!(
                     "scatter_array: the root's array is {}x{}, the ranks expect {}x{}",
                     dim.0, dim.1, e.0, e.1
                 ))),
@@ -150,7 +156,8 @@ impl Balancer {
             &format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost}"),
             nx.saturating_mul(ny).saturating_mul(nz),
             |model| {
-                model.plan_within_caps(|s| best3(ghost).decompose(shape, s), GridPlan3::volumes)
+                Ok(model
+                    .plan_within_caps(|s| best3(ghost).decompose(shape, s), GridPlan3::volumes)?)
             },
         )
     }
@@ -220,14 +227,13 @@ impl Balancer {
         // Built on the root only (the index is O(n)); every rank learns whether it worked.
         let built = at_root
             .then(|| {
-                let g = graph.ok_or_else(|| {
-                    Error::InvalidInput("scatter_graph: the root has no graph".into())
-                })?;
+                let g = graph
+                    .ok_or_else(|| Error::invalid_input("scatter_graph: the root has no graph"))?;
                 if g.n() < p {
-                    return Err(Error::TooManyParts {
+                    return Err(Error::Plan(crate::plan::Error::TooManyParts {
                         parts: p,
                         units: g.n(),
-                    });
+                    }));
                 }
                 let index = RootIndex::build(g, &speeds, std::mem::size_of::<T>())?;
                 let partition = index.ordering.to_partition(&index.cut)?;

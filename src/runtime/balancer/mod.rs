@@ -248,7 +248,7 @@ impl Balancer {
         let _w = waiting();
         self.arrive(&format!("Balancer::set_algorithm({name})"))?;
         let d = registry::decomposer_with_latency(name, latency_cells);
-        let d = agree(&self.comm, ROOT, d)?;
+        let d = agree(&self.comm, ROOT, d.map_err(Error::from))?;
         self.set_decomposer(d);
         Ok(())
     }
@@ -284,7 +284,7 @@ impl Balancer {
     /// Checks that every rank makes the same call `op` of the application
     /// (collective): `op` names the call and its must-match arguments (e.g.
     /// `"solver: phase 3 of 5"`). A difference is the same
-    /// [`Error::InvalidInput`] on every rank, naming each rank's call; a rank
+    /// [`Error::Disagreement`] on every rank, naming each rank's call; a rank
     /// that does not arrive within the timeout ends the job with a message
     /// naming it and its host ([`super::watchdog::checkpoint`]). For the
     /// application's own collectives between nuce's.
@@ -347,7 +347,7 @@ impl Balancer {
             if same {
                 Ok(())
             } else {
-                Err(Error::InvalidInput(format!(
+                Err(Error::invalid_input(format!(
                     "{what}: the data lives on other ranks than the balancer"
                 )))
             },

@@ -31,7 +31,7 @@ impl Network {
                 && l.latency_s.is_finite()
                 && l.latency_s >= 0.0)
             {
-                return Err(Error::InvalidInput(format!("bad link record {l:?}")));
+                return Err(Error::invalid_input(format!("bad link record {l:?}")));
             }
             bandwidth = bandwidth.min(l.bandwidth_bytes_per_s);
             latency_s = latency_s.max(l.latency_s);
@@ -112,7 +112,7 @@ impl Balancer {
         let links = probe_links(&self.comm, ROOT, cfg)?;
         let net = root_compute(&self.comm, ROOT, || {
             Network::from_links(
-                links.ok_or_else(|| Error::InvalidInput("no link records at the root".into()))?,
+                links.ok_or_else(|| Error::invalid_input("no link records at the root"))?,
             )
         })?;
         info!(
@@ -147,7 +147,7 @@ impl Balancer {
         let p = self.comm.size() as usize;
         let h = root_compute(&self.comm, ROOT, || {
             if host_of.len() != p {
-                return Err(Error::ShapeMismatch(format!(
+                return Err(Error::shape_mismatch(format!(
                     "{} host ids for {p} ranks",
                     host_of.len()
                 )));

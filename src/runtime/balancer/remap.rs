@@ -95,8 +95,8 @@ pub trait Rebalance: sealed::Sealed {
     /// rank), planned by every rank together when not
     /// [`Rebalance::plans_at_root`]: collective.
     fn propose_collective(&self, _speeds: &[f64]) -> Result<LocalProposal<Self::Plan>> {
-        Err(Error::InvalidInput(
-            "propose_collective: this data is planned at the root".into(),
+        Err(Error::invalid_input(
+            "propose_collective: this data is planned at the root",
         ))
     }
     /// Moves the data to the new layout (collective).
@@ -233,9 +233,9 @@ impl Rebalance for BufferGrid {
         };
         Box::new(move |model| {
             if self.pending().is_some() {
-                return Err(Error::InvalidInput(
+                return Err(Error::invalid_input(
                     "maybe_remap: the grid's previous remap is still pending (call Grid::move_fields first)"
-                        .into(),
+                        ,
                 ));
             }
             propose_grid3(ctx, self.layout().plan(), self.stencil(), bytes, model)
@@ -329,9 +329,9 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan> {
         Box::new(move |model| {
             let index = self.index.as_ref().ok_or_else(|| {
-                Error::InvalidInput(
+                Error::invalid_input(
                     "maybe_remap: this graph was scattered with a partition of the caller's and has no coordinates (GraphStrategy::Manual): build it with Balancer::scatter_graph, or give it coordinates, to have it balanced"
-                        .into(),
+                        ,
                 )
             })?;
             let (policy, bandwidth) = ctx.policy;
@@ -456,18 +456,17 @@ impl Balancer {
         let functional = self.functional && data.cost_grid().is_none();
         let caps = self.mem_caps.as_deref();
         let model_of = |gathered: Option<Vec<(RankReport, Option<SpeedFunction>, f64)>>| {
-            let g =
-                gathered.ok_or_else(|| Error::InvalidInput("no phase speeds at root".into()))?;
+            let g = gathered.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?;
             let phase: Vec<RankReport> = g.iter().map(|r| r.0).collect();
             let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
             let fns: Vec<Option<SpeedFunction>> = g.iter().map(|r| r.1.clone()).collect();
             let total = g.iter().map(|r| r.2).sum::<f64>().round().max(1.0) as usize;
             if caps.is_some() && !cells_are_work {
-                return Err(Error::InvalidInput(
-                    "maybe_remap: memory limits (Balancer::set_memory_limit) count cells; this data's work is not its cells (a graph, or an array with a cost field)".into(),
+                return Err(Error::invalid_input(
+                    "maybe_remap: memory limits (Balancer::set_memory_limit) count cells; this data's work is not its cells (a graph, or an array with a cost field)",
                 ));
             }
-            PlanningModel::new(&est, Some(&fns), total, caps, functional)
+            PlanningModel::new(&est, Some(&fns), total, caps, functional).map_err(Error::from)
         };
         let (decision, plan, model) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);

@@ -47,7 +47,7 @@ pub fn functional_from_env() -> Result<bool> {
     {
         None | Some("") | Some("auto") => Ok(true),
         Some("constant") => Ok(false),
-        Some(v) => Err(Error::InvalidInput(format!(
+        Some(v) => Err(Error::invalid_input(format!(
             "{ENV_SPEED_MODEL}={v:?}: expected auto or constant"
         ))),
     }
@@ -132,13 +132,12 @@ pub fn merge_estimates(
         return Ok(s);
     }
     let prev = previous.ok_or_else(|| {
-        Error::InvalidInput(
-            "some ranks have neither a phase timing nor a measured speed: call measure() first"
-                .into(),
+        Error::invalid_input(
+            "some ranks have neither a phase timing nor a measured speed: call measure() first",
         )
     })?;
     if prev.len() != phase.len() {
-        return Err(Error::ShapeMismatch(format!(
+        return Err(Error::shape_mismatch(format!(
             "{} previous speeds for {} ranks",
             prev.len(),
             phase.len()
@@ -221,7 +220,7 @@ impl Balancer {
         let (speeds, estimates) = root_compute(&self.comm, ROOT, || {
             let recs = records
                 .as_ref()
-                .ok_or_else(|| Error::InvalidInput("no records at root".into()))?;
+                .ok_or_else(|| Error::invalid_input("no records at root"))?;
             let s: Vec<f64> = recs.iter().map(|r| r.speed).collect();
             crate::plan::check_speeds(&s)?;
             let est: Vec<SpeedEstimate> = recs
@@ -278,7 +277,9 @@ impl Balancer {
     pub fn measure_sizes(&mut self, sizes: &[usize]) -> Result<Vec<SweepPoint>> {
         let _w = waiting();
         let _span = info_span!("measure_sizes", sizes = sizes.len()).entered();
-        let refused = crate::plan::fpm::check_sweep_sizes(sizes).err();
+        let refused = crate::plan::fpm::check_sweep_sizes(sizes)
+            .err()
+            .map(Error::from);
         let list = if refused.is_none() {
             format!("{sizes:?}")
         } else {
@@ -307,7 +308,7 @@ impl Balancer {
         let (speeds, estimates) = root_compute(&self.comm, ROOT, || {
             let fns = gathered
                 .as_ref()
-                .ok_or_else(|| Error::InvalidInput("no speed functions at root".into()))?;
+                .ok_or_else(|| Error::invalid_input("no speed functions at root"))?;
             let est: Vec<SpeedEstimate> = fns
                 .iter()
                 .map(|f| SpeedEstimate {
@@ -396,7 +397,7 @@ impl Balancer {
         let s = root_compute(&self.comm, ROOT, || {
             crate::plan::check_speeds(speeds)?;
             if speeds.len() != self.comm.size() as usize {
-                return Err(Error::ShapeMismatch(format!(
+                return Err(Error::shape_mismatch(format!(
                     "{} speeds for {} ranks",
                     speeds.len(),
                     self.comm.size()
@@ -542,7 +543,7 @@ impl Balancer {
         self.arrive("Balancer::set_memory_limit")?;
         let all = gather_values(&self.comm, ROOT, &cells)?;
         let caps = root_compute(&self.comm, ROOT, || {
-            let all = all.ok_or_else(|| Error::InvalidInput("no limits at root".into()))?;
+            let all = all.ok_or_else(|| Error::invalid_input("no limits at root"))?;
             Ok(all
                 .iter()
                 .any(Option::is_some)
@@ -581,13 +582,13 @@ impl Balancer {
             .sweep_fns
             .as_ref()
             .map(|f| f.iter().cloned().map(Some).collect());
-        PlanningModel::new(
+        Ok(PlanningModel::new(
             &exact,
             sweep.as_deref(),
             cells,
             self.mem_caps.as_deref(),
             self.functional && sweep.is_some(),
-        )
+        )?)
     }
 }
 
