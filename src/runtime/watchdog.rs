@@ -701,7 +701,7 @@ impl Checkpoints {
         Ok(Checkpoints::new(0, t))
     }
 
-    /// A duplicate of `comm` with its checkpoints ([`Checkpoints::from_env`]),
+    /// A duplicate of `comm` with its checkpoints ([`Checkpoints::entered`]),
     /// after the checked entry of the call `op` on it (collective): how an
     /// object that keeps its own communicator is created.
     pub fn duplicate_checked<C: Communicator>(
@@ -709,9 +709,30 @@ impl Checkpoints {
         op: &str,
     ) -> Result<(SimpleCommunicator, Checkpoints)> {
         let dup = comm.duplicate();
-        let cp = Checkpoints::from_env(&dup)?;
-        cp.check(&dup, op)?;
+        let cp = Checkpoints::entered(&dup, op, None)?;
         Ok((dup, cp))
+    }
+
+    /// Checkpoints of `comm` with root 0 and the timeout of
+    /// [`timeout_from_env`], after their first checkpoint, the checked
+    /// entry of the call `op` (collective). A malformed timeout is this
+    /// rank's refusal of that checkpoint (it waits with
+    /// [`DEFAULT_TIMEOUT_S`] meanwhile), as is `refused` (the caller's own
+    /// check of this rank's settings): every rank returns the lowest
+    /// refusing rank's error. [`Checkpoints::from_env`] followed by
+    /// [`Checkpoints::check`] in one collective step instead of two.
+    pub fn entered<C: Communicator>(
+        comm: &C,
+        op: &str,
+        refused: Option<Error>,
+    ) -> Result<Checkpoints> {
+        let (timeout, bad) = match timeout_from_env() {
+            Ok(t) => (t, None),
+            Err(e) => (Some(Duration::from_secs_f64(DEFAULT_TIMEOUT_S)), Some(e)),
+        };
+        let cp = Checkpoints::new(0, timeout);
+        cp.check_refusing(comm, op, bad.or(refused).as_ref())?;
+        Ok(cp)
     }
 
     /// Makes the channel known to the registry (for a stuck exchange and a
