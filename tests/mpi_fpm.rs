@@ -234,7 +234,10 @@ fn memory_limits_from_the_machine_hold_and_agree_on_errors() {
     same_errors(
         &run,
         &[
-            ("nan-one-rank", "bytes_per_cell = NaN is not a finite number > 0"),
+            (
+                "nan-one-rank",
+                "bytes_per_cell = NaN is not a finite number > 0",
+            ),
             ("fraction-root", "fraction = 1.5 is not in (0, 1]"),
             ("no-cell", "holds no cell of"),
             ("too-small", "memory"),

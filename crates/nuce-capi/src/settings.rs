@@ -151,9 +151,8 @@ pub extern "C" fn nuce_set_memory_limit_from_machine(
 ) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle (contract of the C API).
-        let h = unsafe { balancer(b) }.map_err(|_| {
-            unreachable_null("the balancer", "nuce_set_memory_limit_from_machine")
-        })?;
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_set_memory_limit_from_machine"))?;
         let cells = h
             .bal
             .set_memory_limit_from_machine(bytes_per_cell, fraction)?;

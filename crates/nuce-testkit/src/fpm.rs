@@ -114,7 +114,8 @@ fn memory(ctx: &Ctx) {
     let limits = bal.memory_limits().map(<[usize]>::to_vec);
     ctx.check(
         "memory-limit-known",
-        limits.as_ref().and_then(|l| l.get(rank as usize)) == Some(&cells) && limits.as_ref().map(Vec::len) == Some(p),
+        limits.as_ref().and_then(|l| l.get(rank as usize)) == Some(&cells)
+            && limits.as_ref().map(Vec::len) == Some(p),
         format!("{limits:?}"),
     );
     // Cells of a size that makes the limit about 24 000 cells.

@@ -679,11 +679,16 @@ fn check_memory_share(bytes_per_cell: f64, fraction: f64) -> Result<()> {
 
 /// The cells of `bytes_per_cell` bytes in `fraction` of `1 / on_host` of
 /// `bytes` (rounded down); an error when that is not one cell.
-fn cells_in_memory(bytes: u64, on_host: usize, bytes_per_cell: f64, fraction: f64) -> Result<usize> {
+fn cells_in_memory(
+    bytes: u64,
+    on_host: usize,
+    bytes_per_cell: f64,
+    fraction: f64,
+) -> Result<usize> {
     check_memory_share(bytes_per_cell, fraction)?;
     let share = bytes as f64 * fraction / on_host.max(1) as f64;
     let cells = (share / bytes_per_cell).floor();
-    if !(cells >= 1.0) {
+    if cells < 1.0 {
         return Err(Error::InvalidInput(format!(
             "Balancer::set_memory_limit_from_machine: this rank's share of its machine's memory \
              ({fraction} of {bytes} bytes over {on_host} ranks on the host: {share:.0} bytes) \
@@ -708,8 +713,13 @@ mod tests {
         assert_eq!(cells_in_memory(16 << 30, 4, 16.0, 0.5).unwrap(), 1 << 27);
         // Rounded down: 1000 bytes hold 333 cells of 3 bytes.
         assert_eq!(cells_in_memory(1000, 1, 3.0, 1.0).unwrap(), 333);
-        assert_eq!(cells_in_memory(1000, 1, 1e-300, 1.0).unwrap(), usize::MAX - 1);
-        let e = cells_in_memory(1000, 2, 600.0, 1.0).unwrap_err().to_string();
+        assert_eq!(
+            cells_in_memory(1000, 1, 1e-300, 1.0).unwrap(),
+            usize::MAX - 1
+        );
+        let e = cells_in_memory(1000, 2, 600.0, 1.0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("holds no cell of 600 bytes"), "{e}");
         for (b, f, what) in [
             (0.0, 0.5, "bytes_per_cell = 0 "),
