@@ -661,12 +661,22 @@ impl Balancer {
 /// MPI and the program need the rest.
 pub const MEMORY_FRACTION: f64 = 0.4;
 
+/// `x` for messages: in scientific notation from 10^15 on.
+fn number(x: f64) -> String {
+    if x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// Checks the arguments of [`Balancer::set_memory_limit_from_machine`].
 fn check_memory_share(bytes_per_cell: f64, fraction: f64) -> Result<()> {
     if !(bytes_per_cell.is_finite() && bytes_per_cell > 0.0) {
         return Err(Error::InvalidInput(format!(
-            "Balancer::set_memory_limit_from_machine: bytes_per_cell = {bytes_per_cell} is not a \
-             finite number > 0"
+            "Balancer::set_memory_limit_from_machine: bytes_per_cell = {} is not a finite number \
+             > 0",
+            number(bytes_per_cell)
         )));
     }
     if !(fraction > 0.0 && fraction <= 1.0) {
@@ -692,7 +702,8 @@ fn cells_in_memory(
         return Err(Error::InvalidInput(format!(
             "Balancer::set_memory_limit_from_machine: this rank's share of its machine's memory \
              ({fraction} of {bytes} bytes over {on_host} ranks on the host: {share:.0} bytes) \
-             holds no cell of {bytes_per_cell} bytes"
+             holds no cell of {} bytes",
+            number(bytes_per_cell)
         )));
     }
     // Below `usize::MAX`, which means "no limit".
@@ -721,6 +732,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("holds no cell of 600 bytes"), "{e}");
+        let e = cells_in_memory(1000, 1, 1e300, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holds no cell of 1e300 bytes"), "{e}");
         for (b, f, what) in [
             (0.0, 0.5, "bytes_per_cell = 0 "),
             (f64::NAN, 0.5, "bytes_per_cell = NaN"),
