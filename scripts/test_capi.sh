@@ -204,6 +204,14 @@ same_sum "$c_big3" "big, --cost 4"
 echo "test_capi: heat3d.f90 --cost 4 on 2 ranks: $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
 "$mpifort" -O2 -Wall -Werror examples/fortran/grid2d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/fgrid2d"
 for np in 1 3; do grid2d "$np" "$tmp/fgrid2d"; done
+# rows1d.f90: nuce_plan_1d's rows of a matrix-vector product within a memory
+# limit read from the machine, checked bit for bit against a serial product.
+"$mpifort" -O2 -Wall -Werror examples/fortran/rows1d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o "$tmp/frows1d"
+for np in 1 3; do
+  out="$("$mpirun" -np "$np" "$tmp/frows1d" 600 2>&1)" && grep -q "^rows1d: serial check: identical" <<<"$out" ||
+    { echo "$out" >&2; echo "test_capi: rows1d.f90 failed with $np ranks" >&2; exit 1; }
+  echo "test_capi: ok: Fortran rows1d on $np ranks ($(sed -n 's/^rows1d: counts: //p' <<<"$out"))"
+done
 for np in 1 2 3; do
   out="$(NUCE_TIMEOUT_S=20 "$mpirun" -np "$np" "$tmp/fcmake/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.f90 failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }

@@ -34,7 +34,7 @@
 //! | step | calls |
 //! |---|---|
 //! | create | [`Balancer::new`] (rank 0 of the communicator plans: [`runtime::balancer::ROOT`]) |
-//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`] (collective) |
+//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (collective) |
 //! | speeds | [`Balancer::measure`] (built-in kernel), [`Balancer::measure_sizes`], [`Balancer::set_speeds`], or nothing: phases are timed between balance points; [`Balancer::record_phase`] (*local*) when the application knows its work better |
 //! | 2D arrays (nuce's container) | [`Balancer::new_array`], [`Balancer::scatter_array_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
 //! | 3D grids on the application's buffers | [`Balancer::new_grid`] → [`Grid`]: `exchange(&mut [Field])`, after a remap `move_fields`; `set_cost` |

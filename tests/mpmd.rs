@@ -27,13 +27,14 @@ struct Outcome {
     stderr: [String; 2],
 }
 
-/// Runs `prog a… : prog b…` on one rank each. `per_rank`: each rank runs
+/// Runs `prog a… : prog b…` on one rank each, rank 1 with the extra
+/// environment `env_b` (`KEY=VALUE` items, through `env`). `per_rank`: each rank runs
 /// under `sh`, which appends `EXIT <status>` to its stderr, and the launcher
 /// lets every rank finish (by default it kills the others as soon as one
 /// exits with a non-zero status, and a `main` that returns its error prints
 /// it after `MPI_Finalize`, racing that kill). Not for jobs that abort: the
 /// launcher would end the shells, not the ranks.
-fn mpmd_with(prog: &str, a: &[&str], b: &[&str], per_rank: bool) -> Outcome {
+fn mpmd_with(prog: &str, a: &[&str], b: &[&str], env_b: &[&str], per_rank: bool) -> Outcome {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RUN: AtomicUsize = AtomicUsize::new(0);
     let exe = common::example(prog);
@@ -74,7 +75,11 @@ fn mpmd_with(prog: &str, a: &[&str], b: &[&str], per_rank: bool) -> Outcome {
         &[]
     };
     cmd.args(["-np", "1"]).args(wrap).arg(&exe).args(a);
-    cmd.args([":", "-np", "1"]).args(wrap).arg(&exe).args(b);
+    cmd.args([":", "-np", "1"]).args(wrap);
+    if !env_b.is_empty() {
+        cmd.arg("env").args(env_b);
+    }
+    cmd.arg(&exe).args(b);
     common::mpi_env(&mut cmd);
     cmd.env("NUCE_TIMEOUT_S", TIMEOUT_S);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -100,8 +105,8 @@ fn mpmd_with(prog: &str, a: &[&str], b: &[&str], per_rank: bool) -> Outcome {
 }
 
 /// Runs `prog a… : prog b…`, each rank's status kept (see [`mpmd_with`]).
-fn mpmd(prog: &str, a: &[&str], b: &[&str]) -> Outcome {
-    mpmd_with(prog, a, b, true)
+fn mpmd(prog: &str, a: &[&str], b: &[&str], env_b: &[&str]) -> Outcome {
+    mpmd_with(prog, a, b, env_b, true)
 }
 
 /// The exit status of a rank run under `sh` (its stderr's `EXIT <status>`).
@@ -133,8 +138,19 @@ fn timeout() -> Duration {
 /// One case: `b` is `a` with one argument changed; both ranks must print the
 /// same error, containing `expect`.
 fn same_error(prog: &str, a: &[&str], b: &[&str], expect: &str) -> Result<(), String> {
-    let o = mpmd(prog, a, b);
-    let what = format!("{prog} {a:?} : {b:?}");
+    same_error_env(prog, a, b, &[], expect)
+}
+
+/// [`same_error`] with rank 1's extra environment `env_b`.
+fn same_error_env(
+    prog: &str,
+    a: &[&str],
+    b: &[&str],
+    env_b: &[&str],
+    expect: &str,
+) -> Result<(), String> {
+    let o = mpmd(prog, a, b, env_b);
+    let what = format!("{prog} {a:?} : {env_b:?} {b:?}");
     if o.elapsed > timeout() + MARGIN || o.code == Some(124) || o.code == Some(137) {
         return Err(format!(
             "{what}: no end within {:?}:\n{}",
@@ -373,4 +389,27 @@ fn quickstarts_that_disagree_get_the_same_error() {
         ),
     ];
     campaign(&cases);
+}
+
+/// The environment of one rank is malformed: `Balancer::new` (its first
+/// checkpoint, where every rank's environment is checked) gives the same
+/// error on both ranks.
+#[test]
+fn an_environment_malformed_on_one_rank_is_the_same_error() {
+    let args = ["64", "2", "5"];
+    let failures: Vec<String> = [
+        // (quickstart's `main` prints the error's Debug form: quotes escaped.)
+        (
+            "NUCE_SPEED_MODEL=bogus",
+            "bogus\\\": expected auto or constant",
+        ),
+        (
+            "NUCE_TIMEOUT_S=soon",
+            "soon\\\": expected seconds (e.g. 60 or 2.5), 0 or off",
+        ),
+    ]
+    .iter()
+    .filter_map(|(env, expect)| same_error_env("quickstart", &args, &args, &[env], expect).err())
+    .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -335,6 +335,36 @@ static void plan1d_checks(nuce_balancer *b) {
   free(s);
 }
 
+/* nuce_set_memory_limit_from_machine on a balancer of its own: bytes per
+ * cell NaN on the last rank, 0 on every rank and a fraction above 1 on the
+ * root are the same code on every rank; 8-byte cells in 40 % of the machine
+ * give a positive limit (cells_out may be NULL); cells that make the limit
+ * about 1000 / (size + 1) make a plan of 1000 units fail on every rank. */
+static void memory_checks(void) {
+  nuce_balancer *m = NULL;
+  int64_t cells = 0, big = 0, *c = malloc(size * sizeof(int64_t));
+  expect(nuce_balancer_create(MPI_COMM_WORLD, &m), NUCE_OK, 1, "create (memory limits)");
+  expect(nuce_set_memory_limit_from_machine(m, rank == size - 1 ? NAN : 8.0, 0.4, &cells), NUCE_ERR_INVALID_INPUT, 1,
+         "set_memory_limit_from_machine(NaN bytes per cell on the last rank)");
+  expect(nuce_set_memory_limit_from_machine(m, 0.0, 0.4, &cells), NUCE_ERR_INVALID_INPUT, 1,
+         "set_memory_limit_from_machine(0 bytes per cell)");
+  expect(nuce_set_memory_limit_from_machine(m, 8.0, rank == 0 ? 1.5 : 0.4, &cells), NUCE_ERR_INVALID_INPUT, 1,
+         "set_memory_limit_from_machine(fraction 1.5 on the root)");
+  expect(nuce_set_memory_limit_from_machine(m, 8.0, 0.4, NULL), NUCE_OK, 1,
+         "set_memory_limit_from_machine(cells_out NULL)");
+  expect(nuce_set_memory_limit_from_machine(m, 8.0, 0.4, &cells), NUCE_OK, 1, "set_memory_limit_from_machine");
+  expect(cells > 0 ? NUCE_OK : -1, NUCE_OK, 0, "the limit from the machine is positive");
+  expect(nuce_set_memory_limit_from_machine(m, 8.0 * (double)cells * (size + 1) / 1000.0, 0.4, &big), NUCE_OK, 1,
+         "set_memory_limit_from_machine(big cells)");
+  expect(big > 0 && big * size < 1000 ? NUCE_OK : -1, NUCE_OK, 0, "big cells: limits below 1000 units in all");
+  int rc = nuce_plan_1d(m, 1000, c, size);
+  int says = strstr(nuce_last_error(), "memory") != NULL;
+  expect(rc, NUCE_ERR_INVALID_INPUT, 1, "plan_1d(beyond the memory limits)");
+  expect(says ? NUCE_OK : -1, NUCE_OK, 0, "plan_1d beyond the limits: the message says memory");
+  expect(nuce_balancer_free(m), NUCE_OK, 0, "balancer_free (memory limits)");
+  free(c);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   set_stale_message();
@@ -466,6 +496,7 @@ int main(int argc, char **argv) {
   graph_errors(b);
   ranges_errors(b);
   plan1d_checks(b);
+  memory_checks();
   grid_errors(b);
   expect(nuce_array_free(a), NUCE_OK, 0, "array_free");
   expect(nuce_array_free(NULL), NUCE_OK, 0, "array_free(NULL)");

@@ -102,6 +102,8 @@ program errors
   end do
   call expect(merge(NUCE_OK, -1, ierr == NUCE_OK .and. area == n1 * n2), NUCE_OK, .false., &
               'the plan tiles 30 x 20')
+  call plan1d_checks()
+  call memory_checks()
 
   if (rank == 0) then
     allocate (global(n1, n2))
@@ -194,6 +196,68 @@ program errors
   call finish('errors')
 
 contains
+
+  !> nuce_plan_1d: bad input (negative n, a count array of the wrong size on
+  !> one rank, n differing on the last rank) is the same code on every rank;
+  !> a good call gives counts(r + 1) for rank r that sum to n, each within
+  !> one unit of its share of the speeds 1, 2, ..., nranks.
+  subroutine plan1d_checks()
+    integer(i8), allocatable :: counts(:)
+    real(dp) :: total
+    logical :: within
+    allocate (counts(nranks + 1))
+    call nuce_plan_1d(b, -3_i8, counts(1:nranks), ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'plan_1d(negative n)', &
+                      'n = -3 is negative')
+    call nuce_plan_1d(b, 100_i8, counts(1:merge(nranks + 1, nranks, rank == nranks - 1)), ierr)
+    call expect(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'plan_1d(size(counts) wrong on the last rank)')
+    if (nranks > 1) then
+      call nuce_plan_1d(b, merge(101_i8, 100_i8, rank == nranks - 1), counts(1:nranks), ierr)
+      call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., 'plan_1d(n differs on the last rank)', &
+                        'nuce_plan_1d(n 101')
+    end if
+    counts = -1
+    call nuce_plan_1d(b, 1000_i8, counts(1:nranks), ierr)
+    call expect(ierr, NUCE_OK, .true., 'plan_1d')
+    total = real(nranks, dp) * real(nranks + 1, dp) / 2
+    within = all([(abs(real(counts(r + 1), dp) - 1000 * real(r + 1, dp) / total) < 1, &
+                   r = 0, nranks - 1)])
+    call expect(merge(NUCE_OK, -1, sum(counts(1:nranks)) == 1000 .and. within), NUCE_OK, .false., &
+                'plan_1d counts: sum n, each within 1 of its share')
+  end subroutine plan1d_checks
+
+  !> nuce_set_memory_limit_from_machine on a balancer of its own: bytes per
+  !> cell NaN on the last rank and a fraction of 0 are the same code on
+  !> every rank; 8-byte cells in 40 % of the machine give a positive limit,
+  !> and limits too small for 1000 units (cells that make the limit about
+  !> 1000 / (nranks + 1)) make nuce_plan_1d fail on every rank.
+  subroutine memory_checks()
+    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+    type(nuce_balancer) :: m
+    integer(i8) :: cells, counts(nranks)
+    real(dp) :: nan
+    nan = ieee_value(nan, ieee_quiet_nan)
+    call nuce_balancer_create(MPI_COMM_WORLD, m, ierr)
+    call nuce_set_memory_limit_from_machine(m, merge(nan, 8.0_dp, rank == nranks - 1), 0.4_dp, &
+                                            cells, ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'memory_limit_from_machine(NaN bytes)', &
+                      'bytes_per_cell = NaN is not a finite number > 0')
+    call nuce_set_memory_limit_from_machine(m, 8.0_dp, 0.0_dp, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'memory_limit_from_machine(fraction 0)', &
+                      'fraction = 0 is not in (0, 1]')
+    cells = 0
+    call nuce_set_memory_limit_from_machine(m, 8.0_dp, 0.4_dp, cells, ierr)
+    call expect(merge(ierr, -1, cells > 0), NUCE_OK, .true., 'memory_limit_from_machine')
+    ! About 1000 / (nranks + 1) cells per rank: below 1000 in all.
+    call nuce_set_memory_limit_from_machine(m, 8.0_dp * real(cells, dp) / 250 * (nranks + 1) / 4, &
+                                            0.4_dp, cells, ierr)
+    call expect(merge(ierr, -1, cells > 0 .and. cells * nranks < 1000), NUCE_OK, .true., &
+                'memory_limit_from_machine(big cells)')
+    call nuce_plan_1d(m, 1000_i8, counts, ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'plan_1d(beyond the memory limits)', &
+                      'memory')
+    call nuce_balancer_free(m)
+  end subroutine memory_checks
 
   !> The grid API in Fortran order: boxes tile the grid, ghosts (with
   !> paddings that differ per dimension) hold the neighbours' cells at the

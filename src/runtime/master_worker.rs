@@ -244,9 +244,10 @@ where
     agree(comm, master, plan.check(comm.size(), master))?;
     // Every rank must run the same plan with the same master.
     let print = agree(comm, master, crate::runtime::comm::fingerprint(plan))?;
-    Checkpoints::from_env(comm)?.check(
+    Checkpoints::entered(
         comm,
         &format!("run_master_worker(master {master}, plan {print:016x})"),
+        None,
     )?;
     let size = comm.size() as usize;
     let me = comm.rank();

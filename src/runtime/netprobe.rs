@@ -47,10 +47,10 @@ pub fn link_to_root<C: Communicator>(
     agree(comm, root, check(comm, root, cfg))?;
     // Every rank must probe with the same configuration (another message
     // size on one rank would receive into a buffer of the wrong length).
-    let cp = crate::runtime::watchdog::Checkpoints::from_env(comm)?;
-    cp.check(
+    crate::runtime::watchdog::Checkpoints::entered(
         comm,
         &format!("netprobe::link_to_root(root {root}, {cfg:?})"),
+        None,
     )?;
     let _span = tracing::debug_span!("netprobe", rank = comm.rank(), root).entered();
     let rounds = cfg.warmup + cfg.repeats;

@@ -55,7 +55,7 @@ use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::runtime::comm::{agree, decode, encode, gather_values, root_compute};
+use crate::runtime::comm::{decode, encode, gather_values, root_compute};
 
 /// Environment variable holding the timeout in seconds (`0` or `off` disables it).
 pub const ENV_TIMEOUT: &str = "NUCE_TIMEOUT_S";
@@ -318,7 +318,7 @@ pub fn checkpoint<C: Communicator>(
 /// input is wrong, e.g. a buffer of the wrong size): then every rank
 /// returns the lowest refusing rank's error (wrapped in
 /// [`Error::Remote`] unless it is the root's), as
-/// [`agree`] does — the refusal takes
+/// [`agree`](crate::runtime::comm::agree) does — the refusal takes
 /// precedence over calls that differ.
 pub fn refusing_checkpoint<C: Communicator>(
     comm: &C,
@@ -879,14 +879,7 @@ impl Checkpoints {
         self.parent
     }
 
-    /// Checkpoints with root 0 and the timeout of [`timeout_from_env`]
-    /// (collective: a malformed value is the same error on every rank).
-    pub fn from_env<C: Communicator>(comm: &C) -> Result<Checkpoints> {
-        let t = agree(comm, 0, timeout_from_env())?;
-        Ok(Checkpoints::new(0, t))
-    }
-
-    /// A duplicate of `comm` with its checkpoints ([`Checkpoints::from_env`]),
+    /// A duplicate of `comm` with its checkpoints ([`Checkpoints::entered`]),
     /// after the checked entry of the call `op` on it (collective): how an
     /// object that keeps its own communicator is created.
     pub fn duplicate_checked<C: Communicator>(
@@ -894,9 +887,30 @@ impl Checkpoints {
         op: &str,
     ) -> Result<(SimpleCommunicator, Checkpoints)> {
         let dup = comm.duplicate();
-        let cp = Checkpoints::from_env(&dup)?;
-        cp.check(&dup, op)?;
+        let cp = Checkpoints::entered(&dup, op, None)?;
         Ok((dup, cp))
+    }
+
+    /// Checkpoints of `comm` with root 0 and the timeout of
+    /// [`timeout_from_env`], after their first checkpoint, the checked
+    /// entry of the call `op` (collective). A malformed timeout is this
+    /// rank's refusal of that checkpoint (it waits with
+    /// [`DEFAULT_TIMEOUT_S`] meanwhile), as is `refused` (the caller's own
+    /// check of this rank's settings): every rank returns the lowest
+    /// refusing rank's error. One collective step: the timeout needs no
+    /// agreement of its own.
+    pub fn entered<C: Communicator>(
+        comm: &C,
+        op: &str,
+        refused: Option<Error>,
+    ) -> Result<Checkpoints> {
+        let (timeout, bad) = match timeout_from_env() {
+            Ok(t) => (t, None),
+            Err(e) => (Some(Duration::from_secs_f64(DEFAULT_TIMEOUT_S)), Some(e)),
+        };
+        let cp = Checkpoints::new(0, timeout);
+        cp.check_refusing(comm, op, bad.or(refused).as_ref())?;
+        Ok(cp)
     }
 
     /// Makes the channel known to the registry (for a stuck exchange and a

@@ -43,7 +43,7 @@ pub use kernel::{
 };
 pub use phase::PhaseTimer;
 pub use stats::Summary;
-pub use topology::{topology, Topology};
+pub use topology::{machine_memory, topology, Topology};
 
 /// How a [`SpeedRecord`]'s speed was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

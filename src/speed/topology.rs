@@ -1,4 +1,5 @@
-//! The rank's hardware facts: host name, cores, PUs, binding, cache sizes.
+//! The rank's hardware facts: host name, cores, PUs, binding, cache sizes,
+//! and the machine's memory ([`machine_memory`]).
 //!
 //! This is the only module of nuce that touches hwloc (through the `hwloc2`
 //! crate). hwloc2 is unmaintained and some of its helpers are unsound: its
@@ -136,6 +137,25 @@ fn from_hwloc() -> Option<Topology> {
     })
 }
 
+/// The memory of this process's machine in bytes, as hwloc reports it: the
+/// total memory of the topology's root object (the sum of the NUMA nodes'
+/// memory this process may use; a topology restricted by a cpuset cgroup
+/// counts only the allowed nodes). `None` when hwloc cannot load the
+/// topology or reports no memory: no guess from other sources. It is not
+/// a memory cgroup's or a batch system's limit (declare those with
+/// `Balancer::set_memory_limit`).
+///
+/// Complexity: one hwloc topology load (a few ms).
+pub fn machine_memory() -> Option<u64> {
+    std::panic::catch_unwind(|| {
+        let topo = hwloc2::Topology::new()?;
+        Some(topo.object_at_root().total_memory())
+    })
+    .ok()
+    .flatten()
+    .filter(|&b| b > 0)
+}
+
 fn read_to_string(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
@@ -249,6 +269,24 @@ mod tests {
         assert_eq!(parse_size("K"), None);
         assert_eq!(parse_size(""), None);
         assert_eq!(parse_size("99999999999999999999G"), None);
+    }
+
+    #[test]
+    fn machine_memory_agrees_with_proc_meminfo() {
+        // Independent oracle: the kernel's MemTotal (kB). hwloc sums the
+        // NUMA nodes' MemTotal (the nodes this process may use): at most
+        // the machine's.
+        let Some(total) = read_to_string("/proc/meminfo").and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map(|kb| kb * 1024)
+        }) else {
+            return;
+        };
+        let m = machine_memory().expect("hwloc reports the machine's memory");
+        assert!(m <= total, "hwloc {m} > /proc/meminfo {total}");
+        assert!(m > 0);
     }
 
     #[test]

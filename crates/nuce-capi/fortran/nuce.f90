@@ -39,11 +39,11 @@ module nuce
   public :: nuce_version, nuce_last_error
   public :: nuce_balancer_create, nuce_balancer_free, nuce_measure, nuce_set_speeds, nuce_speeds
   public :: nuce_measure_sizes
-  public :: nuce_plan, nuce_plan_box, nuce_record_phase, nuce_start_phase
+  public :: nuce_plan, nuce_plan_box, nuce_plan_1d, nuce_record_phase, nuce_start_phase
   public :: nuce_array_create, nuce_array_scatter, nuce_array_free, nuce_array_box
   public :: nuce_array_read, nuce_array_exchange_ghosts, nuce_array_gather, nuce_maybe_remap
   public :: nuce_set_decomposer, nuce_set_hysteresis, nuce_set_timeout
-  public :: nuce_set_memory_limit
+  public :: nuce_set_memory_limit, nuce_set_memory_limit_from_machine
   public :: nuce_waiting_begin, nuce_waiting_end
   public :: nuce_partition_graph, nuce_graph_partition
   public :: nuce_graph_scatter, nuce_graph_free, nuce_graph_sizes, nuce_graph_owned
@@ -316,6 +316,13 @@ module nuce
       integer(c_int64_t), intent(out) :: out(4)
       integer(c_int) :: rc
     end function c_plan_rect
+    function c_plan_1d(b, n, counts, ncounts) bind(c, name='nuce_plan_1d') result(rc)
+      import :: c_int, c_ptr, c_int64_t, c_size_t
+      type(c_ptr), value :: b, counts
+      integer(c_int64_t), value :: n
+      integer(c_size_t), value :: ncounts
+      integer(c_int) :: rc
+    end function c_plan_1d
     function c_start_phase(b) bind(c, name='nuce_start_phase') result(rc)
       import :: c_int, c_ptr
       type(c_ptr), value :: b
@@ -419,6 +426,14 @@ module nuce
       integer(c_int64_t), value :: cells
       integer(c_int) :: rc
     end function c_set_memory_limit
+    function c_set_memory_limit_from_machine(b, bytes_per_cell, fraction, cells) &
+        bind(c, name='nuce_set_memory_limit_from_machine') result(rc)
+      import :: c_int, c_ptr, c_double, c_int64_t
+      type(c_ptr), value :: b
+      real(c_double), value :: bytes_per_cell, fraction
+      integer(c_int64_t), intent(out) :: cells
+      integer(c_int) :: rc
+    end function c_set_memory_limit_from_machine
     function c_waiting_begin() bind(c, name='nuce_waiting_begin') result(rc)
       import :: c_int
       integer(c_int) :: rc
@@ -748,6 +763,21 @@ contains
     call done(rc, 'nuce_plan_box', ierr)
   end subroutine nuce_plan_box
 
+  !> Splits `n` units of one dimension (matrix rows, particles, vector
+  !> entries) for the current speeds (collective; a balance point):
+  !> `counts(r + 1)` units for MPI rank `r` (`size(counts)` = the number of
+  !> ranks), which owns units `sum(counts(1:r)) + 1` to `sum(counts(1:r + 1))`
+  !> (1-based); the counts add up to `n`, within the memory limits.
+  subroutine nuce_plan_1d(b, n, counts, ierr)
+    type(nuce_balancer), intent(in) :: b
+    integer(c_int64_t), intent(in) :: n
+    integer(c_int64_t), intent(out), target, contiguous :: counts(:)
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_plan_1d(b%ptr, n, iaddr(counts), int(size(counts), c_size_t)), 'nuce_plan_1d', &
+              ierr)
+  end subroutine nuce_plan_1d
+
   !> Restarts this rank's phase timing now (local): the set-up since the
   !> last balance point (initial fields, input) is not compute of the phase.
   subroutine nuce_start_phase(b, ierr)
@@ -919,6 +949,23 @@ contains
     call fortran_call()
     call done(c_set_memory_limit(b%ptr, cells), 'nuce_set_memory_limit', ierr)
   end subroutine nuce_set_memory_limit
+
+  !> Sets this rank's memory limit from its machine's memory (collective,
+  !> each rank its own arguments): `fraction` (in (0, 1]) of the machine's
+  !> memory over the ranks on its host, in cells of `bytes_per_cell` bytes;
+  !> `cells` (optional) returns the limit.
+  subroutine nuce_set_memory_limit_from_machine(b, bytes_per_cell, fraction, cells, ierr)
+    type(nuce_balancer), intent(in) :: b
+    real(c_double), intent(in) :: bytes_per_cell, fraction
+    integer(c_int64_t), intent(out), optional :: cells
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: got
+    got = 0
+    call fortran_call()
+    call done(c_set_memory_limit_from_machine(b%ptr, bytes_per_cell, fraction, got), &
+              'nuce_set_memory_limit_from_machine', ierr)
+    if (present(cells)) cells = got
+  end subroutine nuce_set_memory_limit_from_machine
 
   !> Opens a waiting section (local): its time is not compute for nuce's
   !> automatic timing (the application's own collectives and waits).

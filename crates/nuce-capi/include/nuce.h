@@ -730,6 +730,27 @@ int nuce_set_timeout(struct nuce_balancer *b, double seconds);
 // Graphs and arrays with a cost field refuse limits at their balance point.
 int nuce_set_memory_limit(struct nuce_balancer *b, int64_t cells);
 
+// Sets this rank's memory limit from its machine's memory (collective:
+// every rank calls it, each with its own arguments) and writes it, in
+// cells, to `*cells_out` (when not NULL). The machine's memory is hwloc's
+// (the NUMA nodes this process may use), divided evenly among the
+// balancer's ranks on the same host; `fraction` of that share, in
+// `(0, 1]`, is for the cells, the rest a safety margin for the operating
+// system, MPI, the program and the copies a remap makes (0.4 is a good
+// start); `bytes_per_cell` is one cell's bytes in all the rank's fields
+// (e.g. 16 for two `double` fields). The limit, `floor(fraction × memory /
+// ranks on the host / bytes_per_cell)` cells, then acts as
+// [`nuce_set_memory_limit`]'s. Other processes and memory cgroup or batch
+// system limits are not counted: declare those with
+// `nuce_set_memory_limit` (a limit in bytes is `bytes / bytes_per_cell`
+// cells). `NUCE_ERR_INVALID_INPUT` on every rank: `bytes_per_cell` not a
+// finite number > 0 or `fraction` not in `(0, 1]` on some rank, hwloc
+// reporting no memory, a share that holds no cell.
+int nuce_set_memory_limit_from_machine(struct nuce_balancer *b,
+                                       double bytes_per_cell,
+                                       double fraction,
+                                       int64_t *cells_out);
+
 // Opens a waiting section on this thread (local): until the matching
 // [`nuce_waiting_end`], time is not counted as compute by nuce's automatic
 // timing. For the application's own collectives and waits between balance

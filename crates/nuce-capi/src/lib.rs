@@ -173,8 +173,13 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 21] = [
+const C_NAMES: [(&str, &str); 23] = [
     ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
+    (
+        "Balancer::set_memory_limit_from_machine",
+        "nuce_set_memory_limit_from_machine",
+    ),
+    ("Balancer::set_memory_limit", "nuce_set_memory_limit"),
     ("Balancer::new", "nuce_balancer_create"),
     ("Balancer::set_speeds", "nuce_set_speeds"),
     ("Balancer::measure_network", "the network probe"),

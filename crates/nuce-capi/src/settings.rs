@@ -126,6 +126,44 @@ pub extern "C" fn nuce_set_memory_limit(b: *mut nuce_balancer, cells: i64) -> c_
     })
 }
 
+/// Sets this rank's memory limit from its machine's memory (collective:
+/// every rank calls it, each with its own arguments) and writes it, in
+/// cells, to `*cells_out` (when not NULL). The machine's memory is hwloc's
+/// (the NUMA nodes this process may use), divided evenly among the
+/// balancer's ranks on the same host; `fraction` of that share, in
+/// `(0, 1]`, is for the cells, the rest a safety margin for the operating
+/// system, MPI, the program and the copies a remap makes (0.4 is a good
+/// start); `bytes_per_cell` is one cell's bytes in all the rank's fields
+/// (e.g. 16 for two `double` fields). The limit, `floor(fraction × memory /
+/// ranks on the host / bytes_per_cell)` cells, then acts as
+/// [`nuce_set_memory_limit`]'s. Other processes and memory cgroup or batch
+/// system limits are not counted: declare those with
+/// `nuce_set_memory_limit` (a limit in bytes is `bytes / bytes_per_cell`
+/// cells). `NUCE_ERR_INVALID_INPUT` on every rank: `bytes_per_cell` not a
+/// finite number > 0 or `fraction` not in `(0, 1]` on some rank, hwloc
+/// reporting no memory, a share that holds no cell.
+#[no_mangle]
+pub extern "C" fn nuce_set_memory_limit_from_machine(
+    b: *mut nuce_balancer,
+    bytes_per_cell: f64,
+    fraction: f64,
+    cells_out: *mut i64,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle (contract of the C API).
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_set_memory_limit_from_machine"))?;
+        let cells = h
+            .bal
+            .set_memory_limit_from_machine(bytes_per_cell, fraction)?;
+        if !cells_out.is_null() {
+            // SAFETY: `cells_out` is NULL or a writable int64_t (contract).
+            unsafe { cells_out.write(i64::try_from(cells).unwrap_or(i64::MAX)) };
+        }
+        Ok(())
+    })
+}
+
 thread_local! {
     static SECTIONS: RefCell<Vec<Waiting>> = const { RefCell::new(Vec::new()) };
 }

@@ -109,7 +109,7 @@ pub use network::{network_policy, Network, MIN_BANDWIDTH_SAMPLE};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
 pub use speeds::{
     functional_from_env, merge_estimates, merge_speeds, RankReport, SpeedModel, ENV_SPEED_MODEL,
-    FUNCTION_REACH,
+    FUNCTION_REACH, MEMORY_FRACTION,
 };
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
@@ -178,11 +178,15 @@ impl Balancer {
     }
 
     /// [`Balancer::new`] where `call` names the caller's function in
-    /// messages (e.g. a C or Fortran entry point). The blocking steps that
-    /// cannot be polled (`MPI_Comm_dup`, the agreement on the timeout) are
-    /// under a watchdog [`guard`](super::watchdog::guard) of the timeout of
-    /// `NUCE_TIMEOUT_S`: a rank that never calls ends the job with a message
-    /// instead of hanging the others.
+    /// messages (e.g. a C or Fortran entry point). The blocking step that
+    /// cannot be polled (`MPI_Comm_dup`) is under a watchdog
+    /// [`guard`](super::watchdog::guard) of the timeout of `NUCE_TIMEOUT_S`:
+    /// a rank that never calls ends the job with a message instead of
+    /// hanging the others. Then one checkpoint
+    /// ([`Checkpoints::entered`]) checks the call and this rank's
+    /// environment at once: a malformed `NUCE_TIMEOUT_S` or
+    /// [`ENV_SPEED_MODEL`] on some rank is the same error on every rank.
+    /// Two collective steps in all: the `MPI_Comm_dup` and that checkpoint.
     pub fn new_as<C: Communicator>(comm: &C, call: &str) -> Result<Self> {
         let decomposer = ColumnDp::default();
         let _w = waiting();
@@ -195,11 +199,12 @@ impl Balancer {
             limit,
         );
         let comm = comm.duplicate();
-        let cp = Checkpoints::from_env(&comm)?;
         drop(dog);
-        // The first checkpoint also tells the root every rank's host.
-        cp.check(&comm, call)?;
-        let functional = agree(&comm, 0, functional_from_env())?;
+        // This rank's settings from the environment: its refusal of the
+        // first checkpoint, which also tells the root every rank's host.
+        let functional = functional_from_env();
+        let cp = Checkpoints::entered(&comm, call, functional.as_ref().err().cloned())?;
+        let functional = functional?;
         Ok(Balancer {
             comm,
             decomposer: Arc::new(decomposer),
