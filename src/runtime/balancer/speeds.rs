@@ -589,10 +589,9 @@ impl Balancer {
         };
         let local = crate::speed::machine_memory()
             .ok_or_else(|| {
-                Error::InvalidInput(
+                Error::invalid_input(
                     "Balancer::set_memory_limit_from_machine: hwloc reports no memory for this \
-                     machine; declare the limit with Balancer::set_memory_limit"
-                        .into(),
+                     machine; declare the limit with Balancer::set_memory_limit",
                 )
             })
             .and_then(|bytes| cells_in_memory(bytes, on_host, bytes_per_cell, fraction));
@@ -674,14 +673,14 @@ fn number(x: f64) -> String {
 /// Checks the arguments of [`Balancer::set_memory_limit_from_machine`].
 fn check_memory_share(bytes_per_cell: f64, fraction: f64) -> Result<()> {
     if !(bytes_per_cell.is_finite() && bytes_per_cell > 0.0) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "Balancer::set_memory_limit_from_machine: bytes_per_cell = {} is not a finite number \
              > 0",
             number(bytes_per_cell)
         )));
     }
     if !(fraction > 0.0 && fraction <= 1.0) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "Balancer::set_memory_limit_from_machine: fraction = {fraction} is not in (0, 1]"
         )));
     }
@@ -700,7 +699,7 @@ fn cells_in_memory(
     let share = bytes as f64 * fraction / on_host.max(1) as f64;
     let cells = (share / bytes_per_cell).floor();
     if cells < 1.0 {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::invalid_input(format!(
             "Balancer::set_memory_limit_from_machine: this rank's share of its machine's memory \
              ({fraction} of {bytes} bytes over {on_host} ranks on the host: {share:.0} bytes) \
              holds no cell of {} bytes",
