@@ -269,6 +269,10 @@ module nuce
       integer(c_int64_t), value :: base
       integer(c_int) :: rc
     end function c_fortran_ids
+    function c_fortran_done() bind(c, name='nuce_fortran_done') result(rc)
+      import :: c_int
+      integer(c_int) :: rc
+    end function c_fortran_done
     function c_balancer_create_f(comm, out) bind(c, name='nuce_balancer_create_f') result(rc)
       import :: c_int, c_ptr
       integer(c_int), value :: comm
@@ -614,12 +618,18 @@ contains
   end subroutine fortran_call
 
   !> Reports `rc` of the call `what` through `ierr`, or stops on failure.
-  !> `why` (when not '') replaces the C API's message of a failure.
+  !> `why` (when not '') replaces the C API's message of a failure. Every
+  !> procedure ends here: an announcement (fortran_call) that no C call
+  !> took, because the procedure refused on its own or had nothing to ask
+  !> of C, is withdrawn, so that it never applies to a later, unrelated C
+  !> call (one from C code in the same program).
   subroutine done(rc, what, ierr, why)
     integer(c_int), intent(in) :: rc
     character(len=*), intent(in) :: what
     integer, intent(out), optional :: ierr
     character(len=*), intent(in), optional :: why
+    integer(c_int) :: withdrawn
+    withdrawn = c_fortran_done()
     if (rc /= NUCE_OK) then
       local_error = ''
       if (present(why)) local_error = why

@@ -144,8 +144,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
         Ok(Ok(())) => NUCE_OK,
         Ok(Err(e)) => {
             let shown = caller::in_callers_terms(e.clone()).to_string();
-            let words = caller::in_callers_words(in_c_words(&shown));
-            set_last_error(&caller::in_callers_ids(words));
+            set_last_error(&caller::in_callers_words(in_c_words(&shown)));
             code_of(&e)
         }
         Err(panic) => {
