@@ -46,7 +46,7 @@ use nuce::{waiting, ArrayPlan, Balancer, Error, Rect, Result};
 use staged::{check_elem_size, create_dyn, Init, Staged};
 
 pub use amr::*;
-pub use caller::nuce_fortran_call;
+pub use caller::{nuce_fortran_call, nuce_fortran_done, nuce_fortran_ids};
 pub use graph::*;
 pub use grid::*;
 pub use partition::*;

@@ -137,6 +137,41 @@ fn bad_graphs_and_arguments_are_errors() {
     );
 }
 
+/// The thread's last error message.
+fn last_error() -> String {
+    // SAFETY: nuce_last_error returns a NUL-terminated string owned by the library.
+    unsafe { std::ffi::CStr::from_ptr(nuce_last_error()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A binding's announcement (`nuce_fortran_call`, `nuce_fortran_ids`) holds
+/// for the next call only: its vertex ids follow the announced numbering,
+/// the call after it speaks C again, and an announcement withdrawn by
+/// `nuce_fortran_done` (the binding made no call) never reaches a later one.
+#[test]
+fn announcements_number_vertex_ids_for_one_call() {
+    let (xadj, mut adj, _) = grid(3, 3);
+    adj[xadj[4] as usize] = 4; // a self-loop at vertex 4 (0-based)
+    let g = csr(&xadj, &adj, None, None);
+    let mut part = vec![0i64; 9];
+    let run = |part: &mut Vec<i64>| nuce_partition_graph(&g, 2, null(), 0, part.as_mut_ptr(), null_mut());
+    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
+    assert!(last_error().contains("self-loop at vertex 4"), "{}", last_error());
+    assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
+    assert_eq!(nuce_fortran_ids(1), NUCE_OK);
+    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
+    assert!(last_error().contains("self-loop at vertex 5"), "{}", last_error());
+    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
+    assert!(last_error().contains("self-loop at vertex 4"), "{}", last_error());
+    assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
+    assert_eq!(nuce_fortran_ids(1), NUCE_OK);
+    assert_eq!(nuce_fortran_done(), NUCE_OK);
+    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
+    assert!(last_error().contains("self-loop at vertex 4"), "{}", last_error());
+    assert_eq!(nuce_fortran_ids(1), NUCE_ERR_INVALID_INPUT, "no announcement left");
+}
+
 /// Finish time of every worker in the model of \[BBLRR01\] §4 from the
 /// orders the C API returns (positions are 1-based slots).
 fn finish(t: &[f64], tcom: f64, tret: f64, counts: &[u64], send: &[i64], ret: &[i64]) -> Vec<f64> {
