@@ -89,6 +89,11 @@ row 46 10 "did not reach" -np 1 "$quick" 64 2 5 : -np 1 "$quick" 64 2 6
 row 47 - "the ranks disagree" -np 1 "$heat" $B : -np 1 "$heat" $B --algo foo
 row 48 10 "did not reach" -np 2 "$heat" $B --slowdown 1:1000000000@0
 row 49 10 "did not reach" -np 2 "$heat" --rows 64 --cols 48 --iters 5 --phases 3 --stop 1@1
+# A dead rank that the launcher lets the others outlive: Open MPI's
+# --enable-recovery, hydra's -disable-auto-cleanup.
+if [ "${NUCE_MPI:-}" = mpich ]; then keep=-disable-auto-cleanup; else keep=--enable-recovery; fi
+row 50 10 "did not reach" "$keep" -np 3 "$heat" $B --die 1@1
+row 50 10 "did not reach" "$keep" -np 3 "$heat" $B --kill 1@1
 row 51 - "--rows takes a positive integer" -np 2 "$bin/examples/master_worker" --rows 0
 row 51 - "--slowdown" -np 2 "$heat" $B --slowdown 1:x@0
 row 51 - "--size must be at least" -np 2 "$bin/examples/mesh_solver" --size 1e-9

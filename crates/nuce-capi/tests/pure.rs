@@ -155,21 +155,42 @@ fn announcements_number_vertex_ids_for_one_call() {
     adj[xadj[4] as usize] = 4; // a self-loop at vertex 4 (0-based)
     let g = csr(&xadj, &adj, None, None);
     let mut part = vec![0i64; 9];
-    let run = |part: &mut Vec<i64>| nuce_partition_graph(&g, 2, null(), 0, part.as_mut_ptr(), null_mut());
+    let run =
+        |part: &mut Vec<i64>| nuce_partition_graph(&g, 2, null(), 0, part.as_mut_ptr(), null_mut());
     assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(last_error().contains("self-loop at vertex 4"), "{}", last_error());
+    assert!(
+        last_error().contains("self-loop at vertex 4"),
+        "{}",
+        last_error()
+    );
     assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
     assert_eq!(nuce_fortran_ids(1), NUCE_OK);
     assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(last_error().contains("self-loop at vertex 5"), "{}", last_error());
+    assert!(
+        last_error().contains("self-loop at vertex 5"),
+        "{}",
+        last_error()
+    );
     assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(last_error().contains("self-loop at vertex 4"), "{}", last_error());
+    assert!(
+        last_error().contains("self-loop at vertex 4"),
+        "{}",
+        last_error()
+    );
     assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
     assert_eq!(nuce_fortran_ids(1), NUCE_OK);
     assert_eq!(nuce_fortran_done(), NUCE_OK);
     assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(last_error().contains("self-loop at vertex 4"), "{}", last_error());
-    assert_eq!(nuce_fortran_ids(1), NUCE_ERR_INVALID_INPUT, "no announcement left");
+    assert!(
+        last_error().contains("self-loop at vertex 4"),
+        "{}",
+        last_error()
+    );
+    assert_eq!(
+        nuce_fortran_ids(1),
+        NUCE_ERR_INVALID_INPUT,
+        "no announcement left"
+    );
 }
 
 /// Finish time of every worker in the model of \[BBLRR01\] §4 from the

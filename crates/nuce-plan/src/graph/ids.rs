@@ -89,6 +89,9 @@ mod tests {
         }
         assert_eq!(vertex_id(9).to_string(), "9");
         let _far = numbered_from(i64::MAX);
-        assert_eq!(vertex_id(usize::MAX).to_string(), (u64::MAX as i128 + i64::MAX as i128).to_string());
+        assert_eq!(
+            vertex_id(usize::MAX).to_string(),
+            (u64::MAX as i128 + i64::MAX as i128).to_string()
+        );
     }
 }
