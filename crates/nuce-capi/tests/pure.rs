@@ -155,42 +155,24 @@ fn announcements_number_vertex_ids_for_one_call() {
     adj[xadj[4] as usize] = 4; // a self-loop at vertex 4 (0-based)
     let g = csr(&xadj, &adj, None, None);
     let mut part = vec![0i64; 9];
-    let run =
-        |part: &mut Vec<i64>| nuce_partition_graph(&g, 2, null(), 0, part.as_mut_ptr(), null_mut());
-    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(
-        last_error().contains("self-loop at vertex 4"),
-        "{}",
-        last_error()
-    );
+    // Partitions `g` (refused) and checks the message names `vertex`.
+    let mut refused_naming = |vertex: &str| {
+        let rc = nuce_partition_graph(&g, 2, null(), 0, part.as_mut_ptr(), null_mut());
+        assert_eq!(rc, NUCE_ERR_INVALID_INPUT);
+        let m = last_error();
+        assert!(m.contains(&format!("self-loop at {vertex}")), "{m}");
+    };
+    refused_naming("vertex 4");
     assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
     assert_eq!(nuce_fortran_ids(1), NUCE_OK);
-    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(
-        last_error().contains("self-loop at vertex 5"),
-        "{}",
-        last_error()
-    );
-    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(
-        last_error().contains("self-loop at vertex 4"),
-        "{}",
-        last_error()
-    );
+    refused_naming("vertex 5");
+    refused_naming("vertex 4");
     assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
     assert_eq!(nuce_fortran_ids(1), NUCE_OK);
     assert_eq!(nuce_fortran_done(), NUCE_OK);
-    assert_eq!(run(&mut part), NUCE_ERR_INVALID_INPUT);
-    assert!(
-        last_error().contains("self-loop at vertex 4"),
-        "{}",
-        last_error()
-    );
-    assert_eq!(
-        nuce_fortran_ids(1),
-        NUCE_ERR_INVALID_INPUT,
-        "no announcement left"
-    );
+    refused_naming("vertex 4");
+    let rc = nuce_fortran_ids(1);
+    assert_eq!(rc, NUCE_ERR_INVALID_INPUT, "no announcement is left");
 }
 
 /// Finish time of every worker in the model of \[BBLRR01\] §4 from the
