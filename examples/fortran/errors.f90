@@ -67,8 +67,9 @@ program errors
   call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)', &
                     str(nranks + 1) // ' speeds for ' // str(nranks) // ' ranks')
   ! A procedure that refuses on its own (a negative task count: it makes no
-  ! C call) leaves no announcement behind: the next C call, made directly,
-  ! speaks C (a 0-based index), not Fortran.
+  ! C call) reports its reason, and leaves no announcement behind: a C call
+  ! made directly right after it speaks C (a 0-based index), not Fortran,
+  ! and reports its own message.
   block
     integer(i8) :: counts(1), send(1), ret(1)
     call nuce_tasks_min_time([1.0_dp], 0.1_dp, 0.1_dp, -1_i8, counts, send, ret, ierr=ierr)
@@ -76,9 +77,10 @@ program errors
                       'tasks is negative')
     speeds = 1
     speeds(nranks) = -1
+    call nuce_tasks_min_time([1.0_dp], 0.1_dp, 0.1_dp, -1_i8, counts, send, ret, ierr=ierr)
     ierr = c_set_speeds(b%ptr, speeds, int(nranks, c_size_t))
     call expect_error(ierr, NUCE_ERR_INVALID_SPEED, .true., &
-                      'C nuce_set_speeds after a refused Fortran call (C words)', &
+                      'C nuce_set_speeds right after a refused Fortran call (C words)', &
                       'invalid speed -1 at index ' // str(nranks - 1) // ':')
     speeds = [(real(r + 1, dp), r = 0, nranks - 1)]
   end block

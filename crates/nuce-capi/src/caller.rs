@@ -96,10 +96,21 @@ pub extern "C" fn nuce_fortran_ids(base: i64) -> c_int {
 /// an announcement ([`nuce_fortran_call`]) that no nuce call took — the
 /// module refused the call on its own, or found nothing to ask of C — is
 /// dropped, so that it never applies to a later, unrelated call (one from
-/// C code in the same program, say). Returns `NUCE_OK`.
+/// C code in the same program, say). A non-empty `refusal` (NULL or empty:
+/// none) is the message of the module's own refusal of the call, which
+/// made no C call: it becomes this thread's last error
+/// ([`crate::nuce_last_error`]) until the next failing call. Returns
+/// `NUCE_OK`.
 #[no_mangle]
-pub extern "C" fn nuce_fortran_done() -> c_int {
+pub extern "C" fn nuce_fortran_done(refusal: *const c_char) -> c_int {
     NEXT.with(|n| n.borrow_mut().take());
+    if !refusal.is_null() {
+        // SAFETY: a non-NULL `refusal` is a NUL-terminated string (contract).
+        let why = unsafe { CStr::from_ptr(refusal) }.to_string_lossy();
+        if !why.is_empty() {
+            crate::set_last_error(&why);
+        }
+    }
     NUCE_OK
 }
 

@@ -169,7 +169,12 @@ fn announcements_number_vertex_ids_for_one_call() {
     refused_naming("vertex 4");
     assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
     assert_eq!(nuce_fortran_ids(1), NUCE_OK);
-    assert_eq!(nuce_fortran_done(), NUCE_OK);
+    assert_eq!(nuce_fortran_done(null()), NUCE_OK);
+    refused_naming("vertex 4");
+    // A refusal of the binding's own is the last error until the next one.
+    let why = c"tasks is negative";
+    assert_eq!(nuce_fortran_done(why.as_ptr()), NUCE_OK);
+    assert_eq!(last_error(), "tasks is negative");
     refused_naming("vertex 4");
     let rc = nuce_fortran_ids(1);
     assert_eq!(rc, NUCE_ERR_INVALID_INPUT, "no announcement is left");
