@@ -393,7 +393,7 @@ int nuce_fortran_ids(int64_t base);
 // C code in the same program, say). A non-empty `refusal` (NULL or empty:
 // none) is the message of the module's own refusal of the call, which
 // made no C call: it becomes this thread's last error
-// ([`crate::nuce_last_error`]) until the next failing call. Returns
+// (`nuce_last_error`) until the next failing call. Returns
 // `NUCE_OK`.
 int nuce_fortran_done(const char *refusal);
 

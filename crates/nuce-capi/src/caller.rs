@@ -99,7 +99,7 @@ pub extern "C" fn nuce_fortran_ids(base: i64) -> c_int {
 /// C code in the same program, say). A non-empty `refusal` (NULL or empty:
 /// none) is the message of the module's own refusal of the call, which
 /// made no C call: it becomes this thread's last error
-/// ([`crate::nuce_last_error`]) until the next failing call. Returns
+/// (`nuce_last_error`) until the next failing call. Returns
 /// `NUCE_OK`.
 #[no_mangle]
 pub extern "C" fn nuce_fortran_done(refusal: *const c_char) -> c_int {
