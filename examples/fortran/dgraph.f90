@@ -62,6 +62,25 @@ program dgraph
   call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'graph_from_local(no coordinates)', &
                     'needs coordinates')
 
+  ! An id given twice on the last rank (its second vertex takes its first
+  ! one's id): the message names the id as the caller numbers it, with
+  ! numflag 1 and with numflag 0 (a wording that no message rewriting knew).
+  block
+    integer(i8), allocatable :: twice(:)
+    integer :: first
+    type(nuce_graph) :: dup
+    first = ((nranks - 1) * ny / nranks) * nx + 1
+    twice = ids
+    if (rank == nranks - 1 .and. size(twice) > 1) twice(2) = twice(1)
+    call nuce_graph_from_local(b, twice, xadj, adjncy, coords, records, dup, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'graph_from_local(an id twice)', &
+                      'rank ' // str(nranks - 1) // ' lists the id ' // str(first) // ' twice')
+    call nuce_graph_from_local(b, twice - 1, xadj - 1, adjncy - 1, coords, records, dup, &
+                               numflag=0, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'graph_from_local(an id twice, numflag 0)', &
+                      'rank ' // str(nranks - 1) // ' lists the id ' // str(first - 1) // ' twice')
+  end block
+
   call nuce_graph_free(g)
   call nuce_balancer_free(b)
   call finish('dgraph')

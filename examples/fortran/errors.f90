@@ -4,7 +4,7 @@
 ! mpirun with any number of ranks; prints "errors: all N checks passed on P
 ! ranks" and exits 0, or names every failed check and exits 1.
 program errors
-  use, intrinsic :: iso_c_binding, only: c_double, c_int64_t
+  use, intrinsic :: iso_c_binding, only: c_double, c_int, c_int64_t, c_ptr, c_size_t
   use mpi_f08
   use nuce
   use checks
@@ -21,6 +21,18 @@ program errors
   integer :: procs(3)
   integer(i8), allocatable :: lx(:), ly(:), lz(:)
   real(dp) :: imbalance
+
+  interface
+    !> The C API's nuce_set_speeds, called directly, as C code in the same
+    !> program would (no announcement of the module before it).
+    function c_set_speeds(b, speeds, n) bind(c, name='nuce_set_speeds') result(rc)
+      import :: c_double, c_int, c_ptr, c_size_t
+      type(c_ptr), value :: b
+      real(c_double), intent(in) :: speeds(*)
+      integer(c_size_t), value :: n
+      integer(c_int) :: rc
+    end function c_set_speeds
+  end interface
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -54,6 +66,24 @@ program errors
   call nuce_set_speeds(b, [speeds, 1.0_dp], ierr)
   call expect_error(ierr, NUCE_ERR_SHAPE_MISMATCH, .true., 'set_speeds(wrong count)', &
                     str(nranks + 1) // ' speeds for ' // str(nranks) // ' ranks')
+  ! A procedure that refuses on its own (a negative task count: it makes no
+  ! C call) reports its reason, and leaves no announcement behind: a C call
+  ! made directly right after it speaks C (a 0-based index), not Fortran,
+  ! and reports its own message.
+  block
+    integer(i8) :: counts(1), send(1), ret(1)
+    call nuce_tasks_min_time([1.0_dp], 0.1_dp, 0.1_dp, -1_i8, counts, send, ret, ierr=ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .false., 'tasks_min_time(negative tasks)', &
+                      'tasks is negative')
+    speeds = 1
+    speeds(nranks) = -1
+    call nuce_tasks_min_time([1.0_dp], 0.1_dp, 0.1_dp, -1_i8, counts, send, ret, ierr=ierr)
+    ierr = c_set_speeds(b%ptr, speeds, int(nranks, c_size_t))
+    call expect_error(ierr, NUCE_ERR_INVALID_SPEED, .true., &
+                      'C nuce_set_speeds right after a refused Fortran call (C words)', &
+                      'invalid speed -1 at index ' // str(nranks - 1) // ':')
+    speeds = [(real(r + 1, dp), r = 0, nranks - 1)]
+  end block
   ! Size sweeps: a negative size on the last rank, a size beyond the bound,
   ! no size (refused before anything is measured); then a sweep of two
   ! sizes on a balancer of its own gives every rank a speed.

@@ -8,6 +8,7 @@ use mpi::traits::*;
 
 use super::comm::{agree, alltoallv_flat};
 use crate::error::{Error, Result};
+use crate::plan::graph::ids::vertex_id;
 
 /// Ids `[home · block, (home + 1) · block)` live on rank `home`.
 fn block(n: usize, p: usize) -> usize {
@@ -41,12 +42,16 @@ pub fn owners_of<C: Communicator>(
     let p = comm.size() as usize;
     let me = comm.rank() as usize;
     let sorted = |s: &[usize]| s.windows(2).all(|w| w[0] < w[1]) && s.last().is_none_or(|&v| v < n);
-    let ok = if sorted(owned) && sorted(queries) {
-        Ok(())
-    } else {
-        Err(Error::invalid_input(format!(
+    let repeated = owned.windows(2).find(|w| w[0] == w[1]);
+    let ok = match repeated {
+        Some(w) => Err(Error::invalid_input(format!(
+            "rank {me} lists the id {} twice among the vertices it owns",
+            vertex_id(w[0])
+        ))),
+        None if sorted(owned) && sorted(queries) => Ok(()),
+        None => Err(Error::invalid_input(format!(
             "rank {me}: owned ids or ghost ids not increasing and below {n}"
-        )))
+        ))),
     };
     agree(comm, 0, ok)?;
     let b = block(n, p);
@@ -61,15 +66,26 @@ pub fn owners_of<C: Communicator>(
         for &v in &ids[at..at + c] {
             match owner.get_mut(v.wrapping_sub(lo)) {
                 Some(o) if *o == u32::MAX => *o = q as u32,
-                Some(o) => bad = Some(format!("vertex {v} is owned by ranks {} and {q}", *o)),
-                None => bad = Some(format!("vertex {v} sent to the wrong home {me}")),
+                Some(o) => {
+                    bad = Some(format!(
+                        "vertex {} is owned by ranks {} and {q}",
+                        vertex_id(v),
+                        *o
+                    ))
+                }
+                None => {
+                    bad = Some(format!(
+                        "vertex {} sent to the wrong home {me}",
+                        vertex_id(v)
+                    ))
+                }
             }
         }
         at += c;
     }
     if bad.is_none() {
         if let Some(k) = owner.iter().position(|&o| o == u32::MAX) {
-            bad = Some(format!("vertex {} has no owner", lo + k));
+            bad = Some(format!("vertex {} has no owner", vertex_id(lo + k)));
         }
     }
     agree(

@@ -50,6 +50,7 @@ use super::halo::{self, ExchangeStats};
 pub(crate) use super::root_index::RootIndex;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
+use crate::plan::graph::ids::vertex_id;
 use crate::plan::graph::{Coords, Graph, Partition};
 use mpi::topology::SimpleCommunicator;
 
@@ -331,7 +332,8 @@ impl<T: GraphValue> Pieces<T> {
         }
         if let Some(v) = self.ids.iter().chain(&self.adj).find(|&&v| v >= n) {
             return Err(Error::invalid_input(format!(
-                "vertex id {v} out of range for {n} vertices"
+                "vertex id {} out of range for {n} vertices",
+                vertex_id(*v)
             )));
         }
         if self.vwgt.iter().any(|w| !w.is_finite() || *w < 0.0) {
@@ -436,8 +438,9 @@ impl<T: GraphValue> GraphPart<T> {
             .map(|&v| {
                 owned_at.find(v).ok_or_else(|| {
                     Error::invalid_input(format!(
-                        "rank {} was asked for vertex {v}, which it does not own",
-                        self.rank
+                        "rank {} was asked for vertex {}, which it does not own",
+                        self.rank,
+                        vertex_id(v)
                     ))
                 })
             })

@@ -245,10 +245,6 @@ module nuce
   real(c_double), target, save :: empty(1)
   integer(c_int64_t), target, save :: empty_i(1)
 
-  ! The message of the last failure when this module found it (a shape the
-  ! C API cannot see); '' when the last failure is the C API's.
-  character(len=:), allocatable, save :: local_error
-
   interface
     function c_version() bind(c, name='nuce_version') result(p)
       import :: c_ptr
@@ -269,6 +265,11 @@ module nuce
       integer(c_int64_t), value :: base
       integer(c_int) :: rc
     end function c_fortran_ids
+    function c_fortran_done(refusal) bind(c, name='nuce_fortran_done') result(rc)
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: refusal(*)
+      integer(c_int) :: rc
+    end function c_fortran_done
     function c_balancer_create_f(comm, out) bind(c, name='nuce_balancer_create_f') result(rc)
       import :: c_int, c_ptr
       integer(c_int), value :: comm
@@ -592,12 +593,6 @@ contains
   !> The message of the last failed call on this thread ('' if none).
   function nuce_last_error() result(s)
     character(len=:), allocatable :: s
-    if (allocated(local_error)) then
-      if (len(local_error) > 0) then
-        s = local_error
-        return
-      end if
-    end if
     s = from_c(c_last_error())
   end function nuce_last_error
 
@@ -629,15 +624,23 @@ contains
   end subroutine fortran_call
 
   !> Reports `rc` of the call `what` through `ierr`, or stops on failure.
-  !> `why` (when not '') replaces the C API's message of a failure.
+  !> `why` (when not '') is the message of a failure this module found on
+  !> its own, without calling C. Every procedure ends here: an announcement
+  !> (fortran_call) that no C call took, because the procedure refused on
+  !> its own or had nothing to ask of C, is withdrawn, so that it never
+  !> applies to a later, unrelated C call (one from C code in the same
+  !> program); a refusal of its own becomes the thread's last message in C
+  !> (nuce_last_error), which the next failing call replaces.
   subroutine done(rc, what, ierr, why)
     integer(c_int), intent(in) :: rc
     character(len=*), intent(in) :: what
     integer, intent(out), optional :: ierr
     character(len=*), intent(in), optional :: why
-    if (rc /= NUCE_OK) then
-      local_error = ''
-      if (present(why)) local_error = why
+    integer(c_int) :: withdrawn
+    if (rc /= NUCE_OK .and. present(why)) then
+      withdrawn = c_fortran_done(why // c_null_char)
+    else
+      withdrawn = c_fortran_done(c_null_char)
     end if
     if (present(ierr)) then
       ierr = int(rc)

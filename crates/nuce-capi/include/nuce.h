@@ -388,6 +388,18 @@ int nuce_fortran_call(int code, const char *refusal);
 // `NUCE_ERR_INVALID_INPUT`.
 int nuce_fortran_ids(int64_t base);
 
+// Ends a call of the Fortran module (local; for language bindings, not
+// for C programs; the module calls it as each of its procedures returns):
+// an announcement ([`nuce_fortran_call`]) that no nuce call took — the
+// module refused the call on its own, or found nothing to ask of C — is
+// dropped, so that it never applies to a later, unrelated call (one from
+// C code in the same program, say). A non-empty `refusal` (NULL or empty:
+// none) is the message of the module's own refusal of the call, which
+// made no C call: it becomes this thread's last error
+// (`nuce_last_error`) until the next failing call. Returns
+// `NUCE_OK`.
+int nuce_fortran_done(const char *refusal);
+
 // Partitions the root's graph `g` for the balancer's current speeds (equal
 // parts when none were measured) and scatters it with the root's
 // `records` (`n × elem_size` bytes, vertex after vertex), writing the

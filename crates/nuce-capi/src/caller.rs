@@ -7,12 +7,17 @@
 //! the call's checked entry then passes to every rank of the collective.
 //! A graph call's announcement may add the numbering of its vertex ids
 //! ([`nuce_fortran_ids`]: the module's `numflag`), in which its messages
-//! then name vertices.
+//! then name vertices: the call sets it with
+//! `nuce::plan::graph::ids::numbered_from`, and every message formats its
+//! vertex ids with `vertex_id` where it is made (no text is rewritten).
+//! An announcement holds for the next nuce call only; the module withdraws
+//! one that no call took ([`nuce_fortran_done`]) before it returns.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, CStr};
 use std::fmt::Debug;
 
+use nuce::plan::graph::ids::{numbered_from, Numbering};
 use nuce::{Error, Result};
 
 use crate::{NUCE_ERR_EMPTY, NUCE_ERR_INVALID_PLAN, NUCE_ERR_SHAPE_MISMATCH, NUCE_OK};
@@ -86,10 +91,36 @@ pub extern "C" fn nuce_fortran_ids(base: i64) -> c_int {
     }
 }
 
+/// Ends a call of the Fortran module (local; for language bindings, not
+/// for C programs; the module calls it as each of its procedures returns):
+/// an announcement ([`nuce_fortran_call`]) that no nuce call took — the
+/// module refused the call on its own, or found nothing to ask of C — is
+/// dropped, so that it never applies to a later, unrelated call (one from
+/// C code in the same program, say). A non-empty `refusal` (NULL or empty:
+/// none) is the message of the module's own refusal of the call, which
+/// made no C call: it becomes this thread's last error
+/// (`nuce_last_error`) until the next failing call. Returns
+/// `NUCE_OK`.
+#[no_mangle]
+pub extern "C" fn nuce_fortran_done(refusal: *const c_char) -> c_int {
+    NEXT.with(|n| n.borrow_mut().take());
+    if !refusal.is_null() {
+        // SAFETY: a non-NULL `refusal` is a NUL-terminated string (contract).
+        let why = unsafe { CStr::from_ptr(refusal) }.to_string_lossy();
+        if !why.is_empty() {
+            crate::set_last_error(&why);
+        }
+    }
+    NUCE_OK
+}
+
 /// The current call's caller, set from the announcement (if any) while an
 /// exported function runs; dropping it ends the call.
 pub(crate) struct Call {
     announced: bool,
+    /// The caller's numbering of vertex ids, for the messages made during
+    /// the call (they format ids with `nuce::plan::graph::ids::vertex_id`).
+    _numbering: Option<Numbering>,
 }
 
 impl Call {
@@ -101,9 +132,15 @@ impl Call {
                 FORTRAN.with(|f| f.set(true));
                 REFUSAL.with(|r| *r.borrow_mut() = a.refusal);
                 IDS.with(|i| i.set(a.ids));
-                Call { announced: true }
+                Call {
+                    announced: true,
+                    _numbering: a.ids.map(numbered_from),
+                }
             }
-            None => Call { announced: false },
+            None => Call {
+                announced: false,
+                _numbering: None,
+            },
         }
     }
 
@@ -274,82 +311,4 @@ pub(crate) fn negative_entry(what: &str, x: i64) -> Error {
         ),
         None => format!("{what} has a negative entry {x}"),
     })
-}
-
-/// The phrases of nuce's messages that a vertex id follows (`edge (` two).
-const ID_PHRASES: [&str; 4] = ["vertex id ", "vertex ", "neighbour ", "edge ("];
-
-/// `msg` with its vertex ids (0-based in nuce) numbered from the base the
-/// caller announced ([`nuce_fortran_ids`]); `msg` itself without one.
-pub(crate) fn in_callers_ids(msg: String) -> String {
-    match IDS.with(Cell::get) {
-        Some(base) if base != 0 => shift_ids(&msg, base),
-        _ => msg,
-    }
-}
-
-/// `msg` with every vertex id after one of [`ID_PHRASES`] plus `base`.
-fn shift_ids(msg: &str, base: i64) -> String {
-    let mut out = String::with_capacity(msg.len() + 8);
-    let mut rest = msg;
-    while let Some(c) = rest.chars().next() {
-        match ID_PHRASES.iter().find(|p| rest.starts_with(*p)) {
-            Some(p) => {
-                out.push_str(p);
-                rest = shift_id(&rest[p.len()..], base, &mut out);
-                if *p == "edge (" {
-                    if let Some(r) = rest.strip_prefix(", ") {
-                        out.push_str(", ");
-                        rest = shift_id(r, base, &mut out);
-                    }
-                }
-            }
-            None => {
-                out.push(c);
-                rest = &rest[c.len_utf8()..];
-            }
-        }
-    }
-    out
-}
-
-/// Writes the number that `s` starts with plus `base` to `out` and returns
-/// what follows it; `s` itself when it starts with no number.
-fn shift_id<'a>(s: &'a str, base: i64, out: &mut String) -> &'a str {
-    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    match s[..end].parse::<i64>() {
-        Ok(v) => {
-            out.push_str(&v.saturating_add(base).to_string());
-            &s[end..]
-        }
-        Err(_) => s,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::shift_ids;
-
-    #[test]
-    fn vertex_ids_follow_the_callers_numbering() {
-        assert_eq!(
-            shift_ids("self-loop at vertex 4 (on world rank 0)", 1),
-            "self-loop at vertex 5 (on world rank 0)"
-        );
-        assert_eq!(
-            shift_ids(
-                "repeated edge (0, 11); vertex id 9 out of range for 10 vertices",
-                1
-            ),
-            "repeated edge (1, 12); vertex id 10 out of range for 10 vertices"
-        );
-        assert_eq!(
-            shift_ids("vertex 3 has neighbour 12 out of range, vertex weights", 1),
-            "vertex 4 has neighbour 13 out of range, vertex weights"
-        );
-        assert_eq!(
-            shift_ids("no vertex here: a vertex é", 1),
-            "no vertex here: a vertex é"
-        );
-    }
 }

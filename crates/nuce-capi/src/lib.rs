@@ -46,7 +46,7 @@ use nuce::{plan, waiting, ArrayPlan, Balancer, Error, Rect, Result};
 use staged::{check_elem_size, create_dyn, Init, Staged};
 
 pub use amr::*;
-pub use caller::nuce_fortran_call;
+pub use caller::{nuce_fortran_call, nuce_fortran_done, nuce_fortran_ids};
 pub use graph::*;
 pub use grid::*;
 pub use partition::*;
@@ -155,8 +155,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
         Ok(Ok(())) => NUCE_OK,
         Ok(Err(e)) => {
             let shown = caller::in_callers_terms(e.clone()).to_string();
-            let words = caller::in_callers_words(in_c_words(&shown));
-            set_last_error(&caller::in_callers_ids(words));
+            set_last_error(&caller::in_callers_words(in_c_words(&shown)));
             code_of(&e)
         }
         Err(panic) => {

@@ -137,6 +137,49 @@ fn bad_graphs_and_arguments_are_errors() {
     );
 }
 
+/// The thread's last error message.
+fn last_error() -> String {
+    // SAFETY: nuce_last_error returns a NUL-terminated string owned by the library.
+    unsafe { std::ffi::CStr::from_ptr(nuce_last_error()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A binding's announcement (`nuce_fortran_call`, `nuce_fortran_ids`) holds
+/// for the next call only: its vertex ids follow the announced numbering,
+/// the call after it speaks C again, and an announcement withdrawn by
+/// `nuce_fortran_done` (the binding made no call) never reaches a later one.
+#[test]
+fn announcements_number_vertex_ids_for_one_call() {
+    let (xadj, mut adj, _) = grid(3, 3);
+    adj[xadj[4] as usize] = 4; // a self-loop at vertex 4 (0-based)
+    let g = csr(&xadj, &adj, None, None);
+    let mut part = vec![0i64; 9];
+    // Partitions `g` (refused) and checks the message names `vertex`.
+    let mut refused_naming = |vertex: &str| {
+        let rc = nuce_partition_graph(&g, 2, null(), 0, part.as_mut_ptr(), null_mut());
+        assert_eq!(rc, NUCE_ERR_INVALID_INPUT);
+        let m = last_error();
+        assert!(m.contains(&format!("self-loop at {vertex}")), "{m}");
+    };
+    refused_naming("vertex 4");
+    assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
+    assert_eq!(nuce_fortran_ids(1), NUCE_OK);
+    refused_naming("vertex 5");
+    refused_naming("vertex 4");
+    assert_eq!(nuce_fortran_call(NUCE_OK, null()), NUCE_OK);
+    assert_eq!(nuce_fortran_ids(1), NUCE_OK);
+    assert_eq!(nuce_fortran_done(null()), NUCE_OK);
+    refused_naming("vertex 4");
+    // A refusal of the binding's own is the last error until the next one.
+    let why = c"tasks is negative";
+    assert_eq!(nuce_fortran_done(why.as_ptr()), NUCE_OK);
+    assert_eq!(last_error(), "tasks is negative");
+    refused_naming("vertex 4");
+    let rc = nuce_fortran_ids(1);
+    assert_eq!(rc, NUCE_ERR_INVALID_INPUT, "no announcement is left");
+}
+
 /// Finish time of every worker in the model of \[BBLRR01\] §4 from the
 /// orders the C API returns (positions are 1-based slots).
 fn finish(t: &[f64], tcom: f64, tret: f64, counts: &[u64], send: &[i64], ret: &[i64]) -> Vec<f64> {

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ids::vertex_id;
 use crate::error::{Error, Result};
 
 /// An undirected graph in CSR form: the neighbours of `v` are
@@ -83,15 +84,22 @@ impl Graph {
         for (u, v, w) in edges {
             if u >= n || v >= n {
                 return Err(Error::InvalidInput(format!(
-                    "edge ({u}, {v}) out of range for {n} vertices"
+                    "edge ({}, {}) out of range for {n} vertices",
+                    vertex_id(u),
+                    vertex_id(v)
                 )));
             }
             if u == v {
-                return Err(Error::InvalidInput(format!("self-loop at vertex {u}")));
+                return Err(Error::InvalidInput(format!(
+                    "self-loop at vertex {}",
+                    vertex_id(u)
+                )));
             }
             if weighted && !(w.is_finite() && w > 0.0) {
                 return Err(Error::InvalidInput(format!(
-                    "edge ({u}, {v}) has weight {w}: must be finite and > 0"
+                    "edge ({}, {}) has weight {w}: must be finite and > 0",
+                    vertex_id(u),
+                    vertex_id(v)
                 )));
             }
             arcs.push((u, v, w));
@@ -126,7 +134,7 @@ impl Graph {
                 return bad(format!("{} vertex weights for {n} vertices", vw.len()));
             }
             if let Some(i) = vw.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
-                return bad(format!("vertex {i} has weight {}", vw[i]));
+                return bad(format!("vertex {} has weight {}", vertex_id(i), vw[i]));
             }
         }
         if let Some(ew) = &self.ewgt {
@@ -145,13 +153,21 @@ impl Graph {
             for a in xadj[v]..xadj[v + 1] {
                 let u = self.adjncy[a];
                 if u >= n {
-                    return bad(format!("vertex {v} has neighbour {u} out of range"));
+                    return bad(format!(
+                        "vertex {} has neighbour {} out of range",
+                        vertex_id(v),
+                        vertex_id(u)
+                    ));
                 }
                 if u == v {
-                    return bad(format!("self-loop at vertex {v}"));
+                    return bad(format!("self-loop at vertex {}", vertex_id(v)));
                 }
                 if mark[u] == v {
-                    return bad(format!("repeated edge ({v}, {u})"));
+                    return bad(format!(
+                        "repeated edge ({}, {})",
+                        vertex_id(v),
+                        vertex_id(u)
+                    ));
                 }
                 mark[u] = v;
                 arcs.push((v, u, self.arc_weight(a).to_bits()));
@@ -163,7 +179,8 @@ impl Graph {
         if let Some((a, _)) = arcs.iter().zip(&rev).find(|(a, b)| a != b) {
             return bad(format!(
                 "edge ({}, {}) has no reverse edge of the same weight",
-                a.0, a.1
+                vertex_id(a.0),
+                vertex_id(a.1)
             ));
         }
         Ok(())

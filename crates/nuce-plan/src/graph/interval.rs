@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bisect::{self, Grouping, Interval};
 use super::csr::Graph;
+use super::ids::vertex_id;
 use super::metrics::Partition;
 use crate::error::{Error, Result};
 
@@ -64,7 +65,8 @@ impl Ordering {
         for &v in &perm {
             if v >= g.n() || std::mem::replace(&mut seen[v], true) {
                 return Err(Error::InvalidInput(format!(
-                    "ordering repeats or exceeds vertex {v}"
+                    "ordering repeats or exceeds vertex {}",
+                    vertex_id(v)
                 )));
             }
         }

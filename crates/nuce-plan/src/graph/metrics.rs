@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::csr::Graph;
+use super::ids::vertex_id;
 use crate::error::{Error, Result};
 
 /// Part id of every vertex (`parts[v] < nparts`): part `i` belongs to the
@@ -24,7 +25,8 @@ impl Partition {
     pub fn new(nparts: usize, parts: Vec<usize>) -> Result<Self> {
         if let Some(v) = parts.iter().position(|&p| p >= nparts) {
             return Err(Error::InvalidPlan(format!(
-                "vertex {v} is in part {} but there are {nparts} parts",
+                "vertex {} is in part {} but there are {nparts} parts",
+                vertex_id(v),
                 parts[v]
             )));
         }

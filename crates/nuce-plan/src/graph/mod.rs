@@ -21,6 +21,7 @@
 //!   [`Refined`] chains it after a partitioner.
 //! * [`Ordering`] — index-based remapping (§3): one 1D order, re-cut in
 //!   O(p log n) when speeds change, moving few vertices.
+//! * [`ids`] — vertex ids in messages, numbered as the caller numbers them.
 //! * [`metrics()`] — edge cut, setups, part weights, imbalance.
 //! * [`best_partition`] — every algorithm, refined, chosen by a
 //!   lexicographic rule (meets the tolerance, then cut; see [`best`]).
@@ -42,6 +43,7 @@ pub mod best;
 pub mod bisect;
 mod coarsen;
 pub mod csr;
+pub mod ids;
 mod interval;
 pub mod io;
 pub mod metrics;

@@ -39,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bisect::check_targets;
 use super::csr::Graph;
+use super::ids::vertex_id;
 use super::metrics::{target_weights, Partition};
 use super::multilevel::refine_kway::{KwayRefiner, Migration};
 use super::multilevel::{coarsen, Multilevel, View};
@@ -118,7 +119,8 @@ fn check(
         ))),
         Some(s) => match s.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
             Some(v) => Err(Error::InvalidInput(format!(
-                "migration size of vertex {v} is {}, not finite and >= 0",
+                "migration size of vertex {} is {}, not finite and >= 0",
+                vertex_id(v),
                 s[v]
             ))),
             None => Ok(s.to_vec()),
