@@ -92,6 +92,12 @@ struct Halo {
     recv_ranks: Vec<i32>,
     recv_at: Vec<usize>,
     recv_slots: Vec<usize>,
+    /// Byte ranges of the messages (made by the first exchange) and the
+    /// buffers, reused by every exchange.
+    send_ranges: Vec<(i32, std::ops::Range<usize>)>,
+    recv_ranges: Vec<(i32, std::ops::Range<usize>)>,
+    sendbuf: Vec<u8>,
+    recvbuf: Vec<u8>,
 }
 
 /// This rank's vertices of a distributed graph: everything of a
@@ -482,23 +488,43 @@ impl<T: GraphValue> GraphPart<T> {
         op: &dyn Fn() -> String,
     ) -> Result<ExchangeStats> {
         let t0 = Instant::now();
-        let h = &self.halo;
-        let mut sendbuf = Vec::with_capacity(h.send_idx.len() * T::BYTES);
-        pack(h.send_idx.iter().map(|&i| &self.values[i]), &mut sendbuf);
+        let b = T::BYTES;
+        let h = &mut self.halo;
+        if h.send_ranges.len() != h.send_ranks.len() || h.recv_ranges.len() != h.recv_ranks.len() {
+            let ranges = |ranks: &[i32], at: &[usize]| -> Vec<(i32, std::ops::Range<usize>)> {
+                ranks
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &q)| (q, at[k] * b..at[k + 1] * b))
+                    .collect()
+            };
+            h.send_ranges = ranges(&h.send_ranks, &h.send_at);
+            h.recv_ranges = ranges(&h.recv_ranks, &h.recv_at);
+        }
+        let mut sendbuf = std::mem::take(&mut h.sendbuf);
+        sendbuf.clear();
+        sendbuf.resize(h.send_idx.len() * b, 0);
+        if b > 0 {
+            for (out, &i) in sendbuf.chunks_exact_mut(b).zip(&h.send_idx) {
+                self.values[i].write(out);
+            }
+        }
         let sent = sendbuf.len() as u64;
-        let mut recvbuf = zeroed_buffer::<u8>(h.recv_slots.len() * T::BYTES);
-        let ranges = |ranks: &[i32], at: &[usize]| -> Vec<(i32, std::ops::Range<usize>)> {
-            ranks
-                .iter()
-                .enumerate()
-                .map(|(k, &q)| (q, at[k] * T::BYTES..at[k + 1] * T::BYTES))
-                .collect()
-        };
-        let sends = ranges(&h.send_ranks, &h.send_at);
-        let recvs = ranges(&h.recv_ranks, &h.recv_at);
-        halo::exchange(comm, cp, call, op, sendbuf, &sends, &mut recvbuf, &recvs)?;
+        let mut recvbuf = std::mem::take(&mut h.recvbuf);
+        recvbuf.resize(h.recv_slots.len() * b, 0);
+        let sendbuf = halo::exchange(
+            comm,
+            cp,
+            call,
+            op,
+            sendbuf,
+            &h.send_ranges,
+            &mut recvbuf,
+            &h.recv_ranges,
+        )?;
+        h.sendbuf = sendbuf;
         let h = &self.halo;
-        let read = |k: usize| T::read(&recvbuf[k * T::BYTES..(k + 1) * T::BYTES]);
+        let read = |k: usize| T::read(&recvbuf[k * b..(k + 1) * b]);
         if self.ghost_values.len() == self.ghosts.len() {
             for (k, &slot) in h.recv_slots.iter().enumerate() {
                 self.ghost_values[slot] = read(k);
@@ -511,12 +537,14 @@ impl<T: GraphValue> GraphPart<T> {
             }
             self.ghost_values = fresh.into_iter().flatten().collect();
         }
-        Ok(ExchangeStats {
+        let stats = ExchangeStats {
             bytes_sent: sent,
             bytes_received: recvbuf.len() as u64,
             messages_sent: h.send_ranks.len() as u64,
             seconds: t0.elapsed().as_secs_f64(),
-        })
+        };
+        self.halo.recvbuf = recvbuf;
+        Ok(stats)
     }
 
     /// Global id of neighbour slot `s`.
@@ -764,6 +792,8 @@ pub struct DistGraph<T> {
     exchanges: u64,
     /// Every exchange a checked entry too ([`halo::ENV_CHECK`]`=full`).
     full_checks: bool,
+    /// Fingerprint of the exchange call (made by the first exchange).
+    exchange_fp: Option<u64>,
 }
 
 impl<T> std::fmt::Debug for DistGraph<T> {
@@ -873,6 +903,7 @@ impl<T: GraphValue> DistGraph<T> {
             cp,
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
+            exchange_fp: None,
         })
     }
 
@@ -983,6 +1014,7 @@ impl<T: GraphValue> DistGraph<T> {
             cp,
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
+            exchange_fp: None,
         })
     }
 
@@ -1000,19 +1032,24 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
         let _w = waiting();
         let n = self.part.n_global;
-        let what = format!(
-            "DistGraph::exchange_ghosts({n} vertices, {}-byte values)",
-            T::BYTES
-        );
+        let what = move || {
+            format!(
+                "DistGraph::exchange_ghosts({n} vertices, {}-byte values)",
+                T::BYTES
+            )
+        };
+        let fp = *self
+            .exchange_fp
+            .get_or_insert_with(|| halo::fingerprint(&what()));
+        let full = self.full_checks.then(what);
         let call = next_call(
             &self.comm,
             &self.cp,
-            self.full_checks.then_some(what.as_str()),
+            full.as_deref(),
             &mut self.exchanges,
-            halo::fingerprint(&what),
+            fp,
         )?;
-        self.part
-            .ghost_exchange(&self.comm, &self.cp, call, &|| what.clone())
+        self.part.ghost_exchange(&self.comm, &self.cp, call, &what)
     }
 
     /// Moves to `new` (replicated on every rank, checked to be identical):
