@@ -210,6 +210,21 @@ impl From<bincode::Error> for Error {
     }
 }
 
+/// A test's timeout: rank 2 of 3 (on host `vm`) missed `Balancer::plan(64x64)`
+/// for 3 s, seen by the root, with `note`.
+#[cfg(test)]
+pub(crate) fn rank_2_missed_plan(note: &str) -> Error {
+    Error::Timeout {
+        what: "Balancer::plan(64x64)".into(),
+        seconds: 3.0,
+        ranks: vec![2],
+        hosts: vec!["vm".into()],
+        size: 3,
+        waiter: 0,
+        note: note.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,15 +302,7 @@ mod tests {
 
     #[test]
     fn timeout_texts() {
-        let t = Error::Timeout {
-            what: "Balancer::plan(64x64)".into(),
-            seconds: 3.0,
-            ranks: vec![2],
-            hosts: vec!["vm".into()],
-            size: 3,
-            waiter: 0,
-            note: "slow, stopped or dead: rank 2 on host vm".into(),
-        };
+        let t = rank_2_missed_plan("slow, stopped or dead: rank 2 on host vm");
         assert_eq!(
             t.to_string(),
             "timeout: rank(s) [2] of 3 did not reach Balancer::plan(64x64) within 3.0 s \

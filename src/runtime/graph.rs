@@ -92,8 +92,8 @@ struct Halo {
     recv_ranks: Vec<i32>,
     recv_at: Vec<usize>,
     recv_slots: Vec<usize>,
-    /// Byte ranges of the messages (made by the first exchange) and the
-    /// buffers, reused by every exchange.
+    /// Byte ranges of the messages in the buffers, and the buffers, reused
+    /// by every exchange.
     send_ranges: Vec<(i32, std::ops::Range<usize>)>,
     recv_ranges: Vec<(i32, std::ops::Range<usize>)>,
     sendbuf: Vec<u8>,
@@ -471,6 +471,16 @@ impl<T: GraphValue> GraphPart<T> {
             &mut h.recv_at,
             &mut h.recv_slots,
         );
+        let b = T::BYTES;
+        let ranges = |ranks: &[i32], at: &[usize]| -> Vec<(i32, std::ops::Range<usize>)> {
+            ranks
+                .iter()
+                .enumerate()
+                .map(|(k, &q)| (q, at[k] * b..at[k + 1] * b))
+                .collect()
+        };
+        h.send_ranges = ranges(&h.send_ranks, &h.send_at);
+        h.recv_ranges = ranges(&h.recv_ranks, &h.recv_at);
         Ok(h)
     }
 
@@ -490,17 +500,6 @@ impl<T: GraphValue> GraphPart<T> {
         let t0 = Instant::now();
         let b = T::BYTES;
         let h = &mut self.halo;
-        if h.send_ranges.len() != h.send_ranks.len() || h.recv_ranges.len() != h.recv_ranks.len() {
-            let ranges = |ranks: &[i32], at: &[usize]| -> Vec<(i32, std::ops::Range<usize>)> {
-                ranks
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &q)| (q, at[k] * b..at[k + 1] * b))
-                    .collect()
-            };
-            h.send_ranges = ranges(&h.send_ranks, &h.send_at);
-            h.recv_ranges = ranges(&h.recv_ranks, &h.recv_at);
-        }
         let mut sendbuf = std::mem::take(&mut h.sendbuf);
         sendbuf.clear();
         sendbuf.resize(h.send_idx.len() * b, 0);

@@ -1176,16 +1176,9 @@ mod tests {
     /// text (the texts that users, scripts and tests know).
     #[test]
     fn abort_messages_are_the_timeout_text() {
-        let root = Error::Timeout {
-            what: "Balancer::plan(64x64)".into(),
-            seconds: 3.0,
-            ranks: vec![2],
-            hosts: vec!["vm".into()],
-            size: 3,
-            waiter: 0,
-            note: "slow, stopped or dead: rank 2 on host vm; the root, rank 0 on host vm, waited"
-                .into(),
-        };
+        let root = crate::error::rank_2_missed_plan(
+            "slow, stopped or dead: rank 2 on host vm; the root, rank 0 on host vm, waited",
+        );
         assert_eq!(
             abort_message(&root),
             "nuce: timeout: rank(s) [2] of 3 did not reach Balancer::plan(64x64) within 3.0 s \
