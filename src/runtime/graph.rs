@@ -494,14 +494,13 @@ impl<T: GraphValue> GraphPart<T> {
         &mut self,
         comm: &C,
         cp: &Checkpoints,
-        call: halo::Call,
+        (call, t0): (halo::Call, Instant),
         op: &dyn Fn() -> String,
     ) -> Result<ExchangeStats> {
-        let t0 = Instant::now();
         let b = T::BYTES;
         let h = &mut self.halo;
         let mut sendbuf = std::mem::take(&mut h.sendbuf);
-        sendbuf.clear();
+        // Every byte is written below: sized once, not cleared per exchange.
         sendbuf.resize(h.send_idx.len() * b, 0);
         if b > 0 {
             for (out, &i) in sendbuf.chunks_exact_mut(b).zip(&h.send_idx) {
@@ -511,7 +510,7 @@ impl<T: GraphValue> GraphPart<T> {
         let sent = sendbuf.len() as u64;
         let mut recvbuf = std::mem::take(&mut h.recvbuf);
         recvbuf.resize(h.recv_slots.len() * b, 0);
-        let sendbuf = halo::exchange(
+        let sendbuf = halo::exchange_bytes(
             comm,
             cp,
             call,
@@ -520,19 +519,28 @@ impl<T: GraphValue> GraphPart<T> {
             &h.send_ranges,
             &mut recvbuf,
             &h.recv_ranges,
+            b,
         )?;
         h.sendbuf = sendbuf;
         let h = &self.halo;
-        let read = |k: usize| T::read(&recvbuf[k * b..(k + 1) * b]);
+        // Zero-byte values have nothing on the wire: one default-free read
+        // of an empty slice each.
+        let values = (0..h.recv_slots.len()).map(|k| &recvbuf[k * b..(k + 1) * b]);
         if self.ghost_values.len() == self.ghosts.len() {
-            for (k, &slot) in h.recv_slots.iter().enumerate() {
-                self.ghost_values[slot] = read(k);
+            if b > 0 {
+                for (bytes, &slot) in recvbuf.chunks_exact(b).zip(&h.recv_slots) {
+                    self.ghost_values[slot] = T::read(bytes);
+                }
+            } else {
+                for (bytes, &slot) in values.zip(&h.recv_slots) {
+                    self.ghost_values[slot] = T::read(bytes);
+                }
             }
         } else {
             // First exchange after a build: the ghost values do not exist yet.
             let mut fresh: Vec<Option<T>> = vec![None; self.ghosts.len()];
-            for (k, &slot) in h.recv_slots.iter().enumerate() {
-                fresh[slot] = Some(read(k));
+            for (bytes, &slot) in values.zip(&h.recv_slots) {
+                fresh[slot] = Some(T::read(bytes));
             }
             self.ghost_values = fresh.into_iter().flatten().collect();
         }
@@ -1029,7 +1037,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// `NUCE_CHECK=full` adds a checked entry (a round trip to the root) per call.
     /// The [`ExchangeStats`] are this rank's own (no all-reduce per call).
     pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
-        let _w = waiting();
+        let w = waiting();
         let n = self.part.n_global;
         let what = move || {
             format!(
@@ -1048,7 +1056,8 @@ impl<T: GraphValue> DistGraph<T> {
             &mut self.exchanges,
             fp,
         )?;
-        self.part.ghost_exchange(&self.comm, &self.cp, call, &what)
+        self.part
+            .ghost_exchange(&self.comm, &self.cp, (call, w.since()), &what)
     }
 
     /// Moves to `new` (replicated on every rank, checked to be identical):

@@ -24,9 +24,11 @@ macro_rules! number_value {
     ($($t:ty),*) => {$(
         impl GraphValue for $t {
             const BYTES: usize = std::mem::size_of::<$t>();
+            #[inline]
             fn write(&self, out: &mut [u8]) {
                 out.copy_from_slice(&self.to_le_bytes());
             }
+            #[inline]
             fn read(bytes: &[u8]) -> Self {
                 let mut b = [0u8; std::mem::size_of::<$t>()];
                 b.copy_from_slice(bytes);
@@ -39,9 +41,11 @@ number_value!(f32, f64, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, usize,
 
 impl GraphValue for bool {
     const BYTES: usize = 1;
+    #[inline]
     fn write(&self, out: &mut [u8]) {
         out[0] = u8::from(*self);
     }
+    #[inline]
     fn read(bytes: &[u8]) -> Self {
         bytes[0] != 0
     }
@@ -49,11 +53,13 @@ impl GraphValue for bool {
 
 impl<T: GraphValue + Copy, const N: usize> GraphValue for [T; N] {
     const BYTES: usize = T::BYTES * N;
+    #[inline]
     fn write(&self, out: &mut [u8]) {
         for (x, o) in self.iter().zip(out.chunks_exact_mut(T::BYTES.max(1))) {
             x.write(o);
         }
     }
+    #[inline]
     fn read(bytes: &[u8]) -> Self {
         std::array::from_fn(|i| T::read(&bytes[i * T::BYTES..(i + 1) * T::BYTES]))
     }
@@ -64,6 +70,7 @@ macro_rules! tuple_value {
         impl<$($name: GraphValue),+> GraphValue for ($($name,)+) {
             const BYTES: usize = 0 $(+ $name::BYTES)+;
             #[allow(unused_assignments)]
+            #[inline]
             fn write(&self, out: &mut [u8]) {
                 let mut at = 0;
                 $(
@@ -72,6 +79,7 @@ macro_rules! tuple_value {
                 )+
             }
             #[allow(unused_assignments)]
+            #[inline]
             fn read(bytes: &[u8]) -> Self {
                 let mut at = 0;
                 ($({

@@ -403,12 +403,75 @@ pub fn exchange<C: Communicator, T: Equivalence>(
     // The datatype object must outlive every request that uses its handle:
     // for a composite T it is a user datatype, freed when dropped.
     let datatype = T::equivalent_datatype();
-    let dtype = datatype.as_raw();
+    let words = Words {
+        per: 1,
+        dtype: datatype.as_raw(),
+    };
+    exchange_in(comm, cp, call, op, sendbuf, sends, recvbuf, recvs, words)
+}
+
+/// [`exchange`] of byte buffers holding values of `value_bytes` bytes each
+/// (every range a whole number of values): the messages go as the widest
+/// unsigned words that divide a value, which MPI moves faster than bytes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn exchange_bytes<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    call: Call,
+    op: &dyn Fn() -> String,
+    sendbuf: Vec<u8>,
+    sends: &[(i32, Range<usize>)],
+    recvbuf: &mut [u8],
+    recvs: &[(i32, Range<usize>)],
+    value_bytes: usize,
+) -> Result<Vec<u8>> {
+    let (n, dtype) = word_type(value_bytes);
+    // Bytes per word (a zero-byte value has no bytes to send).
+    let per = if n == 0 { 1 } else { value_bytes / n };
+    let words = Words { per, dtype };
+    exchange_in(comm, cp, call, op, sendbuf, sends, recvbuf, recvs, words)
+}
+
+/// The MPI datatype the messages of an exchange are counted in, and how
+/// many buffer elements make one of it.
+struct Words {
+    per: usize,
+    dtype: ffi::MPI_Datatype,
+}
+
+/// A value of `bytes` bytes as a count of the widest predefined unsigned
+/// word that divides it (8, 4, 2 or 1 bytes), and that word's MPI type.
+pub(crate) fn word_type(bytes: usize) -> (usize, ffi::MPI_Datatype) {
+    // SAFETY: reading MPI handle constants exported by mpi-sys.
+    let (w, t) = unsafe {
+        match bytes {
+            b if b % 8 == 0 => (8, ffi::RSMPI_UINT64_T),
+            b if b % 4 == 0 => (4, ffi::RSMPI_UINT32_T),
+            b if b % 2 == 0 => (2, ffi::RSMPI_UINT16_T),
+            _ => (1, ffi::RSMPI_UINT8_T),
+        }
+    };
+    (bytes / w, t)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn exchange_in<C: Communicator, T>(
+    comm: &C,
+    cp: &Checkpoints,
+    call: Call,
+    op: &dyn Fn() -> String,
+    sendbuf: Vec<T>,
+    sends: &[(i32, Range<usize>)],
+    recvbuf: &mut [T],
+    recvs: &[(i32, Range<usize>)],
+    words: Words,
+) -> Result<Vec<T>> {
+    let Words { per, dtype } = words;
     // Every count is checked before anything is posted.
     if let Some((_, r)) = recvs
         .iter()
         .chain(sends)
-        .find(|(_, r)| c_int::try_from(r.len()).is_err())
+        .find(|(_, r)| c_int::try_from(r.len() / per).is_err())
     {
         return Err(Error::invalid_input(format!(
             "{} elements exceed MPI's count range",
@@ -419,7 +482,7 @@ pub fn exchange<C: Communicator, T: Equivalence>(
         peer: *q,
         // In bounds: the ranges lie in their buffers (caller's contract).
         buf: base.wrapping_add(r.start).cast(),
-        count: r.len() as c_int,
+        count: (r.len() / per) as c_int,
         dtype,
     };
     let mut msgs = MESSAGES.with(|m| std::mem::take(&mut *m.borrow_mut()));

@@ -322,7 +322,7 @@ impl Layout {
         let int = |x: usize| x as c_int; // in range: checked by check_field
                                          // The cell as `e` of the widest unsigned words that divide it: MPI
                                          // packs runs of words much faster than runs of bytes.
-        let (e, base) = word_type(f.elem_size);
+        let (e, base) = super::halo::word_type(f.elem_size);
         let sizes = [int(d[0]), int(d[1]), int(d[2] * e)];
         let subs = [int(region.nx), int(region.ny), int(region.nz * e)];
         let at = [0, 1, 2].map(|a| region.lo(a) + f.pad[a] - me.lo(a));
@@ -370,21 +370,6 @@ impl Layout {
         mpi_check(unsafe { ffi::MPI_Type_commit(&mut t.0) }, "MPI_Type_commit")?;
         Ok(t)
     }
-}
-
-/// A cell of `bytes` bytes as a count of the widest predefined unsigned
-/// word that divides it (8, 4, 2 or 1 bytes), and that word's MPI type.
-fn word_type(bytes: usize) -> (usize, ffi::MPI_Datatype) {
-    // SAFETY: reading MPI handle constants exported by mpi-sys.
-    let (w, t) = unsafe {
-        match bytes {
-            b if b % 8 == 0 => (8, ffi::RSMPI_UINT64_T),
-            b if b % 4 == 0 => (4, ffi::RSMPI_UINT32_T),
-            b if b % 2 == 0 => (2, ffi::RSMPI_UINT16_T),
-            _ => (1, ffi::RSMPI_UINT8_T),
-        }
-    };
-    (bytes / w, t)
 }
 
 /// Checks a plan and stencil for a layout (every rank can alone).
