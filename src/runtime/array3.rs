@@ -20,7 +20,9 @@
 //! * remap: `old_mine ∩ new_theirs` is sent, `old_theirs ∩ new_mine`
 //!   received, so only cells whose owner changes travel.
 //!
-//! Ghost exchanges go to the neighbours only ([`super::halo`]); scatter,
+//! Ghost exchanges go to the neighbours only ([`super::halo`]), as one
+//! subarray datatype per neighbour and direction on the padded block (the
+//! grid layer's, [`super::layout`]; no packing, no staging); scatter,
 //! gather and remap are collective, with a checked entry carrying the
 //! shape, ghost width, components, element size and exchange count, so that
 //! ranks that disagree get the same error.
@@ -34,14 +36,12 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 
-use super::array::{
-    count, exchange_regions, global_stats, next_call, Blocks, Element, HaloState, MoveStats, Region,
-};
+use super::array::{count, global_stats, next_call, Blocks, Element, MoveStats, Region};
 use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
-use super::layout::{transfer, Layout, RawField};
+use super::layout::{post_exchange, transfer, Layout, PeerTypes, RawField};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -61,22 +61,6 @@ impl Region for Cells {
     fn elements(&self) -> usize {
         self.b.volume() * self.ncomp
     }
-}
-
-/// Expands `b` by `g` cells along the axes of `axes`, clipped to `shape`.
-fn expand3(b: &Box3, g: usize, shape: Shape3, axes: [bool; 3]) -> Box3 {
-    if b.is_empty() {
-        return *b;
-    }
-    let ext = [shape.0, shape.1, shape.2];
-    let mut lo = [0; 3];
-    let mut len = [0; 3];
-    for a in 0..3 {
-        let w = if axes[a] { g } else { 0 };
-        lo[a] = b.lo(a).saturating_sub(w);
-        len[a] = (b.hi(a) + w).min(ext[a]) - lo[a];
-    }
-    Box3::from_axes(lo, len)
 }
 
 /// The flat index ranges (each one run along z, all components) of the box
@@ -169,36 +153,6 @@ impl<T: Element> Block3<T> {
         })
     }
 
-    /// The boxes sent to and received from every rank in a ghost exchange
-    /// of `stencil`'s kind (its width is the array's): `(send[r], recv[r])`.
-    fn halo_regions(&self, corners: bool) -> (Vec<Option<Cells>>, Vec<Option<Cells>>) {
-        let (g, shape, me) = (self.ghost, self.plan.shape, self.me());
-        let axes: Vec<[bool; 3]> = if corners {
-            vec![[true; 3]]
-        } else {
-            vec![
-                [true, false, false],
-                [false, true, false],
-                [false, false, true],
-            ]
-        };
-        let mut send = Vec::with_capacity(self.plan.len());
-        let mut recv = Vec::with_capacity(self.plan.len());
-        for (q, other) in self.plan.boxes.iter().enumerate() {
-            let (mut s, mut r) = (None, None);
-            if q != self.rank && !me.is_empty() && !other.is_empty() {
-                // At most one axis gives cells (see the module's documentation).
-                for ax in &axes {
-                    s = s.or(me.intersect(&expand3(other, g, shape, *ax)));
-                    r = r.or(expand3(&me, g, shape, *ax).intersect(other));
-                }
-            }
-            send.push(self.cells(s));
-            recv.push(self.cells(r));
-        }
-        (send, recv)
-    }
-
     /// The elements of this rank's cells (no ghosts), packed in C order.
     fn pack_own(&self) -> Vec<T> {
         let mut out = Vec::with_capacity(self.me().volume() * self.ncomp);
@@ -206,6 +160,37 @@ impl<T: Element> Block3<T> {
             self.pack(&c, &mut out);
         }
         out
+    }
+}
+
+/// A ghost exchange of a [`DistArray3`] on the grid layer: one subarray
+/// datatype per neighbour and direction, straight on the padded block, and
+/// the bytes it moves.
+struct HaloTypes {
+    peers: PeerTypes,
+    /// Bytes sent and received per exchange.
+    bytes: (u64, u64),
+}
+
+impl HaloTypes {
+    fn new<T: Element>(block: &Block3<T>, stencil: Stencil) -> Result<Self> {
+        let layout = Layout::new(block.plan.clone(), block.rank, stencil)?;
+        let elem_size = block.ncomp * size_of::<T>();
+        let pad = [block.ghost; 3];
+        layout.check_block(elem_size, pad)?;
+        let field = RawField {
+            data: std::ptr::NonNull::<T>::dangling().as_ptr().cast(),
+            elem_size,
+            pad,
+        };
+        let total = |f: fn(&super::layout::Region) -> Box3| {
+            let cells: usize = layout.regions().iter().map(|r| f(r).volume()).sum();
+            (cells * elem_size) as u64
+        };
+        Ok(HaloTypes {
+            peers: layout.exchange_types(&[field])?,
+            bytes: (total(|r| r.send), total(|r| r.recv)),
+        })
     }
 }
 
@@ -250,9 +235,9 @@ pub struct DistArray3<T> {
     comm: SimpleCommunicator,
     block: Block3<T>,
     cp: Checkpoints,
-    /// Lists and buffers of the 27-point and the 7-point exchange.
-    halo_box: HaloState<T, Cells>,
-    halo_faces: HaloState<T, Cells>,
+    /// The derived datatypes of the 7-point and the 27-point exchange on
+    /// the current plan (made at the first exchange of each kind).
+    halo_types: [Option<HaloTypes>; 2],
     exchanges: u64,
     full_checks: bool,
     /// Fingerprints of the 7-point and the 27-point exchange call.
@@ -314,8 +299,7 @@ impl<T: Element> DistArray3<T> {
             comm,
             block: Block3::new(plan, rank, ghost, ncomp),
             cp,
-            halo_box: HaloState::default(),
-            halo_faces: HaloState::default(),
+            halo_types: [None, None],
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
             exchange_fp: [0; 2],
@@ -494,20 +478,29 @@ impl<T: Element> DistArray3<T> {
         // Described only on the error path.
         let (shape, ghost, ncomp) = (self.block.plan.shape, self.block.ghost, self.block.ncomp);
         let what = move || exchange_call::<T>(shape, ghost, ncomp, corners);
-        let state = if corners {
-            &mut self.halo_box
-        } else {
-            &mut self.halo_faces
+        let kind = usize::from(corners);
+        if self.halo_types[kind].is_none() {
+            match HaloTypes::new(&self.block, stencil) {
+                Ok(t) => self.halo_types[kind] = Some(t),
+                Err(e) => return Err(halo::refuse(&self.comm, &self.cp, call, &what, e)),
+            }
+        }
+        let Some(types) = &self.halo_types[kind] else {
+            unreachable!("made above")
         };
-        exchange_regions(
-            &self.comm,
-            &self.cp,
-            (call, w.since()),
-            &what,
-            &mut self.block,
-            state,
-            |b: &Block3<T>| b.halo_regions(corners),
-        )
+        let base = self.block.data.as_mut_ptr().cast();
+        // SAFETY: the datatypes address the padded block of this rank's box
+        // (`ghost` layers, `ncomp` components of T per cell, C order: the
+        // grid layer's field layout), checked against the layout when they
+        // were made; the block is not touched until `finish` returns.
+        let posted = unsafe { post_exchange(&self.comm, call, base, &types.peers) }?;
+        halo::finish(&self.comm, &self.cp, posted, &what)?;
+        Ok(ExchangeStats {
+            bytes_sent: types.bytes.0,
+            bytes_received: types.bytes.1,
+            messages_sent: types.peers.len() as u64,
+            seconds: w.since().elapsed().as_secs_f64(),
+        })
     }
 
     /// The exchange call with its must-match arguments, as errors name it.
@@ -562,8 +555,7 @@ impl<T: Element> DistArray3<T> {
         let (sent, moved, msgs) = unsafe { transfer(&self.comm, &from, &to, &[old], &[new]) }?;
         let stats = global_stats(&self.comm, sent, moved, msgs, start);
         self.block = next;
-        self.halo_box = HaloState::default();
-        self.halo_faces = HaloState::default();
+        self.halo_types = [None, None];
         Ok(stats)
     }
 
@@ -714,9 +706,19 @@ impl<T: Element> DistArray3<T> {
     /// The boxes this rank sends to and receives from every rank in a ghost
     /// exchange of `stencil`'s kind: `(send[r], recv[r])`.
     pub fn halo_regions(&self, stencil: Stencil) -> (Vec<Option<Box3>>, Vec<Option<Box3>>) {
-        let (s, r) = self.block.halo_regions(stencil.corners());
-        let boxes = |v: Vec<Option<Cells>>| v.into_iter().map(|c| c.map(|c| c.b)).collect();
-        (boxes(s), boxes(r))
+        let g = self.block.ghost;
+        let stencil = if stencil.corners() {
+            Stencil::twenty_seven(g)
+        } else {
+            Stencil::seven(g)
+        };
+        let p = self.block.plan.len();
+        let (mut send, mut recv) = (vec![None; p], vec![None; p]);
+        for (q, s, r) in self.block.plan.halo_pairs(self.block.rank, stencil) {
+            send[q] = Some(s);
+            recv[q] = Some(r);
+        }
+        (send, recv)
     }
 }
 

@@ -344,6 +344,23 @@ impl Layout {
         Ok(t)
     }
 
+    /// The datatypes of a ghost exchange of `fields` (each checked against
+    /// this layout by the caller): per neighbour, what is sent and what is
+    /// received, relative to the first field's buffer.
+    pub(crate) fn exchange_types(&self, fields: &[RawField]) -> Result<PeerTypes> {
+        let offs = offsets(fields);
+        self.regions
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.rank as i32,
+                    self.combined(fields, &offs, &r.send)?,
+                    self.combined(fields, &offs, &r.recv)?,
+                ))
+            })
+            .collect()
+    }
+
     /// One committed datatype for `region` of every field, displaced by
     /// `offsets` (bytes from the first field's buffer).
     fn combined(&self, fields: &[RawField], offsets: &[isize], region: &Box3) -> Result<Dtype> {
@@ -393,7 +410,7 @@ fn check_plan(plan: &GridPlan3, stencil: Stencil) -> Result<()> {
 /// An owned MPI datatype, freed on drop (MPI frees it once the messages
 /// using it complete).
 #[derive(Debug)]
-struct Dtype(ffi::MPI_Datatype);
+pub(crate) struct Dtype(ffi::MPI_Datatype);
 
 impl Dtype {
     fn null() -> Self {
@@ -419,7 +436,34 @@ impl Drop for Dtype {
 
 /// The datatypes of one exchange of a field set: per neighbour, its rank,
 /// what is sent and what is received.
-type PeerTypes = Vec<(i32, Dtype, Dtype)>;
+pub(crate) type PeerTypes = Vec<(i32, Dtype, Dtype)>;
+
+/// Posts ghost exchange `call` of the field set at `base` (the first
+/// field's buffer) with the datatypes `types` ([`Layout::exchange_types`]):
+/// one message to and one from each neighbour, no staging copy; complete it
+/// with [`halo::finish`].
+///
+/// # Safety
+/// `types` were made for fields whose first buffer is `base`; every buffer
+/// is valid for the layout (readable where sent, writable and not otherwise
+/// accessed where received) and `types` stays alive until the exchange ends.
+pub(crate) unsafe fn post_exchange<C: Communicator>(
+    comm: &C,
+    call: halo::Call,
+    base: *mut c_void,
+    types: &PeerTypes,
+) -> Result<Posted> {
+    let msg = |peer: i32, t: &Dtype| Message {
+        peer,
+        buf: base,
+        count: 1,
+        dtype: t.0,
+    };
+    let sends: Vec<Message> = types.iter().map(|(q, s, _)| msg(*q, s)).collect();
+    let recvs: Vec<Message> = types.iter().map(|(q, _, r)| msg(*q, r)).collect();
+    // SAFETY: the caller's contract.
+    unsafe { halo::post(comm, call, &sends, &recvs) }
+}
 
 /// The key of a cached field set: per field, its offset from the first
 /// field's buffer, element size and padding.
@@ -811,19 +855,10 @@ impl Grid {
             Err(e) => return Err(halo::refuse(&self.comm, &self.cp, call, &op, e)),
         };
         self.cell_bytes = fields.iter().map(|f| f.elem_size).sum();
-        let base = fields[0].data;
-        let msg = |peer: i32, t: &Dtype| Message {
-            peer,
-            buf: base,
-            count: 1,
-            dtype: t.0,
-        };
-        let sends: Vec<Message> = types.iter().map(|(q, s, _)| msg(*q, s)).collect();
-        let recvs: Vec<Message> = types.iter().map(|(q, _, r)| msg(*q, r)).collect();
         // SAFETY: each datatype addresses the fields' regions relative to
         // the first field's buffer, all inside buffers checked against the
         // layout and valid until the exchange ends (caller's contract).
-        let posted = unsafe { halo::post(&self.comm, call, &sends, &recvs) }?;
+        let posted = unsafe { post_exchange(&self.comm, call, fields[0].data, &types) }?;
         self.in_flight += 1;
         Ok(PendingExchange {
             posted,
@@ -859,18 +894,7 @@ impl Grid {
         if let Some((_, t)) = self.cache.iter().find(|(k, _)| *k == key) {
             return Ok(t.clone());
         }
-        let l = &self.layout;
-        let types = l
-            .regions
-            .iter()
-            .map(|r| {
-                Ok((
-                    r.rank as i32,
-                    l.combined(fields, &offs, &r.send)?,
-                    l.combined(fields, &offs, &r.recv)?,
-                ))
-            })
-            .collect::<Result<PeerTypes>>()?;
+        let types = self.layout.exchange_types(fields)?;
         let types = Rc::new(types);
         if self.cache.len() >= CACHED_FIELD_SETS {
             self.cache.remove(0);
