@@ -28,11 +28,13 @@ use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
+use super::layout::{exchange_on, HaloTypes, Layout};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
 use crate::plan::array2d::weighted::box_of;
 use crate::plan::array2d::{ArrayPlan, Rect};
+use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 
 /// Element types a [`DistArray2`] can hold: plain MPI-transferable values.
 pub trait Element: Equivalence + Copy + Default + Send + Sync + 'static {}
@@ -63,6 +65,9 @@ struct Tiled<T> {
     data: Array2<T>,
     /// The ghost exchange's neighbours, regions and buffers.
     halo: HaloState<T, Rect>,
+    /// The same exchange as derived datatypes, for an application's buffer
+    /// of this block's layout ([`DistArray2::exchange_ghosts_on`]).
+    on_buffer: Option<HaloTypes>,
 }
 
 /// A region of cells a halo exchange sends or receives: a 2D [`Rect`] or a
@@ -272,7 +277,23 @@ impl<T: Element> Tiled<T> {
             ghost,
             data,
             halo: HaloState::default(),
+            on_buffer: None,
         })
+    }
+
+    /// The ghost exchange as the grid layer's datatypes: the plan as a
+    /// `1 × rows × cols` grid, the block padded by the ghost width.
+    fn halo_types(&self) -> Result<HaloTypes> {
+        let p = &self.plan;
+        let boxes = p
+            .parts
+            .iter()
+            .map(|r| Box3::from_axes([0, r.row, r.col], [1, r.rows, r.cols]))
+            .collect();
+        let plan = GridPlan3::new(p.algorithm.clone(), (1, p.rows, p.cols), boxes)?;
+        let g = self.ghost;
+        let layout = Layout::new(plan, self.rank, Stencil::twenty_seven(g))?;
+        HaloTypes::new(&layout, size_of::<T>(), [0, g, g])
     }
 
     /// This rank's rectangle in global coordinates.
@@ -569,6 +590,7 @@ impl<T: Element> Tiled<T> {
             ghost: self.ghost,
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
             halo: HaloState::default(),
+            on_buffer: None,
         };
         if let Some(keep) = old.intersect(&new) {
             if let (Some((r0, c0, h, w)), Some((r1, c1, _, _))) =
@@ -773,6 +795,45 @@ impl<T: Element> DistArray2<T> {
         let what = move || exchange_call::<T>(shape, ghost);
         self.tiles
             .exchange_halo(&self.comm, &self.cp, (call, w.since()), &what)
+    }
+
+    /// [`DistArray2::exchange_ghosts`] on a buffer of the application laid
+    /// out as this array's padded block (row-major, `(rows + 2g) × (cols +
+    /// 2g)` elements for this rank's rectangle and ghost width `g`) instead
+    /// of the array's own: one derived-datatype message to and from each
+    /// neighbour, no copy (the C API's `nuce_array_exchange_ghosts`). Same
+    /// call, sequence and errors as [`DistArray2::exchange_ghosts`].
+    ///
+    /// # Safety
+    /// `padded` points to that many elements, writable, not otherwise
+    /// accessed until this returns.
+    #[doc(hidden)]
+    pub unsafe fn exchange_ghosts_on(&mut self, padded: *mut T) -> Result<ExchangeStats> {
+        let w = waiting();
+        let call = self.next_exchange()?;
+        let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
+        let what = move || exchange_call::<T>(shape, ghost);
+        if self.tiles.on_buffer.is_none() {
+            match self.tiles.halo_types() {
+                Ok(t) => self.tiles.on_buffer = Some(t),
+                Err(e) => return Err(halo::refuse(&self.comm, &self.cp, call, &what, e)),
+            }
+        }
+        let Some(types) = &self.tiles.on_buffer else {
+            unreachable!("made above")
+        };
+        // SAFETY: the datatypes address a padded block of this layout
+        // (caller's contract).
+        unsafe {
+            exchange_on(
+                &self.comm,
+                &self.cp,
+                (call, w.since()),
+                &what,
+                padded.cast(),
+                types,
+            )
+        }
     }
 
     /// Takes part in the next ghost exchange only to say that this rank

@@ -41,7 +41,7 @@ use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
-use super::layout::{post_exchange, transfer, Layout, PeerTypes, RawField};
+use super::layout::{exchange_on, transfer, HaloTypes, Layout, RawField};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -160,37 +160,6 @@ impl<T: Element> Block3<T> {
             self.pack(&c, &mut out);
         }
         out
-    }
-}
-
-/// A ghost exchange of a [`DistArray3`] on the grid layer: one subarray
-/// datatype per neighbour and direction, straight on the padded block, and
-/// the bytes it moves.
-struct HaloTypes {
-    peers: PeerTypes,
-    /// Bytes sent and received per exchange.
-    bytes: (u64, u64),
-}
-
-impl HaloTypes {
-    fn new<T: Element>(block: &Block3<T>, stencil: Stencil) -> Result<Self> {
-        let layout = Layout::new(block.plan.clone(), block.rank, stencil)?;
-        let elem_size = block.ncomp * size_of::<T>();
-        let pad = [block.ghost; 3];
-        layout.check_block(elem_size, pad)?;
-        let field = RawField {
-            data: std::ptr::NonNull::<T>::dangling().as_ptr().cast(),
-            elem_size,
-            pad,
-        };
-        let total = |f: fn(&super::layout::Region) -> Box3| {
-            let cells: usize = layout.regions().iter().map(|r| f(r).volume()).sum();
-            (cells * elem_size) as u64
-        };
-        Ok(HaloTypes {
-            peers: layout.exchange_types(&[field])?,
-            bytes: (total(|r| r.send), total(|r| r.recv)),
-        })
     }
 }
 
@@ -480,7 +449,10 @@ impl<T: Element> DistArray3<T> {
         let what = move || exchange_call::<T>(shape, ghost, ncomp, corners);
         let kind = usize::from(corners);
         if self.halo_types[kind].is_none() {
-            match HaloTypes::new(&self.block, stencil) {
+            let b = &self.block;
+            let made = Layout::new(b.plan.clone(), b.rank, stencil)
+                .and_then(|l| HaloTypes::new(&l, b.ncomp * size_of::<T>(), [b.ghost; 3]));
+            match made {
                 Ok(t) => self.halo_types[kind] = Some(t),
                 Err(e) => return Err(halo::refuse(&self.comm, &self.cp, call, &what, e)),
             }
@@ -492,15 +464,8 @@ impl<T: Element> DistArray3<T> {
         // SAFETY: the datatypes address the padded block of this rank's box
         // (`ghost` layers, `ncomp` components of T per cell, C order: the
         // grid layer's field layout), checked against the layout when they
-        // were made; the block is not touched until `finish` returns.
-        let posted = unsafe { post_exchange(&self.comm, call, base, &types.peers) }?;
-        halo::finish(&self.comm, &self.cp, posted, &what)?;
-        Ok(ExchangeStats {
-            bytes_sent: types.bytes.0,
-            bytes_received: types.bytes.1,
-            messages_sent: types.peers.len() as u64,
-            seconds: w.since().elapsed().as_secs_f64(),
-        })
+        // were made; the block is not touched until the exchange returns.
+        unsafe { exchange_on(&self.comm, &self.cp, (call, w.since()), &what, base, types) }
     }
 
     /// The exchange call with its must-match arguments, as errors name it.

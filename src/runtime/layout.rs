@@ -347,7 +347,7 @@ impl Layout {
     /// The datatypes of a ghost exchange of `fields` (each checked against
     /// this layout by the caller): per neighbour, what is sent and what is
     /// received, relative to the first field's buffer.
-    pub(crate) fn exchange_types(&self, fields: &[RawField]) -> Result<PeerTypes> {
+    fn exchange_types(&self, fields: &[RawField]) -> Result<PeerTypes> {
         let offs = offsets(fields);
         self.regions
             .iter()
@@ -410,7 +410,7 @@ fn check_plan(plan: &GridPlan3, stencil: Stencil) -> Result<()> {
 /// An owned MPI datatype, freed on drop (MPI frees it once the messages
 /// using it complete).
 #[derive(Debug)]
-pub(crate) struct Dtype(ffi::MPI_Datatype);
+struct Dtype(ffi::MPI_Datatype);
 
 impl Dtype {
     fn null() -> Self {
@@ -436,7 +436,73 @@ impl Drop for Dtype {
 
 /// The datatypes of one exchange of a field set: per neighbour, its rank,
 /// what is sent and what is received.
-pub(crate) type PeerTypes = Vec<(i32, Dtype, Dtype)>;
+type PeerTypes = Vec<(i32, Dtype, Dtype)>;
+
+/// The ghost exchange of one field on a layout: one subarray datatype per
+/// neighbour and direction, and the bytes it moves. What the Rust arrays
+/// keep to exchange on their own blocks (or on an application's buffer of
+/// the same layout) with no packing.
+#[derive(Clone)]
+pub(crate) struct HaloTypes {
+    peers: Rc<PeerTypes>,
+    /// Bytes sent and received per exchange.
+    bytes: (u64, u64),
+}
+
+impl HaloTypes {
+    /// For a block of cells of `elem_size` bytes padded by `pad` on `layout`.
+    pub(crate) fn new(layout: &Layout, elem_size: usize, pad: [usize; 3]) -> Result<Self> {
+        layout.check_block(elem_size, pad)?;
+        let field = RawField {
+            data: std::ptr::NonNull::<u8>::dangling().as_ptr().cast(),
+            elem_size,
+            pad,
+        };
+        let total = |f: fn(&Region) -> Box3| {
+            let cells: usize = layout.regions.iter().map(|r| f(r).volume()).sum();
+            (cells * elem_size) as u64
+        };
+        Ok(HaloTypes {
+            peers: Rc::new(layout.exchange_types(&[field])?),
+            bytes: (total(|r| r.send), total(|r| r.recv)),
+        })
+    }
+}
+
+impl std::fmt::Debug for HaloTypes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HaloTypes")
+            .field("neighbours", &self.peers.len())
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+/// Ghost exchange `call` of the block at `base` with `types`: posted,
+/// waited for (errors as [`halo::finish`]), and this rank's statistics,
+/// timed from `start`.
+///
+/// # Safety
+/// `base` is a block of the layout and cell size `types` were made for,
+/// not otherwise accessed until this returns.
+pub(crate) unsafe fn exchange_on<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    (call, start): (halo::Call, Instant),
+    op: &dyn Fn() -> String,
+    base: *mut c_void,
+    types: &HaloTypes,
+) -> Result<halo::ExchangeStats> {
+    // SAFETY: the caller's contract.
+    let posted = unsafe { post_exchange(comm, call, base, &types.peers) }?;
+    halo::finish(comm, cp, posted, op)?;
+    Ok(halo::ExchangeStats {
+        bytes_sent: types.bytes.0,
+        bytes_received: types.bytes.1,
+        messages_sent: types.peers.len() as u64,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
 
 /// Posts ghost exchange `call` of the field set at `base` (the first
 /// field's buffer) with the datatypes `types` ([`Layout::exchange_types`]):
@@ -447,7 +513,7 @@ pub(crate) type PeerTypes = Vec<(i32, Dtype, Dtype)>;
 /// `types` were made for fields whose first buffer is `base`; every buffer
 /// is valid for the layout (readable where sent, writable and not otherwise
 /// accessed where received) and `types` stays alive until the exchange ends.
-pub(crate) unsafe fn post_exchange<C: Communicator>(
+unsafe fn post_exchange<C: Communicator>(
     comm: &C,
     call: halo::Call,
     base: *mut c_void,

@@ -819,12 +819,7 @@ pub extern "C" fn nuce_array_exchange_ghosts(
             Ok(app) => app,
             Err(err) => return Err(a.inner.refuse_exchange(err)),
         };
-        let (send, recv) = a.inner.halo_regions();
-        let flat = |v: Vec<Option<Rect>>| v.into_iter().flatten().collect::<Vec<_>>();
-        a.inner.load(app, &flat(send));
-        a.inner.exchange_ghosts()?;
-        a.inner.store(app, &flat(recv));
-        Ok(())
+        a.inner.exchange_ghosts_on(app)
     })
 }
 

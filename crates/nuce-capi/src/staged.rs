@@ -4,12 +4,12 @@
 //!
 //! The application owns its memory: its padded block (row-major, ghost
 //! border of width `g`, `(rows + 2g) × (cols + 2g)` elements) lives in its
-//! own buffer. The library keeps one block of the same shape, into which it
-//! copies what it is about to send (the halo's send regions, or the local
-//! cells before a gather or a remap) and from which it copies what it
-//! received (the ghost regions, or the whole new block after a remap).
-//! Elements are moved by MPI as `elem_size` bytes ([`Bytes`]); the runtime
-//! algorithms are nuce's, unchanged.
+//! own buffer. The ghost exchange works on that buffer directly (derived
+//! datatypes, [`DistArray2::exchange_ghosts_on`]). For the collectives the
+//! library keeps one block of the same shape, into which it copies the
+//! local cells before a gather or a remap and from which it copies the
+//! whole new block after a remap. Elements are moved by MPI as `elem_size`
+//! bytes ([`Bytes`]); the runtime algorithms are nuce's, unchanged.
 
 use mpi::datatype::{Equivalence, UserDatatype};
 use mpi::topology::SimpleCommunicator;
@@ -95,14 +95,11 @@ pub trait Staged {
     }
     /// Copies the cells of `regions` from the application's padded block in.
     fn load(&mut self, app: &[u8], regions: &[Rect]);
-    /// Copies the cells of `regions` out to the application's padded block.
-    fn store(&self, app: &mut [u8], regions: &[Rect]);
     /// Copies the whole padded block out.
     fn store_all(&self, app: &mut [u8]);
-    /// Halo regions of a ghost exchange: `(send, recv)` per rank.
-    fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>);
-    /// The runtime's ghost exchange on the staging block.
-    fn exchange_ghosts(&mut self) -> Result<()>;
+    /// The ghost exchange straight on the application's padded block
+    /// (`padded_len() × elem_size()` bytes): no staging copy.
+    fn exchange_ghosts_on(&mut self, app: &mut [u8]) -> Result<()>;
     /// This rank's part in an exchange it cannot make (the error of every rank).
     fn refuse_exchange(&mut self, why: Error) -> Error;
     /// The runtime's gather at `root`, written into `global` there.
@@ -140,22 +137,17 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
             copy_regions(app, as_bytes_mut(mine), layout, regions);
         }
     }
-    fn store(&self, app: &mut [u8], regions: &[Rect]) {
-        let layout = (self.rect(), self.ghost(), self.padded().ncols(), N);
-        if let Some(mine) = self.padded().as_slice() {
-            copy_regions(as_bytes(mine), app, layout, regions);
-        }
-    }
     fn store_all(&self, app: &mut [u8]) {
         if let Some(mine) = self.padded().as_slice() {
             app.copy_from_slice(as_bytes(mine));
         }
     }
-    fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>) {
-        DistArray2::halo_regions(self)
-    }
-    fn exchange_ghosts(&mut self) -> Result<()> {
-        DistArray2::exchange_ghosts(self).map(|_| ())
+    fn exchange_ghosts_on(&mut self, app: &mut [u8]) -> Result<()> {
+        // SAFETY: `app` is the application's padded block of this array's
+        // layout (its length checked by the caller) in elements of N bytes
+        // with alignment 1, borrowed exclusively for the call.
+        unsafe { DistArray2::exchange_ghosts_on(self, app.as_mut_ptr().cast::<Bytes<N>>()) }
+            .map(|_| ())
     }
     fn refuse_exchange(&mut self, why: Error) -> Error {
         DistArray2::refuse_exchange(self, why)
