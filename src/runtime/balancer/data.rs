@@ -41,6 +41,11 @@ impl Balancer {
         };
         self.arrive(&format!("{call}, {speeds})"))?;
         let planned = root_compute(&self.comm, ROOT, || {
+            if units == 0 {
+                return Err(Error::invalid_input(format!(
+                    "{call}): nothing to plan, the shape has no cells (an extent or the length is 0)"
+                )));
+            }
             if units < p {
                 return Err(Error::Plan(crate::plan::Error::TooManyParts {
                     parts: p,
