@@ -108,6 +108,16 @@ grid2d() { # grid2d NP BINARY
   echo "test_capi: ok: -np $1 $(basename "$2") ($(sed -n 's/^grid2d: remaps \([0-9]*\).*/remaps: \1/p' <<<"$out"))"
 }
 for np in 1 2 3; do grid2d "$np" "$tmp/grid2d"; done
+# bench_array.c: nuce_array_exchange_ghosts on the program's own buffer
+# against a hand-written subarray exchange; it aborts unless both leave the
+# same padded block (faces and corners, ghost 1 and 2, 3 and 5 ranks).
+"$mpicc" -O2 -Wall -Wextra -Werror examples/c/bench_array.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/bench_array"
+for case in "3 17 2" "5 9 1"; do
+  read -r np n g <<<"$case"
+  out="$("$mpirun" -np "$np" "$tmp/bench_array" "$n" "$g" 5 2>&1)" && grep -q '^bench_array: ranks' <<<"$out" ||
+    { echo "$out" >&2; echo "test_capi: FAILED: bench_array -np $np n $n ghost $g" >&2; exit 1; }
+  echo "test_capi: ok: bench_array -np $np n $n ghost $g (the same padded blocks as a hand-written exchange)"
+done
 # NUCE_TIMEOUT_S=20: with 3 ranks, a rank that is not the neighbour of a
 # rank refusing an exchange learns of the refusal when it escalates, after
 # half the timeout (10 s here instead of 30 s with the default 60 s).
