@@ -51,23 +51,69 @@
 //! stability promise.
 
 #![warn(missing_docs)]
+#![warn(unnameable_types)]
 
 pub use nuce_plan as plan;
-pub mod error;
-pub mod runtime;
+mod error;
+mod runtime;
 pub mod speed;
 
 pub use error::{Error, Result};
 
-// What an application needs, at the crate root.
+// What an application needs, at the crate root: the types and verbs of the
+// table above, and every type their signatures name.
 pub use plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 pub use plan::graph::{Graph, Partition};
 pub use runtime::array::{DistArray2, Element, MoveStats};
-pub use runtime::array3::DistArray3;
-pub use runtime::balancer::{Balancer, Rebalance, RemapReport, SpeedModel};
-pub use runtime::clock::waiting;
-pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue};
-pub use runtime::halo::ExchangeStats;
-pub use runtime::layout::{Field, Grid};
+pub use runtime::array3::{DistArray3, MAX_GHOST3};
+pub use runtime::balancer::{
+    Balancer, Network, Rebalance, RemapReport, SpeedModel, ENV_SPEED_MODEL, ROOT,
+};
+pub use runtime::clock::{waiting, Waiting};
+pub use runtime::cost::CostField;
+pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue, LocalSizes, MigrateStats};
+pub use runtime::halo::{ExchangeStats, ENV_CHECK};
+pub use runtime::hierarchy::Hosts;
+pub use runtime::layout::{Exchange, Field, Grid, Layout, Plain, Region, MAX_GHOST};
+pub use runtime::master_worker::{
+    measure_worker_costs, run_master_worker, Dispatch, ExecPlan, ExecReport, MessageSizes,
+};
+pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;
+pub use runtime::watchdog::{guard, Guard, ENV_TIMEOUT};
 pub use speed::PhaseTimer;
+
+/// The application's own collective calls, with nuce's promise: each one
+/// succeeds on every rank or returns the same [`Error`] on every rank.
+///
+/// * [`agree`](collective::agree) turns a per-rank `Result` into a
+///   collective one (e.g. after parsing options on every rank);
+/// * [`root_compute`](collective::root_compute) runs a closure on the root
+///   only and broadcasts its `Result`;
+/// * [`bcast_value`](collective::bcast_value),
+///   [`gather_values`](collective::gather_values),
+///   [`all_gather_values`](collective::all_gather_values) move serde values
+///   (size-limited: a corrupted message is an [`Error::BadMessage`]);
+/// * [`check_identical`](collective::check_identical) checks that every rank
+///   holds the same value;
+/// * [`sum_f64`](collective::sum_f64), [`max_f64`](collective::max_f64)
+///   reduce one number (e.g. a phase's time).
+pub mod collective {
+    pub use crate::runtime::comm::{
+        agree, all_gather_values, bcast_value, check_identical, gather_values, max_f64,
+        root_compute, sum_f64, MAX_MESSAGE,
+    };
+}
+
+/// nuce's internals, public only for nuce's own crates: the C API
+/// (`nuce-capi`), the test driver (`nuce-testkit`), the benchmarks and the
+/// integration tests. **Not covered by semver**: anything here may change or
+/// disappear in any release. Applications use the crate root,
+/// [`collective`], [`speed`] and [`plan`] only.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::runtime::{
+        array, array3, auction, balancer, clock, comm, graph, hierarchy, layout, master_worker,
+        netprobe, packing, ranges, tags, watchdog,
+    };
+}

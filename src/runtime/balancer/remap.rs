@@ -113,6 +113,8 @@ pub trait Rebalance: sealed::Sealed {
 }
 
 mod sealed {
+    // Unnameable on purpose: no type outside nuce can implement `Rebalance`.
+    #[allow(unnameable_types)]
     pub trait Sealed {}
     impl<T> Sealed for super::DistArray2<T> {}
     impl<T> Sealed for super::DistGraph<T> {}
