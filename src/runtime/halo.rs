@@ -427,7 +427,7 @@ pub(crate) fn exchange_bytes<C: Communicator>(
 ) -> Result<Vec<u8>> {
     let (n, dtype) = word_type(value_bytes);
     // Bytes per word (a zero-byte value has no bytes to send).
-    let per = if n == 0 { 1 } else { value_bytes / n };
+    let per = value_bytes.checked_div(n).unwrap_or(1);
     let words = Words { per, dtype };
     exchange_in(comm, cp, call, op, sendbuf, sends, recvbuf, recvs, words)
 }
