@@ -30,7 +30,7 @@
 //! | step | calls |
 //! |---|---|
 //! | create | [`Balancer::new`] (rank [`ROOT`] of the communicator plans) |
-//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (collective) |
+//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (collective; a safe fraction: [`MEMORY_FRACTION`]) |
 //! | speeds | [`Balancer::measure`] (built-in kernel), [`Balancer::measure_sizes`], [`Balancer::set_speeds`], or nothing: phases are timed between balance points; [`Balancer::record_phase`] (*local*) when the application knows its work better |
 //! | network, hosts | [`Balancer::measure_network`] → [`Network`]; [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] → [`Hosts`] |
 //! | 2D arrays (nuce's container) | [`Balancer::new_array`], [`Balancer::scatter_array_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
@@ -85,7 +85,7 @@ pub use plan::graph::{Graph, Partition};
 pub use runtime::array::{DistArray2, Element, MoveStats};
 pub use runtime::array3::{DistArray3, MAX_GHOST3};
 pub use runtime::balancer::{
-    Balancer, Network, Rebalance, RemapReport, SpeedModel, ENV_SPEED_MODEL, ROOT,
+    Balancer, Network, Rebalance, RemapReport, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
 };
 pub use runtime::clock::{waiting, Waiting};
 pub use runtime::cost::CostField;

@@ -105,11 +105,11 @@ mod remap;
 mod speeds;
 mod tasks;
 
-pub use network::{network_policy, Network, MIN_BANDWIDTH_SAMPLE};
+pub use network::{network_policy, Network};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
 pub use speeds::{
     functional_from_env, merge_estimates, merge_speeds, RankReport, SpeedModel, ENV_SPEED_MODEL,
-    FUNCTION_REACH, MEMORY_FRACTION,
+    MEMORY_FRACTION,
 };
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
