@@ -187,6 +187,8 @@ impl Balancer {
     /// environment at once: a malformed `NUCE_TIMEOUT_S` or
     /// [`ENV_SPEED_MODEL`] on some rank is the same error on every rank.
     /// Two collective steps in all: the `MPI_Comm_dup` and that checkpoint.
+    /// For nuce's C and Fortran bindings (hidden: no stability promise).
+    #[doc(hidden)]
     pub fn new_as<C: Communicator>(comm: &C, call: &str) -> Result<Self> {
         let decomposer = ColumnDp::default();
         let _w = waiting();
