@@ -51,7 +51,7 @@
 //! | data | [`DistArray2`] (elements: [`Element`]), [`DistArray3`], [`Grid`] with [`Field`]s of [`Plain`] values ([`Layout`], [`Region`]), [`DistGraph`] (values: [`GraphValue`]; [`GraphStrategy`], [`LocalSizes`]), [`OwnershipRanges`], [`CostField`] |
 //! | statistics | [`MoveStats`] (a remap of an array or grid), [`MigrateStats`] (a graph's), [`ExchangeStats`] (one ghost exchange), [`PackStats`] |
 //! | plans (from [`plan`]) | [`ArrayPlan`], [`Rect`], [`ArrayDecomposer`], [`ColumnDp`], [`Graph`], [`Partition`] |
-//! | tasks | [`ExecPlan`], [`Dispatch`], [`ExecReport`], [`MessageSizes`], [`LocalAllocation`] |
+//! | tasks | [`WorkerSelf`] (a worker's row for [`Balancer::schedule_tasks`]), [`ExecPlan`], [`Dispatch`], [`ExecReport`], [`MessageSizes`], [`LocalAllocation`] |
 //! | timing | [`Waiting`], [`Guard`], [`PhaseTimer`] |
 //! | settings from the environment | [`ENV_TIMEOUT`], [`ENV_CHECK`] (`full`: check every ghost exchange), [`ENV_SPEED_MODEL`] |
 //!
@@ -84,6 +84,7 @@ pub use plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 pub use plan::graph::{Graph, Partition};
 pub use runtime::array::{DistArray2, Element, MoveStats};
 pub use runtime::array3::{DistArray3, MAX_GHOST3};
+pub use runtime::auction::WorkerSelf;
 pub use runtime::balancer::{
     Balancer, Network, Rebalance, RemapReport, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
 };
