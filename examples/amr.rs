@@ -19,11 +19,10 @@ use std::time::Instant;
 use mpi::topology::Color;
 use mpi::traits::*;
 use ndarray::Array2;
+use nuce::collective::{all_gather_values, max_f64, sum_f64};
 use nuce::plan::array2d::{apportion, ArrayPlan, Rect};
 use nuce::plan::packing::{Grid, Mesh, Placement, Scaling, TightPacking};
-use nuce::runtime::array::DistArray2;
-use nuce::runtime::comm::{all_gather_values, max_f64, sum_f64};
-use nuce::runtime::packing::allocate_collective;
+use nuce::DistArray2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -104,6 +103,7 @@ fn main() -> Res<()> {
     let (levels, sweeps, seed) = (num(1, 5) as usize, num(2, 40) as usize, num(3, 1));
     let mesh = mesh_shape(p);
     let tp = TightPacking::default();
+    let mut bal = nuce::Balancer::new(&world)?;
     if rank == 0 {
         println!(
             "amr: {p} ranks as a {}x{} mesh, {levels} levels, {sweeps} sweeps per level",
@@ -121,7 +121,7 @@ fn main() -> Res<()> {
             Vec::new()
         };
         // 2. Collective allocation (collective TP packing + scaling).
-        let alloc = allocate_collective(&world, &mine, mesh, &tp, Scaling::NonUniform)?;
+        let alloc = bal.allocate_grids(&mine, mesh, &tp, Scaling::NonUniform)?;
         // Everyone learns every grid's size, source, submesh and orientation.
         let local: Vec<(Grid, u64, Rect, Placement)> = mine
             .iter()

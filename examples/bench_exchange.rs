@@ -20,11 +20,11 @@ use std::time::Instant;
 use clap::Parser;
 use mpi::traits::*;
 use ndarray::Array2;
+use nuce::collective::max_f64;
+use nuce::internals::watchdog::arrivals_received;
 use nuce::plan::array2d::{ArrayDecomposer, ColumnDp};
 use nuce::plan::graph::{grid_graph, Partition};
-use nuce::runtime::array::DistArray2;
-use nuce::runtime::comm::max_f64;
-use nuce::runtime::watchdog::arrivals_received;
+use nuce::DistArray2;
 use nuce::DistGraph;
 use nuce::Rect;
 

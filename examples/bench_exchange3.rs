@@ -21,8 +21,8 @@ use clap::Parser;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::*;
+use nuce::collective::max_f64;
 use nuce::plan::array3d::{Best3, Box3, GridDecomposer3, GridPlan3, Stencil};
-use nuce::runtime::comm::max_f64;
 use nuce::DistArray3;
 
 #[derive(Parser)]

@@ -15,9 +15,9 @@ use mpi::datatype::Partition;
 use mpi::traits::*;
 use mpi::Count;
 use ndarray::Array2;
+use nuce::internals::comm::{displacements, max_f64};
 use nuce::plan::array2d::{ArrayDecomposer, RecursiveBisection2};
-use nuce::runtime::array::DistArray2;
-use nuce::runtime::comm::{displacements, max_f64};
+use nuce::DistArray2;
 
 #[path = "common/raw_move.rs"]
 mod raw_move;

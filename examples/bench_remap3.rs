@@ -15,12 +15,12 @@
 use clap::Parser;
 use mpi::traits::*;
 use mpi::Count;
+use nuce::collective::max_f64;
+use nuce::internals::array3::DistArray3;
 use nuce::plan::array3d::best::Best3;
 use nuce::plan::array3d::plan::GridPlan3;
 use nuce::plan::array3d::GridDecomposer3;
 use nuce::plan::array3d::Stencil;
-use nuce::runtime::array3::DistArray3;
-use nuce::runtime::comm::max_f64;
 use nuce::{Field, Grid};
 
 #[path = "common/raw_move.rs"]

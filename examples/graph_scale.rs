@@ -101,11 +101,11 @@ fn dims(n: usize) -> (usize, usize, usize) {
 }
 
 fn sum(comm: &SimpleCommunicator, x: f64) -> f64 {
-    nuce::runtime::comm::sum_f64(comm, x)
+    nuce::collective::sum_f64(comm, x)
 }
 
 fn max(comm: &SimpleCommunicator, x: f64) -> f64 {
-    nuce::runtime::comm::max_f64(comm, x)
+    nuce::collective::max_f64(comm, x)
 }
 
 fn all_ranks(comm: &SimpleCommunicator, ok: bool) -> bool {
@@ -254,7 +254,7 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
                 Ok((g, part))
             })
             .transpose();
-        let built = nuce::runtime::comm::agree(world, 0, built)?;
+        let built = nuce::collective::agree(world, 0, built)?;
         let t_part = t.elapsed().as_secs_f64();
         let values: Option<Vec<f64>> = built.as_ref().map(|_| (0..n).map(|v| v as f64).collect());
         let tm = Instant::now();

@@ -37,12 +37,11 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use mpi::traits::*;
 use ndarray::Array2;
+use nuce::collective::{agree, max_f64};
 use nuce::plan::array2d::RecursiveBisection2;
-use nuce::runtime::balancer::Balancer;
-use nuce::runtime::comm::{agree, max_f64};
-use nuce::runtime::{clock, watchdog};
 use nuce::speed::network::ProbeConfig;
 use nuce::speed::KernelConfig;
+use nuce::Balancer;
 use serde::Serialize;
 
 #[path = "common/slowdown.rs"]
@@ -116,12 +115,13 @@ struct Args {
 }
 
 /// `rank`'s limit in a `R:CELLS,…` list (the last one given), and whether
-/// the speed model option allows the functional model.
+/// the speed model option allows the functional model (`None`: not given,
+/// `NUCE_SPEED_MODEL` decides).
 fn parse_limits(
     s: &str,
     model: &Option<String>,
     rank: i32,
-) -> Result<(Option<usize>, bool), String> {
+) -> Result<(Option<usize>, Option<bool>), String> {
     let mut mine = None;
     for t in s.split(',').filter(|t| !t.trim().is_empty()) {
         let bad = || format!("bad --mem-limit item {t:?}: expected RANK:CELLS");
@@ -133,9 +133,10 @@ fn parse_limits(
         }
     }
     let functional = match model.as_deref() {
-        None => nuce::runtime::balancer::functional_from_env().map_err(|e| e.to_string())?,
-        Some("auto") => true,
-        Some("constant") => false,
+        // Unset: Balancer::new reads NUCE_SPEED_MODEL.
+        None => None,
+        Some("auto") => Some(true),
+        Some("constant") => Some(false),
         Some(m) => return Err(format!("--speed-model {m:?}: expected auto or constant")),
     };
     Ok((mine, functional))
@@ -382,7 +383,7 @@ fn run(
     slow: &[Slow],
     hosts: Option<&[usize]>,
     faults: Faults,
-    (limit, functional): (Option<usize>, bool),
+    (limit, functional): (Option<usize>, Option<bool>),
 ) -> nuce::Result<()> {
     let rank = world.rank();
     let start = Instant::now();
@@ -396,7 +397,9 @@ fn run(
     bal.set_decomposer(RecursiveBisection2);
     bal.set_policy(policy);
     bal.set_kernel(kernel);
-    bal.set_functional_model(functional);
+    if let Some(functional) = functional {
+        bal.set_functional_model(functional);
+    }
     bal.set_memory_limit(limit)?;
     // Ghost exchanges travel on the array's communicator, the phase's end on
     // the balancer's: ranks that ran other numbers of iterations would wait
@@ -476,7 +479,7 @@ fn run(
         let mut scratch = Array2::zeros((r.rows, r.cols));
         let mut compute = Duration::ZERO;
         let t_phase = Instant::now();
-        let guard = watchdog::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
+        let guard = nuce::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
         for it in 0..iters {
             if it == iters / 2 {
                 faults.kill_midway(rank, phase);
@@ -509,14 +512,14 @@ fn run(
         // communication); `compute` is kept only for the table. The solver's
         // own reporting collectives are kept out of the compute time.
         let (phase_time, compute_max) = {
-            let _w = clock::waiting();
+            let _w = nuce::waiting();
             // The solver's own collectives are checked like nuce's: a rank
             // that runs another number of phases is named here at once.
             bal.check_call(&format!(
                 "heat2d phase {phase} of {} timing",
                 args.run.phases
             ))?;
-            let _g = watchdog::guard(rank, format!("heat2d phase {phase} timing"), bal.timeout());
+            let _g = nuce::guard(rank, format!("heat2d phase {phase} timing"), bal.timeout());
             let wall = t_phase.elapsed().as_secs_f64();
             (
                 max_f64(bal.comm(), wall),

@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use mpi::traits::*;
-use nuce::runtime::comm::max_f64;
+use nuce::collective::max_f64;
 use nuce::{Balancer, DistArray3};
 
 #[path = "common/jacobi3d.rs"]

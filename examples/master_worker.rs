@@ -28,11 +28,9 @@
 use std::time::{Duration, Instant};
 
 use mpi::traits::*;
+use nuce::collective::{agree, root_compute};
 use nuce::plan::divisible::{evaluate, round_pieces, HeteroDivisible, WorkerCosts};
-use nuce::runtime::comm::{agree, root_compute};
-use nuce::runtime::master_worker::{
-    measure_worker_costs, run_master_worker, Dispatch, ExecPlan, MessageSizes,
-};
+use nuce::{measure_worker_costs, run_master_worker, Dispatch, ExecPlan, MessageSizes};
 
 struct Opts {
     rows: usize,

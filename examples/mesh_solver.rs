@@ -19,8 +19,8 @@
 use std::time::Instant;
 
 use mpi::traits::*;
+use nuce::collective::{agree, max_f64};
 use nuce::plan::graph::io;
-use nuce::runtime::comm::{agree, max_f64};
 use nuce::{Balancer, DistGraph, Error, Graph, Result};
 
 /// Smallest `--size` accepted: the annulus then has about 750 000 vertices

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use mpi::traits::*;
 
-use nuce::runtime::comm::gather_values;
-use nuce::runtime::netprobe::link_to_root;
+use nuce::internals::comm::gather_values;
+use nuce::internals::netprobe::link_to_root;
 use nuce::speed::network::{LinkRecord, ProbeConfig};
 use nuce::speed::topology;
 

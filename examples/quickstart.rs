@@ -65,7 +65,7 @@ fn main() -> nuce::Result<()> {
                                                       // ANCHOR_END: quickstart
         let wall = {
             let _w = nuce::waiting();
-            let w = nuce::runtime::comm::max_f64(bal.comm(), t.elapsed().as_secs_f64());
+            let w = nuce::collective::max_f64(bal.comm(), t.elapsed().as_secs_f64());
             t = std::time::Instant::now();
             w
         };

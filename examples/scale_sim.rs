@@ -37,9 +37,9 @@
 use std::time::Instant;
 
 use clap::Parser;
+use nuce::internals::comm::{decode, encode};
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical};
 use nuce::plan::policy::RemapPolicy;
-use nuce::runtime::comm::{decode, encode};
 use nuce::speed::{topology, SpeedRecord, SpeedSource};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

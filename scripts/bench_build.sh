@@ -15,7 +15,7 @@ client() { # name, dependency lines, main.rs
   printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n%s\n' "$1" "$2" >"$work/$1/Cargo.toml"
   printf '%s\n' "$3" >"$work/$1/src/main.rs"
 }
-runtime_main='fn main() { let u = mpi::initialize().unwrap(); let _ = u; println!("{}", std::any::type_name::<nuce::runtime::balancer::Balancer>()); }'
+runtime_main='fn main() { let u = mpi::initialize().unwrap(); let _ = u; println!("{}", std::any::type_name::<nuce::internals::balancer::Balancer>()); }'
 client before "nuce = { path = \"$work/old\" }
 mpi = { version = \"0.8\", default-features = false }" "$runtime_main"
 client after "nuce = { path = \"$PWD\" }

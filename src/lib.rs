@@ -12,15 +12,11 @@
 //!                                                                      (only what changed owner)
 //! ```
 //!
-//! Two layers are kept apart:
-//!
-//! * [`plan`] — pure, deterministic planning functions (every algorithm of the
-//!   papers, see `docs/references.md`), usable without MPI and from the `nuce` command-line planner;
-//! * [`runtime`] — the thin collective layer over rsmpi: gather speeds,
-//!   broadcast plans, scatter, halo exchange, remap.
-//!
-//! [`speed`] measures a rank's throughput (built-in kernels, or timing of the
-//! application's own phases) and its hwloc topology.
+//! Two layers are kept apart: [`plan`], pure and deterministic planning
+//! functions (every algorithm of the papers, see `docs/references.md`),
+//! usable without MPI and from the `nuce` command-line planner; and the thin
+//! collective runtime over rsmpi (gather speeds, broadcast plans, scatter,
+//! ghost exchange, remap), whose user-facing types are re-exported here.
 //!
 //! Conventions: speeds are relative throughputs (work units per second); a
 //! collective call succeeds on every rank or returns the same [`Error`] on
@@ -33,41 +29,110 @@
 //!
 //! | step | calls |
 //! |---|---|
-//! | create | [`Balancer::new`] (rank 0 of the communicator plans: [`runtime::balancer::ROOT`]) |
-//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (collective) |
+//! | create | [`Balancer::new`] (rank [`ROOT`] of the communicator plans) |
+//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (collective; a safe fraction: [`MEMORY_FRACTION`]) |
 //! | speeds | [`Balancer::measure`] (built-in kernel), [`Balancer::measure_sizes`], [`Balancer::set_speeds`], or nothing: phases are timed between balance points; [`Balancer::record_phase`] (*local*) when the application knows its work better |
+//! | network, hosts | [`Balancer::measure_network`] → [`Network`]; [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] → [`Hosts`] |
 //! | 2D arrays (nuce's container) | [`Balancer::new_array`], [`Balancer::scatter_array_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
-//! | 3D grids on the application's buffers | [`Balancer::new_grid`] → [`Grid`]: `exchange(&mut [Field])`, after a remap `move_fields`; `set_cost` |
+//! | 3D grids on the application's buffers | [`Balancer::new_grid`] → [`Grid`]: `exchange(&mut [Field])` or `exchange_begin` → [`Exchange`], after a remap `move_fields`; `set_cost` |
 //! | 3D arrays (nuce's container) | [`Balancer::scatter_array3`] → [`DistArray3`] |
 //! | ownership ranges only (the application moves its data) | 3D: [`Balancer::ownership_ranges`] → [`OwnershipRanges`]; 1D: [`Balancer::plan1d`] → counts per rank |
 //! | graphs | whole on the root: [`Balancer::scatter_graph`]; in pieces: [`DistGraph::from_local`] + [`Balancer::partition_distributed`] → [`DistGraph`]: `exchange_ghosts`, `gather` |
 //! | between phases | [`Balancer::maybe_remap`] / [`Balancer::maybe_remap_ahead`] on any of the data above → [`RemapReport`] |
-//! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |
-//! | the application's own collectives | [`Balancer::check_call`] (every rank makes the same call), [`runtime::comm::agree`] (the same error on every rank), [`waiting`] (keep a wait out of the compute time) |
-//! | errors | [`Error`]: `Plan` (the input is wrong: [`plan::Error`], e.g. `InvalidInput`), `Disagreement` (ranks made different calls), `Mpi`, `Remote` (another rank's error), `Timeout` (a ghost exchange that ran out of time on every rank); a rank that never arrives at a collective call ends the job after `NUCE_TIMEOUT_S` seconds, naming it |
+//! | tasks, AMR | [`Balancer::master_worker`] → [`ExecReport`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] → [`LocalAllocation`]; without a balancer: [`measure_worker_costs`], [`run_master_worker`] on an [`ExecPlan`] |
+//! | the application's own collectives | [`Balancer::check_call`] (every rank makes the same call), [`collective`] ([`collective::agree`]: the same error on every rank; `root_compute`, `max_f64`, …), [`waiting`] (keep a wait out of the compute time), [`guard`] (a deadline on the application's own code, *local*) |
+//! | errors | [`Error`]: `Plan` (the input is wrong: [`plan::Error`], e.g. `InvalidInput`), `Disagreement` (ranks made different calls), `Mpi`, `Remote` (another rank's error), `Timeout` (a ghost exchange that ran out of time on every rank); a rank that never arrives at a collective call ends the job after [`ENV_TIMEOUT`] seconds, naming it |
 //!
-//! The pure planners ([`plan`]) run without MPI. What the docs of
-//! [`runtime`] hide (`#[doc(hidden)]`) is for nuce's own crates, with no
-//! stability promise.
+//! ## Types
+//!
+//! | kind | types |
+//! |---|---|
+//! | the balancer and its answers | [`Balancer`], [`RemapReport`], [`SpeedModel`], [`Network`], [`Hosts`], [`Rebalance`] (what `maybe_remap` accepts; sealed) |
+//! | data | [`DistArray2`] (elements: [`Element`]), [`DistArray3`], [`Grid`] with [`Field`]s of [`Plain`] values ([`Layout`], [`Region`]), [`DistGraph`] (values: [`GraphValue`]; [`GraphStrategy`], [`LocalSizes`]), [`OwnershipRanges`], [`CostField`] |
+//! | statistics | [`MoveStats`] (a remap of an array or grid), [`MigrateStats`] (a graph's), [`ExchangeStats`] (one ghost exchange), [`PackStats`] |
+//! | plans (from [`plan`]) | [`ArrayPlan`], [`Rect`], [`ArrayDecomposer`], [`ColumnDp`], [`Graph`], [`Partition`] |
+//! | tasks | [`WorkerSelf`] (a worker's row for [`Balancer::schedule_tasks`]), [`ExecPlan`], [`Dispatch`], [`ExecReport`], [`MessageSizes`], [`LocalAllocation`] |
+//! | timing | [`Waiting`], [`Guard`], [`PhaseTimer`] |
+//! | settings from the environment | [`ENV_TIMEOUT`], [`ENV_CHECK`] (`full`: check every ghost exchange), [`ENV_SPEED_MODEL`] |
+//!
+//! ## Modules
+//!
+//! * [`plan`] — the pure planners (decompositions, partitions, schedules),
+//!   without MPI;
+//! * [`speed`] — a rank's throughput (built-in kernels, or timing of the
+//!   application's own phases) and its hwloc topology;
+//! * [`collective`] — the application's own collectives, with nuce's
+//!   error promise.
+//!
+//! **Stability.** The items above are the API. The hidden module
+//! `nuce::internals` (not in these docs) exists for nuce's C API, test
+//! driver, benchmarks and tests; it is not covered by semver.
 
 #![warn(missing_docs)]
+#![warn(unnameable_types)]
 
 pub use nuce_plan as plan;
-pub mod error;
-pub mod runtime;
+mod error;
+mod runtime;
 pub mod speed;
 
 pub use error::{Error, Result};
 
-// What an application needs, at the crate root.
+// What an application needs, at the crate root: the types and verbs of the
+// table above, and every type their signatures name.
 pub use plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 pub use plan::graph::{Graph, Partition};
 pub use runtime::array::{DistArray2, Element, MoveStats};
-pub use runtime::array3::DistArray3;
-pub use runtime::balancer::{Balancer, Rebalance, RemapReport, SpeedModel};
-pub use runtime::clock::waiting;
-pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue};
-pub use runtime::halo::ExchangeStats;
-pub use runtime::layout::{Field, Grid};
+pub use runtime::array3::{DistArray3, MAX_GHOST3};
+pub use runtime::auction::WorkerSelf;
+pub use runtime::balancer::{
+    Balancer, Network, Rebalance, RemapReport, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
+};
+pub use runtime::clock::{waiting, Waiting};
+pub use runtime::cost::CostField;
+pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue, LocalSizes, MigrateStats};
+pub use runtime::halo::{ExchangeStats, ENV_CHECK};
+pub use runtime::hierarchy::Hosts;
+pub use runtime::layout::{Exchange, Field, Grid, Layout, Plain, Region, MAX_GHOST};
+pub use runtime::master_worker::{
+    measure_worker_costs, run_master_worker, Dispatch, ExecPlan, ExecReport, MessageSizes,
+};
+pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;
+pub use runtime::watchdog::{guard, Guard, ENV_TIMEOUT};
 pub use speed::PhaseTimer;
+
+/// The application's own collective calls, with nuce's promise: each one
+/// succeeds on every rank or returns the same [`Error`] on every rank.
+///
+/// * [`agree`](collective::agree) turns a per-rank `Result` into a
+///   collective one (e.g. after parsing options on every rank);
+/// * [`root_compute`](collective::root_compute) runs a closure on the root
+///   only and broadcasts its `Result`;
+/// * [`bcast_value`](collective::bcast_value),
+///   [`gather_values`](collective::gather_values),
+///   [`all_gather_values`](collective::all_gather_values) move serde values
+///   (size-limited: a corrupted message is an [`Error::BadMessage`]);
+/// * [`check_identical`](collective::check_identical) checks that every rank
+///   holds the same value;
+/// * [`sum_f64`](collective::sum_f64), [`max_f64`](collective::max_f64)
+///   reduce one number (e.g. a phase's time).
+pub mod collective {
+    pub use crate::runtime::comm::{
+        agree, all_gather_values, bcast_value, check_identical, gather_values, max_f64,
+        root_compute, sum_f64, MAX_MESSAGE,
+    };
+}
+
+/// nuce's internals, public only for nuce's own crates: the C API
+/// (`nuce-capi`), the test driver (`nuce-testkit`), the benchmarks and the
+/// integration tests. **Not covered by semver**: anything here may change or
+/// disappear in any release. Applications use the crate root,
+/// [`collective`], [`speed`] and [`plan`] only.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::runtime::{
+        array, array3, auction, balancer, clock, comm, cost, graph, halo, hierarchy, layout,
+        master_worker, netprobe, packing, ranges, tags, watchdog,
+    };
+}

@@ -11,11 +11,11 @@
 //! (The METIS / gmsh file readers of `src/plan/graph/io.rs` were not on main
 //! when this was written; see RELIABILITY.md.)
 
+use nuce::internals::balancer::Network;
+use nuce::internals::comm::{decode, encode};
+use nuce::internals::hierarchy::Hosts;
+use nuce::internals::watchdog::parse_timeout;
 use nuce::plan::array2d::{ArrayPlan, Rect};
-use nuce::runtime::balancer::Network;
-use nuce::runtime::comm::{decode, encode};
-use nuce::runtime::hierarchy::Hosts;
-use nuce::runtime::watchdog::parse_timeout;
 use nuce::speed::network::LinkRecord;
 use nuce::speed::SpeedRecord;
 use proptest::prelude::*;

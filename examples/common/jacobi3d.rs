@@ -4,8 +4,8 @@
 
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use nuce::collective::agree;
 use nuce::plan::array3d::Box3;
-use nuce::runtime::comm::agree;
 
 use crate::slowdown::{parse_slowdown, Slow};
 

@@ -33,7 +33,7 @@ pub fn report_phase(
     report: &RemapReport,
 ) {
     let _w = nuce::waiting();
-    let wall = nuce::runtime::comm::max_f64(g.comm(), t.elapsed().as_secs_f64());
+    let wall = nuce::collective::max_f64(g.comm(), t.elapsed().as_secs_f64());
     *t = std::time::Instant::now();
     // Each rank's vertex count (the graph holds no global owner array).
     let mut loads = vec![0usize; g.comm().size() as usize];

@@ -6,7 +6,7 @@
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
 use mpi::Count;
-use nuce::runtime::comm::{displacements, max_f64};
+use nuce::internals::comm::{displacements, max_f64};
 
 /// The median of `v` (upper median for an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {

@@ -695,7 +695,7 @@ fn describe_plan(plan: &GridPlan3) -> String {
 
 /// Per-rank `(cells sent + received, messages sent + received)` of a move
 /// from `old` to `new` (cells that change owner only). `O(p²)`.
-pub fn migration_volume3(old: &GridPlan3, new: &GridPlan3) -> Vec<(usize, usize)> {
+pub(crate) fn migration_volume3(old: &GridPlan3, new: &GridPlan3) -> Vec<(usize, usize)> {
     let mut vol = vec![(0, 0); old.len()];
     for (a, ob) in old.boxes.iter().enumerate() {
         for (b, nb) in new.boxes.iter().enumerate().filter(|(b, _)| *b != a) {

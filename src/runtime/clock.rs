@@ -72,7 +72,7 @@ pub fn waiting() -> Waiting {
 
 /// Total time this thread has spent in communication sections, the open
 /// one included up to now (so that a phase may start inside a section).
-pub fn comm_time() -> Duration {
+pub(crate) fn comm_time() -> Duration {
     let open = OPEN.with(Cell::get).map_or(Duration::ZERO, |s| s.elapsed());
     IN_COMM.with(Cell::get) + open
 }

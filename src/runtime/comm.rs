@@ -221,7 +221,10 @@ pub fn displacements(counts: &[Count]) -> Vec<Count> {
 /// returns what each rank sent to this one. One all-to-all of the counts, one
 /// all-to-all-v of the bytes.
 #[doc(hidden)]
-pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<Vec<Vec<u8>>> {
+pub(crate) fn alltoallv_bytes<C: Communicator>(
+    comm: &C,
+    sends: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>> {
     let size = comm.size() as usize;
     let local = if sends.len() != size {
         Err(Error::shape_mismatch(format!(
@@ -259,7 +262,7 @@ pub fn alltoallv_bytes<C: Communicator>(comm: &C, sends: &[Vec<u8>]) -> Result<V
 /// each rank. One all-to-all of the counts, one all-to-all-v of the items.
 /// Counts beyond MPI's range are the same `Err` on every rank.
 #[doc(hidden)]
-pub fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
+pub(crate) fn alltoallv_flat<C: Communicator, T: Equivalence + Copy + Default>(
     comm: &C,
     data: &[T],
     counts: &[usize],
@@ -350,7 +353,7 @@ pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(
 /// when `n == 0`. Two empty `Vec`s share one dangling address, which MPI
 /// takes for `sendbuf == recvbuf` and rejects (`MPI_ERR_ARG`).
 #[doc(hidden)]
-pub fn zeroed_buffer<T: Copy + Default>(n: usize) -> Vec<T> {
+pub(crate) fn zeroed_buffer<T: Copy + Default>(n: usize) -> Vec<T> {
     let mut v = Vec::with_capacity(n.max(1));
     v.resize(n, T::default());
     v
@@ -358,7 +361,7 @@ pub fn zeroed_buffer<T: Copy + Default>(n: usize) -> Vec<T> {
 
 /// `v` itself, or an empty buffer with a real allocation (see [`zeroed_buffer`]).
 #[doc(hidden)]
-pub fn non_aliasing<T: Copy + Default>(v: Vec<T>) -> Vec<T> {
+pub(crate) fn non_aliasing<T: Copy + Default>(v: Vec<T>) -> Vec<T> {
     if v.capacity() == 0 {
         zeroed_buffer(0)
     } else {

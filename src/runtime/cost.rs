@@ -152,7 +152,9 @@ impl CostField {
 
 /// A container's view for the balancer when it has a cost field: the
 /// field, the grid as 3D boxes (a 2D array as `rows × cols × 1`) and this
-/// rank's block.
+/// rank's block. Named only in the sealed [`Rebalance`](crate::Rebalance)
+/// trait's hidden methods.
+#[allow(unnameable_types)]
 pub struct CostGrid<'a> {
     /// The cost field.
     pub field: &'a CostField,

@@ -33,7 +33,7 @@ fn counts_by_home(ids: &[usize], n: usize, p: usize) -> Vec<usize> {
 /// partition of `0..n` (each owned exactly once); otherwise, or when a query
 /// is out of range, every rank returns the same `Err`. Collective: an
 /// all-reduce, then one all-to-all-v to register and two to query.
-pub fn owners_of<C: Communicator>(
+pub(crate) fn owners_of<C: Communicator>(
     comm: &C,
     n: usize,
     owned: &[usize],

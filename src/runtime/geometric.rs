@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::plan::graph::sfc::{hilbert_index_2d, hilbert_index_nd};
 
 /// Bins of a histogram round.
-pub const BINS: usize = 256;
+pub(crate) const BINS: usize = 256;
 
 /// Rounds on the coordinate before the ids break the ties: 256^8 = 2^64
 /// exceeds the resolution of an `f64`.
@@ -40,7 +40,7 @@ const KEY_ROUNDS: usize = 8;
 
 /// Points of this rank: coordinates (`dim` per point), weights and global ids.
 #[derive(Debug, Clone, Copy)]
-pub struct Points<'a> {
+pub(crate) struct Points<'a> {
     /// Number of coordinates per point (1 to 3).
     pub dim: usize,
     /// `dim × len` coordinates, point after point.
@@ -421,7 +421,7 @@ pub fn rcb<C: Communicator>(comm: &C, pts: &Points, targets: &[f64]) -> Result<V
 /// Hilbert keys of the points in the global bounding box (all-reduced):
 /// coordinates quantised to 2^26 cells per axis in 2D, 2^17 in 3D (keys
 /// below 2^52, exact as `f64`); in 1D the coordinate itself.
-pub fn hilbert_keys<C: Communicator>(comm: &C, pts: &Points) -> Vec<f64> {
+pub(crate) fn hilbert_keys<C: Communicator>(comm: &C, pts: &Points) -> Vec<f64> {
     let d = pts.dim;
     let all = vec![0u32; pts.len()];
     let b = boxes(comm, pts, &all, 1);

@@ -4,7 +4,7 @@
 //! all n vertices: each holds its owned vertices (global ids, adjacency as
 //! global ids turned into local slots, edge and vertex weights, coordinates,
 //! values), its ghosts (neighbours owned elsewhere) and the owner of each
-//! ghost, found in a distributed directory ([`super::directory`]).
+//! ghost, found in a distributed directory (`directory`, an internal module).
 //!
 //! * [`DistGraph::scatter`] — the root's graph, partition and vertex values
 //!   go out; each rank receives its owned vertices. Through
@@ -20,7 +20,7 @@
 //!   per layout (see [`DistGraph::exchange_ghosts`] for the error promise).
 //! * [`DistGraph::partition_rcb`], [`DistGraph::partition_sfc`],
 //!   [`DistGraph::prefix_cut`] — parallel geometric partitioning and the
-//!   index-based remap by prefix sums ([`super::geometric`]): each rank
+//!   index-based remap by prefix sums (the internal `geometric` module): each rank
 //!   learns the new owner of its own vertices only.
 //! * [`DistGraph::migrate`] (new owner of each owned vertex) and
 //!   [`DistGraph::remap`] (a replicated [`Partition`]) — move the vertices
@@ -1177,7 +1177,7 @@ impl<T: GraphValue> DistGraph<T> {
         })
     }
 
-    /// Parallel recursive coordinate bisection ([`geometric::rcb`]) of the
+    /// Parallel recursive coordinate bisection (`geometric::rcb`) of the
     /// vertices by their coordinates and weights, the parts' weights in
     /// proportion to `targets` (one per rank, e.g. the measured speeds, the
     /// same on every rank): the new owner of each owned vertex, for
@@ -1188,7 +1188,7 @@ impl<T: GraphValue> DistGraph<T> {
         geometric::rcb(&self.comm, &self.points()?, targets)
     }
 
-    /// Parallel space-filling-curve partitioning ([`geometric::sfc`]): the
+    /// Parallel space-filling-curve partitioning (`geometric::sfc`): the
     /// Hilbert curve through the vertices cut into intervals of weights in
     /// proportion to `targets`. Collective.
     pub fn partition_sfc(&self, targets: &[f64]) -> Result<Vec<usize>> {
@@ -1197,7 +1197,7 @@ impl<T: GraphValue> DistGraph<T> {
         geometric::sfc(&self.comm, &self.points()?, targets)
     }
 
-    /// The index-based remap by prefix sums ([`geometric::prefix_cut`]): the
+    /// The index-based remap by prefix sums (`geometric::prefix_cut`): the
     /// vertices in the order rank by rank, each rank's along the Hilbert
     /// curve, cut into intervals of weights in proportion to `targets`. After
     /// [`Self::partition_sfc`] this is the curve's order and only vertices

@@ -68,7 +68,7 @@ use crate::error::{Error, Result};
 pub const ENV_CHECK: &str = "NUCE_CHECK";
 
 /// True when [`ENV_CHECK`] asks for full per-call checking.
-pub fn full_checks_from_env() -> bool {
+pub(crate) fn full_checks_from_env() -> bool {
     std::env::var(ENV_CHECK).is_ok_and(|v| v.trim().eq_ignore_ascii_case("full"))
 }
 
@@ -390,7 +390,7 @@ thread_local! {
 /// returns the same error. Gives the send buffer back for reuse; on error
 /// it is leaked (MPI may still read it for a send that nobody will receive).
 #[allow(clippy::too_many_arguments)]
-pub fn exchange<C: Communicator, T: Equivalence>(
+pub(crate) fn exchange<C: Communicator, T: Equivalence>(
     comm: &C,
     cp: &Checkpoints,
     call: Call,
@@ -507,7 +507,7 @@ fn exchange_in<C: Communicator, T>(
 /// One message of a neighbour exchange: `count` items of `dtype` at `buf`,
 /// to or from `peer`.
 #[derive(Debug, Clone, Copy)]
-pub struct Message {
+pub(crate) struct Message {
     /// The neighbour's rank.
     pub peer: i32,
     /// Start of the message's data (an MPI buffer address).
@@ -520,7 +520,7 @@ pub struct Message {
 
 /// A neighbour exchange posted by [`post`], to be completed by [`finish`]
 /// (between the two the caller may compute on cells the messages do not touch).
-pub struct Posted {
+pub(crate) struct Posted {
     flight: InFlight,
     call: Call,
 }
@@ -544,7 +544,7 @@ impl std::fmt::Debug for Posted {
 /// (sends) or writable and not otherwise accessed (receives), until
 /// [`finish`] returns; after a failing `finish` the send buffers may still
 /// be read by MPI (keep them alive or leak them).
-pub unsafe fn post<C: Communicator>(
+pub(crate) unsafe fn post<C: Communicator>(
     comm: &C,
     call: Call,
     sends: &[Message],
@@ -610,7 +610,7 @@ pub unsafe fn post<C: Communicator>(
 /// exchange, or the wait outlasts the timeout, the rank escalates (see the
 /// module's documentation) and every rank involved returns the same error;
 /// the pending receives are then cancelled and the sends released.
-pub fn finish<C: Communicator>(
+pub(crate) fn finish<C: Communicator>(
     comm: &C,
     cp: &Checkpoints,
     posted: Posted,

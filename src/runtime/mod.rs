@@ -3,11 +3,11 @@
 //! remaps. A library never owns the MPI `Universe`: every entry point takes a
 //! communicator.
 //!
-//! **Stability.** What these docs show is the API applications use. Items
-//! hidden from them (`#[doc(hidden)]`: the message tags, the vertex
-//! directory, the byte-level collectives of [`comm`], the checked-entry
-//! hooks of the C and Fortran bindings) are public only for nuce's own
-//! crates and tools, with no stability promise.
+//! **Visibility.** This module is private. What applications use is
+//! re-exported at the crate root (and [`crate::collective`]); what nuce's own
+//! crates, benchmarks and tests need goes through the hidden
+//! [`crate::internals`] module, with no stability promise; the rest is
+//! crate-private.
 
 pub mod array;
 pub mod array3;
@@ -16,11 +16,10 @@ pub mod balancer;
 pub mod clock;
 pub mod comm;
 pub mod cost;
-#[doc(hidden)]
-pub mod directory;
-pub mod geometric;
+pub(crate) mod directory;
+pub(crate) mod geometric;
 pub mod graph;
-pub mod graph_value;
+pub(crate) mod graph_value;
 pub mod halo;
 pub mod hierarchy;
 pub mod layout;
@@ -29,6 +28,5 @@ pub mod netprobe;
 pub mod packing;
 pub mod ranges;
 mod root_index;
-#[doc(hidden)]
 pub mod tags;
 pub mod watchdog;

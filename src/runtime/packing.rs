@@ -122,7 +122,7 @@ pub fn block(m: usize, p: usize, r: usize) -> (usize, usize) {
 }
 
 /// The rank holding sorted packet `i`.
-pub fn holder(m: usize, p: usize, i: usize) -> usize {
+pub(crate) fn holder(m: usize, p: usize, i: usize) -> usize {
     i / m.div_ceil(p.max(1)).max(1)
 }
 

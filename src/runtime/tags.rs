@@ -14,24 +14,24 @@ use mpi::Tag;
 /// `HALO_FIRST + k`, `k < HALO_COUNT`, from its number and call.
 pub const HALO_FIRST: Tag = 0x1000;
 /// Number of ghost-exchange tags (the range holds no other tag).
-pub const HALO_COUNT: Tag = 0x2000;
+pub(crate) const HALO_COUNT: Tag = 0x2000;
 /// Master–worker input messages.
-pub const MW_INPUT: Tag = 0x4d57;
+pub(crate) const MW_INPUT: Tag = 0x4d57;
 /// Master–worker result messages.
-pub const MW_RESULT: Tag = 0x4d58;
+pub(crate) const MW_RESULT: Tag = 0x4d58;
 /// Network probe: the root's "your turn" message.
-pub const PROBE_GO: Tag = 0x4e50;
+pub(crate) const PROBE_GO: Tag = 0x4e50;
 /// Network probe: ping-pong messages.
-pub const PROBE_PING: Tag = 0x4e51;
+pub(crate) const PROBE_PING: Tag = 0x4e51;
 /// Watchdog checkpoint: arrival messages.
-pub const ARRIVE: Tag = 0x4e57;
+pub(crate) const ARRIVE: Tag = 0x4e57;
 /// Watchdog checkpoint: the root's "I am here" messages.
-pub const ROOT_HERE: Tag = 0x4e58;
+pub(crate) const ROOT_HERE: Tag = 0x4e58;
 
 /// Watchdog checkpoint: the root's verdict (same call everywhere, or the error).
-pub const VERDICT: Tag = 0x4e59;
+pub(crate) const VERDICT: Tag = 0x4e59;
 /// Grid moves ([`super::layout::Grid::move_fields`]): cells that change owner.
-pub const GRID_MOVE: Tag = 0x4e5a;
+pub(crate) const GRID_MOVE: Tag = 0x4e5a;
 
 /// All tags, for the distinctness check.
 pub const ALL: [Tag; 8] = [

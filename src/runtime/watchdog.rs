@@ -62,14 +62,14 @@ pub const ENV_TIMEOUT: &str = "NUCE_TIMEOUT_S";
 /// Timeout used when [`ENV_TIMEOUT`] is not set (seconds).
 pub const DEFAULT_TIMEOUT_S: f64 = 60.0;
 /// Error code passed to `MPI_Abort` on a timeout.
-pub const ABORT_CODE: i32 = 75;
+pub(crate) const ABORT_CODE: i32 = 75;
 /// How much longer than the root a non-root rank waits in a [`checkpoint`].
 pub const ROOT_FIRST: Duration = Duration::from_secs(2);
 /// How long the watchdog thread lets `MPI_Abort` work before it exits the process.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// How long a rank ending the job waits between printing its message and `MPI_Abort`,
 /// so that the launcher forwards the message before it kills the job.
-pub const FORWARD_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const FORWARD_GRACE: Duration = Duration::from_millis(500);
 use crate::runtime::tags::{
     ARRIVE as TAG_ARRIVE, ROOT_HERE as TAG_ROOT_HERE, VERDICT as TAG_VERDICT,
 };
@@ -137,7 +137,7 @@ pub(crate) fn abort_job(timeout: &Error) -> ! {
 }
 
 /// Ranks in `0..size` not marked in `arrived`.
-pub fn missing_ranks(arrived: &[bool]) -> Vec<i32> {
+pub(crate) fn missing_ranks(arrived: &[bool]) -> Vec<i32> {
     arrived
         .iter()
         .enumerate()
@@ -209,7 +209,7 @@ struct Verdict {
 }
 
 /// This process's host name (MPI processor name, cached).
-pub fn host_name() -> &'static str {
+pub(crate) fn host_name() -> &'static str {
     static H: OnceLock<String> = OnceLock::new();
     H.get_or_init(|| {
         mpi::environment::processor_name().unwrap_or_else(|_| "unknown-host".to_string())
@@ -320,7 +320,7 @@ pub fn checkpoint<C: Communicator>(
 /// [`Error::Remote`] unless it is the root's), as
 /// [`agree`](crate::runtime::comm::agree) does — the refusal takes
 /// precedence over calls that differ.
-pub fn refusing_checkpoint<C: Communicator>(
+pub(crate) fn refusing_checkpoint<C: Communicator>(
     comm: &C,
     root: i32,
     op: &str,
@@ -973,7 +973,7 @@ impl Drop for Checkpoints {
 /// messages never meet the application's), with the timeout of
 /// [`timeout_from_env`]. Costs an `MPI_Comm_dup` besides the checkpoint: for
 /// coarse calls, not for per-iteration ones (objects keep [`Checkpoints`]).
-pub fn check_entry<C: Communicator>(comm: &C, op: &str) -> Result<()> {
+pub(crate) fn check_entry<C: Communicator>(comm: &C, op: &str) -> Result<()> {
     Checkpoints::duplicate_checked(comm, op).map(drop)
 }
 

@@ -3,13 +3,13 @@
 //! ghost exchanges in place on the application's fields (blocking and
 //! begin/end) and remaps into new buffers the application provides — no
 //! staging copy, any element size, several fields at once. Built on
-//! `nuce::runtime::layout`; the reference is `docs/c-api.md`, section
+//! `nuce::internals::layout`; the reference is `docs/c-api.md`, section
 //! "Grids on your own buffers (2D and 3D)".
 
 use std::ffi::{c_int, c_void};
 
+use nuce::internals::layout::{Grid, PendingExchange, RawField};
 use nuce::plan::array3d::Stencil;
-use nuce::runtime::layout::{Grid, PendingExchange, RawField};
 use nuce::{waiting, Error, Result};
 
 use crate::{balancer, checked, deref_mut, free_handle, guard, null, to_usize, unreachable_null};

@@ -370,7 +370,7 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         // SAFETY: `comm` is a non-null communicator handle from the caller;
         // MPI_Comm_test_inter only reads it.
         let code = unsafe { mpi::ffi::MPI_Comm_test_inter(comm, &mut inter) };
-        nuce::runtime::comm::mpi_check(code, "MPI_Comm_test_inter(comm)")?;
+        nuce::internals::comm::mpi_check(code, "MPI_Comm_test_inter(comm)")?;
         if inter != 0 {
             return Err(Error::invalid_input("comm is an inter-communicator"));
         }
@@ -503,7 +503,7 @@ pub extern "C" fn nuce_set_speeds(b: *mut nuce_balancer, speeds: *const f64, n: 
         // SAFETY: `b` is NULL or a live handle.
         let h = unsafe { balancer(b) }
             .map_err(|_| unreachable_null("the balancer", "nuce_set_speeds"))?;
-        let root = h.bal.comm().rank() == nuce::runtime::balancer::ROOT;
+        let root = h.bal.comm().rank() == nuce::internals::balancer::ROOT;
         let local = if root && speeds.is_null() {
             Err(null("speeds"))
         } else {
@@ -673,7 +673,7 @@ fn new_array(
         // SAFETY: `b` is NULL or a live handle.
         let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", call))?;
         let _w = waiting();
-        let root = h.bal.comm().rank() == nuce::runtime::balancer::ROOT;
+        let root = h.bal.comm().rank() == nuce::internals::balancer::ROOT;
         // This rank's own validation: its refusal at the checked entry.
         let [rn, cn] = caller::extent_names();
         let local = to_usize(rows, rn).and_then(|r| {

@@ -7,8 +7,8 @@
 use std::ffi::c_int;
 
 use mpi::traits::*;
+use nuce::internals::comm::agree;
 use nuce::plan::graph::{best_partition, metrics, Algo, FmRefiner, Graph, Grouping, Partition};
-use nuce::runtime::comm::agree;
 use nuce::{waiting, Error, Result};
 
 use crate::{balancer, guard, nuce_balancer, null, to_usize};
@@ -247,7 +247,7 @@ pub extern "C" fn nuce_graph_partition(
         let h = unsafe { balancer(b) }
             .map_err(|_| crate::unreachable_null("the balancer", "nuce_graph_partition"))?;
         let _w = waiting();
-        let (comm, root) = (h.bal.comm(), nuce::runtime::balancer::ROOT);
+        let (comm, root) = (h.bal.comm(), nuce::internals::balancer::ROOT);
         // The checked entry (bounded by the timeout; `algo` must match), then
         // the root's partitioning, which the others wait for.
         let op = format!("nuce_graph_partition(algo {algo})");

@@ -1,6 +1,6 @@
 //! Ownership ranges for PETSc's `DMDACreate3d` (`nuce_ownership_ranges`):
 //! the rectilinear decomposition fitted to the measured speeds in DMDA's
-//! rank order (`nuce::runtime::ranges`).
+//! rank order (`nuce::internals::ranges`).
 
 use std::ffi::c_int;
 

@@ -4,9 +4,9 @@
 
 use mpi::traits::*;
 use ndarray::Array2;
+use nuce::internals::array::{cells_changing_owner, DistArray2};
+use nuce::internals::comm::{bcast_value, root_compute};
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, Rect, RecursiveBisection2};
-use nuce::runtime::array::{cells_changing_owner, DistArray2};
-use nuce::runtime::comm::{bcast_value, root_compute};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -298,7 +298,7 @@ fn errors(ctx: &Ctx) {
                 .collect();
             root_compute(w, 0, || Ok(RecursiveBisection2.decompose(m, n, &speeds)?)).map(|_| ())
         }
-        "too-many-ranks" => nuce::runtime::balancer::Balancer::new(w)
+        "too-many-ranks" => nuce::internals::balancer::Balancer::new(w)
             .map(|mut b| {
                 b.set_decomposer(RecursiveBisection2);
                 b
@@ -416,9 +416,9 @@ fn sweep(ctx: &Ctx) {
     // first plan is the column DP's for the planning model of the gathered
     // functions (functional when some function is not flat).
     use nuce::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate};
-    let fns = nuce::runtime::comm::gather_values(w, 0, &bal.speed_function().cloned())
+    let fns = nuce::internals::comm::gather_values(w, 0, &bal.speed_function().cloned())
         .expect("gather the functions");
-    let functional = nuce::runtime::balancer::functional_from_env().expect("speed model");
+    let functional = nuce::internals::balancer::functional_from_env().expect("speed model");
     let (speeds, want_plan, model) = root_compute(w, 0, || {
         let fns = fns.expect("functions at the root");
         let est: Vec<SpeedEstimate> = fns

@@ -4,8 +4,8 @@
 //! change owner, and bad inputs giving the same error on every rank.
 
 use mpi::traits::*;
+use nuce::internals::comm::sum_f64;
 use nuce::plan::array3d::{Box3, GridPlan3, Stencil};
-use nuce::runtime::comm::sum_f64;
 use nuce::DistArray3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -22,10 +22,10 @@
 
 use mpi::traits::*;
 use ndarray::Array2;
+use nuce::internals::balancer::Balancer;
+use nuce::internals::tags;
+use nuce::internals::watchdog::arrivals_received;
 use nuce::plan::graph::grid_graph;
-use nuce::runtime::balancer::Balancer;
-use nuce::runtime::tags;
-use nuce::runtime::watchdog::arrivals_received;
 use nuce::Error;
 
 use crate::Ctx;
@@ -239,7 +239,7 @@ fn faults(ctx: &Ctx) {
         })(),
         "slow" => (|| {
             let mut u = bal.scatter_array(root_global, 1)?;
-            let timeout = nuce::runtime::watchdog::timeout_from_env()?.unwrap_or_default();
+            let timeout = nuce::internals::watchdog::timeout_from_env()?.unwrap_or_default();
             for k in 0..8 {
                 if odd && k == 1 {
                     std::thread::sleep(timeout.mul_f64(0.65));

@@ -29,10 +29,10 @@
 
 use mpi::traits::*;
 use ndarray::Array2;
+use nuce::internals::array::DistArray2;
+use nuce::internals::balancer::Balancer;
+use nuce::internals::comm::{bcast_value, gather_values};
 use nuce::plan::array2d::{ArrayPlan, Rect};
-use nuce::runtime::array::DistArray2;
-use nuce::runtime::balancer::Balancer;
-use nuce::runtime::comm::{bcast_value, gather_values};
 use nuce::Error;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -174,7 +174,7 @@ fn record(rank: i32) -> Record {
 
 /// The corruptions of a valid encoding of `rec`.
 fn corruptions(rec: &Record, rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<u8>)> {
-    let good = nuce::runtime::comm::encode(rec).expect("encode");
+    let good = nuce::internals::comm::encode(rec).expect("encode");
     let mut trailing = good.clone();
     trailing.extend_from_slice(&[0xde, 0xad]);
     // rank (4 bytes) + host length (8) + host, then the samples' length prefix.
@@ -282,7 +282,7 @@ fn order(ctx: &Ctx) {
     let last = ctx.world.size() - 1;
     let seq = u64::from(ctx.rank() == last && last > 0);
     let t = Some(std::time::Duration::from_secs(20));
-    let res = nuce::runtime::watchdog::checkpoint(&ctx.world, 0, "faults-order", seq, t);
+    let res = nuce::internals::watchdog::checkpoint(&ctx.world, 0, "faults-order", seq, t);
     match &res {
         Err(e) => println!("ERR {} order {e}", ctx.rank()),
         Ok(()) => println!("OK {} order", ctx.rank()),

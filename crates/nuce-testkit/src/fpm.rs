@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use mpi::traits::*;
 
-use nuce::runtime::array::DistArray2;
-use nuce::runtime::balancer::Balancer;
+use nuce::internals::array::DistArray2;
+use nuce::internals::balancer::Balancer;
 
 use crate::Ctx;
 

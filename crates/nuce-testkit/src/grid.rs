@@ -25,9 +25,9 @@
 //!   the last rank), `shape` (another grid): `ERR rank CASE error` lines.
 
 use mpi::traits::*;
+use nuce::internals::comm::sum_f64;
+use nuce::internals::layout::{Field, Layout, Plain};
 use nuce::plan::array3d::{Box3, GridPlan3, Stencil};
-use nuce::runtime::comm::sum_f64;
-use nuce::runtime::layout::{Field, Layout, Plain};
 use nuce::{Balancer, Grid};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -9,10 +9,10 @@
 //!   area a `ColumnDp` plan gives the hosts' total speeds (its host totals).
 
 use mpi::traits::*;
+use nuce::internals::balancer::Balancer;
+use nuce::internals::comm::gather_values;
+use nuce::internals::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp};
-use nuce::runtime::balancer::Balancer;
-use nuce::runtime::comm::gather_values;
-use nuce::runtime::hierarchy::{detect_hosts, Hosts, TwoLevel};
 
 use crate::Ctx;
 

@@ -19,16 +19,16 @@
 use std::time::Instant;
 
 use mpi::traits::*;
+use nuce::internals::auction::{collective_assignment, WorkerSelf};
+use nuce::internals::balancer::Balancer;
+use nuce::internals::comm::all_gather_values;
+use nuce::internals::master_worker::{run_master_worker, ExecPlan};
+use nuce::internals::netprobe::link_to_root;
 use nuce::plan::tasks::auction::auction;
 use nuce::plan::tasks::matching::Assignment;
 use nuce::plan::tasks::{
     AssignmentSolver, Matching, MaxTasksSolver, TaskPlatform, TaskSchedule, TwoFactor,
 };
-use nuce::runtime::auction::{collective_assignment, WorkerSelf};
-use nuce::runtime::balancer::Balancer;
-use nuce::runtime::comm::all_gather_values;
-use nuce::runtime::master_worker::{run_master_worker, ExecPlan};
-use nuce::runtime::netprobe::link_to_root;
 use nuce::speed::network::ProbeConfig;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

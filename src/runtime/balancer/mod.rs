@@ -105,11 +105,11 @@ mod remap;
 mod speeds;
 mod tasks;
 
-pub use network::{network_policy, Network, MIN_BANDWIDTH_SAMPLE};
+pub use network::{network_policy, Network};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
 pub use speeds::{
     functional_from_env, merge_estimates, merge_speeds, RankReport, SpeedModel, ENV_SPEED_MODEL,
-    FUNCTION_REACH, MEMORY_FRACTION,
+    MEMORY_FRACTION,
 };
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
@@ -187,6 +187,8 @@ impl Balancer {
     /// environment at once: a malformed `NUCE_TIMEOUT_S` or
     /// [`ENV_SPEED_MODEL`] on some rank is the same error on every rank.
     /// Two collective steps in all: the `MPI_Comm_dup` and that checkpoint.
+    /// For nuce's C and Fortran bindings (hidden: no stability promise).
+    #[doc(hidden)]
     pub fn new_as<C: Communicator>(comm: &C, call: &str) -> Result<Self> {
         let decomposer = ColumnDp::default();
         let _w = waiting();

@@ -5,7 +5,7 @@
 use super::*;
 
 /// Smallest per-rank move (bytes) from which a remap's time updates the bandwidth estimate.
-pub const MIN_BANDWIDTH_SAMPLE: u64 = 1 << 20;
+pub(crate) const MIN_BANDWIDTH_SAMPLE: u64 = 1 << 20;
 
 /// The network as measured by [`Balancer::measure_network`] (identical on every rank).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -69,9 +69,11 @@ pub struct LocalProposal<P> {
 /// Distributed data a [`Balancer`] can rebalance: [`DistArray2`],
 /// [`DistGraph`], [`DistArray3`], and a [`Grid`](crate::runtime::layout::Grid) on the
 /// application's buffers (its remap is pending until the application's
-/// move). Sealed: implemented by nuce's types only.
+/// move). Sealed: implemented by nuce's types only; the methods hidden
+/// from these docs are the balancer's, with no stability promise.
 pub trait Rebalance: sealed::Sealed {
     /// The new layout, broadcast from the root.
+    #[doc(hidden)]
     type Plan: Serialize + DeserializeOwned;
     /// This rank's work per iteration (cells; sum of vertex weights).
     fn local_work(&self) -> f64;
@@ -85,34 +87,42 @@ pub trait Rebalance: sealed::Sealed {
     /// Whether the root plans the new layout ([`Rebalance::propose`]), or
     /// every rank its own share ([`Rebalance::propose_collective`]). The
     /// same on every rank.
+    #[doc(hidden)]
     fn plans_at_root(&self) -> bool {
         true
     }
     /// The root's decision for given speeds (called on the root only, when
     /// [`Rebalance::plans_at_root`]).
+    #[doc(hidden)]
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, Self::Plan>;
     /// The candidate layout for the snapped `speeds` (the same on every
     /// rank), planned by every rank together when not
     /// [`Rebalance::plans_at_root`]: collective.
+    #[doc(hidden)]
     fn propose_collective(&self, _speeds: &[f64]) -> Result<LocalProposal<Self::Plan>> {
         Err(Error::invalid_input(
             "propose_collective: this data is planned at the root",
         ))
     }
     /// Moves the data to the new layout (collective).
+    #[doc(hidden)]
     fn apply(&mut self, plan: Self::Plan) -> Result<MoveStats>;
     /// The grid and cost field of a grid container (`None` for graphs).
+    #[doc(hidden)]
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         None
     }
     /// Whether the work of a rank is the number of its cells (arrays and
     /// grids without a cost field): the data memory limits apply to.
+    #[doc(hidden)]
     fn work_is_cells(&self) -> bool {
         false
     }
 }
 
 mod sealed {
+    // Unnameable on purpose: no type outside nuce can implement `Rebalance`.
+    #[allow(unnameable_types)]
     pub trait Sealed {}
     impl<T> Sealed for super::DistArray2<T> {}
     impl<T> Sealed for super::DistGraph<T> {}

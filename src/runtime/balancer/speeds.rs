@@ -35,7 +35,7 @@ pub const ENV_SPEED_MODEL: &str = "NUCE_SPEED_MODEL";
 /// same block (or one within 0.1 %, less than a row of a large array) that
 /// runs at another speed is a change of speed; a phase on another size
 /// teaches the function its shape.
-pub const FUNCTION_REACH: f64 = 0.001;
+pub(crate) const FUNCTION_REACH: f64 = 0.001;
 
 /// Whether [`ENV_SPEED_MODEL`] allows the functional model (`auto`, unset or
 /// empty: yes; `constant`: no); an error for any other value.
@@ -68,7 +68,7 @@ pub enum RankReport {
 impl SpeedModel {
     /// The model that planned with `model`: [`SpeedModel::Functional`] when
     /// its functions did, else [`SpeedModel::of`] its estimates.
-    pub fn of_model(model: &PlanningModel) -> SpeedModel {
+    pub(crate) fn of_model(model: &PlanningModel) -> SpeedModel {
         if model.is_functional() {
             SpeedModel::Functional
         } else {
