@@ -102,7 +102,8 @@ pub struct Multilevel {
     /// partition, the least cut kept (METIS's `ncuts` of its recursive
     /// bisection, which its k-way scheme sets to 4 or 5).
     pub initial_runs: usize,
-    /// Maximum number of greedy refinement passes per level.
+    /// Maximum number of greedy refinement passes per level (and again
+    /// after each FM pass).
     pub refine_passes: usize,
     /// Maximum number of FM passes (hill climbing with rollback) per level,
     /// after the greedy passes.
@@ -128,7 +129,9 @@ pub struct Multilevel {
     /// the 54 cases is 1.005 × METIS's with it, 1.006 without (worst case
     /// 1.089 either way); it stays on because straight cuts still win on grids
     /// (`not_worse_than_rcb_on_grids`: 42 against RCB's 40 on a 20 × 20 grid
-    /// in 4 parts without it).
+    /// in 4 parts without it). The RCB partition is refined (and offered)
+    /// only when its cut is at most 1.25 × the multilevel one
+    /// (`RCB_REFINE_WITHIN`): farther off its refinement never won.
     pub geometric_start: bool,
     /// Two-hop matching while coarsening (METIS's default; its `-no2hop`
     /// turns it off): when heavy-edge matching leaves more than 10 % of a
