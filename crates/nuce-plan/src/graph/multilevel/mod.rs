@@ -102,8 +102,7 @@ pub struct Multilevel {
     /// partition, the least cut kept (METIS's `ncuts` of its recursive
     /// bisection, which its k-way scheme sets to 4 or 5).
     pub initial_runs: usize,
-    /// Maximum number of greedy refinement passes per level (and again
-    /// after each FM pass).
+    /// Maximum number of greedy refinement passes per level.
     pub refine_passes: usize,
     /// Maximum number of FM passes (hill climbing with rollback) per level,
     /// after the greedy passes.
@@ -129,9 +128,7 @@ pub struct Multilevel {
     /// the 54 cases is 1.005 × METIS's with it, 1.006 without (worst case
     /// 1.089 either way); it stays on because straight cuts still win on grids
     /// (`not_worse_than_rcb_on_grids`: 42 against RCB's 40 on a 20 × 20 grid
-    /// in 4 parts without it). The RCB partition is refined (and offered)
-    /// only when its cut is at most 1.25 × the multilevel one
-    /// (`RCB_REFINE_WITHIN`): farther off its refinement never won.
+    /// in 4 parts without it).
     pub geometric_start: bool,
     /// Two-hop matching while coarsening (METIS's default; its `-no2hop`
     /// turns it off): when heavy-edge matching leaves more than 10 % of a
@@ -256,11 +253,6 @@ impl Best {
             self.best = Some((over, score, parts));
         }
     }
-    /// The cut of the best partition offered, if it is within the
-    /// tolerance.
-    pub(crate) fn cut(&self) -> Option<f64> {
-        self.best.as_ref().filter(|b| !b.0).map(|b| b.1)
-    }
     /// The best partition offered (empty if none was).
     pub(crate) fn take(self) -> Vec<usize> {
         self.best.map(|b| b.2).unwrap_or_default()
@@ -279,16 +271,6 @@ pub(crate) fn cut(v: &View, part: &[usize]) -> f64 {
     }
     c / 2.0
 }
-
-/// The RCB candidate ([`Multilevel::geometric_start`]) is refined only when
-/// its unrefined cut is at most this multiple of the multilevel cut (within
-/// the tolerance). Issue 21's fifth round measured the candidate on the 90
-/// 2D cases of `scripts/bench_multilevel_wide.sh`: it won 6 times, by
-/// 0.6–6 %, always from an unrefined cut at most 1.144 × the multilevel one
-/// (its refinement lowering it by at most about 20 %); farther off, the
-/// refinement (greedy and FM passes over the whole graph, about a third of
-/// the candidate's time) was spent for nothing.
-const RCB_REFINE_WITHIN: f64 = 1.25;
 
 impl GraphPartitioner for Multilevel {
     fn partition(&self, g: &Graph, targets: &[f64]) -> Result<Partition> {
@@ -318,17 +300,9 @@ impl GraphPartitioner for Multilevel {
             }
             .partition(g, targets)?
             .parts;
-            // Refined only when its straight cuts are near the multilevel
-            // cut: the refiner's local moves lower a cut by a few per cent
-            // (see RCB_REFINE_WITHIN).
-            if best
-                .cut()
-                .is_none_or(|c| cut(&view, &p) <= RCB_REFINE_WITHIN * c)
-            {
-                let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-                self.refiner().refine(g, &tw, &mut p, true, &mut rng);
-                best.offer(&view, &tw, p);
-            }
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+            self.refiner().refine(g, &tw, &mut p, true, &mut rng);
+            best.offer(&view, &tw, p);
         }
         let parts = best.take();
         Partition::new(k, parts)
