@@ -111,7 +111,12 @@ fn deterministic() {
     );
     assert_eq!(p2, two.partition(&g, &t).unwrap());
     let (m1, m2) = (check(&g, &p1, &t), check(&g, &p2, &t));
-    assert!(m2.edge_cut <= m1.edge_cut, "{} > {}", m2.edge_cut, m1.edge_cut);
+    assert!(
+        m2.edge_cut <= m1.edge_cut,
+        "{} > {}",
+        m2.edge_cut,
+        m1.edge_cut
+    );
 }
 
 #[test]
