@@ -98,6 +98,25 @@ fn deterministic() {
     .unwrap();
     // Another seed is another run (not necessarily another result; this one is).
     assert_ne!(a, c);
+    // Several tries (METIS's `-ncuts`) are deterministic too, and the first
+    // try is the default run: two never cut more than one.
+    let one = Multilevel {
+        geometric_start: false,
+        ..Multilevel::default()
+    };
+    let two = Multilevel { cycles: 2, ..one };
+    let (p1, p2) = (
+        one.partition(&g, &t).unwrap(),
+        two.partition(&g, &t).unwrap(),
+    );
+    assert_eq!(p2, two.partition(&g, &t).unwrap());
+    let (m1, m2) = (check(&g, &p1, &t), check(&g, &p2, &t));
+    assert!(
+        m2.edge_cut <= m1.edge_cut,
+        "{} > {}",
+        m2.edge_cut,
+        m1.edge_cut
+    );
 }
 
 #[test]
