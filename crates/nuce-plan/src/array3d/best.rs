@@ -69,8 +69,9 @@ pub fn decomposer3_by_name(name: &str, stencil: Stencil) -> Result<Box<dyn GridD
 /// cell costs one cell update; latency, contention and the other parts'
 /// messages are left out). On a grid where halos are a large share of the
 /// work it would trade a much larger total surface for a slightly smaller
-/// largest halo — 12 % more faces than the least-surface guillotine tiling
-/// of the same balance on large random bricks, 23 % on grids of a few dozen
+/// largest halo: measured (benchmarks/grid3.md), up to 26 % more faces than
+/// another candidate as balanced on large random bricks, 27 % more than the
+/// least-surface guillotine tiling as balanced on grids of a few dozen
 /// cells. Balance is never traded: the winner's slowest part is never
 /// slower than `F`'s.
 ///
