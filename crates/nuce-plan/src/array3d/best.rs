@@ -81,8 +81,10 @@ pub fn decomposer3_by_name(name: &str, stencil: Stencil) -> Result<Box<dyn GridD
 /// its balance ([`Guillotine3::at_balance_of`]) — so on such grids `best`'s
 /// surface is the exact guillotine optimum at its own balance whenever that
 /// tiling is within the tolerance. [`Best3::choose`] returns every
-/// candidate's time and surface. Cost: the sum of the candidates' plus
-/// `O(p)` each for the evaluation.
+/// candidate's time and surface. Cost: the sum of the candidates' (on
+/// tiny grids up to six more guillotine searches at a fixed balance, each
+/// cheaper than [`Guillotine3`]'s binary search) plus `O(p)` each for the
+/// evaluation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Best3 {
     /// The stencil whose halo the predicted time counts.
