@@ -37,9 +37,11 @@ impl Guillotine3 {
     /// [`GridPlan3::slowest`] of `other`, every part non-empty): the exact
     /// optimum at `other`'s balance, so never more surface than `other` when
     /// `other` is a guillotine tiling itself (as every nuce decomposer's
-    /// plan is). Named `guillotine`. `None` when `other` has an empty part
-    /// and no tiling with non-empty parts is that balanced. Same limits and
-    /// errors as [`GridDecomposer3::decompose`].
+    /// plan is). Named `guillotine`. `None` when no guillotine tiling with
+    /// non-empty parts is that balanced (only when `other` has an empty part
+    /// or is no guillotine tiling). Same limits and errors as
+    /// [`GridDecomposer3::decompose`], and `speeds` must have one entry per
+    /// box of `other`.
     pub fn at_balance_of(&self, other: &GridPlan3, speeds: &[f64]) -> Result<Option<GridPlan3>> {
         let shape = other.shape;
         let speeds = &checked_speeds3(shape, speeds)?;
