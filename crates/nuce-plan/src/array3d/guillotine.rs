@@ -32,6 +32,40 @@ impl Guillotine3 {
     /// Most parts searched.
     pub const MAX_PARTS: usize = 5;
 
+    /// The guillotine tiling of least internal surface among those at least
+    /// as balanced as `other` (no part's `volume_i / speed_i` above
+    /// [`GridPlan3::slowest`] of `other`, every part non-empty): the exact
+    /// optimum at `other`'s balance, so never more surface than `other` when
+    /// `other` is a guillotine tiling itself (as every nuce decomposer's
+    /// plan is). Named `guillotine`. `None` when no guillotine tiling with
+    /// non-empty parts is that balanced (only when `other` has an empty part
+    /// or is no guillotine tiling). Same limits and errors as
+    /// [`GridDecomposer3::decompose`], and `speeds` must have one entry per
+    /// box of `other`.
+    pub fn at_balance_of(&self, other: &GridPlan3, speeds: &[f64]) -> Result<Option<GridPlan3>> {
+        let shape = other.shape;
+        let speeds = &checked_speeds3(shape, speeds)?;
+        self.check_size(shape, speeds.len())?;
+        let bound = other.slowest(speeds)?;
+        solve(extents(shape), speeds, bound)
+            .map(|boxes| GridPlan3::new(self.name(), shape, boxes))
+            .transpose()
+    }
+
+    fn check_size(&self, shape: Shape3, p: usize) -> Result<()> {
+        if Self::applies(shape, p) {
+            return Ok(());
+        }
+        Err(Error::InvalidInput(format!(
+            "guillotine search: at most {} cells, {} parts and one cell per part (got {}x{}x{}, {p} parts)",
+            Self::MAX_CELLS,
+            Self::MAX_PARTS,
+            shape.0,
+            shape.1,
+            shape.2
+        )))
+    }
+
     /// True when [`Guillotine3`] accepts this input size.
     pub fn applies(shape: Shape3, parts: usize) -> bool {
         let cells = shape.0.saturating_mul(shape.1).saturating_mul(shape.2);
@@ -108,6 +142,26 @@ impl Search<'_> {
     }
 }
 
+/// The least-surface guillotine tiling of a grid of extents `dims` in
+/// which part `i` holds at most `t · speeds[i]` cells (every part
+/// non-empty), or `None` when there is none.
+fn solve(dims: [usize; 3], speeds: &[f64], t: f64) -> Option<Vec<Box3>> {
+    let p = speeds.len();
+    let cap: Vec<f64> = speeds.iter().map(|s| t * s * (1.0 + 1e-12)).collect();
+    let states = ((dims[0] + 1) * (dims[1] + 1) * (dims[2] + 1)) << p;
+    let mut s = Search {
+        dims,
+        cap: &cap,
+        memo: vec![None; states],
+    };
+    if !s.best(dims, (1u32 << p) - 1).is_finite() {
+        return None;
+    }
+    let mut boxes = vec![Box3::default(); p];
+    s.place(Box3::from_axes([0; 3], dims), (1u32 << p) - 1, &mut boxes);
+    Some(boxes)
+}
+
 impl GridDecomposer3 for Guillotine3 {
     fn name(&self) -> &str {
         "guillotine"
@@ -115,17 +169,7 @@ impl GridDecomposer3 for Guillotine3 {
 
     fn decompose(&self, shape: Shape3, speeds: &[f64]) -> Result<GridPlan3> {
         let speeds = &checked_speeds3(shape, speeds)?;
-        let p = speeds.len();
-        if !Self::applies(shape, p) {
-            return Err(Error::InvalidInput(format!(
-                "guillotine search: at most {} cells, {} parts and one cell per part (got {}x{}x{}, {p} parts)",
-                Self::MAX_CELLS,
-                Self::MAX_PARTS,
-                shape.0,
-                shape.1,
-                shape.2
-            )));
-        }
+        self.check_size(shape, speeds.len())?;
         let dims = extents(shape);
         let n = dims.iter().product::<usize>();
         let mut bounds: Vec<f64> = speeds
@@ -134,33 +178,18 @@ impl GridDecomposer3 for Guillotine3 {
             .collect();
         bounds.sort_by(f64::total_cmp);
         bounds.dedup();
-        let full = (1u32 << p) - 1;
-        let states = ((dims[0] + 1) * (dims[1] + 1) * (dims[2] + 1)) << p;
-        let solve = |t: f64| {
-            let cap: Vec<f64> = speeds.iter().map(|s| t * s * (1.0 + 1e-12)).collect();
-            let mut s = Search {
-                dims,
-                cap: &cap,
-                memo: vec![None; states],
-            };
-            let c = s.best(dims, full);
-            let mut boxes = vec![Box3::default(); p];
-            if c.is_finite() {
-                s.place(Box3::from_axes([0; 3], dims), full, &mut boxes);
-            }
-            (c.is_finite(), boxes)
-        };
         // The largest bound is always feasible (slabs of one or more planes).
         let (mut lo, mut hi) = (0, bounds.len() - 1);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if solve(bounds[mid]).0 {
+            if solve(dims, speeds, bounds[mid]).is_some() {
                 hi = mid;
             } else {
                 lo = mid + 1;
             }
         }
-        let (_, boxes) = solve(bounds[lo]);
+        let boxes = solve(dims, speeds, bounds[lo])
+            .ok_or_else(|| Error::InvalidInput("guillotine search found no tiling".into()))?;
         GridPlan3::new(self.name(), shape, boxes)
     }
 }
@@ -179,6 +208,15 @@ mod tests {
         let time = plan.slowest(&speeds).unwrap();
         // Better: 9, 12, 24 cells, slowest 24 / 1.96 = 12.3 (surface 21).
         assert!(time < 12.3, "{plan:?}");
+        // At the column DP's balance: no slower, no more surface.
+        let col = crate::array3d::Column3
+            .decompose((5, 3, 3), &speeds)
+            .unwrap();
+        let g = Guillotine3.at_balance_of(&col, &speeds).unwrap().unwrap();
+        assert!(g.slowest(&speeds).unwrap() <= col.slowest(&speeds).unwrap());
+        assert!(g.internal_surface() <= col.internal_surface());
+        assert!(g.internal_surface() <= plan.internal_surface());
+        assert!(Guillotine3.at_balance_of(&col, &[1.0; 46]).is_err());
         assert!(Guillotine3.decompose((10, 10, 10), &[1.0]).is_err());
         assert!(Guillotine3.decompose((1, 1, 2), &[1.0; 3]).is_err());
     }
