@@ -14,7 +14,7 @@
 //!
 //! ```no_run
 //! # fn allreduce_residual() {}
-//! let _w = nuce::runtime::clock::waiting(); // until `_w` drops: not compute
+//! let _w = nuce::waiting(); // until `_w` drops: not compute
 //! allreduce_residual();
 //! ```
 //!

@@ -44,7 +44,7 @@
 //!
 //! ```no_run
 //! # fn main() -> nuce::Result<()> {
-//! use nuce::runtime::layout::Field;
+//! use nuce::Field;
 //! use nuce::plan::array3d::Stencil;
 //! let universe = mpi::initialize().unwrap();
 //! let mut bal = nuce::Balancer::new(&universe.world())?;

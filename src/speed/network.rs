@@ -8,7 +8,7 @@
 //! `latency_s = τ` and `bandwidth_bytes_per_s = 1/μ`.
 //!
 //! The MPI ping-pong that produces the timings is
-//! `nuce::runtime::netprobe`; this module holds its configuration, the fit
+//! `Balancer::measure_network`; this module holds its configuration, the fit
 //! of `τ` and `μ` from two message sizes, and the [`LinkRecord`].
 
 use serde::{Deserialize, Serialize};
