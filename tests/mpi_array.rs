@@ -47,6 +47,11 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
     ];
     for np in [1, 3, 4] {
         for (case, needle) in cases {
+            // One rank plans a 1 × 0 array: no cells at all, not too many ranks.
+            let needle = match (case, np) {
+                ("too-many-ranks", 1) => "the shape has no cells",
+                _ => needle,
+            };
             let e = common::same_error_on_every_rank(np, &["array-errors", case]);
             assert!(e.contains(needle) && !e.ends_with(" none"), "{case}: {e}");
         }
