@@ -96,6 +96,7 @@ int main(int argc, char **argv) {
     count++;
   }
   MPI_Request *req = malloc((2 * (size_t)count + 1) * sizeof(MPI_Request));
+  MPI_Status *stat = malloc((2 * (size_t)count + 1) * sizeof(MPI_Status));
   double best[2] = {1e30, 1e30};
   for (int block = 0; block < 10; block++) {
     for (int which = 0; which < 2; which++) {
@@ -107,7 +108,7 @@ int main(int argc, char **argv) {
         } else {
           for (int k = 0; k < count; k++) MPI_Irecv(y, 1, rt[k], peer[k], 7, MPI_COMM_WORLD, &req[k]);
           for (int k = 0; k < count; k++) MPI_Isend(y, 1, st[k], peer[k], 7, MPI_COMM_WORLD, &req[count + k]);
-          MPI_Waitall(2 * count, req, MPI_STATUSES_IGNORE);
+          MPI_Waitall(2 * count, req, stat);
         }
       }
       double t = (MPI_Wtime() - t0) / reps, worst;
@@ -125,7 +126,7 @@ int main(int argc, char **argv) {
     printf("bench_array: ranks %d n %lld ghost %lld nuce_us %.2f mpi_us %.2f ratio %.3f\n", size, (long long)n,
            (long long)g, best[0] * 1e6, best[1] * 1e6, best[0] / best[1]);
   for (int k = 0; k < count; k++) MPI_Type_free(&st[k]), MPI_Type_free(&rt[k]);
-  free(x), free(y), free(peer), free(st), free(rt), free(req);
+  free(x), free(y), free(peer), free(st), free(rt), free(req), free(stat);
   CHECK(nuce_array_free(a));
   CHECK(nuce_balancer_free(b));
   MPI_Finalize();
