@@ -28,6 +28,10 @@ use nuce::DistArray2;
 use nuce::DistGraph;
 use nuce::Rect;
 
+#[path = "common/timing.rs"]
+mod timing;
+use timing::{median, per_call};
+
 #[derive(Parser)]
 struct Args {
     /// Grid side (n × n).
@@ -49,16 +53,6 @@ struct Args {
     /// Exchange the ghosts of a `DistGraph` (grid graph) instead of a `DistArray2`.
     #[arg(long)]
     graph: bool,
-}
-
-/// Seconds per exchange (max over ranks) of `f` run `iters` times.
-fn per_exchange(w: &mpi::topology::SimpleCommunicator, iters: usize, mut f: impl FnMut()) -> f64 {
-    w.barrier();
-    let t0 = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    max_f64(w, t0.elapsed().as_secs_f64()) / iters as f64
 }
 
 /// `DistGraph::exchange_ghosts` against a hand-written exchange of the same
@@ -104,12 +98,12 @@ fn graph_rounds(w: &mpi::topology::SimpleCommunicator, args: &Args) -> (f64, f64
     let (mut t_nuce, mut t_hand, mut arrivals) = (vec![], vec![], 0);
     for _ in 0..args.rounds {
         let before = arrivals_received();
-        t_nuce.push(per_exchange(w, args.iters, || {
+        t_nuce.push(per_call(w, args.iters, || {
             g.exchange_ghosts().expect("exchange");
         }));
         arrivals += arrivals_received() - before;
         let vals = g.values().to_vec();
-        t_hand.push(per_exchange(w, args.iters, || {
+        t_hand.push(per_call(w, args.iters, || {
             let sendbufs: Vec<Vec<f64>> = sends
                 .iter()
                 .map(|(_, idx)| idx.iter().map(|&i| vals[i]).collect())
@@ -144,11 +138,6 @@ fn graph_rounds(w: &mpi::topology::SimpleCommunicator, args: &Args) -> (f64, f64
         "the hand-written exchange received other values"
     );
     (median(t_nuce), median(t_hand), arrivals)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Copies `region` (global coordinates) of the padded block `a` of the block

@@ -15,15 +15,17 @@
 //! (nuce / hand-written: 1.0 means no overhead).
 
 use std::os::raw::c_int;
-use std::time::Instant;
 
 use clap::Parser;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::*;
-use nuce::collective::max_f64;
 use nuce::plan::array3d::{Best3, Box3, GridDecomposer3, GridPlan3, Stencil};
 use nuce::DistArray3;
+
+#[path = "common/timing.rs"]
+mod timing;
+use timing::{median, per_call};
 
 #[derive(Parser)]
 struct Args {
@@ -42,21 +44,6 @@ struct Args {
     /// Rounds of each way (alternating).
     #[arg(long, default_value_t = 7)]
     rounds: usize,
-}
-
-/// Seconds per exchange (max over ranks) of `f` run `iters` times.
-fn per_exchange(w: &mpi::topology::SimpleCommunicator, iters: usize, mut f: impl FnMut()) -> f64 {
-    w.barrier();
-    let t0 = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    max_f64(w, t0.elapsed().as_secs_f64()) / iters as f64
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// `b` grown by `g` on every side, clipped to the grid `n³`.
@@ -185,10 +172,10 @@ fn main() {
     let hw = w.duplicate();
     let (mut t_nuce, mut t_hand) = (vec![], vec![]);
     for _ in 0..args.rounds {
-        t_nuce.push(per_exchange(&w, args.iters, || {
+        t_nuce.push(per_call(&w, args.iters, || {
             a.exchange_ghosts().expect("exchange");
         }));
-        t_hand.push(per_exchange(&w, args.iters, || {
+        t_hand.push(per_call(&w, args.iters, || {
             hand.exchange(hw.as_raw(), &mut hand_a)
         }));
     }

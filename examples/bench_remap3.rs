@@ -25,7 +25,10 @@ use nuce::{Field, Grid};
 
 #[path = "common/raw_move.rs"]
 mod raw_move;
-use raw_move::{alltoallv_seconds, median};
+use raw_move::alltoallv_seconds;
+#[path = "common/timing.rs"]
+mod timing;
+use timing::median;
 
 #[derive(Parser)]
 struct Args {

@@ -8,12 +8,6 @@ use mpi::traits::*;
 use mpi::Count;
 use nuce::internals::comm::{displacements, max_f64};
 
-/// The median of `v` (upper median for an even count).
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Times one `MPI_Alltoallv` of `f64`s where this rank sends `send[q]` and
 /// receives `recv[q]` values to and from rank `q` (its own entries 0: kept
 /// data does not travel): seconds, maximum over ranks.

@@ -281,18 +281,17 @@ impl<T: Element> Tiled<T> {
         })
     }
 
-    /// The ghost exchange as the grid layer's datatypes: the plan as a
-    /// `1 × rows × cols` grid, the block padded by the ghost width.
-    fn halo_types(&self) -> Result<HaloTypes> {
-        let p = &self.plan;
+    /// The ghost exchange of `rank`'s block of `p` as the grid layer's
+    /// datatypes: the plan as a `1 × rows × cols` grid, the block padded by
+    /// the ghost width `g`.
+    fn halo_types(p: &ArrayPlan, rank: usize, g: usize) -> Result<HaloTypes> {
         let boxes = p
             .parts
             .iter()
             .map(|r| Box3::from_axes([0, r.row, r.col], [1, r.rows, r.cols]))
             .collect();
         let plan = GridPlan3::new(p.algorithm.clone(), (1, p.rows, p.cols), boxes)?;
-        let g = self.ghost;
-        let layout = Layout::new(plan, self.rank, Stencil::twenty_seven(g))?;
+        let layout = Layout::new(plan, rank, Stencil::twenty_seven(g))?;
         HaloTypes::new(&layout, size_of::<T>(), [0, g, g])
     }
 
@@ -813,15 +812,8 @@ impl<T: Element> DistArray2<T> {
         let call = self.next_exchange()?;
         let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
         let what = move || exchange_call::<T>(shape, ghost);
-        if self.tiles.on_buffer.is_none() {
-            match self.tiles.halo_types() {
-                Ok(t) => self.tiles.on_buffer = Some(t),
-                Err(e) => return Err(halo::refuse(&self.comm, &self.cp, call, &what, e)),
-            }
-        }
-        let Some(types) = &self.tiles.on_buffer else {
-            unreachable!("made above")
-        };
+        let (plan, rank) = (&self.tiles.plan, self.tiles.rank);
+        let make = || Tiled::<T>::halo_types(plan, rank, ghost);
         // SAFETY: the datatypes address a padded block of this layout
         // (caller's contract).
         unsafe {
@@ -831,7 +823,7 @@ impl<T: Element> DistArray2<T> {
                 (call, w.since()),
                 &what,
                 padded.cast(),
-                types,
+                (&mut self.tiles.on_buffer, make),
             )
         }
     }

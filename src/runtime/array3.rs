@@ -447,25 +447,27 @@ impl<T: Element> DistArray3<T> {
         // Described only on the error path.
         let (shape, ghost, ncomp) = (self.block.plan.shape, self.block.ghost, self.block.ncomp);
         let what = move || exchange_call::<T>(shape, ghost, ncomp, corners);
-        let kind = usize::from(corners);
-        if self.halo_types[kind].is_none() {
-            let b = &self.block;
-            let made = Layout::new(b.plan.clone(), b.rank, stencil)
-                .and_then(|l| HaloTypes::new(&l, b.ncomp * size_of::<T>(), [b.ghost; 3]));
-            match made {
-                Ok(t) => self.halo_types[kind] = Some(t),
-                Err(e) => return Err(halo::refuse(&self.comm, &self.cp, call, &what, e)),
-            }
-        }
-        let Some(types) = &self.halo_types[kind] else {
-            unreachable!("made above")
-        };
         let base = self.block.data.as_mut_ptr().cast();
+        let (plan, rank) = (&self.block.plan, self.block.rank);
+        let make = || {
+            let layout = Layout::new(plan.clone(), rank, stencil)?;
+            HaloTypes::new(&layout, ncomp * size_of::<T>(), [ghost; 3])
+        };
+        let cache = &mut self.halo_types[usize::from(corners)];
         // SAFETY: the datatypes address the padded block of this rank's box
         // (`ghost` layers, `ncomp` components of T per cell, C order: the
         // grid layer's field layout), checked against the layout when they
-        // were made; the block is not touched until the exchange returns.
-        unsafe { exchange_on(&self.comm, &self.cp, (call, w.since()), &what, base, types) }
+        // are made; the block is not touched until the exchange returns.
+        unsafe {
+            exchange_on(
+                &self.comm,
+                &self.cp,
+                (call, w.since()),
+                &what,
+                base,
+                (cache, make),
+            )
+        }
     }
 
     /// The exchange call with its must-match arguments, as errors name it.

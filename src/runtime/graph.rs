@@ -510,7 +510,7 @@ impl<T: GraphValue> GraphPart<T> {
         let sent = sendbuf.len() as u64;
         let mut recvbuf = std::mem::take(&mut h.recvbuf);
         recvbuf.resize(h.recv_slots.len() * b, 0);
-        let sendbuf = halo::exchange_bytes(
+        let sendbuf = halo::exchange_as(
             comm,
             cp,
             call,
@@ -519,22 +519,19 @@ impl<T: GraphValue> GraphPart<T> {
             &h.send_ranges,
             &mut recvbuf,
             &h.recv_ranges,
-            b,
+            halo::Words::values(b),
         )?;
         h.sendbuf = sendbuf;
         let h = &self.halo;
-        // Zero-byte values have nothing on the wire: one default-free read
-        // of an empty slice each.
-        let values = (0..h.recv_slots.len()).map(|k| &recvbuf[k * b..(k + 1) * b]);
+        // The received values in order; a zero-byte value has no bytes on
+        // the wire: one read of an empty slice per ghost.
+        let n = h.recv_slots.len();
+        let values = recvbuf
+            .chunks_exact(b.max(1))
+            .chain(std::iter::repeat_n(&[][..], if b == 0 { n } else { 0 }));
         if self.ghost_values.len() == self.ghosts.len() {
-            if b > 0 {
-                for (bytes, &slot) in recvbuf.chunks_exact(b).zip(&h.recv_slots) {
-                    self.ghost_values[slot] = T::read(bytes);
-                }
-            } else {
-                for (bytes, &slot) in values.zip(&h.recv_slots) {
-                    self.ghost_values[slot] = T::read(bytes);
-                }
+            for (bytes, &slot) in values.zip(&h.recv_slots) {
+                self.ghost_values[slot] = T::read(bytes);
             }
         } else {
             // First exchange after a build: the ghost values do not exist yet.

@@ -407,36 +407,26 @@ pub(crate) fn exchange<C: Communicator, T: Equivalence>(
         per: 1,
         dtype: datatype.as_raw(),
     };
-    exchange_in(comm, cp, call, op, sendbuf, sends, recvbuf, recvs, words)
-}
-
-/// [`exchange`] of byte buffers holding values of `value_bytes` bytes each
-/// (every range a whole number of values): the messages go as the widest
-/// unsigned words that divide a value, which MPI moves faster than bytes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn exchange_bytes<C: Communicator>(
-    comm: &C,
-    cp: &Checkpoints,
-    call: Call,
-    op: &dyn Fn() -> String,
-    sendbuf: Vec<u8>,
-    sends: &[(i32, Range<usize>)],
-    recvbuf: &mut [u8],
-    recvs: &[(i32, Range<usize>)],
-    value_bytes: usize,
-) -> Result<Vec<u8>> {
-    let (n, dtype) = word_type(value_bytes);
-    // Bytes per word (a zero-byte value has no bytes to send).
-    let per = value_bytes.checked_div(n).unwrap_or(1);
-    let words = Words { per, dtype };
-    exchange_in(comm, cp, call, op, sendbuf, sends, recvbuf, recvs, words)
+    exchange_as(comm, cp, call, op, sendbuf, sends, recvbuf, recvs, words)
 }
 
 /// The MPI datatype the messages of an exchange are counted in, and how
 /// many buffer elements make one of it.
-struct Words {
+pub(crate) struct Words {
     per: usize,
     dtype: ffi::MPI_Datatype,
+}
+
+impl Words {
+    /// Byte buffers holding values of `value_bytes` bytes each (every range
+    /// a whole number of values): the messages go as the widest unsigned
+    /// words that divide a value, which MPI moves faster than bytes.
+    pub(crate) fn values(value_bytes: usize) -> Self {
+        let (n, dtype) = word_type(value_bytes);
+        // Bytes per word (a zero-byte value has no bytes to send).
+        let per = value_bytes.checked_div(n).unwrap_or(1);
+        Words { per, dtype }
+    }
 }
 
 /// A value of `bytes` bytes as a count of the widest predefined unsigned
@@ -454,8 +444,10 @@ pub(crate) fn word_type(bytes: usize) -> (usize, ffi::MPI_Datatype) {
     (bytes / w, t)
 }
 
+/// [`exchange`] with the messages counted in `words` of the buffers'
+/// elements (e.g. [`Words::values`] on byte buffers).
 #[allow(clippy::too_many_arguments)]
-fn exchange_in<C: Communicator, T>(
+pub(crate) fn exchange_as<C: Communicator, T>(
     comm: &C,
     cp: &Checkpoints,
     call: Call,

@@ -478,21 +478,30 @@ impl std::fmt::Debug for HaloTypes {
     }
 }
 
-/// Ghost exchange `call` of the block at `base` with `types`: posted,
-/// waited for (errors as [`halo::finish`]), and this rank's statistics,
-/// timed from `start`.
+/// Ghost exchange `call` of the block at `base` with the datatypes in
+/// `cache`, made by `make` at the first exchange (a failure to make them is
+/// this rank's refusal of the exchange, the same error on every rank
+/// involved): posted, waited for (errors as [`halo::finish`]), and this
+/// rank's statistics, timed from `start`.
 ///
 /// # Safety
-/// `base` is a block of the layout and cell size `types` were made for,
-/// not otherwise accessed until this returns.
+/// `base` is a block of the layout and cell size the datatypes are (or
+/// `make` makes them) for, not otherwise accessed until this returns.
 pub(crate) unsafe fn exchange_on<C: Communicator>(
     comm: &C,
     cp: &Checkpoints,
     (call, start): (halo::Call, Instant),
     op: &dyn Fn() -> String,
     base: *mut c_void,
-    types: &HaloTypes,
+    (cache, make): (&mut Option<HaloTypes>, impl FnOnce() -> Result<HaloTypes>),
 ) -> Result<halo::ExchangeStats> {
+    let types = match cache {
+        Some(t) => t,
+        None => match make() {
+            Ok(t) => cache.insert(t),
+            Err(e) => return Err(halo::refuse(comm, cp, call, op, e)),
+        },
+    };
     // SAFETY: the caller's contract.
     let posted = unsafe { post_exchange(comm, call, base, &types.peers) }?;
     halo::finish(comm, cp, posted, op)?;
