@@ -24,7 +24,7 @@ use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
-use super::clock::waiting;
+use super::clock::{waiting, Waiting};
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
@@ -159,12 +159,12 @@ impl<T, R> Default for HaloState<T, R> {
 /// ([`super::halo::exchange`]: one message to and from each neighbour,
 /// nothing through the root), along `state`'s lists, made by `regions`
 /// (`(send[r], recv[r])` per rank) on the first exchange of a layout.
-/// Returns this rank's statistics, timed from `start` (the exchange's
-/// [`Waiting::since`](super::clock::Waiting::since)).
+/// Returns this rank's statistics, timed over the communication `section`
+/// the exchange ends.
 pub(crate) fn exchange_regions<C, T, B>(
     comm: &C,
     cp: &Checkpoints,
-    (call, start): (halo::Call, Instant),
+    (call, section): (halo::Call, Waiting),
     op: &dyn Fn() -> String,
     blocks: &mut B,
     state: &mut HaloState<T, B::Region>,
@@ -218,7 +218,7 @@ where
         bytes_sent: sent as u64 * elem,
         bytes_received: total as u64 * elem,
         messages_sent: messages,
-        seconds: start.elapsed().as_secs_f64(),
+        seconds: section.end().as_secs_f64(),
     })
 }
 
@@ -527,7 +527,7 @@ impl<T: Element> Tiled<T> {
         &mut self,
         comm: &C,
         cp: &Checkpoints,
-        call: (halo::Call, Instant),
+        call: (halo::Call, Waiting),
         op: &dyn Fn() -> String,
     ) -> Result<ExchangeStats> {
         let mut state = std::mem::take(&mut self.halo);
@@ -793,7 +793,7 @@ impl<T: Element> DistArray2<T> {
         let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
         let what = move || exchange_call::<T>(shape, ghost);
         self.tiles
-            .exchange_halo(&self.comm, &self.cp, (call, w.since()), &what)
+            .exchange_halo(&self.comm, &self.cp, (call, w), &what)
     }
 
     /// [`DistArray2::exchange_ghosts`] on a buffer of the application laid
@@ -820,7 +820,7 @@ impl<T: Element> DistArray2<T> {
             exchange_on(
                 &self.comm,
                 &self.cp,
-                (call, w.since()),
+                (call, w),
                 &what,
                 padded.cast(),
                 (&mut self.tiles.on_buffer, make),

@@ -458,16 +458,7 @@ impl<T: Element> DistArray3<T> {
         // (`ghost` layers, `ncomp` components of T per cell, C order: the
         // grid layer's field layout), checked against the layout when they
         // are made; the block is not touched until the exchange returns.
-        unsafe {
-            exchange_on(
-                &self.comm,
-                &self.cp,
-                (call, w.since()),
-                &what,
-                base,
-                (cache, make),
-            )
-        }
+        unsafe { exchange_on(&self.comm, &self.cp, (call, w), &what, base, (cache, make)) }
     }
 
     /// The exchange call with its must-match arguments, as errors name it.

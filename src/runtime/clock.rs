@@ -18,63 +18,91 @@
 //! allreduce_residual();
 //! ```
 //!
-//! Cost: two `Instant::now()` per section; thread-local, no locking.
+//! Cost: two `Instant::now()` per section (one when [`Waiting::end`]
+//! gives the section's length to its caller); thread-local, no locking.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+/// This thread's sections: how deep they nest, the time of the closed
+/// outermost ones, and the start of the open outermost one (one
+/// thread-local, so that a section costs one lookup at each end).
+struct Clock {
+    depth: Cell<u32>,
+    in_comm: Cell<Duration>,
+    open: Cell<Option<Instant>>,
+}
+
 thread_local! {
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-    static IN_COMM: Cell<Duration> = const { Cell::new(Duration::ZERO) };
-    /// Start of the open outermost section, if any.
-    static OPEN: Cell<Option<Instant>> = const { Cell::new(None) };
+    static CLOCK: Clock = const {
+        Clock {
+            depth: Cell::new(0),
+            in_comm: Cell::new(Duration::ZERO),
+            open: Cell::new(None),
+        }
+    };
 }
 
 /// An open communication section: while it lives, this thread's time is not
 /// compute. Sections nest; only the outermost one is timed.
 #[must_use = "the section ends when the guard is dropped"]
 pub struct Waiting {
-    start: Option<Instant>,
+    start: Instant,
+    outermost: bool,
+}
+
+impl Waiting {
+    /// When the section opened.
+    pub fn since(&self) -> Instant {
+        self.start
+    }
+
+    /// Ends the section now and returns its length (one clock reading
+    /// serves both; dropping the guard ends it too).
+    pub fn end(self) -> Duration {
+        let (now, start) = (Instant::now(), self.start);
+        self.close(now);
+        std::mem::forget(self);
+        now - start
+    }
+
+    /// Closes the section at `now` (the outermost one's time is communication).
+    fn close(&self, now: Instant) {
+        CLOCK.with(|c| {
+            c.depth.set(c.depth.get().saturating_sub(1));
+            if self.outermost {
+                c.open.set(None);
+                c.in_comm.set(c.in_comm.get() + (now - self.start));
+            }
+        });
+    }
 }
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
-        if let Some(s) = self.start {
-            OPEN.with(|o| o.set(None));
-            IN_COMM.with(|c| c.set(c.get() + s.elapsed()));
-        }
-    }
-}
-
-impl Waiting {
-    /// When the section opened (now, for a nested one: only the outermost
-    /// is timed).
-    pub fn since(&self) -> Instant {
-        self.start.unwrap_or_else(Instant::now)
+        self.close(Instant::now());
     }
 }
 
 /// Opens a section whose time is communication or waiting, not compute (for
 /// the application's own collectives or any wait it does not want counted).
 pub fn waiting() -> Waiting {
-    let outermost = DEPTH.with(|d| {
-        let v = d.get();
-        d.set(v + 1);
-        v == 0
+    let start = Instant::now();
+    let outermost = CLOCK.with(|c| {
+        let depth = c.depth.get();
+        c.depth.set(depth + 1);
+        if depth == 0 {
+            c.open.set(Some(start));
+        }
+        depth == 0
     });
-    let start = outermost.then(Instant::now);
-    if start.is_some() {
-        OPEN.with(|o| o.set(start));
-    }
-    Waiting { start }
+    Waiting { start, outermost }
 }
 
 /// Total time this thread has spent in communication sections, the open
 /// one included up to now (so that a phase may start inside a section).
 pub(crate) fn comm_time() -> Duration {
-    let open = OPEN.with(Cell::get).map_or(Duration::ZERO, |s| s.elapsed());
-    IN_COMM.with(Cell::get) + open
+    CLOCK.with(|c| c.in_comm.get() + c.open.get().map_or(Duration::ZERO, |s| s.elapsed()))
 }
 
 /// A balance point: the start of a phase, from which [`Phase::compute`]

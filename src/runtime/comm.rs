@@ -385,10 +385,19 @@ pub fn max_f64<C: Communicator>(comm: &C, x: f64) -> f64 {
 
 /// Converts an MPI return code into an error naming the call.
 #[doc(hidden)]
+#[inline]
 pub fn mpi_check(code: c_int, what: &str) -> Result<()> {
     if code == mpi::ffi::MPI_SUCCESS as c_int {
-        return Ok(());
+        Ok(())
+    } else {
+        mpi_error(code, what)
     }
+}
+
+/// The error of a failed MPI call (out of line: the hot paths only compare).
+#[cold]
+#[inline(never)]
+fn mpi_error(code: c_int, what: &str) -> Result<()> {
     let mut buf = vec![0u8; mpi::ffi::MPI_MAX_ERROR_STRING as usize + 1];
     let mut len: c_int = 0;
     let mut class: c_int = 0;

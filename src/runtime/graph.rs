@@ -40,7 +40,7 @@ use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use super::array::{next_call, MoveStats};
-use super::clock::waiting;
+use super::clock::{waiting, Waiting};
 use super::comm::{agree, alltoallv_flat, fingerprint, max_f64, sum_f64, zeroed_buffer};
 use super::directory::owners_of;
 use super::geometric::{self, Points};
@@ -494,7 +494,7 @@ impl<T: GraphValue> GraphPart<T> {
         &mut self,
         comm: &C,
         cp: &Checkpoints,
-        (call, t0): (halo::Call, Instant),
+        (call, section): (halo::Call, Waiting),
         op: &dyn Fn() -> String,
     ) -> Result<ExchangeStats> {
         let b = T::BYTES;
@@ -545,7 +545,7 @@ impl<T: GraphValue> GraphPart<T> {
             bytes_sent: sent,
             bytes_received: recvbuf.len() as u64,
             messages_sent: h.send_ranks.len() as u64,
-            seconds: t0.elapsed().as_secs_f64(),
+            seconds: section.end().as_secs_f64(),
         };
         self.halo.recvbuf = recvbuf;
         Ok(stats)
@@ -1054,7 +1054,7 @@ impl<T: GraphValue> DistGraph<T> {
             fp,
         )?;
         self.part
-            .ghost_exchange(&self.comm, &self.cp, (call, w.since()), &what)
+            .ghost_exchange(&self.comm, &self.cp, (call, w), &what)
     }
 
     /// Moves to `new` (replicated on every rank, checked to be identical):

@@ -49,6 +49,7 @@
 
 use std::ops::Range;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use mpi::datatype::Equivalence;
@@ -255,6 +256,7 @@ thread_local! {
 /// Records that exchange `seq` on `comm` ended in an error (its leftovers
 /// are drained by the next [`STALE_WINDOW`] exchanges).
 fn note_abandoned<C: Communicator>(comm: &C, seq: u64) {
+    ANY_ABANDONED.store(true, Ordering::Relaxed);
     let raw = comm.as_raw();
     ABANDONED.with(|a| {
         let mut a = a.borrow_mut();
@@ -263,8 +265,15 @@ fn note_abandoned<C: Communicator>(comm: &C, seq: u64) {
     });
 }
 
+/// Set once any exchange of this process has been abandoned: until then
+/// [`must_drain`] needs no look at [`ABANDONED`].
+static ANY_ABANDONED: AtomicBool = AtomicBool::new(false);
+
 /// True when exchange `seq` on `comm` follows an abandoned one closely.
 fn must_drain<C: Communicator>(comm: &C, seq: u64) -> bool {
+    if !ANY_ABANDONED.load(Ordering::Relaxed) {
+        return false;
+    }
     let raw = comm.as_raw();
     ABANDONED.with(|a| {
         a.borrow()
@@ -373,11 +382,6 @@ const SPIN: u32 = 64;
 /// reading costs about as much as a poll).
 const POLLS_PER_CLOCK: u32 = 16;
 
-thread_local! {
-    /// The message list of [`exchange`], reused from call to call.
-    static MESSAGES: std::cell::RefCell<Vec<Message>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Sends `sendbuf[range]` to each `(rank, range)` of `sends` and receives
 /// into `recvbuf[range]` from each of `recvs`, with tag [`Call::tag`]; every
 /// rank of `comm` that shares a message with another must make the matching
@@ -477,16 +481,13 @@ pub(crate) fn exchange_as<C: Communicator, T>(
         count: (r.len() / per) as c_int,
         dtype,
     };
-    let mut msgs = MESSAGES.with(|m| std::mem::take(&mut *m.borrow_mut()));
-    msgs.clear();
-    msgs.extend(recvs.iter().map(|m| msg(m, recvbuf.as_mut_ptr())));
-    msgs.extend(sends.iter().map(|m| msg(m, sendbuf.as_ptr().cast_mut())));
-    let (rmsgs, smsgs) = msgs.split_at(recvs.len());
+    let (rbase, sbase) = (recvbuf.as_mut_ptr(), sendbuf.as_ptr().cast_mut());
+    let msgs =
+        (recvs.iter().map(move |m| msg(m, rbase))).chain(sends.iter().map(move |m| msg(m, sbase)));
     // SAFETY: every message describes `count` elements of T inside
     // `recvbuf` (written) or `sendbuf` (read only), both kept alive until
     // `finish` returns (`sendbuf` is leaked if it fails).
-    let posted = unsafe { post(comm, call, smsgs, rmsgs) };
-    MESSAGES.with(|m| *m.borrow_mut() = msgs);
+    let posted = unsafe { post(comm, call, recvs.len(), msgs) };
     match posted.and_then(|p| finish(comm, cp, p, op)) {
         Ok(()) => Ok(sendbuf),
         Err(e) => {
@@ -526,10 +527,10 @@ impl std::fmt::Debug for Posted {
     }
 }
 
-/// Posts the receives `recvs` then the sends `sends` of exchange `call`
-/// (tag [`Call::tag`]) on `comm`, draining first the leftovers of an
-/// abandoned exchange. On error nothing stays posted that could write
-/// into a receive buffer.
+/// Posts the messages `msgs` of exchange `call` (tag [`Call::tag`]) on
+/// `comm`: the first `nrecv` are receives, the others sends. Drains first
+/// the leftovers of an abandoned exchange. On error nothing stays posted
+/// that could write into a receive buffer.
 ///
 /// # Safety
 /// Every message's buffer holds `count` items of its datatype, readable
@@ -539,28 +540,25 @@ impl std::fmt::Debug for Posted {
 pub(crate) unsafe fn post<C: Communicator>(
     comm: &C,
     call: Call,
-    sends: &[Message],
-    recvs: &[Message],
+    nrecv: usize,
+    msgs: impl Iterator<Item = Message> + Clone,
 ) -> Result<Posted> {
     let tag = call.tag();
     if must_drain(comm, call.seq) {
-        let peers: Vec<i32> = recvs.iter().map(|m| m.peer).collect();
+        let peers: Vec<i32> = msgs.clone().take(nrecv).map(|m| m.peer).collect();
         // Leftovers of the abandoned exchange are drained; anything else
         // waiting is left for the wait loop to judge.
         foreign_message(comm, &peers, call)?;
     }
-    let n = recvs.len() + sends.len();
-    let mut flight = InFlight::take(recvs.len());
-    flight.reqs.resize(n, null_request());
-    flight
-        .peers
-        .extend(recvs.iter().chain(sends).map(|m| m.peer));
+    let mut flight = InFlight::take(nrecv);
+    flight.peers.extend(msgs.clone().map(|m| m.peer));
+    flight.reqs.resize(flight.peers.len(), null_request());
     let mut posted = Ok(());
-    for (k, m) in recvs.iter().chain(sends).enumerate() {
+    for (k, m) in msgs.enumerate() {
         // SAFETY: the buffer holds `count` items of `dtype` (caller's
         // contract) until the request completes or is cancelled.
         let code = unsafe {
-            if k < recvs.len() {
+            if k < nrecv {
                 ffi::MPI_Irecv(
                     m.buf,
                     m.count,
