@@ -24,7 +24,7 @@ use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
-use super::clock::{waiting, Waiting};
+use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
@@ -63,163 +63,19 @@ struct Tiled<T> {
     rank: usize,
     ghost: usize,
     data: Array2<T>,
-    /// The ghost exchange's neighbours, regions and buffers.
-    halo: HaloState<T, Rect>,
     /// The same exchange as derived datatypes, for an application's buffer
     /// of this block's layout ([`DistArray2::exchange_ghosts_on`]).
     on_buffer: Option<HaloTypes>,
 }
 
-/// A region of cells a halo exchange sends or receives: a 2D [`Rect`] or a
-/// 3D [`Box3`](crate::plan::array3d::Box3).
-pub(crate) trait Region: Copy {
-    /// Number of elements the region holds (cells × components).
-    fn elements(&self) -> usize;
-}
-
-impl Region for Rect {
-    fn elements(&self) -> usize {
-        self.area()
-    }
-}
-
-/// The regions a rank sends to and receives from each neighbour in a
-/// ghost exchange (neighbours only, in rank order), and their places in the
-/// flat send and receive buffers, built once per layout.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct HaloLists<R> {
-    send: Vec<(i32, R)>,
-    recv: Vec<(i32, R)>,
-    send_at: Vec<(i32, std::ops::Range<usize>)>,
-    recv_at: Vec<(i32, std::ops::Range<usize>)>,
-}
-
-impl<R: Region> HaloLists<R> {
-    /// The lists of `(send, recv)` regions per rank, empty ones left out.
-    pub(crate) fn new(send: Vec<Option<R>>, recv: Vec<Option<R>>) -> HaloLists<R> {
-        let nonempty = |v: Vec<Option<R>>| -> Vec<(i32, R)> {
-            v.into_iter()
-                .enumerate()
-                .filter_map(|(q, r)| r.filter(|r| r.elements() > 0).map(|r| (q as i32, r)))
-                .collect()
-        };
-        let ranges = |v: &[(i32, R)]| {
-            let mut at = 0;
-            v.iter()
-                .map(|(q, r)| {
-                    at += r.elements();
-                    (*q, at - r.elements()..at)
-                })
-                .collect()
-        };
-        let (send, recv) = (nonempty(send), nonempty(recv));
-        HaloLists {
-            send_at: ranges(&send),
-            recv_at: ranges(&recv),
-            send,
-            recv,
-        }
-    }
-
-    /// Elements sent and received.
-    fn totals(&self) -> (usize, usize) {
-        let end = |v: &[(i32, std::ops::Range<usize>)]| v.last().map_or(0, |(_, r)| r.end);
-        (end(&self.send_at), end(&self.recv_at))
-    }
-}
-
 /// A block of cells that packs and unpacks the regions of a halo exchange.
 pub(crate) trait Blocks<T> {
     /// The region type.
-    type Region: Region;
+    type Region;
     /// Appends the elements of `region` to `out`.
     fn pack(&self, region: &Self::Region, out: &mut Vec<T>);
     /// Writes `src` into the elements of `region`.
     fn unpack(&mut self, region: &Self::Region, src: &[T]);
-}
-
-/// The lists of one halo exchange kind (built on its first exchange of a
-/// layout) and its buffers, kept between exchanges.
-#[derive(Debug, Clone)]
-pub(crate) struct HaloState<T, R> {
-    lists: Option<HaloLists<R>>,
-    scratch: (Vec<T>, Vec<T>),
-}
-
-impl<T, R> Default for HaloState<T, R> {
-    fn default() -> Self {
-        HaloState {
-            lists: None,
-            scratch: (Vec::new(), Vec::new()),
-        }
-    }
-}
-
-/// Fills the ghost cells of `blocks` from the neighbours
-/// ([`super::halo::exchange`]: one message to and from each neighbour,
-/// nothing through the root), along `state`'s lists, made by `regions`
-/// (`(send[r], recv[r])` per rank) on the first exchange of a layout.
-/// Returns this rank's statistics, timed over the communication `section`
-/// the exchange ends.
-pub(crate) fn exchange_regions<C, T, B>(
-    comm: &C,
-    cp: &Checkpoints,
-    (call, section): (halo::Call, Waiting),
-    op: &dyn Fn() -> String,
-    blocks: &mut B,
-    state: &mut HaloState<T, B::Region>,
-    regions: impl FnOnce(&B) -> (Vec<Option<B::Region>>, Vec<Option<B::Region>>),
-) -> Result<ExchangeStats>
-where
-    C: Communicator,
-    T: Element,
-    B: Blocks<T>,
-{
-    let lists = match state.lists.take() {
-        Some(l) => l,
-        None => {
-            let (send, recv) = regions(blocks);
-            HaloLists::new(send, recv)
-        }
-    };
-    let (sent, total) = lists.totals();
-    let (mut sendbuf, mut recvbuf) = std::mem::take(&mut state.scratch);
-    sendbuf.clear();
-    sendbuf.reserve(sent);
-    for (_, r) in &lists.send {
-        blocks.pack(r, &mut sendbuf);
-    }
-    recvbuf.resize(total, T::default());
-    let res = halo::exchange(
-        comm,
-        cp,
-        call,
-        op,
-        sendbuf,
-        &lists.send_at,
-        &mut recvbuf,
-        &lists.recv_at,
-    );
-    let sendbuf = match res {
-        Ok(b) => b,
-        Err(e) => {
-            state.lists = Some(lists);
-            return Err(e);
-        }
-    };
-    for ((_, r), (_, range)) in lists.recv.iter().zip(&lists.recv_at) {
-        blocks.unpack(r, &recvbuf[range.clone()]);
-    }
-    let messages = lists.send.len() as u64;
-    state.lists = Some(lists);
-    state.scratch = (sendbuf, recvbuf);
-    let elem = std::mem::size_of::<T>() as u64;
-    Ok(ExchangeStats {
-        bytes_sent: sent as u64 * elem,
-        bytes_received: total as u64 * elem,
-        messages_sent: messages,
-        seconds: section.end().as_secs_f64(),
-    })
 }
 
 /// Expands a rectangle by `g` cells on every side, clipped to `rows × cols`.
@@ -276,7 +132,6 @@ impl<T: Element> Tiled<T> {
             rank,
             ghost,
             data,
-            halo: HaloState::default(),
             on_buffer: None,
         })
     }
@@ -293,6 +148,12 @@ impl<T: Element> Tiled<T> {
         let plan = GridPlan3::new(p.algorithm.clone(), (1, p.rows, p.cols), boxes)?;
         let layout = Layout::new(plan, rank, Stencil::twenty_seven(g))?;
         HaloTypes::new(&layout, size_of::<T>(), [0, g, g])
+    }
+
+    /// The shape of this rank's padded block.
+    fn padded_shape(&self) -> (usize, usize) {
+        let (r, g) = (self.rect(), self.ghost);
+        (r.rows + 2 * g, r.cols + 2 * g)
     }
 
     /// This rank's rectangle in global coordinates.
@@ -522,20 +383,6 @@ impl<T: Element> Tiled<T> {
         (send, recv)
     }
 
-    /// Fills the ghost border from the neighbours ([`exchange_regions`]).
-    fn exchange_halo<C: Communicator>(
-        &mut self,
-        comm: &C,
-        cp: &Checkpoints,
-        call: (halo::Call, Waiting),
-        op: &dyn Fn() -> String,
-    ) -> Result<ExchangeStats> {
-        let mut state = std::mem::take(&mut self.halo);
-        let res = exchange_regions(comm, cp, call, op, self, &mut state, Tiled::halo_regions);
-        self.halo = state;
-        res
-    }
-
     /// Moves the data to `new_plan`: only the cells whose owner changes travel
     /// (one all-to-all-v). Transactional: the old block stays in place until
     /// the new one is complete; on error (on any rank) every rank returns the
@@ -588,7 +435,6 @@ impl<T: Element> Tiled<T> {
             rank: self.rank,
             ghost: self.ghost,
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
-            halo: HaloState::default(),
             on_buffer: None,
         };
         if let Some(keep) = old.intersect(&new) {
@@ -788,12 +634,21 @@ impl<T: Element> DistArray2<T> {
     /// way, so that every rank involved returns the same error
     /// ([`super::halo`]). `NUCE_CHECK=full` adds a checked entry per call.
     pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
-        let w = waiting();
-        let call = self.next_exchange()?;
-        let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
-        let what = move || exchange_call::<T>(shape, ghost);
-        self.tiles
-            .exchange_halo(&self.comm, &self.cp, (call, w), &what)
+        let (rows, cols) = self.tiles.padded_shape();
+        let data = &self.tiles.data;
+        if !data.is_standard_layout() || data.dim() != (rows, cols) {
+            let why =
+                Error::invalid_input(format!(
+                "this rank's padded block is a {}x{} array{}, not the array's own {rows}x{cols} \
+                 row-major block (was it replaced through padded_mut?)",
+                data.nrows(),
+                data.ncols(),
+                if data.is_standard_layout() { "" } else { " in another memory order" }
+            ));
+            return Err(self.refuse_exchange(why));
+        }
+        // SAFETY: the array's own block, of its layout (checked above).
+        unsafe { self.exchange_on(None) }
     }
 
     /// [`DistArray2::exchange_ghosts`] on a buffer of the application laid
@@ -808,12 +663,31 @@ impl<T: Element> DistArray2<T> {
     /// accessed until this returns.
     #[doc(hidden)]
     pub unsafe fn exchange_ghosts_on(&mut self, padded: *mut T) -> Result<ExchangeStats> {
+        // SAFETY: the caller's contract.
+        unsafe { self.exchange_on(Some(padded)) }
+    }
+
+    /// The ghost exchange on `padded`, or on the array's own block: the
+    /// grid layer's subarray datatypes, one message to and from each
+    /// neighbour, in place.
+    ///
+    /// # Safety
+    /// `padded` (or the own block when `None`) is a standard-layout block
+    /// of this rank's padded shape, not otherwise accessed until this returns.
+    unsafe fn exchange_on(&mut self, padded: Option<*mut T>) -> Result<ExchangeStats> {
         let w = waiting();
         let call = self.next_exchange()?;
         let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
         let what = move || exchange_call::<T>(shape, ghost);
-        let (plan, rank) = (&self.tiles.plan, self.tiles.rank);
-        let make = || Tiled::<T>::halo_types(plan, rank, ghost);
+        let Tiled {
+            plan,
+            rank,
+            data,
+            on_buffer,
+            ..
+        } = &mut self.tiles;
+        let base = padded.unwrap_or_else(|| data.as_mut_ptr());
+        let make = || Tiled::<T>::halo_types(plan, *rank, ghost);
         // SAFETY: the datatypes address a padded block of this layout
         // (caller's contract).
         unsafe {
@@ -822,8 +696,8 @@ impl<T: Element> DistArray2<T> {
                 &self.cp,
                 (call, w),
                 &what,
-                padded.cast(),
-                (&mut self.tiles.on_buffer, make),
+                base.cast(),
+                (on_buffer, make),
             )
         }
     }

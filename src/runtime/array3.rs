@@ -36,7 +36,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 
-use super::array::{count, global_stats, next_call, Blocks, Element, MoveStats, Region};
+use super::array::{count, global_stats, next_call, Blocks, Element, MoveStats};
 use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
@@ -55,12 +55,6 @@ pub const MAX_GHOST3: usize = 4;
 struct Cells {
     b: Box3,
     ncomp: usize,
-}
-
-impl Region for Cells {
-    fn elements(&self) -> usize {
-        self.b.volume() * self.ncomp
-    }
 }
 
 /// The flat index ranges (each one run along z, all components) of the box

@@ -52,9 +52,7 @@ use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mpi::datatype::Equivalence;
 use mpi::ffi;
-use mpi::raw::AsRaw;
 use mpi::traits::*;
 use mpi::Tag;
 
@@ -210,7 +208,7 @@ impl InFlight {
 
     /// Gives up the requests still pending: receives are cancelled and
     /// completed (their buffers are free again), sends are released to
-    /// MPI (their buffer is leaked by the caller, see [`exchange`]).
+    /// MPI (their buffer is leaked by the caller, see [`exchange_as`]).
     fn abandon(&mut self) {
         let null = null_request();
         for k in 0..self.reqs.len() {
@@ -382,38 +380,6 @@ const SPIN: u32 = 64;
 /// reading costs about as much as a poll).
 const POLLS_PER_CLOCK: u32 = 16;
 
-/// Sends `sendbuf[range]` to each `(rank, range)` of `sends` and receives
-/// into `recvbuf[range]` from each of `recvs`, with tag [`Call::tag`]; every
-/// rank of `comm` that shares a message with another must make the matching
-/// call. `cp` is the object's checked channel and timeout; `op` describes the
-/// call for errors (evaluated only on the error path).
-///
-/// Returns when every message has been sent and received. When a neighbour
-/// is at another exchange, or the wait outlasts the timeout, the rank
-/// escalates (see the module's documentation) and every rank involved
-/// returns the same error. Gives the send buffer back for reuse; on error
-/// it is leaked (MPI may still read it for a send that nobody will receive).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn exchange<C: Communicator, T: Equivalence>(
-    comm: &C,
-    cp: &Checkpoints,
-    call: Call,
-    op: &dyn Fn() -> String,
-    sendbuf: Vec<T>,
-    sends: &[(i32, Range<usize>)],
-    recvbuf: &mut [T],
-    recvs: &[(i32, Range<usize>)],
-) -> Result<Vec<T>> {
-    // The datatype object must outlive every request that uses its handle:
-    // for a composite T it is a user datatype, freed when dropped.
-    let datatype = T::equivalent_datatype();
-    let words = Words {
-        per: 1,
-        dtype: datatype.as_raw(),
-    };
-    exchange_as(comm, cp, call, op, sendbuf, sends, recvbuf, recvs, words)
-}
-
 /// The MPI datatype the messages of an exchange are counted in, and how
 /// many buffer elements make one of it.
 pub(crate) struct Words {
@@ -448,8 +414,19 @@ pub(crate) fn word_type(bytes: usize) -> (usize, ffi::MPI_Datatype) {
     (bytes / w, t)
 }
 
-/// [`exchange`] with the messages counted in `words` of the buffers'
-/// elements (e.g. [`Words::values`] on byte buffers).
+/// Sends `sendbuf[range]` to each `(rank, range)` of `sends` and receives
+/// into `recvbuf[range]` from each of `recvs`, counted in `words` of the
+/// buffers' elements (e.g. [`Words::values`] on byte buffers), with tag
+/// [`Call::tag`]; every rank of `comm` that shares a message with another
+/// must make the matching call. `cp` is the object's checked channel and
+/// timeout; `op` describes the call for errors (evaluated only on the error
+/// path).
+///
+/// Returns when every message has been sent and received. When a neighbour
+/// is at another exchange, or the wait outlasts the timeout, the rank
+/// escalates (see the module's documentation) and every rank involved
+/// returns the same error. Gives the send buffer back for reuse; on error
+/// it is leaked (MPI may still read it for a send that nobody will receive).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn exchange_as<C: Communicator, T>(
     comm: &C,

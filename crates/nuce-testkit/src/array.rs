@@ -305,6 +305,14 @@ fn errors(ctx: &Ctx) {
             })
             .and_then(|b| b.plan(1, p - 1))
             .map(|_| ()),
+        "replaced-block" => DistArray2::<f64>::new(w, good, 1).and_then(|mut a| {
+            // The last rank swaps its padded block for one of another
+            // shape; every rank's exchange must fail with its reason.
+            if rank as usize + 1 == p {
+                *a.padded_mut() = ndarray::Array2::default((1, 1));
+            }
+            a.exchange_ghosts().map(|_| ())
+        }),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),
         other => Err(nuce::Error::invalid_input(format!(
             "unknown error case {other}"
