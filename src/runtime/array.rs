@@ -68,16 +68,6 @@ struct Tiled<T> {
     on_buffer: Option<HaloTypes>,
 }
 
-/// A block of cells that packs and unpacks the regions of a halo exchange.
-pub(crate) trait Blocks<T> {
-    /// The region type.
-    type Region;
-    /// Appends the elements of `region` to `out`.
-    fn pack(&self, region: &Self::Region, out: &mut Vec<T>);
-    /// Writes `src` into the elements of `region`.
-    fn unpack(&mut self, region: &Self::Region, src: &[T]);
-}
-
 /// Expands a rectangle by `g` cells on every side, clipped to `rows × cols`.
 fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
     if r.is_empty() {
@@ -96,16 +86,6 @@ fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
 pub(crate) fn count(n: usize) -> Result<Count> {
     Count::try_from(n)
         .map_err(|_| Error::invalid_input(format!("{n} elements exceed MPI's count range")))
-}
-
-impl<T: Element> Blocks<T> for Tiled<T> {
-    type Region = Rect;
-    fn pack(&self, region: &Rect, out: &mut Vec<T>) {
-        Tiled::pack(self, region, out)
-    }
-    fn unpack(&mut self, region: &Rect, src: &[T]) {
-        Tiled::unpack(self, region, src)
-    }
 }
 
 impl<T: Element> Tiled<T> {

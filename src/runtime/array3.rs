@@ -36,7 +36,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 
-use super::array::{count, global_stats, next_call, Blocks, Element, MoveStats};
+use super::array::{count, global_stats, next_call, Element, MoveStats};
 use super::clock::waiting;
 use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
@@ -90,13 +90,14 @@ struct Block3<T> {
     data: Vec<T>,
 }
 
-impl<T: Element> Blocks<T> for Block3<T> {
-    type Region = Cells;
+impl<T: Element> Block3<T> {
+    /// Appends the elements of `region` to `out`.
     fn pack(&self, region: &Cells, out: &mut Vec<T>) {
         for r in self.runs(&region.b) {
             out.extend_from_slice(&self.data[r]);
         }
     }
+    /// Writes `src` into the elements of `region`.
     fn unpack(&mut self, region: &Cells, src: &[T]) {
         let mut at = 0;
         for r in self.runs(&region.b) {
