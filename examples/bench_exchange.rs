@@ -9,7 +9,8 @@
 //! Rounds alternate the two ways; prints one JSON line on the root with the
 //! median seconds per exchange of each (max over ranks), their ratio
 //! (nuce / hand-written: 1.0 means no overhead) and the arrivals rank 0
-//! received during nuce's exchanges.
+//! received during nuce's exchanges. Both exchanges must leave the same
+//! padded block (checked: owned cells carry their global index).
 //!
 //! With `--graph`: the same for `DistGraph::exchange_ghosts` of an `n × n`
 //! grid graph cut into bands of rows, against a hand-written exchange of
@@ -218,6 +219,15 @@ fn main() {
         .collect();
     // The hand-written exchange runs on its own duplicate, as nuce's does.
     let hw = w.duplicate();
+    // Owned cells carry their global index, so that both exchanges can be
+    // compared cell for cell at the end.
+    for ((i, j), x) in u.padded_mut().indexed_iter_mut() {
+        let (r, c) = (
+            (me.row + i) as f64 - g as f64,
+            (me.col + j) as f64 - g as f64,
+        );
+        *x = r * args.n as f64 + c;
+    }
     let mut block = u.padded().clone();
     let (mut t_nuce, mut t_hand, mut arrivals) = (vec![], vec![], 0);
     for _ in 0..args.rounds {
@@ -265,6 +275,11 @@ fn main() {
         }
         t_hand.push(max_f64(&w, t0.elapsed().as_secs_f64()) / args.iters as f64);
     }
+    assert_eq!(
+        u.padded(),
+        &block,
+        "the hand-written exchange left another padded block"
+    );
     let balance_s = (args.balance > 0).then(|| balance_points(&w, &args));
     if w.rank() == 0 {
         let (a, b) = (median(t_nuce), median(t_hand));
