@@ -214,7 +214,7 @@ fn thread_cpu_seconds() -> Option<f64> {
     };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64)
+    (rc == 0).then_some(ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64)
 }
 
 /// The least CPU time and the least wall time of `reps` runs of `ml` on `g`

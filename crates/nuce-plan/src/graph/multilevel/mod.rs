@@ -120,14 +120,15 @@ pub struct Multilevel {
     /// less: straight cuts win on grid-like graphs, where local refinement of
     /// a multilevel partition cannot always straighten its cuts (on a 20 ×
     /// 20 grid in 4 parts: 42 without it, RCB's 40 with it). Costs about one
-    /// RCB (O(n log n log k)) and one refinement of the input graph: a
-    /// quarter of the time on 2D meshes. Never tried on 3D coordinates.
+    /// RCB (O(n log n log k)) and one refinement of the input graph: 11–26 %
+    /// of the time on the 2D meshes measured. Never tried on 3D coordinates.
     /// **Off by default** since issue 21's seventh round: on the 105 2D
-    /// cases of `scripts/bench_multilevel_wide.sh` it won 6, by 0.6–6.6 %,
-    /// and no case went above 1.10 × METIS without it, for 0.7–0.8 × the
-    /// time on those graphs. [`super::best_partition`] still tries RCB as a
-    /// candidate of its own; turn this on for grid-like 2D graphs when
-    /// straight cuts matter more than time.
+    /// cases of `scripts/bench_multilevel_wide.sh` it won 6, by 0.6–6.6 %
+    /// (none of them above 1.04 × METIS without it), and leaving it out
+    /// took 0.74–0.89 × the time on those graphs.
+    /// [`super::best_partition`] still tries RCB as a candidate of its own;
+    /// turn this on for grid-like 2D graphs when straight cuts matter more
+    /// than time.
     pub geometric_start: bool,
     /// Two-hop matching while coarsening (METIS's default; its `-no2hop`
     /// turns it off): when heavy-edge matching leaves more than 10 % of a
