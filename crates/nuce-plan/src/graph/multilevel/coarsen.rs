@@ -359,6 +359,11 @@ fn contract(v: &View, mate: &[usize]) -> (Graph, Vec<usize>) {
     let mut adj = Vec::with_capacity(v.adj.len());
     let mut ew = Vec::with_capacity(v.adj.len());
     let mut vw = Vec::with_capacity(nc);
+    // The coarse end of every arc, gathered in one streaming pass: its loads
+    // of `cmap` are independent and overlap, where in the row loop below each
+    // waited for the last (cache misses on meshes numbered far from
+    // locality, issue 21).
+    let cadj: Vec<usize> = v.adj.iter().map(|&u| cmap[u]).collect();
     // slot[c]: position of coarse neighbour c in the current row, if >= row start.
     let mut slot = vec![NONE; nc];
     for x in 0..n {
@@ -372,7 +377,7 @@ fn contract(v: &View, mate: &[usize]) -> (Graph, Vec<usize>) {
         for z in [x, y].into_iter().take(if y == x { 1 } else { 2 }) {
             w += v.vw[z];
             for a in v.arcs(z) {
-                let cu = cmap[v.adj[a]];
+                let cu = cadj[a];
                 if cu == c {
                     continue;
                 }

@@ -36,8 +36,8 @@
 //! refinement V-cycles follow \[SS11\]: the graph is coarsened again inside
 //! the parts found and the partition refined on the way back up.
 //!
-//! With 1D or 2D coordinates, a refined RCB partition is a second candidate
-//! ([`Multilevel::geometric_start`]).
+//! With 1D or 2D coordinates, a refined RCB partition can be a second
+//! candidate ([`Multilevel::geometric_start`], off by default).
 //!
 //! Cost: coarsening O(m) per level and O(log(n / k)) levels on meshes;
 //! initial partition O(runs · tries · m_c log m_c · log k) on the coarsest
@@ -118,17 +118,17 @@ pub struct Multilevel {
     /// When the graph has 1D or 2D coordinates, also refine an RCB partition
     /// (binpacking grouping) with the k-way refiner and keep it if its cut is
     /// less: straight cuts win on grid-like graphs, where local refinement of
-    /// a multilevel partition cannot always straighten its cuts. Costs about
-    /// one RCB (O(n log n log k)) and one refinement of the input graph.
-    /// Not tried on 3D coordinates: on 24 3D cases of
-    /// `scripts/bench_multilevel.sh` it won twice, by 0.8 % and 0.1 %, for
-    /// 30–40 % more time (on the 27 2D cases it won 10; without it those
-    /// cuts were up to 14 % larger). Since issue 21's multilevel bisections
-    /// in the initial partition it matters less: the cut geometric mean of
-    /// the 54 cases is 1.005 × METIS's with it, 1.006 without (worst case
-    /// 1.089 either way); it stays on because straight cuts still win on grids
-    /// (`not_worse_than_rcb_on_grids`: 42 against RCB's 40 on a 20 × 20 grid
-    /// in 4 parts without it).
+    /// a multilevel partition cannot always straighten its cuts (on a 20 ×
+    /// 20 grid in 4 parts: 42 without it, RCB's 40 with it). Costs about one
+    /// RCB (O(n log n log k)) and one refinement of the input graph: 11–26 %
+    /// of the time on the 2D meshes measured. Never tried on 3D coordinates.
+    /// **Off by default** since issue 21's seventh round: on the 105 2D
+    /// cases of `scripts/bench_multilevel_wide.sh` it won 6, by 0.6–6.6 %
+    /// (none of them above 1.04 × METIS without it), and leaving it out
+    /// took 0.74–0.89 × the time on those graphs.
+    /// [`super::best_partition`] still tries RCB as a candidate of its own;
+    /// turn this on for grid-like 2D graphs when straight cuts matter more
+    /// than time.
     pub geometric_start: bool,
     /// Two-hop matching while coarsening (METIS's default; its `-no2hop`
     /// turns it off): when heavy-edge matching leaves more than 10 % of a
@@ -166,7 +166,7 @@ impl Default for Multilevel {
             fm_passes: 2,
             fm_bad_moves: 50,
             cycles: 1,
-            geometric_start: true,
+            geometric_start: false,
             two_hop: true,
             refine_cycles: 0,
         }
