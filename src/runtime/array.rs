@@ -860,7 +860,9 @@ impl<T: Element> DistArray2<T> {
     pub fn padded(&self) -> &Array2<T> {
         &self.tiles.data
     }
-    /// Mutable padded block.
+    /// Mutable padded block. Write its cells, but keep its shape and
+    /// (row-major) memory order: the ghost exchange works on it in place
+    /// and refuses a block replaced by one of another shape or order.
     pub fn padded_mut(&mut self) -> &mut Array2<T> {
         &mut self.tiles.data
     }
