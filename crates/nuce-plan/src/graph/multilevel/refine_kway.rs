@@ -100,8 +100,6 @@ impl KwayRefiner {
         for (c, t) in s.cap.iter_mut().zip(tw) {
             *c = c.max(t + slack);
         }
-        // Two sides: the other side's cap is this one's floor.
-        s.floor.fill(0.0);
         self.run(&mut s, true, rng);
     }
 
@@ -179,9 +177,6 @@ struct State<'a> {
     part: &'a mut [usize],
     pw: Vec<f64>,
     cap: Vec<f64>,
-    /// Least weight of every part that a move out of it may leave (METIS's
-    /// `minpwgts`): `target / (1 + tolerance)`.
-    floor: Vec<f64>,
     /// Number of neighbours in other parts.
     ext: Vec<u32>,
     /// Weight of the edges to the own part, and of all edges, per vertex: a
@@ -237,10 +232,6 @@ impl<'a> State<'a> {
             .iter()
             .map(|t| t * (1.0 + tolerance.max(0.0)) * (1.0 + 1e-12))
             .collect();
-        let floor = tw
-            .iter()
-            .map(|t| t / (1.0 + tolerance.max(0.0)) * (1.0 - 1e-12))
-            .collect();
         let mut ext = vec![0u32; n];
         let mut id = vec![0.0; n];
         let mut wdeg = vec![0.0; n];
@@ -269,7 +260,6 @@ impl<'a> State<'a> {
             part,
             pw,
             cap,
-            floor,
             ext,
             id,
             wdeg,
@@ -296,14 +286,10 @@ impl<'a> State<'a> {
 
     /// The best move of `x` to an adjacent part with room: (gain, part),
     /// largest gain first, then the lightest relative load, then the
-    /// smallest part id; none when the move would leave `x`'s part below its
-    /// floor and `x` has a neighbour in it (METIS's rule). O(deg x).
+    /// smallest part id. O(deg x).
     fn best_move(&mut self, x: usize) -> Option<(f64, usize)> {
         let a = self.part[x];
         let wx = self.v.vw[x];
-        if self.id[x] > 0.0 && self.pw[a] - wx < self.floor[a] {
-            return None;
-        }
         for i in self.v.arcs(x) {
             let q = self.part[self.v.adj[i]];
             if self.conn[q] == 0.0 {
