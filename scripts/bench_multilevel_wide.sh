@@ -56,4 +56,17 @@ for b in base new; do
     END {printf "%s: %d cases, cut ratio gmean %.3f, max %.3f, %d above 1.10; time ratio gmean %.2f, max %.2f, %d above 3; wall ratio gmean %.2f, max %.2f\n",
       b, n, exp(lc / n), mc, o, exp(lt / n), mt, t3, exp(lw / n), mw}' "$W/ab_$b.md"
 done
+# Per mesh (issue 21's goals hold mesh by mesh): cut ratio geometric mean,
+# max and cases above 1.10, time ratio geometric mean, base → new.
+echo "| graph | cut gmean base → new | cut max base → new | > 1.10 base → new | time gmean base → new |"
+echo "|---|---|---|---|---|"
+awk -F'|' 'FNR == NR {b = "b"} FNR != NR {b = "n"} {g = $2; gsub(/ /, "", g)
+    if (!(g in seen)) {seen[g] = 1; order[++m] = g}
+    c = $8 + 0; t = $13 + 0; n[b, g]++; lc[b, g] += log(c); lt[b, g] += log(t)
+    if (c > mc[b, g]) mc[b, g] = c; if (c > 1.10) o[b, g]++}
+  END {for (i = 1; i <= m; i++) {g = order[i]
+    printf "| %s | %.3f → %.3f | %.3f → %.3f | %d → %d | %.2f → %.2f |\n", g,
+      exp(lc["b", g] / n["b", g]), exp(lc["n", g] / n["n", g]), mc["b", g], mc["n", g],
+      o["b", g], o["n", g], exp(lt["b", g] / n["b", g]), exp(lt["n", g] / n["n", g])}}' \
+  "$W/ab_base.md" "$W/ab_new.md"
 echo "(every case: $W/ab_base.md, $W/ab_new.md)"
