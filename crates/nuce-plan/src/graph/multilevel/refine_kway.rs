@@ -601,6 +601,10 @@ impl<'a> State<'a> {
 
     /// Last resort at the finest level: moves vertices of an overweight part
     /// to the part with the most room, adjacent or not, best gain first.
+    /// When no part has room for a whole vertex under its cap (heavy
+    /// vertices against small targets), a vertex still moves to a part with
+    /// some room if that lowers the larger load of the two ([`Self::overflow`]):
+    /// every part then ends within one vertex of its cap.
     /// O(k · (n + m) + n log n) at most.
     fn force_balance(&mut self) {
         let k = self.tw.len();
@@ -625,24 +629,7 @@ impl<'a> State<'a> {
             };
             let mut cand: Vec<Gain> = (0..n)
                 .filter(|&x| self.part[x] == a)
-                .map(|x| {
-                    let gain: f64 = self
-                        .v
-                        .arcs(x)
-                        .map(|i| {
-                            let q = self.part[self.v.adj[i]];
-                            if q == b {
-                                self.v.ew[i]
-                            } else if q == a {
-                                -self.v.ew[i]
-                            } else {
-                                0.0
-                            }
-                        })
-                        .sum::<f64>()
-                        + self.mig_gain(x, a, b);
-                    Gain(gain, x)
-                })
+                .map(|x| Gain(self.gain_to(x, a, b), x))
                 .collect();
             cand.sort_unstable_by(|p, q| q.cmp(p));
             let mut moved = false;
@@ -655,9 +642,75 @@ impl<'a> State<'a> {
                     moved = true;
                 }
             }
-            if !moved {
+            if !moved && !self.overflow() {
                 return;
             }
+        }
+    }
+
+    /// The cut (and migration) gain of moving `x` from part `a` to part `b`,
+    /// adjacent or not.
+    fn gain_to(&self, x: usize, a: usize, b: usize) -> f64 {
+        let cut: f64 = self
+            .v
+            .arcs(x)
+            .map(|i| {
+                let q = self.part[self.v.adj[i]];
+                if q == b {
+                    self.v.ew[i]
+                } else if q == a {
+                    -self.v.ew[i]
+                } else {
+                    0.0
+                }
+            })
+            .sum();
+        cut + self.mig_gain(x, a, b)
+    }
+
+    /// One move past a cap: the overweight part of largest load (weight over
+    /// target) gives a vertex to a part still under its cap, adjacent or
+    /// not, choosing the vertex weight and receiving part that lower the
+    /// larger load of the pair the most, then the vertex of that weight of
+    /// best gain. False when no move lowers it. The receiving part ends
+    /// within one vertex of its cap; the giving part's load falls.
+    /// O(n log n + d · k), d the number of distinct vertex weights.
+    fn overflow(&mut self) -> bool {
+        let k = self.tw.len();
+        let load = |s: &Self, q: usize| s.pw[q] / s.tw[q];
+        let Some(a) = (0..k)
+            .filter(|&q| self.pw[q] > self.cap[q] && self.tw[q] > 0.0)
+            .max_by(|&p, &q| load(self, p).total_cmp(&load(self, q)))
+        else {
+            return false;
+        };
+        let members: Vec<usize> = (0..self.v.n()).filter(|&x| self.part[x] == a).collect();
+        let mut weights: Vec<f64> = members.iter().map(|&x| self.v.vw[x]).collect();
+        weights.sort_unstable_by(f64::total_cmp);
+        weights.dedup();
+        let mut best: Option<(f64, f64, usize)> = None;
+        for &w in &weights {
+            for b in (0..k).filter(|&b| b != a && self.pw[b] < self.cap[b]) {
+                let after = ((self.pw[b] + w) / self.tw[b]).max((self.pw[a] - w) / self.tw[a]);
+                if after < load(self, a) && best.is_none_or(|(l, _, _)| after < l) {
+                    best = Some((after, w, b));
+                }
+            }
+        }
+        let Some((_, w, b)) = best else {
+            return false;
+        };
+        let x = members
+            .into_iter()
+            .filter(|&x| self.v.vw[x] == w)
+            .map(|x| Gain(self.gain_to(x, a, b), x))
+            .max();
+        match x {
+            Some(Gain(_, x)) => {
+                self.move_to(x, b);
+                true
+            }
+            None => false,
         }
     }
 }
