@@ -30,7 +30,10 @@
 //!    vertices being too coarse to balance finely. At the finest level the
 //!    caps are `(1 + tolerance) × target` and a last balancing pass may also
 //!    move vertices to parts they do not touch, so the bound holds whenever
-//!    the vertex weights allow it; there the greedy passes also make every
+//!    the vertex weights allow it (where they do not — no part has room for
+//!    a whole vertex — a vertex still moves if that lowers the larger load
+//!    of the two parts, and every part ends within one vertex of its cap);
+//!    there the greedy passes also make every
 //!    zero-gain move that fits under the caps (a walk on the plateau of
 //!    equal cuts that spends the tolerance's slack, as METIS's passes do).
 //!
