@@ -148,6 +148,7 @@ impl KwayRefiner {
     ) {
         let mut s = State::new(g, tw, self.tolerance, part);
         s.mig = mig;
+        s.past_caps = finest;
         if !flows.is_empty() {
             s.follow_flows(flows);
         }
@@ -195,6 +196,11 @@ struct State<'a> {
     /// Zero-gain moves need only room in the destination (a walk on the
     /// plateau), not a better balance of the pair.
     walk: bool,
+    /// The last balancing may move a vertex past a cap
+    /// ([`State::move_past_cap`]): at the finest level only, not on the
+    /// coarse levels of the initial bisections, whose raised caps leave
+    /// heavy vertices where they are.
+    past_caps: bool,
     mig: Option<Migration<'a>>,
 }
 
@@ -271,6 +277,7 @@ impl<'a> State<'a> {
             locked: Vec::new(),
             heap: BinaryHeap::new(),
             walk: false,
+            past_caps: false,
             mig: None,
         }
     }
@@ -603,8 +610,9 @@ impl<'a> State<'a> {
     /// to the part with the most room, adjacent or not, best gain first.
     /// When no part has room for a whole vertex under its cap (heavy
     /// vertices against small targets), a vertex still moves to a part with
-    /// some room if that lowers the larger load of the two ([`Self::overflow`]):
-    /// every part then ends within one vertex of its cap.
+    /// some room if that lowers the larger load of the two
+    /// ([`Self::move_past_cap`], at the finest level): every part then ends
+    /// within one vertex of its cap.
     /// O(k · (n + m) + n log n) at most.
     fn force_balance(&mut self) {
         let k = self.tw.len();
@@ -642,7 +650,7 @@ impl<'a> State<'a> {
                     moved = true;
                 }
             }
-            if !moved && !self.overflow() {
+            if !moved && !(self.past_caps && self.move_past_cap()) {
                 return;
             }
         }
@@ -675,7 +683,7 @@ impl<'a> State<'a> {
     /// best gain. False when no move lowers it. The receiving part ends
     /// within one vertex of its cap; the giving part's load falls.
     /// O(n log n + d · k), d the number of distinct vertex weights.
-    fn overflow(&mut self) -> bool {
+    fn move_past_cap(&mut self) -> bool {
         let k = self.tw.len();
         let load = |s: &Self, q: usize| s.pw[q] / s.tw[q];
         let Some(a) = (0..k)
