@@ -650,7 +650,8 @@ impl<'a> State<'a> {
                     moved = true;
                 }
             }
-            if !moved && !(self.past_caps && self.move_past_cap()) {
+            let past_cap = !moved && self.past_caps && self.move_past_cap();
+            if !moved && !past_cap {
                 return;
             }
         }
