@@ -650,8 +650,10 @@ impl<'a> State<'a> {
                     moved = true;
                 }
             }
-            let past_cap = !moved && self.past_caps && self.move_past_cap();
-            if !moved && !past_cap {
+            if moved {
+                continue;
+            }
+            if !self.past_caps || !self.move_past_cap() {
                 return;
             }
         }
@@ -697,29 +699,31 @@ impl<'a> State<'a> {
         let mut weights: Vec<f64> = members.iter().map(|&x| self.v.vw[x]).collect();
         weights.sort_unstable_by(f64::total_cmp);
         weights.dedup();
-        let mut best: Option<(f64, f64, usize)> = None;
+        // The larger load of the pair after the best move so far (at first:
+        // the giving part's load now, which a move must lower).
+        let mut bound = load(self, a);
+        let mut best = None;
         for &w in &weights {
             for b in (0..k).filter(|&b| b != a && self.pw[b] < self.cap[b]) {
                 let after = ((self.pw[b] + w) / self.tw[b]).max((self.pw[a] - w) / self.tw[a]);
-                if after < load(self, a) && best.is_none_or(|(l, _, _)| after < l) {
-                    best = Some((after, w, b));
+                if after < bound {
+                    bound = after;
+                    best = Some((w, b));
                 }
             }
         }
-        let Some((_, w, b)) = best else {
+        let Some((w, b)) = best else {
             return false;
         };
-        let x = members
+        let Some(Gain(_, x)) = members
             .into_iter()
             .filter(|&x| self.v.vw[x] == w)
             .map(|x| Gain(self.gain_to(x, a, b), x))
-            .max();
-        match x {
-            Some(Gain(_, x)) => {
-                self.move_to(x, b);
-                true
-            }
-            None => false,
-        }
+            .max()
+        else {
+            return false;
+        };
+        self.move_to(x, b);
+        true
     }
 }
