@@ -24,7 +24,7 @@ use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
-use super::clock::waiting;
+use super::clock::{polling, waiting};
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
@@ -655,7 +655,7 @@ impl<T: Element> DistArray2<T> {
     /// `padded` (or the own block when `None`) is a standard-layout block
     /// of this rank's padded shape, not otherwise accessed until this returns.
     unsafe fn exchange_on(&mut self, padded: Option<*mut T>) -> Result<ExchangeStats> {
-        let w = waiting();
+        let w = polling();
         let call = self.next_exchange()?;
         let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
         let what = move || exchange_call::<T>(shape, ghost);

@@ -37,7 +37,7 @@ use mpi::traits::*;
 use mpi::Count;
 
 use super::array::{count, global_stats, next_call, Element, MoveStats};
-use super::clock::waiting;
+use super::clock::{polling, waiting};
 use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
@@ -429,7 +429,7 @@ impl<T: Element> DistArray3<T> {
 
     /// A ghost exchange of `stencil`'s kind (7 or 27 points; the width is the array's).
     pub fn exchange(&mut self, stencil: Stencil) -> Result<ExchangeStats> {
-        let w = waiting();
+        let w = polling();
         let corners = stencil.corners();
         let full = self.full_checks.then(|| self.exchange_call(corners));
         let call = next_call(

@@ -1,4 +1,5 @@
-//! Where a rank's time goes: inside communication, or computing.
+//! Where a rank's time goes: inside communication, computing, or lost to
+//! other processes on its core.
 //!
 //! The [`Balancer`](super::balancer::Balancer) measures every rank's compute
 //! time by itself: the wall time between two balance points minus the time
@@ -9,6 +10,28 @@
 //! therefore gets correct speeds, and waiting for a slow neighbour inside a
 //! ghost exchange is never counted as work.
 //!
+//! **Time lost to other processes counts against the rank.** nuce's waits
+//! poll and never sleep (they yield the core, as an MPI wait does with
+//! `mpi_yield_when_idle`), so a waiting thread is always runnable: the part
+//! of a wait's wall time that its thread did not spend on a CPU (its
+//! *thread CPU time*, `CLOCK_THREAD_CPUTIME_ID`, falls behind its wall time)
+//! is time another process held the core. That time is *lost*, not waited:
+//! it is added back to the rank's compute time ([`Phase::compute`]), so a
+//! rank whose core is shared with another job measures slower even when the
+//! scheduler takes its share away inside the waits (where a busy competitor
+//! gets the core as soon as the rank yields). Waiting for a slow neighbour
+//! keeps the thread on its CPU and costs the rank nothing. Descheduling
+//! during compute needs no correction: it is in the compute's wall time.
+//!
+//! Two kinds of sections measure this:
+//! * [`waiting`] (public; the balancer's collectives, remaps, the
+//!   application's own MPI calls): reads the thread CPU time when the
+//!   outermost section opens and closes (two readings of about 0.1–0.3 µs).
+//! * [`polling`] (crate; ghost exchanges, whose cost per call matters):
+//!   reads nothing; the polling loop inside reports what it lost through an
+//!   [`OffCpu`], which reads the CPU time only once the wait has gone past
+//!   its first polls (an exchange whose messages are there costs nothing).
+//!
 //! The application's *own* MPI calls (a residual all-reduce, say) are not
 //! nuce's and count as compute unless wrapped in [`waiting`]:
 //!
@@ -18,19 +41,27 @@
 //! allreduce_residual();
 //! ```
 //!
+//! Wrap waits that poll (MPI calls do), not sleeps or file I/O: time off the
+//! CPU inside a section counts as lost to other processes.
+//!
 //! Cost: two `Instant::now()` per section (one when [`Waiting::end`]
-//! gives the section's length to its caller); thread-local, no locking.
+//! gives the section's length to its caller), plus two thread CPU time
+//! readings for a [`waiting`] section; thread-local, no locking.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 /// This thread's sections: how deep they nest, the time of the closed
-/// outermost ones, and the start of the open outermost one (one
-/// thread-local, so that a section costs one lookup at each end).
+/// outermost ones, the start of the open outermost one, the thread CPU time
+/// at its start when it measures its own time off the CPU, and the time lost
+/// off the CPU inside closed sections (one thread-local, so that a section
+/// costs one lookup at each end).
 struct Clock {
     depth: Cell<u32>,
     in_comm: Cell<Duration>,
     open: Cell<Option<Instant>>,
+    open_cpu: Cell<Option<Duration>>,
+    lost: Cell<Duration>,
 }
 
 thread_local! {
@@ -39,8 +70,101 @@ thread_local! {
             depth: Cell::new(0),
             in_comm: Cell::new(Duration::ZERO),
             open: Cell::new(None),
+            open_cpu: Cell::new(None),
+            lost: Cell::new(Duration::ZERO),
         }
     };
+}
+
+/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`); zero where the clock
+/// cannot be read (nothing is then counted as lost).
+pub(crate) fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// The part of `wall` that the thread did not spend on a CPU, given its CPU
+/// time `cpu` over the same interval (never negative).
+fn off_cpu(wall: Duration, cpu: Duration) -> Duration {
+    wall.saturating_sub(cpu)
+}
+
+/// Adds `d` to the time lost inside communication, when the open outermost
+/// section does not measure its own ([`polling`] sections; nested in a
+/// [`waiting`] section it is already counted there).
+fn add_lost(d: Duration) {
+    CLOCK.with(|c| {
+        if c.depth.get() > 0 && c.open_cpu.get().is_none() {
+            c.lost.set(c.lost.get() + d);
+        }
+    });
+}
+
+/// The time a polling wait spends off the CPU: started at the first poll
+/// that found nothing ready ([`OffCpu::start`]: one thread CPU time reading),
+/// added to the thread's lost time when stopped or dropped. The wait must
+/// poll, yielding at most, and never sleep.
+#[derive(Debug, Default)]
+pub(crate) struct OffCpu(Option<(Instant, Duration)>);
+
+impl OffCpu {
+    /// Starts measuring at `now` (no effect once started).
+    pub(crate) fn start(&mut self, now: Instant) {
+        if self.0.is_none() {
+            self.0 = Some((now, thread_cpu()));
+        }
+    }
+
+    /// Stops measuring and books the time off the CPU since [`OffCpu::start`].
+    pub(crate) fn stop(&mut self) {
+        if let Some((wall, cpu)) = self.0.take() {
+            add_lost(off_cpu(wall.elapsed(), thread_cpu().saturating_sub(cpu)));
+        }
+    }
+}
+
+impl Drop for OffCpu {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The pauses of a polling wait (nuce's checkpoints and ghost exchanges):
+/// each one yields the core (`sched_yield`, as an MPI wait does with
+/// `mpi_yield_when_idle`) and none sleeps, so that a rank whose core another
+/// process shares gets it back as soon as the scheduler allows, and the time
+/// it spends off the CPU meanwhile is measured ([`OffCpu`], from the first
+/// pause; booked when the `Poller` drops).
+#[derive(Debug, Default)]
+pub(crate) struct Poller {
+    off: OffCpu,
+}
+
+impl Poller {
+    /// One pause between two polls that found nothing.
+    pub(crate) fn pause(&mut self) {
+        if self.off.0.is_none() {
+            self.off.start(Instant::now());
+        }
+        std::thread::yield_now();
+    }
+
+    /// Starts measuring the time off the CPU at `now` without pausing (a
+    /// wait that spins before its first pause).
+    pub(crate) fn measure_from(&mut self, now: Instant) {
+        self.off.start(now);
+    }
 }
 
 /// An open communication section: while it lives, this thread's time is not
@@ -66,13 +190,19 @@ impl Waiting {
         now - start
     }
 
-    /// Closes the section at `now` (the outermost one's time is communication).
+    /// Closes the section at `now` (the outermost one's time is
+    /// communication, less what it lost off the CPU when it measures that).
     fn close(&self, now: Instant) {
         CLOCK.with(|c| {
             c.depth.set(c.depth.get().saturating_sub(1));
             if self.outermost {
                 c.open.set(None);
-                c.in_comm.set(c.in_comm.get() + (now - self.start));
+                let wall = now - self.start;
+                c.in_comm.set(c.in_comm.get() + wall);
+                if let Some(cpu) = c.open_cpu.take() {
+                    let lost = off_cpu(wall, thread_cpu().saturating_sub(cpu));
+                    c.lost.set(c.lost.get() + lost);
+                }
             }
         });
     }
@@ -86,13 +216,29 @@ impl Drop for Waiting {
 
 /// Opens a section whose time is communication or waiting, not compute (for
 /// the application's own collectives or any wait it does not want counted).
+/// The time the thread spends off the CPU inside it (another process held
+/// the core) is lost, not waited: it counts against the rank's speed (see
+/// the module's documentation).
 pub fn waiting() -> Waiting {
+    open(true)
+}
+
+/// A [`waiting`] section that does not read the CPU time itself: the
+/// polling loop inside reports its time off the CPU through an [`OffCpu`]
+/// (ghost exchanges: no reading when the messages are already there).
+/// Public for the C API's exchanges.
+pub fn polling() -> Waiting {
+    open(false)
+}
+
+fn open(measured: bool) -> Waiting {
     let start = Instant::now();
     let outermost = CLOCK.with(|c| {
         let depth = c.depth.get();
         c.depth.set(depth + 1);
         if depth == 0 {
             c.open.set(Some(start));
+            c.open_cpu.set(measured.then(thread_cpu));
         }
         depth == 0
     });
@@ -105,12 +251,19 @@ pub(crate) fn comm_time() -> Duration {
     CLOCK.with(|c| c.in_comm.get() + c.open.get().map_or(Duration::ZERO, |s| s.elapsed()))
 }
 
+/// Total time this thread has lost off the CPU inside closed communication
+/// sections (another process held its core while it waited).
+pub(crate) fn lost_time() -> Duration {
+    CLOCK.with(|c| c.lost.get())
+}
+
 /// A balance point: the start of a phase, from which [`Phase::compute`]
 /// measures the compute time.
 #[derive(Debug, Clone, Copy)]
 pub struct Phase {
     wall: Instant,
     comm: Duration,
+    lost: Duration,
 }
 
 impl Default for Phase {
@@ -125,14 +278,23 @@ impl Phase {
         Phase {
             wall: Instant::now(),
             comm: comm_time(),
+            lost: lost_time(),
         }
     }
 
     /// Wall time since the start of the phase minus the communication time
-    /// since then: this rank's compute time.
+    /// since then, plus the time lost off the CPU inside that communication
+    /// ([`Phase::lost`]): this rank's compute time, as the balancer charges it.
     pub fn compute(&self) -> Duration {
         let comm = comm_time().saturating_sub(self.comm);
-        self.wall.elapsed().saturating_sub(comm)
+        self.wall.elapsed().saturating_sub(comm) + self.lost()
+    }
+
+    /// The time this thread lost off the CPU inside nuce's communication
+    /// since the start of the phase (another process held its core while it
+    /// waited): part of [`Phase::compute`].
+    pub fn lost(&self) -> Duration {
+        lost_time().saturating_sub(self.lost)
     }
 
     /// Wall time since the start of the phase.
@@ -156,7 +318,8 @@ mod tests {
     fn sections_are_not_compute_and_nest() {
         // What is checked is the accounting, not the machine's timing: the
         // compute time equals the wall time minus the outer section's own
-        // duration, whatever the scheduler did meanwhile.
+        // duration plus what the section lost off the CPU, whatever the
+        // scheduler did meanwhile.
         let phase = Phase::start();
         spin(Duration::from_millis(20));
         let outer = Instant::now();
@@ -174,7 +337,7 @@ mod tests {
             in_section >= 0.06 && wall >= in_section + 0.02,
             "{wall} {in_section}"
         );
-        let expected = wall - in_section;
+        let expected = wall - in_section + phase.lost().as_secs_f64();
         assert!(
             (compute - expected).abs() < 1e-3,
             "compute {compute}, expected {expected}"
@@ -194,12 +357,87 @@ mod tests {
         spin(Duration::from_millis(20));
         let (compute, wall) = (phase.compute().as_secs_f64(), phase.wall().as_secs_f64());
         assert!(after_start.as_secs_f64() >= 0.01);
-        // Only the time after the section counts.
-        let expected = wall - section_end;
+        // Only the time after the section counts (and what the section lost).
+        let expected = wall - section_end + phase.lost().as_secs_f64();
         assert!(expected >= 0.02);
         assert!(
             (compute - expected).abs() < 1e-3,
             "compute {compute}, expected {expected}"
+        );
+    }
+
+    /// A sleep is time off the CPU: deterministic, whatever the load.
+    fn nap() {
+        std::thread::sleep(Duration::from_millis(40));
+    }
+
+    #[test]
+    fn time_off_the_cpu_in_a_waiting_section_is_lost_and_charged() {
+        let phase = Phase::start();
+        {
+            let _w = waiting();
+            nap();
+            {
+                let _inner = polling(); // nested: counted once, by the outer section
+                let mut off = OffCpu::default();
+                off.start(Instant::now());
+                nap();
+            }
+        }
+        let lost = phase.lost().as_secs_f64();
+        assert!((0.075..0.5).contains(&lost), "lost {lost}");
+        // The whole phase was off the CPU: compute ≈ wall, not ≈ 0.
+        let (compute, wall) = (phase.compute().as_secs_f64(), phase.wall().as_secs_f64());
+        assert!(
+            compute >= lost && compute <= wall + 1e-3,
+            "{compute} {wall}"
+        );
+    }
+
+    #[test]
+    fn a_polling_section_charges_only_what_its_wait_reports() {
+        let phase = Phase::start();
+        {
+            let _p = polling();
+            nap(); // not inside a measuring wait: not lost
+            let mut off = OffCpu::default();
+            off.start(Instant::now());
+            nap(); // inside it: lost
+            off.stop();
+            nap(); // stopped: not lost
+        }
+        let lost = phase.lost().as_secs_f64();
+        assert!((0.035..0.075).contains(&lost), "lost {lost}");
+        // Outside any section an OffCpu books nothing (there is no wait).
+        let before = lost_time();
+        let mut off = OffCpu::default();
+        off.start(Instant::now());
+        nap();
+        drop(off);
+        assert_eq!(lost_time(), before);
+    }
+
+    #[test]
+    fn lost_is_the_wait_less_its_cpu_time() {
+        // A spinning wait: what it loses is exactly what the scheduler took
+        // meanwhile (its wall time less its thread CPU time), whatever the load.
+        let phase = Phase::start();
+        let cpu0 = thread_cpu();
+        let t0 = Instant::now();
+        {
+            let _w = waiting();
+            spin(Duration::from_millis(60));
+        }
+        let (wall, cpu) = (t0.elapsed(), thread_cpu() - cpu0);
+        assert!(
+            cpu > Duration::from_millis(1),
+            "the thread CPU clock reads: {cpu:?}"
+        );
+        let lost = phase.lost().as_secs_f64();
+        let expected = (wall.saturating_sub(cpu)).as_secs_f64();
+        assert!(
+            (lost - expected).abs() < 2e-3,
+            "lost {lost}, expected {expected}"
         );
     }
 }

@@ -40,7 +40,7 @@ use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use super::array::{next_call, MoveStats};
-use super::clock::{waiting, Waiting};
+use super::clock::{polling, waiting, Waiting};
 use super::comm::{agree, alltoallv_flat, fingerprint, max_f64, sum_f64, zeroed_buffer};
 use super::directory::owners_of;
 use super::geometric::{self, Points};
@@ -1034,7 +1034,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// `NUCE_CHECK=full` adds a checked entry (a round trip to the root) per call.
     /// The [`ExchangeStats`] are this rank's own (no all-reduce per call).
     pub fn exchange_ghosts(&mut self) -> Result<ExchangeStats> {
-        let w = waiting();
+        let w = polling();
         let n = self.part.n_global;
         let what = move || {
             format!(

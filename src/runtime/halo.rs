@@ -41,8 +41,10 @@
 //!
 //! Messages are typed MPI messages of the caller's buffers (no header, no
 //! serialisation); the wait polls `MPI_Testall` (yielding the core after a
-//! spin) and looks at the checked channels only once it has waited
-//! [`QUIET`]. Every MPI return code is checked.
+//! spin, never sleeping: a rank whose core is shared gets it back as an MPI
+//! wait would, and the time it spends off the CPU is charged to its speed,
+//! see [`super::clock`]) and looks at the checked channels only once it has
+//! waited [`QUIET`]. Every MPI return code is checked.
 //!
 //! [`DistArray2::exchange_ghosts`]: super::array::DistArray2::exchange_ghosts
 //! [`DistGraph::exchange_ghosts`]: super::graph::DistGraph::exchange_ghosts
@@ -56,6 +58,7 @@ use mpi::ffi;
 use mpi::traits::*;
 use mpi::Tag;
 
+use super::clock::Poller;
 use super::comm::{fnv1a, mpi_check};
 use super::tags::{HALO_COUNT, HALO_FIRST};
 use super::watchdog::{self, Bringing, Checkpoints, Stalled};
@@ -626,7 +629,10 @@ fn wait<C: Communicator>(
     let mut start = None;
     let mut deadline = None;
     let mut channel = None;
-    let (mut spins, mut polls, mut unread) = (0u32, 0u32, 0u32);
+    let (mut spins, mut unread) = (0u32, 0u32);
+    // The time off the CPU from the first clock reading on (booked when
+    // the wait returns): another process's, charged to this rank's speed.
+    let mut polls = Poller::default();
     loop {
         if flight.test()? {
             return Ok(None);
@@ -640,6 +646,7 @@ fn wait<C: Communicator>(
         let now = Instant::now();
         let start = *start.get_or_insert_with(|| {
             deadline = cp.timeout().map(|t| now + t.mul_f64(ALONE));
+            polls.measure_from(now);
             now
         });
         if now - start >= QUIET {
@@ -668,7 +675,7 @@ fn wait<C: Communicator>(
         if spins < SPIN {
             spins += 1;
         } else {
-            watchdog::pause(&mut polls);
+            polls.pause();
         }
     }
 }

@@ -77,7 +77,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::array::{global_stats, next_call, MoveStats};
-use super::clock::{waiting, Waiting};
+use super::clock::{polling, waiting, Waiting};
 use super::comm::{agree, check_identical, mpi_check};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, Message, Posted};
@@ -899,7 +899,7 @@ impl Grid {
     /// Ends an exchange begun by [`Grid::exchange_begin_raw`] (ghost cells
     /// filled, or the same error on every rank involved).
     pub fn exchange_end_raw(&mut self, x: PendingExchange) -> Result<()> {
-        let _w = waiting();
+        let _w = polling();
         self.in_flight = self.in_flight.saturating_sub(1);
         let PendingExchange { posted, what, .. } = x;
         halo::finish(&self.comm, &self.cp, posted, &|| what.to_string())
@@ -915,7 +915,7 @@ impl Grid {
         fields: &[RawField],
         lens: Option<&[usize]>,
     ) -> Result<PendingExchange> {
-        let _w = waiting();
+        let _w = polling();
         let (what, fp) = self.call_of(fields);
         if self.pending.is_some() {
             return Err(Error::invalid_input(format!(

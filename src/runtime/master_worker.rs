@@ -239,7 +239,9 @@ where
 {
     // Point-to-point messages travel on nuce's own duplicate (tags never
     // meet the application's); the time is communication, not compute.
-    let _w = crate::runtime::clock::waiting();
+    // (A section that does not read its own time off the CPU: the run
+    // includes the workers' compute and the master's polite sleeps.)
+    let _w = crate::runtime::clock::polling();
     let comm = &comm.duplicate();
     agree(comm, master, plan.check(comm.size(), master))?;
     // Every rank must run the same plan with the same master.

@@ -18,7 +18,8 @@
 //!   wait a grace period longer (so that the root, which can name the
 //!   missing ranks, speaks first) and then abort too, naming the root. Cost
 //!   when all is well: `3(p − 1)` small messages to and from the root,
-//!   polling (yielding, then every 0.2 ms); O(p) work at the root.
+//!   polling (yielding the core between polls, never sleeping: see
+//!   [`crate::runtime::clock`]); O(p) work at the root.
 //! * [`guard`] — a watchdog thread for code that blocks inside MPI where nuce
 //!   cannot poll (halo exchanges, the application's own calls). A guard arms a
 //!   deadline; dropping it disarms it. If a deadline passes, the thread prints
@@ -55,6 +56,7 @@ use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::runtime::clock::Poller;
 use crate::runtime::comm::{decode, encode, gather_values, root_compute};
 
 /// Environment variable holding the timeout in seconds (`0` or `off` disables it).
@@ -145,12 +147,6 @@ pub(crate) fn missing_ranks(arrived: &[bool]) -> Vec<i32> {
         .map(|(r, _)| r as i32)
         .collect()
 }
-
-/// Polling interval of [`checkpoint`] once the first [`SPIN`] polls found nothing.
-const POLL: Duration = Duration::from_micros(200);
-/// Polls of a [`checkpoint`] that yield the core instead of sleeping (a
-/// checkpoint where everyone is present ends within microseconds).
-const SPIN: u32 = 2000;
 
 /// What a rank tells the root when it arrives at a [`checkpoint`].
 #[derive(Serialize, Deserialize)]
@@ -270,16 +266,6 @@ impl InCheckpoint {
 impl Drop for InCheckpoint {
     fn drop(&mut self) {
         IN_CHECKPOINT.store(false, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-/// Sleeps between polls: yields the core for the first [`SPIN`] polls, then sleeps [`POLL`].
-pub(crate) fn pause(polls: &mut u32) {
-    if *polls < SPIN {
-        *polls += 1;
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(POLL);
     }
 }
 
@@ -411,7 +397,7 @@ fn root_side<C: Communicator>(
                     .immediate_send_with_tag(scope, &seq, TAG_ROOT_HERE)
             })
             .collect();
-        let mut polls = 0;
+        let mut polls = Poller::default();
         while count < size {
             let mut got = false;
             while let Some((msg, status)) = comm
@@ -462,7 +448,7 @@ fn root_side<C: Communicator>(
                 }
             }
             if !got {
-                pause(&mut polls);
+                polls.pause();
             }
         }
         for h in here {
@@ -660,7 +646,7 @@ fn member_side<C: Communicator>(
             .immediate_send_with_tag(scope, arrival, TAG_ARRIVE);
         let from_root = comm.process_at_rank(root);
         let mut root_here = false;
-        let mut polls = 0;
+        let mut polls = Poller::default();
         let verdict = loop {
             if !root_here {
                 if let Some((msg, _)) = from_root.immediate_matched_probe_with_tag(TAG_ROOT_HERE) {
@@ -678,7 +664,7 @@ fn member_side<C: Communicator>(
             if let Some(limit) = limit.filter(|l| start.elapsed() > *l) {
                 abort_job(&missing_at_member(comm, root, op, limit, root_here));
             }
-            pause(&mut polls);
+            polls.pause();
         };
         send.wait();
         verdict

@@ -8,6 +8,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use nuce::internals::clock::polling;
 use nuce::internals::layout::{Grid, PendingExchange, RawField};
 use nuce::plan::array3d::Stencil;
 use nuce::{waiting, Error, Result};
@@ -356,7 +357,8 @@ pub extern "C" fn nuce_grid_exchange_begin(
 /// Shared start of the exchanges: the fields read, checked and posted, or
 /// this rank's refusal joined by its neighbours.
 fn begin(h: &mut nuce_grid, nfields: c_int, fields: *const nuce_field) -> Result<PendingExchange> {
-    let _w = waiting();
+    // An exchange's section: its wait reports its own time off the CPU.
+    let _w = polling();
     // SAFETY: `fields` is NULL or `nfields` readable fields (contract).
     let raw = match unsafe { raw_fields(nfields, fields, "fields") } {
         Ok(r) => r,

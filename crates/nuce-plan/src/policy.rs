@@ -82,6 +82,66 @@ pub struct RemapDecision {
     pub bandwidth: f64,
     /// Iterations expected before the next check.
     pub iterations: usize,
+    /// What the cost model says at the speeds alone (the snapped speeds
+    /// when they are noisy): `remap` before any noise rule.
+    #[serde(default)]
+    pub nominal: bool,
+    /// The rule that decided `remap`.
+    #[serde(default)]
+    pub rule: DecisionRule,
+}
+
+/// Which rule decided a [`RemapDecision`] (reported, so that a decision can
+/// be explained).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum DecisionRule {
+    /// Exact speeds: the cost model of [`RemapPolicy::decide_loads`] alone.
+    #[default]
+    Exact,
+    /// Noisy speeds: remap only when the candidate pays off for *every*
+    /// speed within the noise ([`RemapPolicy::decide_noisy`]); kept
+    /// otherwise, also when the cost model at the snapped speeds alone
+    /// ([`RemapDecision::nominal`]) would remap.
+    WithinNoise,
+    /// A persistent measured imbalance ([`RemapDecision::persist`]): the cost
+    /// model at the snapped speeds said remap at this balance point and at
+    /// the previous one(s), while the worst case within the noise did not.
+    Persistent,
+}
+
+/// How many consecutive balance points must find the same kind of
+/// imbalance (the cost model at the snapped speeds says remap, the noise
+/// rule does not) before it is acted on ([`RemapDecision::persist`]).
+pub const PERSISTENT_BALANCE_POINTS: u32 = 2;
+
+impl RemapDecision {
+    /// The persistence rule: a measured imbalance that the noise rule keeps
+    /// ([`DecisionRule::WithinNoise`]: some speed within the noise would not
+    /// gain) but that the cost model at the snapped speeds finds worth a
+    /// remap — beyond the hysteresis and paying off over the horizon —
+    /// at [`PERSISTENT_BALANCE_POINTS`] consecutive balance points is acted
+    /// on: noise rarely points the same way twice, a real imbalance does.
+    /// `streak` is the number of consecutive earlier balance points where
+    /// the cost model said remap and no remap happened
+    /// ([`RemapDecision::next_streak`]). Equal ranks stay: their snapped
+    /// speeds are equal, so the cost model at them never remaps.
+    pub fn persist(mut self, streak: u32) -> RemapDecision {
+        if !self.remap && self.nominal && streak + 1 >= PERSISTENT_BALANCE_POINTS {
+            self.remap = true;
+            self.rule = DecisionRule::Persistent;
+        }
+        self
+    }
+
+    /// The streak after this decision (see [`RemapDecision::persist`]):
+    /// one more when the cost model said remap and none happened, 0 otherwise.
+    pub fn next_streak(&self, streak: u32) -> u32 {
+        if self.nominal && !self.remap {
+            streak.saturating_add(1)
+        } else {
+            0
+        }
+    }
 }
 
 /// Predicted time per iteration: `max_i area_i / s_i` (cells per second speeds).
@@ -226,6 +286,8 @@ impl RemapPolicy {
             speeds: speeds.to_vec(),
             bandwidth,
             iterations,
+            nominal: remap,
+            rule: DecisionRule::Exact,
         })
     }
 }
@@ -318,6 +380,7 @@ impl RemapPolicy {
             - decision.t_migration;
         let nominal_remap = decision.remap;
         decision.remap = nominal_remap && worst_margin < 0.0 && worst_net_gain > 0.0;
+        decision.rule = DecisionRule::WithinNoise;
         Ok(NoisyDecision {
             decision,
             nominal_remap,

@@ -22,7 +22,9 @@
 //! balancer call that plans, scatters or remaps) every rank's compute time
 //! is the wall time minus the time spent inside nuce's communication
 //! ([`super::clock`]): ghost exchanges, remaps and the balancer's
-//! collectives, waiting included. [`Balancer::maybe_remap`] divides the
+//! collectives, waiting for a neighbour included — except the time the
+//! rank lost off its CPU while it waited (another process held its core),
+//! which counts as compute. [`Balancer::maybe_remap`] divides the
 //! rank's work (its cells × the iterations of the phase, or its summed
 //! cost per cell × the iterations when the array carries a cost field:
 //! [`super::cost`]) by that time. An
@@ -34,8 +36,12 @@
 //! ([`SpeedEstimate`]); speeds the noise cannot tell apart are planned as
 //! equal ([`snap_speeds`]), and a remap must pay off for every speed within
 //! the noise ([`RemapPolicy::decide_noisy`]), so equal ranks get equal shares
-//! and never remap on noise ([`RemapReport::model`]). A rank with an empty
-//! block probes the kernel instead ([`RankReport::Idle`]).
+//! and never remap on noise ([`RemapReport::model`]) — unless the cost model
+//! at the snapped speeds finds the same imbalance worth a remap at two
+//! consecutive balance points ([`RemapDecision::persist`]): a persistent
+//! measured imbalance is acted on ([`RemapDecision::rule`] says which rule
+//! decided). A rank with an empty block probes the kernel instead
+//! ([`RankReport::Idle`]).
 //!
 //! On clusters with slow or uneven links:
 //!
@@ -164,6 +170,10 @@ pub struct Balancer {
     /// sweep, in the kernel's time per cell: its first timed phase rescales
     /// them to the application's ([`Aging::Rescale`]).
     unscaled_sweep: bool,
+    /// Consecutive balance points whose cost model said remap at the
+    /// snapped speeds while none happened (the same on every rank: it
+    /// follows the broadcast decisions; [`RemapDecision::persist`]).
+    remap_streak: u32,
 }
 
 impl Balancer {
@@ -232,6 +242,7 @@ impl Balancer {
             mem_caps: None,
             sweep_fns: None,
             unscaled_sweep: false,
+            remap_streak: 0,
         })
     }
 

@@ -478,12 +478,13 @@ impl Balancer {
             }
             PlanningModel::new(&est, Some(&fns), total, caps, functional).map_err(Error::from)
         };
+        let streak = self.remap_streak;
         let (decision, plan, model) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
             root_compute(&self.comm, ROOT, || {
                 let model = model_of(gathered)?;
                 let (d, plan) = proposal(&model)?;
-                Ok((d, plan, model))
+                Ok((d.persist(streak), plan, model))
             })?
         } else {
             // Every rank plans its own share for the broadcast speeds; the
@@ -500,15 +501,17 @@ impl Balancer {
                     ahead,
                     bandwidth,
                 )?;
-                Ok(d.decision)
+                Ok(d.decision.persist(streak))
             })?;
             (decision, local.plan, model)
         };
         let estimates = model.estimates.clone();
         let model = SpeedModel::of_model(&model);
+        self.remap_streak = decision.next_streak(streak);
         info!(
             ?model,
             remap = decision.remap,
+            rule = ?decision.rule,
             t_current = decision.t_current,
             t_candidate = decision.t_candidate,
             t_migration = decision.t_migration,
