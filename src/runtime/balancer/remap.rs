@@ -434,6 +434,13 @@ impl Balancer {
             None => data.local_work(),
         };
         self.record_automatic(work, iterations)?;
+        // This rank's time off the CPU inside nuce's waits this phase:
+        // another process held its core (a diagnostic; not compute).
+        info!(
+            lost_in_waits_s = self.phase.get().lost().as_secs_f64(),
+            compute_s = self.phase.get().compute().as_secs_f64(),
+            "phase timed"
+        );
         self.arrive(&format!(
             "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements after {} ghost exchanges, {}{})",
             data.global_len(),
