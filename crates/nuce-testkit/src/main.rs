@@ -11,6 +11,7 @@ use mpi::traits::*;
 
 mod array;
 mod array3;
+mod decisions;
 mod dgraph;
 mod exchange;
 mod faults;
@@ -71,6 +72,7 @@ fn main() {
         s if s.starts_with("hier-") => hierarchy::run(s, &ctx),
         s if s.starts_with("graph-") => graph::run(s, &ctx),
         s if s.starts_with("fpm-") => fpm::run(s, &ctx),
+        s if s.starts_with("decide-") => decisions::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
