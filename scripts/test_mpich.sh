@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh mpich libmpich-dev
 export NUCE_MPI=mpich MPICC=mpicc.mpich
 export CARGO_TARGET_DIR="${NUCE_MPICH_TARGET_DIR:-$PWD/target/mpich}"
-tests=(mpi_array mpi_exchange mpi_graph mpi_dgraph mpi_tasks mpi_faults quickstart heat2d mpmd mpi_layout mpi_ranges mpi_fpm)
+tests=(mpi_array mpi_exchange mpi_graph mpi_dgraph mpi_tasks mpi_faults quickstart heat2d mpmd mpi_layout mpi_ranges mpi_fpm mpi_decisions)
 examples=(heat2d quickstart quickstart_graph quickstart_distgraph quickstart3d master_worker mesh_solver amr graph_scale)
 start=$SECONDS
 # Only what the tests launch: the scenario binary, the examples, the tests.

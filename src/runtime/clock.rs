@@ -11,8 +11,8 @@
 //! ghost exchange is never counted as work.
 //!
 //! **Waits keep the core; time off the CPU is measured.** nuce's waits poll
-//! and never sleep: they yield the core between polls, as an MPI wait does
-//! with `mpi_yield_when_idle`, so a waiting thread is always runnable and
+//! and never sleep: they yield the core every [`POLLS_PER_YIELD`] polls, as
+//! an MPI wait does, so a waiting thread is always runnable and
 //! the part of a wait's wall time that its thread did not spend on a CPU
 //! (its *thread CPU time*, `CLOCK_THREAD_CPUTIME_ID`, falls behind its wall
 //! time) is time another process held the core: the wait's *lost* time
@@ -148,15 +148,22 @@ impl Drop for OffCpu {
 }
 
 /// The pauses of a polling wait (nuce's checkpoints and ghost exchanges):
-/// each one yields the core (`sched_yield`, as an MPI wait does with
-/// `mpi_yield_when_idle`) and none sleeps, so that a rank whose core another
-/// process shares gets it back as soon as the scheduler allows, and the time
-/// it spends off the CPU meanwhile is measured ([`OffCpu`], from the first
-/// pause; booked when the `Poller` drops).
+/// they spin, and every [`POLLS_PER_YIELD`]-th yields the core
+/// (`sched_yield`) — as MPICH's own waits do by default
+/// (`MPIR_CVAR_POLLS_BEFORE_YIELD`), and never more often than Open MPI's
+/// with `mpi_yield_when_idle` — and none sleeps, so that a rank whose core
+/// another process shares gives it away no more than an MPI wait would,
+/// and ranks sharing cores with each other still make way. The time the
+/// thread spends off the CPU meanwhile is measured ([`OffCpu`], from the
+/// first pause; booked when the `Poller` drops).
 #[derive(Debug, Default)]
 pub(crate) struct Poller {
     off: OffCpu,
+    polls: u32,
 }
+
+/// Polls of a wait between two yields of the core (MPICH's default).
+pub(crate) const POLLS_PER_YIELD: u32 = 1000;
 
 impl Poller {
     /// One pause between two polls that found nothing.
@@ -164,7 +171,13 @@ impl Poller {
         if self.off.0.is_none() {
             self.off.start(Instant::now());
         }
-        std::thread::yield_now();
+        self.polls += 1;
+        if self.polls >= POLLS_PER_YIELD {
+            self.polls = 0;
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
     }
 
     /// Starts measuring the time off the CPU at `now` without pausing (a

@@ -40,9 +40,9 @@
 //! correctness tools do: for debugging.
 //!
 //! Messages are typed MPI messages of the caller's buffers (no header, no
-//! serialisation); the wait polls `MPI_Testall` (yielding the core after a
-//! spin, never sleeping: a rank whose core is shared gets it back as an MPI
-//! wait would, and the time it spends off the CPU is charged to its speed,
+//! serialisation); the wait polls `MPI_Testall` (yielding the core now and
+//! then, never sleeping: a rank whose core is shared keeps it as an MPI
+//! wait would, and the time it spends off the CPU is measured,
 //! see [`super::clock`]) and looks at the checked channels only once it has
 //! waited [`QUIET`]. Every MPI return code is checked.
 //!

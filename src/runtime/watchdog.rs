@@ -18,7 +18,7 @@
 //!   wait a grace period longer (so that the root, which can name the
 //!   missing ranks, speaks first) and then abort too, naming the root. Cost
 //!   when all is well: `3(p − 1)` small messages to and from the root,
-//!   polling (yielding the core between polls, never sleeping: see
+//!   polling (yielding the core now and then, never sleeping: see
 //!   [`crate::runtime::clock`]); O(p) work at the root.
 //! * [`guard`] — a watchdog thread for code that blocks inside MPI where nuce
 //!   cannot poll (halo exchanges, the application's own calls). A guard arms a

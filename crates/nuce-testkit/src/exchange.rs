@@ -34,6 +34,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "exchange-root" => root_messages(ctx),
         "exchange-faults" => faults(ctx),
+        "exchange-keeps-core" => keeps_core(ctx),
         _ => return false,
     }
     true
@@ -266,4 +267,67 @@ fn faults(ctx: &Ctx) {
         println!("TIMEOUT {} {ranks:?}", ctx.rank());
     }
     outcome(ctx, &case, r);
+}
+
+/// This thread's CPU time from `/proc/thread-self/schedstat` (nanoseconds
+/// on a CPU), `None` where the kernel does not provide it.
+fn thread_cpu() -> Option<std::time::Duration> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(std::time::Duration::from_nanos(ns))
+}
+
+/// `exchange-keeps-core [rounds] [seconds]` (2 ranks): rank 1 sleeps
+/// `seconds` (default 0.4) before it sends, while rank 0 waits for it —
+/// alternately in `DistArray2::exchange_ghosts` and in a plain blocking
+/// `MPI_Recv` — and rank 0 measures the share of the wait its thread spent
+/// on a CPU. Rank 0 prints `RESULT keeps-core nuce=S mpi=S` (the median
+/// shares over `rounds`, default 3): nuce's waits must keep the core as an
+/// MPI wait does (they poll and yield, never sleep), so that a rank whose
+/// core another process shares does not give it away while it waits.
+fn keeps_core(ctx: &Ctx) {
+    use std::time::{Duration, Instant};
+    let rounds: usize = ctx.arg(0, 3);
+    let nap = Duration::from_secs_f64(ctx.arg(1, 0.4));
+    if ctx.world.size() != 2 {
+        ctx.check("two-ranks", false, "exchange-keeps-core runs on 2 ranks");
+        return;
+    }
+    let mut bal = balancer(ctx);
+    let global = (ctx.rank() == 0).then(|| Array2::from_shape_fn((64, 64), |(r, c)| value(r, c)));
+    let mut u = bal.scatter_array(global.as_ref(), 1).expect("scatter");
+    let share = |wait: &mut dyn FnMut()| -> Option<f64> {
+        let (t, c) = (Instant::now(), thread_cpu()?);
+        wait();
+        let (wall, cpu) = (t.elapsed(), thread_cpu()? - c);
+        Some(cpu.as_secs_f64() / wall.as_secs_f64())
+    };
+    let (mut nuce, mut mpi) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        if ctx.rank() == 1 {
+            std::thread::sleep(nap);
+            u.exchange_ghosts().expect("exchange");
+            std::thread::sleep(nap);
+            ctx.world.process_at_rank(0).send(&1u8);
+        } else {
+            nuce.push(share(&mut || {
+                u.exchange_ghosts().expect("exchange");
+            }));
+            mpi.push(share(&mut || {
+                let (_x, _) = ctx.world.process_at_rank(1).receive::<u8>();
+            }));
+        }
+    }
+    if ctx.rank() == 0 {
+        let median = |v: &mut Vec<Option<f64>>| -> Option<f64> {
+            let mut v: Vec<f64> = v.iter().copied().collect::<Option<_>>()?;
+            v.sort_by(f64::total_cmp);
+            Some(v[v.len() / 2])
+        };
+        match (median(&mut nuce), median(&mut mpi)) {
+            (Some(n), Some(m)) => println!("RESULT keeps-core nuce={n:.3} mpi={m:.3}"),
+            _ => println!("RESULT keeps-core unavailable"),
+        }
+    }
+    ctx.check("keeps-core-ran", true, "");
 }
