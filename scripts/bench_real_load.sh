@@ -26,7 +26,8 @@
 #            balance points and remaps excluded.
 # Ratios are of medians over the rounds. Prints every command it runs; the raw
 # JSON, each run's stderr and the summary are written under OUT. BUILD=0: use
-# the heat2d already in target/release/examples (no cargo build). The
+# the heat2d already in target/release/examples (no cargo build); BIN=PATH:
+# another heat2d binary (e.g. an older build, for a before/after). The
 # machine's load average (uptime) is printed before and after: other jobs
 # running at the same time spoil the numbers.
 set -euo pipefail
@@ -38,8 +39,8 @@ ROWS=${ROWS:-1536} COLS=${COLS:-1536} PHASES=${PHASES:-10} ITERS=${ITERS:-200}
 REPS=${REPS:-3} B_PHASES=${B_PHASES:-20} B_ITERS=${B_ITERS:-200}
 B_AFTER=${B_AFTER:-2.5} B_FOR=${B_FOR:-3.5} SCENARIOS=${SCENARIOS:-ABC}
 OUT=${OUT:-/tmp/nuce_real_load}
-bin=target/release/examples/heat2d
-if [[ ${BUILD:-1} == 1 ]]; then
+bin=${BIN:-target/release/examples/heat2d}
+if [[ ${BUILD:-1} == 1 && -z ${BIN:-} ]]; then
   cargo build --release --example heat2d -q
 fi
 [[ -x $bin ]] || { echo "bench_real_load.sh: no $bin (build it, or BUILD=1)" >&2; exit 1; }
