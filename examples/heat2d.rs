@@ -256,6 +256,8 @@ struct PhaseRow {
     noise: Vec<f64>,
     /// Which speed model decided (`Constant`, `NoisySnapped`, `Functional`).
     model: nuce::SpeedModel,
+    /// Which rule decided (`Exact`, `WithinNoise`, `Persistent`).
+    rule: nuce::plan::policy::DecisionRule,
     imbalance: f64,
     predicted_next: f64,
     t_candidate: f64,
@@ -537,6 +539,7 @@ fn run(
             speeds: rep.speeds.clone(),
             noise: rep.estimates.iter().map(|e| e.noise).collect(),
             model: rep.model,
+            rule: rep.rule,
             imbalance: rep.imbalance_current,
             predicted_next: if rep.remap {
                 rep.t_candidate
