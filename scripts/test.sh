@@ -32,7 +32,7 @@ case "$mpi" in
 esac
 # gmsh, gmsh-doc, python3-sfepy: real meshes for the readers' tests (graph_io), which
 # must then run (NUCE_REQUIRE_MESHES), not skip.
-scripts/setup.sh iproute2 gmsh gmsh-doc python3-sfepy
+scripts/setup.sh iproute2 procps gmsh gmsh-doc python3-sfepy
 export NUCE_REQUIRE_MESHES=1
 # Property tests draw their cases from a fixed seed, so that a run is
 # reproducible; another seed (and PROPTEST_CASES=N) explores other cases.
