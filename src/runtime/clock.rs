@@ -11,7 +11,7 @@
 //! ghost exchange is never counted as work.
 //!
 //! **Waits keep the core; time off the CPU is measured.** nuce's waits poll
-//! and never sleep: they yield the core every [`POLLS_PER_YIELD`] polls, as
+//! and never sleep: they yield the core every `POLLS_PER_YIELD` (1000) polls, as
 //! an MPI wait does, so a waiting thread is always runnable and
 //! the part of a wait's wall time that its thread did not spend on a CPU
 //! (its *thread CPU time*, `CLOCK_THREAD_CPUTIME_ID`, falls behind its wall
@@ -36,7 +36,7 @@
 //!   outermost section opens and closes (two readings of about 0.1–0.3 µs).
 //! * [`polling`] (ghost exchanges, whose cost per call matters): reads
 //!   nothing; the polling loop inside reports what it lost through an
-//!   [`OffCpu`], which reads the CPU time only once the wait has gone past
+//!   `OffCpu`, which reads the CPU time only once the wait has gone past
 //!   its first polls (an exchange whose messages are there costs nothing).
 //!
 //! The application's *own* MPI calls (a residual all-reduce, say) are not
@@ -244,7 +244,7 @@ pub fn waiting() -> Waiting {
 }
 
 /// A [`waiting`] section that does not read the CPU time itself: the
-/// polling loop inside reports its time off the CPU through an [`OffCpu`]
+/// polling loop inside reports its time off the CPU through an `OffCpu`
 /// (ghost exchanges: no reading when the messages are already there).
 /// Public for the C API's exchanges.
 pub fn polling() -> Waiting {
