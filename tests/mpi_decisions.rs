@@ -27,12 +27,7 @@ fn replay(args: &[&str]) -> Vec<Point> {
     run.lines_with("RESULT bp=")
         .iter()
         .map(|l| {
-            let field = |k: &str| {
-                l.split_whitespace()
-                    .find_map(|w| w.strip_prefix(&format!("{k}=")))
-                    .unwrap_or_else(|| panic!("no {k} in {l}"))
-                    .to_string()
-            };
+            let field = |k: &str| common::field(l, k);
             Point {
                 remap: field("remap") == "true",
                 rule: field("rule"),

@@ -134,13 +134,7 @@ fn a_waiting_rank_keeps_its_core_as_an_mpi_wait_does() {
         eprintln!("skipped: no /proc/thread-self/schedstat on this kernel");
         return;
     }
-    let share = |k: &str| -> f64 {
-        line[0]
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(&format!("{k}=")))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no {k} in {}", line[0]))
-    };
+    let share = |k: &str| -> f64 { common::field(&line[0], k).parse().expect("a share") };
     let (nuce, mpi) = (share("nuce"), share("mpi"));
     assert!(nuce >= 0.5 * mpi - 0.01, "nuce {nuce}, MPI {mpi}");
 }

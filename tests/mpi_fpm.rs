@@ -99,12 +99,7 @@ fn the_functional_model_settles_below_the_knee() {
         .lines_with("RESULT knee ")
         .iter()
         .map(|l| {
-            let field = |k: &str| {
-                l.split_whitespace()
-                    .find_map(|w| w.strip_prefix(&format!("{k}=")))
-                    .unwrap_or_else(|| panic!("no {k} in {l}"))
-                    .to_string()
-            };
+            let field = |k: &str| common::field(l, k);
             (
                 field("model"),
                 field("remapped") == "true",

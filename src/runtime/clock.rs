@@ -28,7 +28,7 @@
 //! core in the waits is what lets the compute time show a shared core: a
 //! rank that slept in its waits gave its competitor the core there and got
 //! it back, owed, while computing (measured: equal speeds under a
-//! competing busy loop before, 1.5 : 1 after; `docs/architecture.md`).
+//! competing busy loop before, 1.3–2 : 1 after; `docs/architecture.md`).
 //!
 //! Two kinds of sections measure the lost time:
 //! * [`waiting`] (public; the balancer's collectives, remaps, the

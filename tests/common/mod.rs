@@ -19,6 +19,15 @@ pub fn json_summary(run: &Run) -> serde_json::Value {
     serde_json::from_str(line).expect("valid JSON")
 }
 
+/// The value of `key=value` in a whitespace-separated result line (panics,
+/// naming the line, when there is none).
+pub fn field(line: &str, key: &str) -> String {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        .to_string()
+}
+
 /// What an `mpirun` run produced.
 pub struct Run {
     /// Exit status code (`None` when killed on timeout).
