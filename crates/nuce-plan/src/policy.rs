@@ -113,11 +113,14 @@ pub enum DecisionRule {
 
 /// How many consecutive balance points must find the same kind of
 /// imbalance ([`RemapDecision::nominal`] says remap, the noise rule does
-/// not) before it is acted on ([`RemapDecision::persist`]).
-pub const PERSISTENT_BALANCE_POINTS: u32 = 2;
+/// not) before it is acted on ([`RemapDecision::persist`]): the imbalance
+/// is seen, then persists over two more balance points. (Two in all
+/// remapped equal ranks on a machine's noise: heat2d's equal-ranks test,
+/// where a virtual CPU measured 40 % slower for two short phases.)
+pub const PERSISTENT_BALANCE_POINTS: u32 = 3;
 
 /// The fraction of the measured noise within which a persistent imbalance
-/// must pay off ([`RemapDecision::nominal`]): seen at two balance points,
+/// must pay off ([`RemapDecision::nominal`]): seen at several balance points,
 /// the evidence is stronger than one point's, but the phase timer's
 /// estimates are smoothed, hence correlated from one point to the next, so
 /// the noise is halved rather than ignored (measured on injected timings
@@ -593,7 +596,7 @@ mod tests {
     }
 
     #[test]
-    fn a_persistent_imbalance_remaps_at_the_second_balance_point() {
+    fn a_persistent_imbalance_remaps_at_the_third_balance_point() {
         // 6 % of noise: the noise rule keeps (some speeds within it would
         // not gain 5 %), half of it does not: the evidence of one point.
         let d = persistent_case(0.06);
@@ -602,14 +605,16 @@ mod tests {
             "{d:?}"
         );
         assert_eq!(d.decision.rule, DecisionRule::WithinNoise);
-        // First sight: kept; the streak counts it.
+        // First and second sight: kept; the streak counts them.
         let first = d.decision.clone().persist(0);
         assert!(!first.remap && first.rule == DecisionRule::WithinNoise);
         assert_eq!(first.next_streak(0), 1);
-        // Second sight in a row: remapped, by the persistence rule.
-        let second = d.decision.clone().persist(first.next_streak(0));
-        assert!(second.remap && second.rule == DecisionRule::Persistent);
-        assert_eq!(second.next_streak(1), 0);
+        let second = d.decision.clone().persist(1);
+        assert!(!second.remap && second.next_streak(1) == 2);
+        // Third sight in a row: remapped, by the persistence rule.
+        let third = d.decision.clone().persist(second.next_streak(1));
+        assert!(third.remap && third.rule == DecisionRule::Persistent);
+        assert_eq!(third.next_streak(2), 0);
         // 15 % of noise: not even half of it is beaten: never persistent.
         let d = persistent_case(0.15);
         assert!(d.nominal_remap && !d.decision.nominal, "{d:?}");

@@ -37,7 +37,7 @@
 //! equal ([`snap_speeds`]), and a remap must pay off for every speed within
 //! the noise ([`RemapPolicy::decide_noisy`]), so equal ranks get equal shares
 //! and never remap on noise ([`RemapReport::model`]) — unless the cost model
-//! at the snapped speeds finds the same imbalance worth a remap at two
+//! at the snapped speeds finds the same imbalance worth a remap at three
 //! consecutive balance points ([`RemapDecision::persist`]): a persistent
 //! measured imbalance is acted on ([`RemapDecision::rule`] says which rule
 //! decided). A rank with an empty block probes the kernel instead
