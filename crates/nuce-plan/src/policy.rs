@@ -396,7 +396,10 @@ impl RemapPolicy {
             - decision.t_migration;
         let nominal_remap = decision.remap;
         decision.remap = nominal_remap && worst_margin < 0.0 && worst_net_gain > 0.0;
-        decision.rule = DecisionRule::WithinNoise;
+        // (With zero noise everywhere this is `decide_loads` exactly, rule included.)
+        if speeds.iter().any(|e| e.noise > 0.0) {
+            decision.rule = DecisionRule::WithinNoise;
+        }
         // The evidence of one balance point for the persistence rule: the
         // same test within a fraction of the noise.
         let near: Vec<SpeedEstimate> = speeds
