@@ -53,12 +53,7 @@ fn run_slow(np: usize, iters: &str, extra: &[&str]) -> serde_json::Value {
 
 /// Every rank's cells in a phase of heat2d's JSON.
 fn areas(phase: &serde_json::Value) -> Vec<u64> {
-    phase["areas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_u64().unwrap())
-        .collect()
+    common::u64s(&phase["areas"])
 }
 
 #[test]
@@ -152,18 +147,8 @@ fn heat2d_equal_ranks_plan_for_their_snapped_speeds() {
     );
     assert!(v["relative_diff"].as_f64().unwrap() <= 1e-12);
     let phases = v["phases"].as_array().unwrap();
-    let first: Vec<u64> = phases[0]["areas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_u64().unwrap())
-        .collect();
-    let speeds: Vec<f64> = v["initial_speeds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_f64().unwrap())
-        .collect();
+    let first = areas(&phases[0]);
+    let speeds = common::f64s(&v["initial_speeds"]);
     let even = first[0].abs_diff(first[1]) <= 2 * rows.max(cols) as u64;
     assert_eq!(
         even,

@@ -72,12 +72,7 @@ fn a_rank_sharing_its_core_measures_slower() {
     let v = heat_with_a_loop_on_cpu1(&["--static-speeds", "1,1"]);
     let phases = v["phases"].as_array().expect("phases");
     for p in &phases[1..] {
-        let s: Vec<f64> = p["speeds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect();
+        let s = common::f64s(&p["speeds"]);
         assert!(s[0] >= 1.15 * s[1], "speeds {s:?} in {p}");
     }
 }
@@ -93,12 +88,7 @@ fn nuce_gives_the_shared_rank_less_work() {
     }
     let v = heat_with_a_loop_on_cpu1(&[]);
     let last = v["phases"].as_array().unwrap().last().unwrap().clone();
-    let areas: Vec<u64> = last["areas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_u64().unwrap())
-        .collect();
+    let areas = common::u64s(&last["areas"]);
     assert!(
         (areas[1] as f64) < 0.9 * areas[0] as f64,
         "areas {areas:?}: {v}"

@@ -19,6 +19,24 @@ pub fn json_summary(run: &Run) -> serde_json::Value {
     serde_json::from_str(line).expect("valid JSON")
 }
 
+/// A JSON array of unsigned integers (panics on anything else).
+pub fn u64s(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|a| a.as_u64().unwrap_or_else(|| panic!("not a u64: {a}")))
+        .collect()
+}
+
+/// A JSON array of numbers (panics on anything else).
+pub fn f64s(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|a| a.as_f64().unwrap_or_else(|| panic!("not a number: {a}")))
+        .collect()
+}
+
 /// The value of `key=value` in a whitespace-separated result line (panics,
 /// naming the line, when there is none).
 pub fn field(line: &str, key: &str) -> String {
