@@ -118,9 +118,9 @@ for case in "3 17 2" "5 9 1"; do
     { echo "$out" >&2; echo "test_capi: FAILED: bench_array -np $np n $n ghost $g" >&2; exit 1; }
   echo "test_capi: ok: bench_array -np $np n $n ghost $g (the same padded blocks as a hand-written exchange)"
 done
-# NUCE_TIMEOUT_S=20: with 3 ranks, a rank that is not the neighbour of a
-# rank refusing an exchange learns of the refusal when it escalates, after
-# half the timeout (10 s here instead of 30 s with the default 60 s).
+# NUCE_TIMEOUT_S=20: a refused exchange (a NULL buffer, a wrong length) is
+# the same error on every rank within milliseconds (the refusing rank tells
+# every rank); the timeout only bounds a rank that is truly gone.
 for np in 1 2 3; do
   out="$(NUCE_TIMEOUT_S=20 "$mpirun" -np "$np" "$tmp/errors" 2>&1)" || { echo "$out" >&2; echo "test_capi: errors.c failed with $np ranks" >&2; exit 1; }
   grep -q "errors: all .* checks passed on $np ranks" <<<"$out" || { echo "$out" >&2; exit 1; }

@@ -80,8 +80,8 @@ static void grid_errors(nuce_balancer *b) {
   double *u = calloc(len ? len : 1, sizeof(double));
   nuce_field f = {u, sizeof(double), {1, 1, 1}};
   /* With one or two ranks every rank is in the exchange (with three, a rank
-   * that is nobody's neighbour learns of a refusal only at the next
-   * balance point). */
+   * that is not the refusing rank's neighbour completes this exchange and
+   * gets the refusal from its next nuce call, within milliseconds). */
   if (size <= 2) {
     expect(nuce_grid_exchange(g, 0, &f), NUCE_ERR_INVALID_INPUT, 1, "grid_exchange(0 fields)");
     nuce_field bad = f;

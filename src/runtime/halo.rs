@@ -31,6 +31,14 @@
 //!   another call, saw another exchange's message or refused), every rank
 //!   returns the same [`Error::Timeout`], naming the ranks waited for at the
 //!   earliest exchange and their hosts.
+//! * **a refusal is told at once.** A rank that cannot take part in an
+//!   exchange (its buffer is wrong: [`refuse`]) sends every rank of the
+//!   checkpoint it joins an empty notice first; a rank waiting in an
+//!   exchange looks for notices once it has waited [`QUIET`] and joins that
+//!   checkpoint at once, so every rank returns the refusal within
+//!   milliseconds — the refusing rank's neighbours in the same call, the
+//!   ranks beyond them at their next exchange or balance point — instead of
+//!   after half the timeout. The notices are received after the verdict.
 //! * **balance points count the exchanges.** An object's checked verbs
 //!   (remap, gather) carry its number of exchanges, so a rank that skipped
 //!   one without blocking anybody is caught there.
@@ -374,6 +382,10 @@ enum Stuck {
     Deadline { channel: Option<u64>, waited: f64 },
     /// This rank cannot take part (e.g. its buffer is wrong): why.
     Refused(Error),
+    /// Another rank refused a call and told this one
+    /// ([`watchdog::refusal_under_way`]): the checked channel whose
+    /// checkpoint it joined (`None`: the object's own).
+    Notified(Option<u64>),
 }
 
 /// Polls an exchange makes without yielding the core before it yields.
@@ -603,9 +615,9 @@ pub(crate) fn finish<C: Communicator>(
 
 /// The exchange `call` that this rank cannot take part in (`why`: e.g. its
 /// buffer is wrong): instead of returning alone — its neighbours would wait
-/// for its messages until the timeout — it joins the escalation at once,
-/// and every rank involved returns `why` (as [`Error::Remote`] from this
-/// rank unless it is the root; see the module's documentation).
+/// for its messages until the timeout — it tells every rank and joins the
+/// escalation at once, and every rank returns `why` (as [`Error::Remote`]
+/// from this rank unless it is the root; see the module's documentation).
 pub fn refuse<C: Communicator>(
     comm: &C,
     cp: &Checkpoints,
@@ -650,6 +662,9 @@ fn wait<C: Communicator>(
             now
         });
         if now - start >= QUIET {
+            if let Some(channel) = watchdog::refusal_under_way(comm) {
+                return Ok(Some(Stuck::Notified(channel)));
+            }
             let pending = flight.pending_recv_peers()?;
             if let Some(m) = foreign_message(comm, &pending, call)? {
                 // The message may belong to the next exchange of a neighbour
@@ -707,6 +722,10 @@ fn escalate<C: Communicator>(
             channel,
         ),
         Stuck::Refused(_) => (format!("{what} (exchange #{})", call.seq), None),
+        Stuck::Notified(channel) => (
+            format!("{what} (exchange #{}): another rank refused a call", call.seq),
+            channel,
+        ),
         Stuck::Deadline { channel, waited } => {
             stalled = Some(Stalled {
                 call: what.clone(),
@@ -727,6 +746,7 @@ fn escalate<C: Communicator>(
     let bringing = Bringing {
         refused: refused.as_ref(),
         stalled: stalled.as_ref(),
+        notify: true,
     };
     let verdict = watchdog::join_checkpoint(channel.or(cp.parent()), cp, comm, &seen, bringing);
     // Every rank that arrives with the same text gets Ok from the root:

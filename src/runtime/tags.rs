@@ -32,10 +32,14 @@ pub(crate) const ROOT_HERE: Tag = 0x4e58;
 pub(crate) const VERDICT: Tag = 0x4e59;
 /// Grid moves ([`super::layout::Grid::move_fields`]): cells that change owner.
 pub(crate) const GRID_MOVE: Tag = 0x4e5a;
+/// Watchdog checkpoint: a rank that refuses a ghost exchange tells every
+/// rank of the checkpoint it joins (an empty message), so that ranks
+/// waiting in exchanges join it at once instead of waiting out the timeout.
+pub(crate) const REFUSING: Tag = 0x4e5b;
 
 /// All tags, for the distinctness check.
-pub const ALL: [Tag; 8] = [
-    MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE, VERDICT, GRID_MOVE,
+pub const ALL: [Tag; 9] = [
+    MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE, VERDICT, GRID_MOVE, REFUSING,
 ];
 
 #[cfg(test)]

@@ -73,7 +73,8 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// so that the launcher forwards the message before it kills the job.
 pub(crate) const FORWARD_GRACE: Duration = Duration::from_millis(500);
 use crate::runtime::tags::{
-    ARRIVE as TAG_ARRIVE, ROOT_HERE as TAG_ROOT_HERE, VERDICT as TAG_VERDICT,
+    ARRIVE as TAG_ARRIVE, REFUSING as TAG_REFUSING, ROOT_HERE as TAG_ROOT_HERE,
+    VERDICT as TAG_VERDICT,
 };
 
 /// Parses a timeout value: seconds as a positive decimal number, or `0` /
@@ -164,6 +165,9 @@ struct Arrival {
     refused: Option<Error>,
     /// The ghost exchange this rank stopped waiting in, if it comes from one.
     stalled: Option<Stalled>,
+    /// Whether this rank told every rank of the communicator that it
+    /// refuses ([`Bringing::notify`]).
+    notified: bool,
 }
 
 /// A rank that stopped waiting for its neighbours' ghost messages and
@@ -194,6 +198,12 @@ pub(crate) struct Bringing<'a> {
     pub(crate) refused: Option<&'a Error>,
     /// It comes stalled from a ghost exchange.
     pub(crate) stalled: Option<&'a Stalled>,
+    /// With `refused`: tell every rank of the communicator first (an empty
+    /// message each), so that ranks waiting for this rank in a ghost
+    /// exchange join the checkpoint at once ([`refusal_under_way`]) instead
+    /// of waiting out the timeout. Every rank receives those messages after
+    /// the verdict (which lists the ranks that sent them).
+    pub(crate) notify: bool,
 }
 
 /// The root's answer: its host and world rank, and the verdict.
@@ -202,6 +212,9 @@ struct Verdict {
     host: String,
     world: i32,
     error: Option<Error>,
+    /// The ranks that sent every rank a refusal notice
+    /// ([`Bringing::notify`]): each rank receives them after the verdict.
+    notifiers: Vec<i32>,
 }
 
 /// This process's host name (MPI processor name, cached).
@@ -316,7 +329,7 @@ pub(crate) fn refusing_checkpoint<C: Communicator>(
 ) -> Result<()> {
     let bringing = Bringing {
         refused,
-        stalled: None,
+        ..Bringing::default()
     };
     entry(comm, root, op, seq, timeout, bringing)
 }
@@ -339,6 +352,13 @@ fn entry<C: Communicator>(
     let _in = InCheckpoint::enter();
     let world = mpi::topology::SimpleCommunicator::world().rank();
     learn_host(world, host_name());
+    let bringing = Bringing {
+        notify: bringing.notify && bringing.refused.is_some(),
+        ..bringing
+    };
+    if bringing.notify {
+        notify_refusal(comm);
+    }
     if comm.rank() == root {
         root_side(comm, root, op, seq, timeout, world, bringing)
     } else {
@@ -349,6 +369,7 @@ fn entry<C: Communicator>(
             world,
             refused: bringing.refused.cloned(),
             stalled: bringing.stalled.cloned(),
+            notified: bringing.notify,
         })?;
         member_side(comm, root, op, timeout, &arrival)
     }
@@ -383,6 +404,8 @@ fn root_side<C: Communicator>(
         .map(|s| (root, s.clone()))
         .into_iter()
         .collect();
+    // The ranks that sent every rank a refusal notice.
+    let mut notifiers: Vec<i32> = bringing.notify.then_some(root).into_iter().collect();
     let mut arrived = vec![false; size as usize];
     arrived[root as usize] = true;
     let mut count = 1;
@@ -418,6 +441,9 @@ fn root_side<C: Communicator>(
                         }
                         if let Some(st) = a.stalled.filter(|_| a.seq == seq) {
                             stalls.push((src, st));
+                        }
+                        if a.notified {
+                            notifiers.push(src);
                         }
                         if a.seq != seq {
                             Some(format!("{} at checkpoint #{}", a.op, a.seq))
@@ -471,10 +497,12 @@ fn root_side<C: Communicator>(
         }),
         None => stalled_verdict(comm, root, &stalls).or(differing),
     };
+    notifiers.sort_unstable();
     let verdict = encode(&Verdict {
         host: host_name().to_string(),
         world,
         error: error.clone(),
+        notifiers: notifiers.clone(),
     })?;
     mpi::request::scope(|scope| {
         let sends: Vec<_> = (0..size)
@@ -488,6 +516,7 @@ fn root_side<C: Communicator>(
             s.wait();
         }
     });
+    receive_notices(comm, &notifiers);
     match error {
         Some(e) => Err(e),
         None => Ok(()),
@@ -670,6 +699,7 @@ fn member_side<C: Communicator>(
         verdict
     })?;
     learn_host(verdict.world, &verdict.host);
+    receive_notices(comm, &verdict.notifiers);
     match verdict.error {
         Some(e) => Err(e),
         None => Ok(()),
@@ -755,6 +785,64 @@ fn calls_elsewhere(this: u64) -> Vec<String> {
         });
     }
     out
+}
+
+/// Tells every other rank of `comm` that this rank refuses the call it
+/// brings to the checkpoint (an empty message each; [`Bringing::notify`]).
+fn notify_refusal<C: Communicator>(comm: &C) {
+    let me = comm.rank();
+    mpi::request::scope(|scope| {
+        let sends: Vec<_> = (0..comm.size())
+            .filter(|&r| r != me)
+            .map(|r| {
+                comm.process_at_rank(r)
+                    .immediate_send_with_tag(scope, &[] as &[u8], TAG_REFUSING)
+            })
+            .collect();
+        for s in sends {
+            s.wait();
+        }
+    });
+}
+
+/// Receives the refusal notice of each of `notifiers` (other than this
+/// rank): each sent one to every rank before its arrival.
+fn receive_notices<C: Communicator>(comm: &C, notifiers: &[i32]) {
+    for &r in notifiers.iter().filter(|&&r| r != comm.rank()) {
+        let _ = comm
+            .process_at_rank(r)
+            .receive_vec_with_tag::<u8>(TAG_REFUSING);
+    }
+}
+
+/// Where a rank refuses a call and has told this rank
+/// ([`Bringing::notify`]): `Some(channel)` — the checked channel (its id)
+/// whose checkpoint it joined, or `None` when that is `own`, the caller's
+/// own communicator, not (yet) a registered channel on this rank. Probes
+/// only; O(number of live channels).
+pub(crate) fn refusal_under_way<C: Communicator>(own: &C) -> Option<Option<u64>> {
+    let channels: Vec<(u64, RawComm)> = live()
+        .lock()
+        .ok()?
+        .iter()
+        .map(|(&id, c)| (id, c.comm))
+        .collect();
+    channels
+        .into_iter()
+        .find(|&(_, h)| {
+            with_comm(h, |c| {
+                c.any_process()
+                    .immediate_probe_with_tag(TAG_REFUSING)
+                    .is_some()
+            })
+        })
+        .map(|(id, _)| Some(id))
+        .or_else(|| {
+            own.any_process()
+                .immediate_probe_with_tag(TAG_REFUSING)
+                .is_some()
+                .then(|| Some(channel_id(own)).filter(|&id| id != u64::MAX))
+        })
 }
 
 /// The id of a checked channel on which a checkpoint has started without

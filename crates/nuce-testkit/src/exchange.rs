@@ -15,7 +15,9 @@
 //!   `extra` (one more), `other` (exchanges another array, of ghost width 2,
 //!   once), `gskip` (a graph: one exchange fewer), `slow` (computes for
 //!   0.65 of the timeout before its second of 8 exchanges: its neighbours
-//!   stop waiting for it). Every rank prints `ERR rank CASE error` for the
+//!   stop waiting for it), `refuse` (refuses its second exchange, as the C
+//!   API does for a NULL buffer; every rank whose call fails prints
+//!   `FAILED_AFTER rank SECONDS`, the time that call took). Every rank prints `ERR rank CASE error` for the
 //!   first call that failed (or `OK rank CASE`), and for `slow` also
 //!   `TIMEOUT rank RANKS` when that error is an `Error::Timeout` naming
 //!   `RANKS`; run with a small `NUCE_TIMEOUT_S`.
@@ -248,6 +250,29 @@ fn faults(ctx: &Ctx) {
                 u.exchange_ghosts()?;
             }
             bal.maybe_remap(&mut u, 8).map(|_| ())
+        })(),
+        "refuse" => (|| {
+            // The last rank refuses its second exchange (as the C API does
+            // for a NULL buffer); the others make it. Each rank prints how
+            // long its failing call took.
+            let mut u = bal.scatter_array(root_global, 1)?;
+            for k in 0..iters {
+                let start = std::time::Instant::now();
+                let r = if odd && k == 1 {
+                    Err(u.refuse_exchange(Error::invalid_input("exchange-faults: refused")))
+                } else {
+                    u.exchange_ghosts().map(|_| ())
+                };
+                if r.is_err() {
+                    println!(
+                        "FAILED_AFTER {} {:.3}",
+                        ctx.rank(),
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                r?;
+            }
+            bal.maybe_remap(&mut u, iters).map(|_| ())
         })(),
         "gskip" => (|| {
             let graph = (ctx.rank() == 0).then(|| grid_graph(rows, cols));
