@@ -82,7 +82,7 @@ pub use error::{Error, Result};
 // table above, and every type their signatures name.
 pub use plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp, Rect};
 pub use plan::graph::{Graph, Partition};
-pub use runtime::array::{DistArray2, Element, MoveStats};
+pub use runtime::array::{DistArray2, Element};
 pub use runtime::array3::{DistArray3, MAX_GHOST3};
 pub use runtime::auction::WorkerSelf;
 pub use runtime::balancer::{
@@ -97,6 +97,7 @@ pub use runtime::layout::{Exchange, Field, Grid, Layout, Plain, Region, MAX_GHOS
 pub use runtime::master_worker::{
     measure_worker_costs, run_master_worker, Dispatch, ExecPlan, ExecReport, MessageSizes,
 };
+pub use runtime::object::MoveStats;
 pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;
 pub use runtime::watchdog::{guard, Guard, ENV_TIMEOUT};

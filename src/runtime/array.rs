@@ -22,13 +22,13 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
-use serde::{Deserialize, Serialize};
 
 use super::clock::{polling, waiting};
 use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroed_buffer};
 use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::layout::{exchange_on, HaloTypes, Layout};
+use super::object::{count, global_stats, next_call, MoveStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
@@ -39,21 +39,6 @@ use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 /// Element types a [`DistArray2`] can hold: plain MPI-transferable values.
 pub trait Element: Equivalence + Copy + Default + Send + Sync + 'static {}
 impl<T: Equivalence + Copy + Default + Send + Sync + 'static> Element for T {}
-
-/// What a collective data movement (scatter, gather, remap) moved, summed
-/// over all ranks (identical on every rank). A ghost exchange reports this
-/// rank's own numbers instead: [`ExchangeStats`].
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct MoveStats {
-    /// Bytes sent between different ranks (data kept in place is not counted).
-    pub bytes: u64,
-    /// Number of non-empty (sender, receiver) messages between different ranks.
-    pub messages: u64,
-    /// Largest number of bytes sent plus received by one rank.
-    pub max_rank_bytes: u64,
-    /// Wall time of the operation, maximum over ranks, in seconds.
-    pub seconds: f64,
-}
 
 /// This rank's block of a distributed array, with the plan: everything of a
 /// [`DistArray2`] but its communicator.
@@ -81,11 +66,6 @@ fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
         (r.row_end() + g).min(rows) - r0,
         (r.col_end() + g).min(cols) - c0,
     )
-}
-
-pub(crate) fn count(n: usize) -> Result<Count> {
-    Count::try_from(n)
-        .map_err(|_| Error::invalid_input(format!("{n} elements exceed MPI's count range")))
 }
 
 impl<T: Element> Tiled<T> {
@@ -873,27 +853,6 @@ impl<T: Element> DistArray2<T> {
     }
 }
 
-/// The identity of an object's next ghost exchange (its number `*exchanges`,
-/// then incremented, and the call's `fingerprint`); with `full = Some(call
-/// description)` ([`halo::ENV_CHECK`]`=full`) a checked entry first.
-pub(crate) fn next_call<C: Communicator>(
-    comm: &C,
-    cp: &Checkpoints,
-    full: Option<&str>,
-    exchanges: &mut u64,
-    fingerprint: u64,
-) -> Result<halo::Call> {
-    if let Some(what) = full {
-        cp.check(comm, &format!("{what} (exchange #{exchanges})"))?;
-    }
-    let call = halo::Call {
-        seq: *exchanges,
-        fingerprint,
-    };
-    *exchanges += 1;
-    Ok(call)
-}
-
 /// A 2D ghost exchange with its must-match arguments, as errors name it.
 fn exchange_call<T>((rows, cols): (usize, usize), ghost: usize) -> String {
     format!(
@@ -1065,23 +1024,6 @@ fn extent_is_size<T: Element>() -> bool {
     rc == mpi::ffi::MPI_SUCCESS as i32
         && lb == 0
         && usize::try_from(extent).is_ok_and(|e| e == std::mem::size_of::<T>())
-}
-
-/// Global statistics of one movement: this rank sent `sent` bytes and moved
-/// `mine` bytes in all (sent + received) in `msgs` messages since `start`.
-pub(crate) fn global_stats<C: Communicator>(
-    comm: &C,
-    sent: usize,
-    mine: usize,
-    msgs: usize,
-    start: Instant,
-) -> MoveStats {
-    MoveStats {
-        bytes: sum_f64(comm, sent as f64) as u64,
-        messages: sum_f64(comm, msgs as f64) as u64,
-        max_rank_bytes: max_f64(comm, mine as f64) as u64,
-        seconds: max_f64(comm, start.elapsed().as_secs_f64()),
-    }
 }
 
 /// Appends the `region.rows × region.cols` cells of `a` starting at local

@@ -36,12 +36,13 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 
-use super::array::{count, global_stats, next_call, Element, MoveStats};
+use super::array::Element;
 use super::clock::{polling, waiting};
 use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::layout::{exchange_on, transfer, HaloTypes, Layout, RawField};
+use super::object::{count, global_stats, next_call, MoveStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};

@@ -39,7 +39,6 @@ use std::time::Instant;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
-use super::array::{next_call, MoveStats};
 use super::clock::{polling, waiting, Waiting};
 use super::comm::{agree, alltoallv_flat, fingerprint, max_f64, sum_f64, zeroed_buffer};
 use super::directory::owners_of;
@@ -47,6 +46,7 @@ use super::geometric::{self, Points};
 pub use super::graph_value::GraphValue;
 use super::graph_value::{pack, unpack};
 use super::halo::{self, ExchangeStats};
+use super::object::{next_call, MoveStats};
 pub(crate) use super::root_index::RootIndex;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};

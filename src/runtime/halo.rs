@@ -359,7 +359,7 @@ fn discard<C: Communicator>(comm: &C, q: i32, tag: Tag, status: &ffi::MPI_Status
 /// talks to the neighbours only, so no total over the ranks is formed; sum
 /// them yourself with a reduction if you need one). Data movements that are
 /// collective anyway (scatter, gather, remap) report global totals in
-/// [`MoveStats`](super::array::MoveStats) instead.
+/// [`MoveStats`](super::object::MoveStats) instead.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ExchangeStats {
     /// Bytes this rank sent to its neighbours.

@@ -76,11 +76,11 @@ use mpi::ffi;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::array::{global_stats, next_call, MoveStats};
 use super::clock::{polling, waiting, Waiting};
 use super::comm::{agree, check_identical, mpi_check};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, Message, Posted};
+use super::object::{global_stats, next_call, MoveStats};
 use super::tags::GRID_MOVE;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};

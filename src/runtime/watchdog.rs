@@ -57,7 +57,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::runtime::clock::Poller;
-use crate::runtime::comm::{decode, encode, gather_values, root_compute};
+use crate::runtime::comm::{decode, encode};
 
 /// Environment variable holding the timeout in seconds (`0` or `off` disables it).
 pub const ENV_TIMEOUT: &str = "NUCE_TIMEOUT_S";
@@ -1049,28 +1049,6 @@ impl Drop for Checkpoints {
 /// coarse calls, not for per-iteration ones (objects keep [`Checkpoints`]).
 pub(crate) fn check_entry<C: Communicator>(comm: &C, op: &str) -> Result<()> {
     Checkpoints::duplicate_checked(comm, op).map(drop)
-}
-
-/// Checks that every rank of `comm` makes the same call `op` (collective):
-/// the root gathers the calls and broadcasts the verdict, so that a
-/// difference is the same error on every rank, before anyone waits on data.
-/// O(p · |op|) bytes at the root. [`checkpoint`] does this and bounds the wait.
-pub fn same_call<C: Communicator>(comm: &C, root: i32, op: &str) -> Result<()> {
-    let calls = gather_values(comm, root, &op.to_string())?;
-    root_compute(comm, root, || {
-        let calls = calls.ok_or_else(|| Error::invalid_input("no calls gathered"))?;
-        let mine = &calls[root as usize];
-        let mut groups: BTreeMap<&String, Vec<usize>> = BTreeMap::new();
-        for (r, c) in calls.iter().enumerate() {
-            if c != mine {
-                groups.entry(c).or_default().push(r);
-            }
-        }
-        if groups.is_empty() {
-            return Ok(());
-        }
-        Err(disagreement(root, mine, &groups))
-    })
 }
 
 /// The [`Error::Disagreement`] of a collective call: the root's call `mine`,

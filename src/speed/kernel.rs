@@ -128,14 +128,6 @@ impl Default for KernelConfig {
 }
 
 impl KernelConfig {
-    /// The default configuration for `kernel`.
-    pub fn for_kernel(kernel: Kernel) -> Self {
-        KernelConfig {
-            kernel,
-            ..Default::default()
-        }
-    }
-
     /// Checks `repeats ≥ 1`, `work_multiplier` finite and `> 0`, and
     /// `min_time ≤ 60 s`.
     pub fn validate(&self) -> Result<()> {

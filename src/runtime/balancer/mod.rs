@@ -73,7 +73,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tracing::{info, info_span};
 
-use super::array::{DistArray2, Element, MoveStats};
+use super::array::{DistArray2, Element};
 use super::array3::{migration_volume3, DistArray3};
 use super::auction::{collective_max_tasks1, WorkerSelf};
 use super::clock::{waiting, Phase};
@@ -84,6 +84,7 @@ use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::layout::Grid as BufferGrid;
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
 use super::netprobe::probe_links;
+use super::object::MoveStats;
 use super::packing::{allocate_collective, LocalAllocation};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
@@ -114,8 +115,7 @@ mod tasks;
 pub use network::{network_policy, Network};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
 pub use speeds::{
-    functional_from_env, merge_estimates, merge_speeds, RankReport, SpeedModel, ENV_SPEED_MODEL,
-    MEMORY_FRACTION,
+    functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION,
 };
 
 /// The rank of a balancer's communicator that gathers the speeds, plans

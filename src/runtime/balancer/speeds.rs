@@ -86,23 +86,6 @@ impl SpeedModel {
     }
 }
 
-/// [`merge_estimates`] of exact speeds whose previous values are in other
-/// units than the phases' (e.g. the kernel's): a rank that had no work (no
-/// phase speed) keeps its previous speed, rescaled into phase units by the
-/// median ratio phase/previous of the ranks that have both. Without any
-/// phase speed the previous speeds are kept.
-pub fn merge_speeds(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<Vec<f64>> {
-    let exact = |mean: f64| SpeedEstimate { mean, noise: 0.0 };
-    let phase: Vec<RankReport> = phase
-        .iter()
-        .map(|p| p.map_or(RankReport::Unknown, |m| RankReport::Phase(exact(m))))
-        .collect();
-    let previous: Option<Vec<SpeedEstimate>> =
-        previous.map(|p| p.iter().map(|&m| exact(m)).collect());
-    let merged = merge_estimates(&phase, previous.as_deref(), false)?;
-    Ok(merged.iter().map(|e| e.mean).collect())
-}
-
 /// Combines the ranks' reports (phase speed and noise, or an idle rank's
 /// change of kernel speed) with the previous estimates. A rank without a
 /// phase speed starts from its previous estimate:
@@ -440,13 +423,6 @@ impl Balancer {
     /// [`Balancer::record_phase`] since the balance point still counts.
     pub fn start_phase(&mut self) {
         self.phase.set(Phase::start());
-    }
-
-    /// The compute time of the current phase so far on this rank: wall time
-    /// since the last balance point minus the time inside nuce's
-    /// communication ([`crate::runtime::clock`]).
-    pub fn phase_compute_time(&self) -> Duration {
-        self.phase.get().compute()
     }
 
     /// Records the phase automatically (unless the application did):
@@ -816,15 +792,28 @@ mod tests {
         assert!(split(&d.speeds).areas()[1] < 3000, "{d:?}");
     }
 
+    /// Exact speeds in other units than the phases' (the kernel's).
+    fn merge_exact(phase: &[Option<f64>], previous: Option<&[f64]>) -> Result<Vec<f64>> {
+        let exact = |mean: f64| SpeedEstimate { mean, noise: 0.0 };
+        let phase: Vec<RankReport> = phase
+            .iter()
+            .map(|p| p.map_or(RankReport::Unknown, |m| RankReport::Phase(exact(m))))
+            .collect();
+        let previous: Option<Vec<SpeedEstimate>> =
+            previous.map(|p| p.iter().map(|&m| exact(m)).collect());
+        let merged = merge_estimates(&phase, previous.as_deref(), false)?;
+        Ok(merged.iter().map(|e| e.mean).collect())
+    }
+
     #[test]
     fn merge_fills_idle_ranks() {
-        let s = merge_speeds(&[Some(2.0), None, Some(6.0)], Some(&[1.0, 1.0, 3.0])).unwrap();
+        let s = merge_exact(&[Some(2.0), None, Some(6.0)], Some(&[1.0, 1.0, 3.0])).unwrap();
         assert_eq!(s, vec![2.0, 2.0, 6.0]);
         assert_eq!(
-            merge_speeds(&[Some(1.0), Some(3.0)], None).unwrap(),
+            merge_exact(&[Some(1.0), Some(3.0)], None).unwrap(),
             vec![1.0, 3.0]
         );
-        assert!(merge_speeds(&[None, Some(3.0)], None).is_err());
-        assert!(merge_speeds(&[Some(f64::NAN)], None).is_err());
+        assert!(merge_exact(&[None, Some(3.0)], None).is_err());
+        assert!(merge_exact(&[Some(f64::NAN)], None).is_err());
     }
 }

@@ -1,0 +1,74 @@
+//! What every distributed object shares (2D and 3D arrays, grids on the
+//! application's buffers, graphs): the statistics of a collective data
+//! movement, the numbering of ghost exchanges, MPI counts. Kept apart from
+//! the containers so that none of them imports another for it.
+
+use std::time::Instant;
+
+use mpi::traits::*;
+use mpi::Count;
+use serde::{Deserialize, Serialize};
+
+use super::comm::{max_f64, sum_f64};
+use super::halo;
+use super::watchdog::Checkpoints;
+use crate::error::{Error, Result};
+
+/// What a collective data movement (scatter, gather, remap) moved, summed
+/// over all ranks (identical on every rank). A ghost exchange reports this
+/// rank's own numbers instead: [`ExchangeStats`](super::halo::ExchangeStats).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct MoveStats {
+    /// Bytes sent between different ranks (data kept in place is not counted).
+    pub bytes: u64,
+    /// Number of non-empty (sender, receiver) messages between different ranks.
+    pub messages: u64,
+    /// Largest number of bytes sent plus received by one rank.
+    pub max_rank_bytes: u64,
+    /// Wall time of the operation, maximum over ranks, in seconds.
+    pub seconds: f64,
+}
+
+/// Global statistics of one movement: this rank sent `sent` bytes and moved
+/// `mine` bytes in all (sent + received) in `msgs` messages since `start`.
+pub(crate) fn global_stats<C: Communicator>(
+    comm: &C,
+    sent: usize,
+    mine: usize,
+    msgs: usize,
+    start: Instant,
+) -> MoveStats {
+    MoveStats {
+        bytes: sum_f64(comm, sent as f64) as u64,
+        messages: sum_f64(comm, msgs as f64) as u64,
+        max_rank_bytes: max_f64(comm, mine as f64) as u64,
+        seconds: max_f64(comm, start.elapsed().as_secs_f64()),
+    }
+}
+
+/// The identity of an object's next ghost exchange (its number `*exchanges`,
+/// then incremented, and the call's `fingerprint`); with `full = Some(call
+/// description)` ([`halo::ENV_CHECK`]`=full`) a checked entry first.
+pub(crate) fn next_call<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    full: Option<&str>,
+    exchanges: &mut u64,
+    fingerprint: u64,
+) -> Result<halo::Call> {
+    if let Some(what) = full {
+        cp.check(comm, &format!("{what} (exchange #{exchanges})"))?;
+    }
+    let call = halo::Call {
+        seq: *exchanges,
+        fingerprint,
+    };
+    *exchanges += 1;
+    Ok(call)
+}
+
+/// `n` as an MPI count, or an error when it exceeds MPI's `int`.
+pub(crate) fn count(n: usize) -> Result<Count> {
+    Count::try_from(n)
+        .map_err(|_| Error::invalid_input(format!("{n} elements exceed MPI's count range")))
+}
