@@ -111,6 +111,12 @@ static void grid_errors(nuce_balancer *b) {
   expect(nuce_grid_set_cost(g, cost, cells + (rank == size - 1)), NUCE_OK, 0, "grid_set_cost(long on the last rank)");
   expect(nuce_grid_maybe_remap(b, g, 1, &remapped), NUCE_ERR_SHAPE_MISMATCH, 1, "grid_maybe_remap(cost length)");
   expect(nuce_grid_clear_cost(g), NUCE_OK, 0, "grid_clear_cost");
+  if (size > 1) {
+    /* A cost on the last rank only: the balance point's calls differ. */
+    if (rank == size - 1) expect(nuce_grid_set_cost(g, cost, cells), NUCE_OK, 0, "grid_set_cost(last rank only)");
+    expect(nuce_grid_maybe_remap(b, g, 1, &remapped), NUCE_ERR_DISAGREEMENT, 1, "grid_maybe_remap(cost on some ranks)");
+    expect(nuce_grid_clear_cost(g), NUCE_OK, 0, "grid_clear_cost");
+  }
   expect(nuce_grid_clear_cost(NULL), NUCE_ERR_INVALID_INPUT, 0, "grid_clear_cost(NULL)");
   free(cost);
   expect(nuce_grid_free(g), NUCE_OK, 0, "grid_free");

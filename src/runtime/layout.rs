@@ -752,6 +752,47 @@ impl Grid {
     pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
         &mut self.cp
     }
+    /// What a move from the current layout to `next` will send, over all
+    /// ranks (collective; identical on every rank): the cells that change
+    /// owner at the bytes per cell of the last exchange (8 before any), the
+    /// non-empty messages between different ranks; `seconds` is 0 — the
+    /// move's own report ([`Grid::move_fields`]) has its time.
+    pub(crate) fn planned_move(&self, next: &GridPlan3) -> MoveStats {
+        let me = self.layout.rank;
+        let old = &self.layout.plan.boxes;
+        let cell = match self.cell_bytes {
+            0 => 8,
+            b => b,
+        };
+        let common = |a: &Box3, b: &Box3| a.intersect(b).map_or(0, |x| x.volume());
+        let others = |boxes: &[Box3], mine: &Box3| {
+            boxes
+                .iter()
+                .enumerate()
+                .filter(|&(q, _)| q != me)
+                .map(|(_, b)| common(mine, b))
+                .filter(|&n| n > 0)
+                .collect::<Vec<_>>()
+        };
+        let sent = others(&next.boxes, &old[me]);
+        let received: usize = next
+            .boxes
+            .get(me)
+            .map_or(0, |b| others(old, b).iter().sum());
+        let sent_cells: usize = sent.iter().sum();
+        let stats = global_stats(
+            &self.comm,
+            sent_cells * cell,
+            (sent_cells + received) * cell,
+            sent.len(),
+            Instant::now(),
+        );
+        MoveStats {
+            seconds: 0.0,
+            ..stats
+        }
+    }
+
     /// Makes `plan` the layout a move must go to (a remap decision).
     pub(crate) fn set_pending(&mut self, plan: GridPlan3) -> Result<()> {
         self.pending = Some(Layout::new(plan, self.layout.rank, self.layout.stencil)?);

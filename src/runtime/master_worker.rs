@@ -243,13 +243,17 @@ where
     // includes the workers' compute and the master's polite sleeps.)
     let _w = crate::runtime::clock::polling();
     let comm = &comm.duplicate();
-    agree(comm, master, plan.check(comm.size(), master))?;
-    // Every rank must run the same plan with the same master.
-    let print = agree(comm, master, crate::runtime::comm::fingerprint(plan))?;
+    // The checked entry first (bounded by the timeout): a plan that does not
+    // fit on a rank is its refusal, and every rank must run the same plan
+    // with the same master (the call names both).
+    let (print, unprintable) = match crate::runtime::comm::fingerprint(plan) {
+        Ok(p) => (p, None),
+        Err(e) => (0, Some(e)),
+    };
     Checkpoints::entered(
         comm,
         &format!("run_master_worker(master {master}, plan {print:016x})"),
-        None,
+        plan.check(comm.size(), master).err().or(unprintable),
     )?;
     let size = comm.size() as usize;
     let me = comm.rank();

@@ -44,13 +44,14 @@ pub fn link_to_root<C: Communicator>(
     // Ping-pongs travel on nuce's own duplicate: the tags never meet the application's.
     let _w = crate::runtime::clock::waiting();
     let comm = &comm.duplicate();
-    agree(comm, root, check(comm, root, cfg))?;
-    // Every rank must probe with the same configuration (another message
-    // size on one rank would receive into a buffer of the wrong length).
+    // The checked entry first (bounded by the timeout): a wrong root or
+    // configuration on a rank is its refusal, and every rank must probe
+    // with the same configuration (another message size on one rank would
+    // receive into a buffer of the wrong length).
     crate::runtime::watchdog::Checkpoints::entered(
         comm,
         &format!("netprobe::link_to_root(root {root}, {cfg:?})"),
-        None,
+        check(comm, root, cfg).err(),
     )?;
     let _span = tracing::debug_span!("netprobe", rank = comm.rank(), root).entered();
     let rounds = cfg.warmup + cfg.repeats;

@@ -640,13 +640,16 @@ int nuce_grid_maybe_remap_ahead(struct nuce_balancer *b,
 // weighted bisection and decides on `Σ cost / speed` (docs/c-api.md,
 // "Cost per cell"). Checked at the next balance point
 // ([`nuce_grid_maybe_remap`]), where a bad cost on any rank (NaN,
-// negative, infinite, `n` not the box's cells, set on some ranks only,
-// all 0 over the grid, set for a box the rank no longer has) is the same
-// error on every rank. The cost does not follow a move: after a remap
+// negative, infinite, `n` not the box's cells, all 0 over the grid, set
+// for a box the rank no longer has) is the same error on every rank
+// (`NUCE_ERR_INVALID_INPUT`, `NUCE_ERR_SHAPE_MISMATCH` for `n`), and a
+// cost set on some ranks only the same `NUCE_ERR_DISAGREEMENT`. The cost does not follow a move: after a remap
 // that changes this rank's box, set the cost of the new box (while the
 // move is pending [`nuce_grid_box`] gives the new box already, so before
 // or after [`nuce_grid_move`]). `cost` may be NULL only when `n` is 0.
-int nuce_grid_set_cost(struct nuce_grid *g, const double *cost, size_t n);
+int nuce_grid_set_cost(struct nuce_grid *g,
+                       const double *cost,
+                       size_t n);
 
 // Drops the cost per cell set by [`nuce_grid_set_cost`] (local): the
 // balancer counts cells again.

@@ -470,9 +470,10 @@ fn remap(
 /// weighted bisection and decides on `Σ cost / speed` (docs/c-api.md,
 /// "Cost per cell"). Checked at the next balance point
 /// ([`nuce_grid_maybe_remap`]), where a bad cost on any rank (NaN,
-/// negative, infinite, `n` not the box's cells, set on some ranks only,
-/// all 0 over the grid, set for a box the rank no longer has) is the same
-/// error on every rank. The cost does not follow a move: after a remap
+/// negative, infinite, `n` not the box's cells, all 0 over the grid, set
+/// for a box the rank no longer has) is the same error on every rank
+/// (`NUCE_ERR_INVALID_INPUT`, `NUCE_ERR_SHAPE_MISMATCH` for `n`), and a
+/// cost set on some ranks only the same `NUCE_ERR_DISAGREEMENT`. The cost does not follow a move: after a remap
 /// that changes this rank's box, set the cost of the new box (while the
 /// move is pending [`nuce_grid_box`] gives the new box already, so before
 /// or after [`nuce_grid_move`]). `cost` may be NULL only when `n` is 0.
@@ -541,7 +542,11 @@ pub extern "C" fn nuce_grid_move(
 }
 
 /// `in_c_words` for the grid's runtime names (kept with the grid's functions).
-pub(crate) const GRID_NAMES: [(&str, &str); 5] = [
+pub(crate) const GRID_NAMES: [(&str, &str); 6] = [
+    (
+        "Balancer::maybe_remap(a grid",
+        "nuce_grid_maybe_remap(a grid",
+    ),
     ("Grid::exchange", "nuce_grid_exchange"),
     ("Grid::move_fields", "nuce_grid_move"),
     ("Grid::new", "nuce_grid_create (its layout step)"),
@@ -557,5 +562,13 @@ mod tests {
     fn grid_names_are_in_c_words() {
         let m = in_c_words("Grid::move_fields(2 old fields) failed");
         assert!(m.starts_with("nuce_grid_move("), "{m}");
+        // A grid's balance point is nuce_grid_maybe_remap, an array's
+        // nuce_maybe_remap, a graph's nuce_graph_maybe_remap.
+        let m = in_c_words("Balancer::maybe_remap(a grid, iterations 5");
+        assert!(m.starts_with("nuce_grid_maybe_remap(a grid,"), "{m}");
+        let m = in_c_words("Balancer::maybe_remap(a 2D array, iterations 5");
+        assert!(m.starts_with("nuce_maybe_remap(a 2D array,"), "{m}");
+        let m = in_c_words("Balancer::maybe_remap(a graph, iterations 5");
+        assert!(m.starts_with("nuce_graph_maybe_remap(a graph,"), "{m}");
     }
 }

@@ -201,11 +201,20 @@ const C_NAMES: [(&str, &str); 23] = [
     ("DistGraph::migrate", "nuce_graph_migrate"),
 ];
 
+/// The graph calls whose C name is not the array's.
+const GRAPH_NAMES: [(&str, &str); 1] = [(
+    "Balancer::maybe_remap(a graph",
+    "nuce_graph_maybe_remap(a graph",
+)];
+
 /// `msg` with the runtime's call names replaced by the C functions'.
 pub(crate) fn in_c_words(msg: &str) -> String {
-    C_NAMES
+    // The grid's and graph's names first: they are the longer matches
+    // (`Balancer::maybe_remap(a grid` before `Balancer::maybe_remap`).
+    grid::GRID_NAMES
         .iter()
-        .chain(grid::GRID_NAMES.iter())
+        .chain(GRAPH_NAMES.iter())
+        .chain(C_NAMES.iter())
         .fold(msg.to_string(), |m, (rust, c)| m.replace(rust, c))
 }
 

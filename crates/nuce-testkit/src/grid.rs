@@ -300,8 +300,19 @@ fn balancer_remap(ctx: &Ctx) {
         format!("{refused:?}"),
     );
     let mut v: Vec<u64> = vec![u64::sentinel(); grid.padded_len(pad).expect("len")];
-    grid.move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])
+    let moved = grid
+        .move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])
         .expect("move");
+    // The decision's report gives what the pending move will send: the
+    // move's own bytes and messages (one u64 field, as exchanged).
+    let planned = report.moved.unwrap_or_default();
+    ctx.check(
+        "balancer-report-planned-move",
+        planned.bytes > 0
+            && (planned.bytes, planned.messages, planned.max_rank_bytes)
+                == (moved.bytes, moved.messages, moved.max_rank_bytes),
+        format!("report {planned:?}, move {moved:?}"),
+    );
     let l = grid.layout().clone();
     let bigger =
         ctx.rank() != 0 || l.local_box().volume() * p as usize > shape.0 * shape.1 * shape.2;

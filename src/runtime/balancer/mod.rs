@@ -123,7 +123,11 @@ pub use speeds::{
 /// (to have another rank plan, give a communicator that ranks it first).
 pub const ROOT: i32 = 0;
 
-/// Collective load balancer for 2D arrays.
+/// The collective load balancer: measures the ranks' speeds, plans 2D
+/// arrays ([`DistArray2`]), 3D grids ([`DistArray3`](crate::DistArray3),
+/// grids on the application's buffers: [`Grid`](crate::Grid)) and graphs
+/// ([`DistGraph`](crate::DistGraph)) in proportion to them, and at every
+/// balance point ([`Balancer::maybe_remap`]) remaps them when that pays off.
 pub struct Balancer {
     comm: SimpleCommunicator,
     decomposer: Arc<dyn ArrayDecomposer>,

@@ -10,7 +10,12 @@ pub struct RemapReport {
     /// `speeds` are those the plans were made for (snapped within the noise,
     /// or the functional shares when [`SpeedModel::Functional`] decided).
     pub decision: RemapDecision,
-    /// What the remap moved, when it happened.
+    /// What the remap moved, when it happened. For a grid on the
+    /// application's buffers the move is still pending: what it will send
+    /// (bytes and messages; 0 seconds — [`Grid::move_fields`] reports its
+    /// time).
+    ///
+    /// [`Grid::move_fields`]: crate::runtime::layout::Grid::move_fields
     pub moved: Option<MoveStats>,
     /// The model that decided.
     pub model: SpeedModel,
@@ -81,6 +86,10 @@ pub trait Rebalance: sealed::Sealed {
     fn global_len(&self) -> usize;
     /// The container's communicator.
     fn comm(&self) -> &SimpleCommunicator;
+    /// What the container is, as a balance point's call names it (`a 2D
+    /// array`, `a 3D array`, `a grid`, `a graph`).
+    #[doc(hidden)]
+    fn kind(&self) -> &'static str;
     /// Ghost exchanges made so far (compared at the balance point: a rank
     /// that skipped one is caught there).
     fn exchanges(&self) -> u64;
@@ -187,6 +196,9 @@ fn propose_grid3(
 
 impl<T: Element> Rebalance for DistArray3<T> {
     type Plan = GridPlan3;
+    fn kind(&self) -> &'static str {
+        "a 3D array"
+    }
     fn local_work(&self) -> f64 {
         self.local_box().volume() as f64
     }
@@ -219,11 +231,16 @@ impl<T: Element> Rebalance for DistArray3<T> {
 /// A grid on the application's buffers: a decision to remap makes the new
 /// plan pending, and the application completes it with
 /// [`Grid::move_fields`](crate::runtime::layout::Grid::move_fields) into new buffers
-/// (so `apply` moves nothing itself and reports nothing moved). The cost
+/// (so `apply` moves nothing itself; its report gives the bytes and
+/// messages the move will send, at the last exchange's bytes per cell, and
+/// 0 seconds). The cost
 /// model counts the bytes per cell of the grid's last exchange (8 before
 /// any). The root refuses a new decision while a move is pending.
 impl Rebalance for BufferGrid {
     type Plan = GridPlan3;
+    fn kind(&self) -> &'static str {
+        "a grid"
+    }
     fn local_work(&self) -> f64 {
         self.layout().local_box().volume() as f64
     }
@@ -252,8 +269,8 @@ impl Rebalance for BufferGrid {
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
-        self.set_pending(plan)?;
-        Ok(MoveStats::default())
+        let planned = self.planned_move(&plan);
+        self.set_pending(plan).map(|()| planned)
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         BufferGrid::cost_grid(self)
@@ -265,6 +282,9 @@ impl Rebalance for BufferGrid {
 
 impl<T: Element> Rebalance for DistArray2<T> {
     type Plan = ArrayPlan;
+    fn kind(&self) -> &'static str {
+        "a 2D array"
+    }
     fn local_work(&self) -> f64 {
         self.rect().area() as f64
     }
@@ -321,6 +341,9 @@ impl<T: Element> Rebalance for DistArray2<T> {
 
 impl<T: GraphValue> Rebalance for DistGraph<T> {
     type Plan = GraphPlan;
+    fn kind(&self) -> &'static str {
+        "a graph"
+    }
     fn local_work(&self) -> f64 {
         DistGraph::local_work(self)
     }
@@ -442,7 +465,8 @@ impl Balancer {
             "phase timed"
         );
         self.arrive(&format!(
-            "Balancer::maybe_remap(iterations {iterations}, ahead {ahead}, {} elements after {} ghost exchanges, {}{})",
+            "Balancer::maybe_remap({}, iterations {iterations}, ahead {ahead}, {} elements after {} ghost exchanges, {}{})",
+            data.kind(),
             data.global_len(),
             data.exchanges(),
             policy_args(&self.policy),
