@@ -32,7 +32,7 @@
 //! [`Balancer::record_phase`], which then takes precedence for that phase;
 //! its own MPI calls can be kept out of the compute time with
 //! [`super::clock::waiting`]. Speeds follow a real change within one phase
-//! ([`PhaseTimer`]). Every speed reaches the root with its noise
+//! ([`PhaseTimer`](crate::speed::PhaseTimer)). Every speed reaches the root with its noise
 //! ([`SpeedEstimate`]); speeds the noise cannot tell apart are planned as
 //! equal ([`snap_speeds`]), and a remap must pay off for every speed within
 //! the noise ([`RemapPolicy::decide_noisy`]), so equal ranks get equal shares
@@ -102,15 +102,18 @@ use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};
 use crate::plan::tasks::{TaskPlatform, TaskSchedule};
 use crate::speed::network::{LinkRecord, ProbeConfig};
 use crate::speed::{
-    measure_kernel, measure_sweep, topology, KernelConfig, PhaseTimer, SpeedRecord, SpeedSource,
-    SweepPoint, MAX_NOISE,
+    measure_kernel, measure_sweep, topology, KernelConfig, SpeedRecord, SpeedSource, SweepPoint,
+    MAX_NOISE,
 };
 
 mod data;
 mod network;
+mod rank_speed;
 mod remap;
 mod speeds;
 mod tasks;
+
+use rank_speed::RankSpeed;
 
 pub use network::{network_policy, Network};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
@@ -133,19 +136,15 @@ pub struct Balancer {
     decomposer: Arc<dyn ArrayDecomposer>,
     policy: RemapPolicy,
     kernel: KernelConfig,
-    timer: PhaseTimer,
+    /// This rank's own speed: phase timer, kernel noise, idle probe, speed
+    /// function ([`RankSpeed`], pure).
+    own: RankSpeed,
     speeds: Option<Vec<f64>>,
     /// Every rank's estimate with its noise, before snapping (same on every rank).
     estimates: Option<Vec<SpeedEstimate>>,
     /// Whether `estimates` are in the units of the phases (else: the
     /// kernel's, or the application's of [`Balancer::set_speeds`]).
     phase_units: bool,
-    /// This rank's noise of its last kernel measurement: the noise of its
-    /// phase speed until the phases themselves say more.
-    kernel_noise: f64,
-    /// This rank's kernel speed and noise at its last probe (or
-    /// [`Balancer::measure`]) while it has no work; `None` once it works.
-    idle_kernel: Option<(f64, f64)>,
     records: Option<Vec<SpeedRecord>>,
     bandwidth: Option<f64>,
     network: Option<Network>,
@@ -156,11 +155,6 @@ pub struct Balancer {
     cp: Checkpoints,
     /// Start of the current phase (the last balance point).
     phase: std::cell::Cell<Phase>,
-    /// Whether the application recorded this phase itself.
-    explicit: bool,
-    /// This rank's speed function of its timed phases: (work per
-    /// iteration, compute time per iteration) points.
-    speed_fn: Option<SpeedFunction>,
     /// Whether the root may plan with the functional model ([`ENV_SPEED_MODEL`]).
     functional: bool,
     /// Every rank's memory limit in cells (on the root; `usize::MAX` for a
@@ -170,10 +164,6 @@ pub struct Balancer {
     /// [`Balancer::measure_sizes`] until the next balance point: what the
     /// initial plans are made for.
     sweep_fns: Option<Vec<SpeedFunction>>,
-    /// Whether this rank's speed function holds only the points of its size
-    /// sweep, in the kernel's time per cell: its first timed phase rescales
-    /// them to the application's ([`Aging::Rescale`]).
-    unscaled_sweep: bool,
     /// Consecutive balance points whose cost model said remap at the
     /// snapped speeds while none happened (the same on every rank: it
     /// follows the broadcast decisions; [`RemapDecision::persist`]).
@@ -226,12 +216,10 @@ impl Balancer {
             decomposer: Arc::new(decomposer),
             policy: RemapPolicy::default(),
             kernel: KernelConfig::default(),
-            timer: PhaseTimer::default(),
+            own: RankSpeed::default(),
             speeds: None,
             estimates: None,
             phase_units: false,
-            kernel_noise: 0.0,
-            idle_kernel: None,
             records: None,
             bandwidth: None,
             network: None,
@@ -240,12 +228,9 @@ impl Balancer {
             hierarchical: false,
             cp,
             phase: std::cell::Cell::new(Phase::start()),
-            explicit: false,
-            speed_fn: None,
             functional,
             mem_caps: None,
             sweep_fns: None,
-            unscaled_sweep: false,
             remap_streak: 0,
         })
     }
@@ -283,7 +268,7 @@ impl Balancer {
     /// A balance point: the next phase's compute time is measured from now.
     fn mark(&mut self) {
         self.phase.set(Phase::start());
-        self.explicit = false;
+        self.own.start_phase();
     }
 
     /// Checked entry of a collective (see [`super::watchdog::checkpoint`]).

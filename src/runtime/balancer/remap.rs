@@ -480,7 +480,11 @@ impl Balancer {
             }
             _ => None,
         };
-        let report = (self.local_report(work), self.speed_fn.clone(), work);
+        let report = (
+            self.local_report(work),
+            self.own.speed_function().cloned(),
+            work,
+        );
         let gathered = gather_values(&self.comm, ROOT, &report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {

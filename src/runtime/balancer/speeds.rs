@@ -184,8 +184,7 @@ impl Balancer {
         let _span = info_span!("measure").entered();
         self.arrive("Balancer::measure")?;
         let m = measure_kernel(&self.kernel);
-        self.kernel_noise = m.noise();
-        self.idle_kernel = Some((m.median, m.noise()));
+        self.own.measured_kernel(m.median, m.noise());
         // A rank still in its kernel after the timeout is named (with its host).
         self.arrive("Balancer::measure (gathering the speeds)")?;
         let record = SpeedRecord {
@@ -302,9 +301,7 @@ impl Balancer {
             Ok((snap_speeds(&est)?, est))
         })?;
         info!(?speeds, ?estimates, "size sweep");
-        self.kernel_noise = noise;
-        self.speed_fn = Some(f);
-        self.unscaled_sweep = true;
+        self.own.swept(f, noise);
         self.sweep_fns = gathered;
         self.set_estimates(estimates, false);
         self.speeds = Some(speeds);
@@ -323,52 +320,14 @@ impl Balancer {
         self.phase_units = phase_units;
     }
 
-    /// What this rank tells the root at a balance point. A rank with work
-    /// reports its phase speed ([`Balancer::phase_estimate`]). A rank with
-    /// no work (an empty block) cannot time its phases, and waits for the
-    /// others anyway: it runs the built-in kernel of [`Balancer::measure`]
-    /// (about 100 ms by default) and reports how much its kernel speed
-    /// changed since its previous probe (or [`Balancer::measure`]), with the
-    /// noise of both, so that its estimate follows a real change and it gets
-    /// work back once it is fast again. (The changes multiply up to the
-    /// ratio of the last probe to the first: the estimate is as noisy as
-    /// one probe, whatever their number.)
+    /// What this rank tells the root at a balance point where its work
+    /// was `work` ([`RankSpeed::report`]; an idle rank probes with the
+    /// built-in kernel of [`Balancer::measure`], about 100 ms by default).
     pub(super) fn local_report(&mut self, work: f64) -> RankReport {
-        if work > 0.0 || self.explicit {
-            self.idle_kernel = None;
-            return self
-                .phase_estimate()
-                .map_or(RankReport::Unknown, RankReport::Phase);
-        }
-        let m = measure_kernel(&self.kernel);
-        let (change, noise) = match self.idle_kernel.replace((m.median, m.noise())) {
-            Some((then, then_noise)) => (m.median / then, m.noise() + then_noise),
-            None => (1.0, m.noise()),
-        };
-        RankReport::Idle(SpeedEstimate {
-            mean: change,
-            noise: noise.min(MAX_NOISE),
-        })
-    }
-
-    /// This rank's phase speed with its noise, for the root: the phase
-    /// timer's noise of its estimate ([`PhaseTimer::estimate_noise`]: the
-    /// spike of a real change is not noise), and while fewer than three
-    /// phases were timed (one departure says little) at least the noise of
-    /// the last kernel measurement. `None` before the rank's first timed phase.
-    pub(super) fn phase_estimate(&self) -> Option<SpeedEstimate> {
-        let mean = self.timer.speed()?;
-        let mut noise = self.timer.estimate_noise();
-        if self.timer.samples() < 3 {
-            noise = noise.max(self.kernel_noise);
-        }
-        Some(SpeedEstimate {
-            mean,
-            noise: if noise.is_finite() {
-                noise.clamp(0.0, MAX_NOISE)
-            } else {
-                MAX_NOISE
-            },
+        let kernel = &self.kernel;
+        self.own.report(work, || {
+            let m = measure_kernel(kernel);
+            (m.median, m.noise())
         })
     }
 
@@ -402,17 +361,13 @@ impl Balancer {
     /// `elapsed` (compute time only, excluding waits). Optional: without it,
     /// [`Balancer::maybe_remap`] measures the phase itself; with it, this
     /// record replaces the automatic one for the current phase. Noise is
-    /// smoothed and real changes are followed at once ([`PhaseTimer`]). A
+    /// smoothed and real changes are followed at once ([`PhaseTimer`](crate::speed::PhaseTimer)). A
     /// recorded phase sets the rank's constant speed only: the functional
     /// model ([`Balancer::speed_function`]) learns from the phases nuce
     /// times itself, whose work per iteration is the data's. A rank with no
     /// work this phase records nothing.
     pub fn record_phase(&mut self, work_units: f64, elapsed: Duration) -> Result<()> {
-        self.explicit = true;
-        if work_units == 0.0 {
-            return Ok(());
-        }
-        self.timer.record(work_units, elapsed).map(|_| ())
+        self.own.record_phase(work_units, elapsed)
     }
 
     /// Restarts this rank's phase timing now (local): what the application
@@ -433,60 +388,9 @@ impl Balancer {
         work_per_iteration: f64,
         iterations: usize,
     ) -> Result<()> {
-        if self.explicit || work_per_iteration == 0.0 || iterations == 0 {
-            return Ok(());
-        }
         let compute = self.phase.get().compute();
-        if compute.is_zero() {
-            return Ok(());
-        }
-        let changes = self.timer.changes();
-        self.timer
-            .record(work_per_iteration * iterations as f64, compute)?;
-        let changed = self.timer.changes() > changes;
-        self.learn(
-            work_per_iteration,
-            compute.as_secs_f64() / iterations as f64,
-            changed,
-        )
-    }
-
-    /// Adds a timed phase to this rank's speed function: `x` work units per
-    /// iteration in `t` seconds per iteration. Its noise is the larger of the
-    /// rank's kernel noise and its phase timer's
-    /// ([`PhaseTimer::estimate_noise`]): the function counts as
-    /// size-dependent only beyond both (on a loaded machine, phases on two
-    /// sizes differ by the load alone). A phase on a block of about the same
-    /// size that disagrees beyond that noise (at least
-    /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed, and the
-    /// old points are dropped, when the phase timer saw a change too
-    /// (`changed`: a departure beyond three times its noise); otherwise it
-    /// is averaged in as noise ([`SpeedFunction::learn`],
-    /// [`FUNCTION_REACH`]).
-    pub(super) fn learn(&mut self, x: f64, t: f64, changed: bool) -> Result<()> {
-        let noise = self.kernel_noise.max(self.timer.estimate_noise());
-        let noise = if noise.is_finite() {
-            noise.clamp(0.0, MAX_NOISE)
-        } else {
-            MAX_NOISE
-        };
-        match self.speed_fn.take() {
-            None => self.speed_fn = Some(SpeedFunction::new(&[(x, t)], noise)?),
-            Some(f) => {
-                let mut f = f.with_noise(noise)?;
-                let seen = if std::mem::take(&mut self.unscaled_sweep) {
-                    // The sweep's points, in the kernel's time per cell,
-                    // scaled to this phase: the sweep's shape, the phase's scale.
-                    f.observe(x, t, Aging::Rescale)
-                } else {
-                    let aging = if changed { Aging::Reset } else { Aging::Keep };
-                    f.learn(x, t, FUNCTION_REACH, aging)
-                };
-                self.speed_fn = Some(f);
-                seen?;
-            }
-        }
-        Ok(())
+        self.own
+            .record_automatic(work_per_iteration, iterations, compute)
     }
 
     /// Allows (`true`, the default unless [`ENV_SPEED_MODEL`] says
@@ -500,7 +404,7 @@ impl Balancer {
     /// iteration → seconds per iteration), once a phase was timed by
     /// [`Balancer::maybe_remap`] (local).
     pub fn speed_function(&self) -> Option<&SpeedFunction> {
-        self.speed_fn.as_ref()
+        self.own.speed_function()
     }
 
     /// Declares the most cells this rank can hold (`None`: no limit).

@@ -6,6 +6,7 @@
 //! extents), so totals are exact and the slowest piece is as fast as whole
 //! layers allow; an extent then lies within about a layer of its share.
 
+use super::planes::balance_small_or_large;
 use super::{Box3, GridPlan3, Shape3};
 use crate::array2d::apportion;
 use crate::error::{Error, Result};
@@ -24,7 +25,19 @@ pub struct Layout3 {
 impl Layout3 {
     /// Rounds the layout to an integer plan of `shape` for `weights` (one
     /// per part, indexed by part; every part must appear exactly once).
-    /// `O(p log p)`.
+    ///
+    /// The three levels are rounded together, not one after the other:
+    /// each slab thickness (each column width) is chosen, within a cell or
+    /// two of its proportional value, for what the levels below it can then
+    /// reach, so a level's rounding error is carried down and absorbed
+    /// there. The objective, per part, is its distance from its share in
+    /// planes (`|cells − share| / largest face`), counted as 1 when below
+    /// one plane, then `cells / weight`: the largest over the parts is made
+    /// least by a binary search per level. The cut planes are then moved by
+    /// [`balance_planes`](super::planes::balance_planes). On grids where
+    /// [`Guillotine3`](super::Guillotine3) applies, and where a weight is
+    /// not positive, each level is split minimax as below instead.
+    /// `O(16·p log p)`.
     pub fn realize(&self, name: &str, shape: Shape3, weights: &[f64]) -> Result<GridPlan3> {
         let mut seen = vec![false; weights.len()];
         for &i in self.slabs.iter().flatten().flatten() {
@@ -49,15 +62,30 @@ impl Layout3 {
             .iter()
             .map(|s| s.iter().map(|col| sum(col)).sum())
             .collect();
+        let n = [ext[a], ext[b], ext[c]];
+        let tiny = super::Guillotine3::applies(shape, weights.len());
+        let nested = Nested::new(self, n, weights).filter(|_| !tiny && !super::planes::legacy());
+        let slab_t = nested
+            .as_ref()
+            .and_then(|m| m.slabs())
+            .unwrap_or_else(|| minimax(ext[a], &slab_w));
         let mut boxes = vec![Box3::default(); weights.len()];
         let mut pa = 0;
-        for (slab, ta) in self.slabs.iter().zip(minimax(ext[a], &slab_w)) {
+        for ((s, slab), ta) in self.slabs.iter().enumerate().zip(slab_t) {
             let col_w: Vec<f64> = slab.iter().map(|col| sum(col)).collect();
+            let widths = nested
+                .as_ref()
+                .and_then(|m| m.columns(s, ta))
+                .unwrap_or_else(|| minimax(ext[b], &col_w));
             let mut pb = 0;
-            for (col, tb) in slab.iter().zip(minimax(ext[b], &col_w)) {
+            for ((j, col), tb) in slab.iter().enumerate().zip(widths) {
                 let w: Vec<f64> = col.iter().map(|&i| weights[i]).collect();
+                let heights = nested
+                    .as_ref()
+                    .and_then(|m| m.blocks(s, j, ta, tb))
+                    .unwrap_or_else(|| minimax(ext[c], &w));
                 let mut pc = 0;
-                for (&i, tc) in col.iter().zip(minimax(ext[c], &w)) {
+                for (&i, tc) in col.iter().zip(heights) {
                     let mut lo = [0; 3];
                     let mut len = [0; 3];
                     (lo[a], lo[b], lo[c]) = (pa, pb, pc);
@@ -69,7 +97,179 @@ impl Layout3 {
             }
             pa += ta;
         }
-        GridPlan3::new(name, shape, boxes)
+        let plan = GridPlan3::new(name, shape, boxes)?;
+        Ok(balance_small_or_large(plan, weights))
+    }
+}
+
+/// The cost of a piece or a group of pieces: its largest `|cells − share|`
+/// in planes (largest faces), counted as 1 when below, then its largest
+/// `cells / weight`; compared lexicographically.
+type Cost = (f64, f64);
+
+/// The lexicographically larger cost.
+fn worse(x: Cost, y: Cost) -> Cost {
+    if x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)).is_ge() {
+        x
+    } else {
+        y
+    }
+}
+
+/// Layer counts for pieces whose ideal counts are `ideal` (summing to
+/// `total`), each within `−1 … +2` of its floor, that sum to `total` and
+/// make the largest `cost(k, count)` least (lexicographic [`Cost`]), by
+/// binary search on the cost: for a bound, each piece may take the range
+/// between its least and largest count within the bound. `None` if no
+/// bound admits a split (then the caller splits minimax).
+fn least_worst(
+    total: usize,
+    ideal: &[f64],
+    cost: impl Fn(usize, usize) -> Cost,
+) -> Option<(Vec<usize>, Cost)> {
+    let cands: Vec<Vec<(usize, Cost)>> = ideal
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| {
+            let f = x.max(0.0).floor() as usize;
+            (f.saturating_sub(1)..=(f + 2).min(total))
+                .map(|v| (v, cost(k, v)))
+                .collect()
+        })
+        .collect();
+    let mut bounds: Vec<Cost> = cands.iter().flatten().map(|c| c.1).collect();
+    bounds.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)));
+    bounds.dedup();
+    let split = |bound: Cost| -> Option<Vec<usize>> {
+        let within = |c: &Cost| worse(*c, bound) == bound;
+        let mut lo = Vec::with_capacity(cands.len());
+        let mut hi = Vec::with_capacity(cands.len());
+        for cs in &cands {
+            let ok = cs.iter().filter(|c| within(&c.1));
+            lo.push(ok.clone().map(|c| c.0).min()?);
+            hi.push(ok.map(|c| c.0).max()?);
+        }
+        let (sl, sh) = (lo.iter().sum::<usize>(), hi.iter().sum::<usize>());
+        if sl > total || sh < total {
+            return None;
+        }
+        let mut left = total - sl;
+        for (l, h) in lo.iter_mut().zip(&hi) {
+            let add = left.min(h - *l);
+            *l += add;
+            left -= add;
+        }
+        Some(lo)
+    };
+    let (mut l, mut h) = (0, bounds.len());
+    while l < h {
+        let mid = (l + h) / 2;
+        if split(bounds[mid]).is_some() {
+            h = mid;
+        } else {
+            l = mid + 1;
+        }
+    }
+    let counts = split(*bounds.get(l)?)?;
+    let worst = counts
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| cost(k, v))
+        .fold((0.0, 0.0), worse);
+    Some((counts, worst))
+}
+
+/// The nested rounding of [`Layout3::realize`]: slab thicknesses, column
+/// widths and block heights chosen together so that the largest distance
+/// of a part from its share, in planes, is least (then the slowest part),
+/// each level looking at what the levels below it can reach.
+struct Nested<'a> {
+    layout: &'a Layout3,
+    /// Extents along the slab, column and block axes.
+    n: [usize; 3],
+    weights: &'a [f64],
+    /// Each part's share of the cells.
+    shares: Vec<f64>,
+}
+
+impl<'a> Nested<'a> {
+    fn new(layout: &'a Layout3, n: [usize; 3], weights: &'a [f64]) -> Option<Nested<'a>> {
+        if !weights.iter().all(|w| w.is_finite() && *w > 0.0) {
+            return None;
+        }
+        let total: f64 = weights.iter().sum();
+        let cells = (n[0] * n[1] * n[2]) as f64;
+        let shares = weights.iter().map(|w| cells * w / total).collect();
+        Some(Nested {
+            layout,
+            n,
+            weights,
+            shares,
+        })
+    }
+
+    fn weight(&self, ids: &[usize]) -> f64 {
+        ids.iter().map(|&i| self.weights[i]).sum()
+    }
+
+    /// Cost of part `i` as a `ta × tb × tc` box.
+    fn part(&self, i: usize, ta: usize, tb: usize, tc: usize) -> Cost {
+        let v = (ta * tb * tc) as f64;
+        let face = (ta * tb).max(tb * tc).max(ta * tc).max(1) as f64;
+        (
+            ((v - self.shares[i]).abs() / face).max(1.0),
+            v / self.weights[i],
+        )
+    }
+
+    /// Block heights of column `j` of slab `s` at `ta × tb`.
+    fn blocks_cost(&self, s: usize, j: usize, ta: usize, tb: usize) -> Option<(Vec<usize>, Cost)> {
+        let col = &self.layout.slabs[s][j];
+        let w = self.weight(col);
+        let ideal: Vec<f64> = col
+            .iter()
+            .map(|&i| self.n[2] as f64 * self.weights[i] / w)
+            .collect();
+        least_worst(self.n[2], &ideal, |k, h| self.part(col[k], ta, tb, h))
+    }
+
+    fn blocks(&self, s: usize, j: usize, ta: usize, tb: usize) -> Option<Vec<usize>> {
+        self.blocks_cost(s, j, ta, tb).map(|r| r.0)
+    }
+
+    /// Column widths of slab `s` at thickness `ta`.
+    fn columns_cost(&self, s: usize, ta: usize) -> Option<(Vec<usize>, Cost)> {
+        let slab = &self.layout.slabs[s];
+        let ws: f64 = slab.iter().map(|c| self.weight(c)).sum();
+        let ideal: Vec<f64> = slab
+            .iter()
+            .map(|c| self.n[1] as f64 * self.weight(c) / ws)
+            .collect();
+        least_worst(self.n[1], &ideal, |j, tb| {
+            self.blocks_cost(s, j, ta, tb)
+                .map_or((f64::INFINITY, f64::INFINITY), |r| r.1)
+        })
+    }
+
+    fn columns(&self, s: usize, ta: usize) -> Option<Vec<usize>> {
+        self.columns_cost(s, ta).map(|r| r.0)
+    }
+
+    /// Slab thicknesses.
+    fn slabs(&self) -> Option<Vec<usize>> {
+        let w: Vec<f64> = self
+            .layout
+            .slabs
+            .iter()
+            .map(|s| s.iter().map(|c| self.weight(c)).sum())
+            .collect();
+        let total: f64 = w.iter().sum();
+        let ideal: Vec<f64> = w.iter().map(|x| self.n[0] as f64 * x / total).collect();
+        least_worst(self.n[0], &ideal, |s, ta| {
+            self.columns_cost(s, ta)
+                .map_or((f64::INFINITY, f64::INFINITY), |r| r.1)
+        })
+        .map(|r| r.0)
     }
 }
 

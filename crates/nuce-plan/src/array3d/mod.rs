@@ -56,6 +56,7 @@
 //! | `stencil.rs` | [`Stencil`], [`predicted_time3`] |
 //! | `bound.rs` | [`surface_lower_bound`] and its derivation |
 //! | `layout.rs` | [`Layout3`]: nested slab/column/block layouts rounded to cells |
+//! | `planes.rs` | [`planes::balance_planes`]: cut planes moved so that parts lie within one plane (largest face) of their shares |
 //! | `slabs.rs`, `pencils.rs`, `column.rs`, `rb.rs`, `rectilinear.rs`, `guillotine.rs`, `best.rs` | the decomposers |
 //! | `weighted.rs` | non-uniform cost per cell: [`CellCosts`] (prefix sums), [`WeightedSlabs3`], [`WeightedBisection3d`] |
 
@@ -63,6 +64,8 @@ use crate::error::{Error, Result};
 
 pub use crate::array2d::MAX_CELLS;
 
+#[cfg(test)]
+mod balance_tests;
 pub mod best;
 pub mod bound;
 pub mod column;
@@ -70,6 +73,7 @@ pub mod guillotine;
 pub mod layout;
 pub mod pencils;
 pub mod plan;
+pub mod planes;
 pub mod rb;
 pub mod rectilinear;
 pub mod slabs;

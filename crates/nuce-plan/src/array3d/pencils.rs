@@ -41,7 +41,8 @@ impl GridDecomposer3 for Pencils3 {
                 Box3::from_axes(lo, len)
             })
             .collect();
-        GridPlan3::new(self.name(), shape, boxes)
+        let plan = GridPlan3::new(self.name(), shape, boxes)?;
+        Ok(super::planes::balance_small_or_large(plan, speeds))
     }
 }
 

@@ -30,7 +30,8 @@ impl GridDecomposer3 for RecursiveBisection3d {
         let mut boxes = vec![Box3::default(); speeds.len()];
         let whole = Box3::from_axes([0; 3], extents(shape));
         bisect(whole, &sorted_desc(speeds), speeds, &mut boxes);
-        GridPlan3::new(self.name(), shape, boxes)
+        let plan = GridPlan3::new(self.name(), shape, boxes)?;
+        Ok(super::planes::balance_small_or_large(plan, speeds))
     }
 }
 
