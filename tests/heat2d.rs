@@ -58,8 +58,14 @@ fn areas(phase: &serde_json::Value) -> Vec<u64> {
 
 #[test]
 fn heat2d_remaps_when_a_rank_slows_down() {
-    // Rank 1 does 6x the work from phase 1: the balancer must measure it and
-    // give rank 1 a smaller block than the others. The grid is large enough
+    // Rank 1 does 6x the work from phase 2: the balancer must measure it and
+    // give rank 1 a smaller block than the others. Not from phase 1: the
+    // first balance point may remap (3 ranks on 2 cores: the kernel may
+    // measure the rank alone on a core twice as fast), and a phase on a new
+    // block size that is slower is, for the functional model, a size the
+    // rank is slow at, not a change of speed (SpeedFunction::learn; a
+    // slowdown that coincides with a remap is ambiguous, see
+    // docs/architecture.md) — phase 1 measures rank 1 at its block first. The grid is large enough
     // that moving data pays for itself (the policy rightly refuses to remap
     // tiny grids) and that a phase is longer than a scheduler slice. The
     // other tests of this binary wait: they would share the cores.
@@ -71,24 +77,24 @@ fn heat2d_remaps_when_a_rank_slows_down() {
         "20",
         &[
             "--phases",
-            "8",
+            "9",
             "--slowdown",
-            "1:6@1",
+            "1:6@2",
             "--hysteresis",
             "0.02",
         ],
     );
     let phases = v["phases"].as_array().unwrap();
-    let remapped_after_change = phases[1..]
+    let remapped_after_change = phases[2..]
         .iter()
         .any(|p| p["remapped"].as_bool() == Some(true));
     assert!(remapped_after_change, "{v}");
-    // The areas of a phase are the plan it ran with, so phases 2.. show the
+    // The areas of a phase are the plan it ran with, so phases 3.. show the
     // plans made after the change. Some such plan must give rank 1 less than
     // half of what each other rank has. Not necessarily the last one: on a
     // loaded machine another job may really slow a fast rank for a while
     // later on, and the balancer rightly follows that.
-    let followed = phases[2..]
+    let followed = phases[3..]
         .iter()
         .map(areas)
         .any(|a| a[1] * 2 < a[0] && a[1] * 2 < a[2]);
