@@ -682,25 +682,6 @@ fn describe_plan(plan: &GridPlan3) -> String {
     format!("{nx}x{ny}x{nz} in {} parts", plan.len())
 }
 
-/// Per-rank `(cells sent + received, messages sent + received)` of a move
-/// from `old` to `new` (cells that change owner only). `O(p²)`.
-pub(crate) fn migration_volume3(old: &GridPlan3, new: &GridPlan3) -> Vec<(usize, usize)> {
-    let mut vol = vec![(0, 0); old.len()];
-    for (a, ob) in old.boxes.iter().enumerate() {
-        for (b, nb) in new.boxes.iter().enumerate().filter(|(b, _)| *b != a) {
-            if let Some(x) = ob.intersect(nb) {
-                for r in [a, b] {
-                    if let Some(v) = vol.get_mut(r) {
-                        v.0 += x.volume();
-                        v.1 += 1;
-                    }
-                }
-            }
-        }
-    }
-    vol
-}
-
 /// A 3D ghost exchange with its must-match arguments, as errors name it.
 fn exchange_call<T>(
     (nx, ny, nz): (usize, usize, usize),

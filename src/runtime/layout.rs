@@ -80,7 +80,7 @@ use super::clock::{polling, waiting, Waiting};
 use super::comm::{agree, check_identical, mpi_check};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, Message, Posted};
-use super::object::{global_stats, next_call, MoveStats};
+use super::object::{global_stats, migration_volume3, next_call, MoveStats};
 use super::tags::GRID_MOVE;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
@@ -753,43 +753,27 @@ impl Grid {
         &mut self.cp
     }
     /// What a move from the current layout to `next` will send, over all
-    /// ranks (collective; identical on every rank): the cells that change
-    /// owner at the bytes per cell of the last exchange (8 before any), the
-    /// non-empty messages between different ranks; `seconds` is 0 — the
-    /// move's own report ([`Grid::move_fields`]) has its time.
+    /// ranks ([`migration_volume3`] of the two plans, which every rank
+    /// holds: no communication): the cells that change owner at the bytes
+    /// per cell of the last exchange (8 before any), the non-empty messages
+    /// between different ranks; `seconds` is 0 — the move's own report
+    /// ([`Grid::move_fields`]) has its time.
     pub(crate) fn planned_move(&self, next: &GridPlan3) -> MoveStats {
-        let me = self.layout.rank;
-        let old = &self.layout.plan.boxes;
         let cell = match self.cell_bytes {
             0 => 8,
             b => b,
-        };
-        let common = |a: &Box3, b: &Box3| a.intersect(b).map_or(0, |x| x.volume());
-        let others = |boxes: &[Box3], mine: &Box3| {
-            boxes
-                .iter()
-                .enumerate()
-                .filter(|&(q, _)| q != me)
-                .map(|(_, b)| common(mine, b))
-                .filter(|&n| n > 0)
-                .collect::<Vec<_>>()
-        };
-        let sent = others(&next.boxes, &old[me]);
-        let received: usize = next
-            .boxes
-            .get(me)
-            .map_or(0, |b| others(old, b).iter().sum());
-        let sent_cells: usize = sent.iter().sum();
-        let stats = global_stats(
-            &self.comm,
-            sent_cells * cell,
-            (sent_cells + received) * cell,
-            sent.len(),
-            Instant::now(),
-        );
+        } as u64;
+        let per_rank = migration_volume3(&self.layout.plan, next);
+        // Each cell and message is counted at its sender and its receiver.
+        let (cells, messages) = per_rank
+            .iter()
+            .fold((0, 0), |(c, m), &(rc, rm)| (c + rc as u64, m + rm as u64));
+        let busiest = per_rank.iter().map(|&(c, _)| c as u64).max().unwrap_or(0);
         MoveStats {
+            bytes: cells / 2 * cell,
+            messages: messages / 2,
+            max_rank_bytes: busiest * cell,
             seconds: 0.0,
-            ..stats
         }
     }
 

@@ -13,6 +13,7 @@ use super::comm::{max_f64, sum_f64};
 use super::halo;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
+use crate::plan::array3d::GridPlan3;
 
 /// What a collective data movement (scatter, gather, remap) moved, summed
 /// over all ranks (identical on every rank). A ghost exchange reports this
@@ -71,4 +72,23 @@ pub(crate) fn next_call<C: Communicator>(
 pub(crate) fn count(n: usize) -> Result<Count> {
     Count::try_from(n)
         .map_err(|_| Error::invalid_input(format!("{n} elements exceed MPI's count range")))
+}
+
+/// Per-rank `(cells sent + received, messages sent + received)` of a move
+/// from `old` to `new` (cells that change owner only). `O(p²)`.
+pub(crate) fn migration_volume3(old: &GridPlan3, new: &GridPlan3) -> Vec<(usize, usize)> {
+    let mut vol = vec![(0, 0); old.len()];
+    for (a, ob) in old.boxes.iter().enumerate() {
+        for (b, nb) in new.boxes.iter().enumerate().filter(|(b, _)| *b != a) {
+            if let Some(x) = ob.intersect(nb) {
+                for r in [a, b] {
+                    if let Some(v) = vol.get_mut(r) {
+                        v.0 += x.volume();
+                        v.1 += 1;
+                    }
+                }
+            }
+        }
+    }
+    vol
 }

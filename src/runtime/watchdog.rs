@@ -504,18 +504,7 @@ fn root_side<C: Communicator>(
         error: error.clone(),
         notifiers: notifiers.clone(),
     })?;
-    mpi::request::scope(|scope| {
-        let sends: Vec<_> = (0..size)
-            .filter(|&r| r != root)
-            .map(|r| {
-                comm.process_at_rank(r)
-                    .immediate_send_with_tag(scope, &verdict[..], TAG_VERDICT)
-            })
-            .collect();
-        for s in sends {
-            s.wait();
-        }
-    });
+    send_to_others(comm, &verdict, TAG_VERDICT);
     receive_notices(comm, &notifiers);
     match error {
         Some(e) => Err(e),
@@ -787,22 +776,28 @@ fn calls_elsewhere(this: u64) -> Vec<String> {
     out
 }
 
-/// Tells every other rank of `comm` that this rank refuses the call it
-/// brings to the checkpoint (an empty message each; [`Bringing::notify`]).
-fn notify_refusal<C: Communicator>(comm: &C) {
+/// Sends `bytes` with `tag` to every rank of `comm` but this one, and waits
+/// until the sends complete.
+fn send_to_others<C: Communicator>(comm: &C, bytes: &[u8], tag: mpi::Tag) {
     let me = comm.rank();
     mpi::request::scope(|scope| {
         let sends: Vec<_> = (0..comm.size())
             .filter(|&r| r != me)
             .map(|r| {
                 comm.process_at_rank(r)
-                    .immediate_send_with_tag(scope, &[] as &[u8], TAG_REFUSING)
+                    .immediate_send_with_tag(scope, bytes, tag)
             })
             .collect();
         for s in sends {
             s.wait();
         }
     });
+}
+
+/// Tells every other rank of `comm` that this rank refuses the call it
+/// brings to the checkpoint (an empty message each; [`Bringing::notify`]).
+fn notify_refusal<C: Communicator>(comm: &C) {
+    send_to_others(comm, &[], TAG_REFUSING);
 }
 
 /// Receives the refusal notice of each of `notifiers` (other than this
@@ -821,28 +816,18 @@ fn receive_notices<C: Communicator>(comm: &C, notifiers: &[i32]) {
 /// own communicator, not (yet) a registered channel on this rank. Probes
 /// only; O(number of live channels).
 pub(crate) fn refusal_under_way<C: Communicator>(own: &C) -> Option<Option<u64>> {
-    let channels: Vec<(u64, RawComm)> = live()
-        .lock()
-        .ok()?
-        .iter()
-        .map(|(&id, c)| (id, c.comm))
-        .collect();
-    channels
-        .into_iter()
-        .find(|&(_, h)| {
-            with_comm(h, |c| {
-                c.any_process()
-                    .immediate_probe_with_tag(TAG_REFUSING)
-                    .is_some()
-            })
-        })
-        .map(|(id, _)| Some(id))
-        .or_else(|| {
-            own.any_process()
-                .immediate_probe_with_tag(TAG_REFUSING)
-                .is_some()
-                .then(|| Some(channel_id(own)).filter(|&id| id != u64::MAX))
-        })
+    live_channel_where(|comm, _| {
+        comm.any_process()
+            .immediate_probe_with_tag(TAG_REFUSING)
+            .is_some()
+    })
+    .map(Some)
+    .or_else(|| {
+        own.any_process()
+            .immediate_probe_with_tag(TAG_REFUSING)
+            .is_some()
+            .then(|| Some(channel_id(own)).filter(|&id| id != u64::MAX))
+    })
 }
 
 /// The id of a checked channel on which a checkpoint has started without
@@ -850,26 +835,31 @@ pub(crate) fn refusal_under_way<C: Communicator>(own: &C) -> Option<Option<u64>>
 /// rank is its root) an arrival message waits. Probes only (nothing is
 /// received); O(number of live channels).
 pub(crate) fn checkpoint_under_way() -> Option<u64> {
+    live_channel_where(|comm, root| {
+        if comm.rank() == root {
+            comm.any_process()
+                .immediate_probe_with_tag(TAG_ARRIVE)
+                .is_some()
+        } else {
+            comm.process_at_rank(root)
+                .immediate_probe_with_tag(TAG_ROOT_HERE)
+                .is_some()
+        }
+    })
+}
+
+/// The id of the first live checked channel whose communicator and root
+/// satisfy `seen` (a probe; the registry's lock is not held meanwhile).
+fn live_channel_where(seen: impl Fn(&SimpleCommunicator, i32) -> bool) -> Option<u64> {
     let channels: Vec<(u64, RawComm, i32)> = live()
         .lock()
         .ok()?
         .iter()
         .map(|(&id, c)| (id, c.comm, c.root))
         .collect();
-    channels.into_iter().find_map(|(id, h, root)| {
-        with_comm(h, |comm| {
-            let seen = if comm.rank() == root {
-                comm.any_process()
-                    .immediate_probe_with_tag(TAG_ARRIVE)
-                    .is_some()
-            } else {
-                comm.process_at_rank(root)
-                    .immediate_probe_with_tag(TAG_ROOT_HERE)
-                    .is_some()
-            };
-            seen.then_some(id)
-        })
-    })
+    channels
+        .into_iter()
+        .find_map(|(id, h, root)| with_comm(h, |comm| seen(comm, root)).then_some(id))
 }
 
 /// Joins the checkpoint under way on channel `channel` (see

@@ -19,22 +19,28 @@ pub fn json_summary(run: &Run) -> serde_json::Value {
     serde_json::from_str(line).expect("valid JSON")
 }
 
-/// A JSON array of unsigned integers (panics on anything else).
-pub fn u64s(v: &serde_json::Value) -> Vec<u64> {
+/// A JSON array whose every element `read` accepts (panics, naming `what`
+/// the elements should be, on anything else).
+fn array_of<T>(
+    v: &serde_json::Value,
+    what: &str,
+    read: impl Fn(&serde_json::Value) -> Option<T>,
+) -> Vec<T> {
     v.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
         .iter()
-        .map(|a| a.as_u64().unwrap_or_else(|| panic!("not a u64: {a}")))
+        .map(|a| read(a).unwrap_or_else(|| panic!("not {what}: {a}")))
         .collect()
+}
+
+/// A JSON array of unsigned integers (panics on anything else).
+pub fn u64s(v: &serde_json::Value) -> Vec<u64> {
+    array_of(v, "a u64", serde_json::Value::as_u64)
 }
 
 /// A JSON array of numbers (panics on anything else).
 pub fn f64s(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("not an array: {v}"))
-        .iter()
-        .map(|a| a.as_f64().unwrap_or_else(|| panic!("not a number: {a}")))
-        .collect()
+    array_of(v, "a number", serde_json::Value::as_f64)
 }
 
 /// The value of `key=value` in a whitespace-separated result line (panics,

@@ -74,7 +74,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, info_span};
 
 use super::array::{DistArray2, Element};
-use super::array3::{migration_volume3, DistArray3};
+use super::array3::DistArray3;
 use super::auction::{collective_max_tasks1, WorkerSelf};
 use super::clock::{waiting, Phase};
 use super::comm::{agree, gather_values, root_compute};
@@ -84,7 +84,7 @@ use super::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use super::layout::Grid as BufferGrid;
 use super::master_worker::{run_master_worker, ExecPlan, ExecReport};
 use super::netprobe::probe_links;
-use super::object::MoveStats;
+use super::object::{migration_volume3, MoveStats};
 use super::packing::{allocate_collective, LocalAllocation};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
