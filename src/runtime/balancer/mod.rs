@@ -95,7 +95,7 @@ use crate::plan::array2d::{
 use crate::plan::array3d::{
     Best3, CellCosts, GridDecomposer3, GridPlan3, Shape3, Stencil, WeightedBisection3d,
 };
-use crate::plan::fpm::{snap_speeds, Aging, PlanningModel, SpeedEstimate, SpeedFunction};
+use crate::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate, SpeedFunction};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
 use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};

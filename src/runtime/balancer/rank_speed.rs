@@ -11,8 +11,9 @@
 use std::time::Duration;
 
 use super::speeds::FUNCTION_REACH;
-use super::{Aging, RankReport, SpeedEstimate, SpeedFunction, MAX_NOISE};
+use super::{RankReport, SpeedEstimate, SpeedFunction, MAX_NOISE};
 use crate::error::Result;
+use crate::plan::fpm::{Aging, Observation};
 use crate::speed::PhaseTimer;
 
 /// One rank's own speed state (see the module's documentation).
@@ -34,6 +35,12 @@ pub(crate) struct RankSpeed {
     /// kernel's time per cell: the first timed phase rescales them to the
     /// application's ([`Aging::Rescale`]).
     unscaled_sweep: bool,
+    /// The sizes of the points the phases taught `speed_fn`, each with the
+    /// phase timer's change count ([`PhaseTimer::changes`]) when it was
+    /// last measured: a point from before the timer's last change is
+    /// stale, and re-measuring it at another speed is a change of speed
+    /// (see [`RankSpeed::learn`]).
+    stamps: Vec<(f64, usize)>,
 }
 
 impl RankSpeed {
@@ -56,6 +63,7 @@ impl RankSpeed {
         self.kernel_noise = noise;
         self.speed_fn = Some(f);
         self.unscaled_sweep = true;
+        self.stamps.clear();
     }
 
     /// The application's own record of this phase: `work_units` in
@@ -99,11 +107,15 @@ impl RankSpeed {
     /// ([`PhaseTimer::estimate_noise`]): the function counts as
     /// size-dependent only beyond both (on a loaded machine, phases on two
     /// sizes differ by the load alone). A phase on a block of about the
-    /// same size that disagrees beyond that noise (at least
+    /// same size as a point that disagrees beyond that noise (at least
     /// [`crate::plan::fpm::MIN_FLAT_NOISE`]) is a change of speed, and the
-    /// old points are dropped, when the phase timer saw a change too
-    /// (`changed`: a departure beyond three times its noise); otherwise it
-    /// is averaged in as noise ([`SpeedFunction::learn`], [`FUNCTION_REACH`]).
+    /// old points are dropped, when the phase timer saw a change in this
+    /// phase (`changed`: a departure beyond three times its noise) or since
+    /// that point was measured (the point is stale: a load that arrived in
+    /// a phase on a new size was first taken as the function's shape, and
+    /// re-measuring the old size tells a load from a size effect);
+    /// otherwise it is averaged in as noise ([`SpeedFunction::learn`],
+    /// [`FUNCTION_REACH`]).
     fn learn(&mut self, x: f64, t: f64, changed: bool) -> Result<()> {
         let noise = self.kernel_noise.max(self.timer.estimate_noise());
         let noise = if noise.is_finite() {
@@ -111,6 +123,8 @@ impl RankSpeed {
         } else {
             MAX_NOISE
         };
+        let epoch = self.timer.changes();
+        let near = |xk: f64| (x - xk).abs() <= FUNCTION_REACH * xk;
         match self.speed_fn.take() {
             None => self.speed_fn = Some(SpeedFunction::new(&[(x, t)], noise)?),
             Some(f) => {
@@ -120,13 +134,24 @@ impl RankSpeed {
                     // scaled to this phase: the sweep's shape, the phase's scale.
                     f.observe(x, t, Aging::Rescale)
                 } else {
-                    let aging = if changed { Aging::Reset } else { Aging::Keep };
+                    let stale = self.stamps.iter().any(|&(xk, e)| e < epoch && near(xk));
+                    let aging = if changed || stale {
+                        Aging::Reset
+                    } else {
+                        Aging::Keep
+                    };
                     f.learn(x, t, FUNCTION_REACH, aging)
                 };
                 self.speed_fn = Some(f);
-                seen?;
+                if let Observation::Changed { dropped, .. } = seen? {
+                    if dropped > 0 {
+                        self.stamps.clear();
+                    }
+                }
             }
         }
+        self.stamps.retain(|&(xk, _)| !near(xk));
+        self.stamps.push((x, epoch));
         Ok(())
     }
 
@@ -224,6 +249,40 @@ mod tests {
             assert!((f.speed(x) / 1.0e6 - 1.0).abs() < 0.05, "{x}: {f:?}");
         }
         assert!(r.phase_estimate().unwrap().mean > 0.9e6);
+    }
+
+    #[test]
+    fn a_load_that_arrives_with_a_new_block_is_told_from_a_size_effect() {
+        let mut r = RankSpeed::default();
+        for _ in 0..4 {
+            phase(&mut r, 1000.0, 1.0e6);
+        }
+        // A remap gives this rank a larger block, and another job arrives
+        // at the same time: a new size, so at first a possible size effect.
+        phase(&mut r, 1500.0, 1.0e6 / 6.0);
+        assert!(speed_at(&r, 1000.0) > 0.9e6);
+        // The plan brings the rank back to its old size, where it is now
+        // slow too: a change of speed, not the function's shape.
+        phase(&mut r, 1000.0, 1.0e6 / 6.0);
+        let f = r.speed_function().unwrap();
+        for x in [500.0, 1000.0, 1500.0] {
+            assert!((f.speed(x) * 6.0 / 1.0e6 - 1.0).abs() < 0.05, "{x}: {f:?}");
+        }
+    }
+
+    #[test]
+    fn a_knee_survives_its_re_measurement() {
+        let mut r = RankSpeed::default();
+        for _ in 0..4 {
+            phase(&mut r, 1000.0, 1.0e6);
+        }
+        // Slower on a larger block (out of cache): the timer sees a change.
+        phase(&mut r, 4000.0, 0.4e6);
+        // Back on the small block at the old speed: the knee is real.
+        phase(&mut r, 1000.0, 1.0e6);
+        let f = r.speed_function().unwrap();
+        assert!((f.speed(1000.0) / 1.0e6 - 1.0).abs() < 0.05, "{f:?}");
+        assert!((f.speed(4000.0) / 0.4e6 - 1.0).abs() < 0.05, "{f:?}");
     }
 
     #[test]
