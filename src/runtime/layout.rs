@@ -148,6 +148,16 @@ impl<'a> Field<'a> {
     pub fn raw(&self) -> RawField {
         self.raw
     }
+
+    /// The slice's length in cells.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the slice is empty (a rank with an empty box).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// The cells this rank exchanges with one neighbour (global coordinates).
@@ -327,21 +337,13 @@ impl Layout {
         let subs = [int(region.nx), int(region.ny), int(region.nz * e)];
         let at = [0, 1, 2].map(|a| region.lo(a) + f.pad[a] - me.lo(a));
         let starts = [int(at[0]), int(at[1]), int(at[2] * e)];
-        let mut t = Dtype::null();
-        // SAFETY: three sizes, subsizes and starts; `t.0` is an out-pointer.
-        let code = unsafe {
-            ffi::MPI_Type_create_subarray(
-                3,
-                sizes.as_ptr(),
-                subs.as_ptr(),
-                starts.as_ptr(),
-                ffi::MPI_ORDER_C as c_int,
-                base,
-                &mut t.0,
-            )
-        };
-        mpi_check(code, "MPI_Type_create_subarray (grid field)")?;
-        Ok(t)
+        Dtype::subarray(sizes, subs, starts, base)
+    }
+
+    /// The committed datatype of this rank's own cells (its box, no
+    /// padding) in field `f`'s buffer (checked by the caller).
+    pub(crate) fn own_cells(&self, f: &RawField) -> Result<Dtype> {
+        self.subarray(f, &self.local_box())?.commit()
     }
 
     /// The datatypes of a ghost exchange of `fields` (each checked against
@@ -367,10 +369,7 @@ impl Layout {
         if let ([f], [0]) = (fields, offsets) {
             // One field at its own address: its subarray as it is (a
             // struct around it costs MPI's packing about 0.06 µs a message).
-            let mut t = self.subarray(f, region)?;
-            // SAFETY: a type just created.
-            mpi_check(unsafe { ffi::MPI_Type_commit(&mut t.0) }, "MPI_Type_commit")?;
-            return Ok(t);
+            return self.subarray(f, region)?.commit();
         }
         let parts = fields
             .iter()
@@ -391,9 +390,7 @@ impl Layout {
             )
         };
         mpi_check(code, "MPI_Type_create_struct (grid fields)")?;
-        // SAFETY: a type just created.
-        mpi_check(unsafe { ffi::MPI_Type_commit(&mut t.0) }, "MPI_Type_commit")?;
-        Ok(t)
+        t.commit()
     }
 }
 
@@ -418,12 +415,47 @@ fn check_plan(plan: &GridPlan3, stencil: Stencil) -> Result<()> {
 /// An owned MPI datatype, freed on drop (MPI frees it once the messages
 /// using it complete).
 #[derive(Debug)]
-struct Dtype(ffi::MPI_Datatype);
+pub(crate) struct Dtype(pub(crate) ffi::MPI_Datatype);
 
 impl Dtype {
     fn null() -> Self {
         // SAFETY: reading an MPI handle constant.
         Dtype(unsafe { ffi::RSMPI_DATATYPE_NULL })
+    }
+
+    /// `MPI_Type_create_subarray` in C order on `base` (three axes; the
+    /// caller keeps the numbers in range), not committed.
+    pub(crate) fn subarray(
+        sizes: [c_int; 3],
+        subs: [c_int; 3],
+        starts: [c_int; 3],
+        base: ffi::MPI_Datatype,
+    ) -> Result<Dtype> {
+        let mut t = Dtype::null();
+        // SAFETY: three sizes, subsizes and starts; `t.0` is an out-pointer.
+        let code = unsafe {
+            ffi::MPI_Type_create_subarray(
+                3,
+                sizes.as_ptr(),
+                subs.as_ptr(),
+                starts.as_ptr(),
+                ffi::MPI_ORDER_C as c_int,
+                base,
+                &mut t.0,
+            )
+        };
+        mpi_check(code, "MPI_Type_create_subarray")?;
+        Ok(t)
+    }
+
+    /// Commits the type.
+    pub(crate) fn commit(mut self) -> Result<Dtype> {
+        // SAFETY: a created, not yet freed type.
+        mpi_check(
+            unsafe { ffi::MPI_Type_commit(&mut self.0) },
+            "MPI_Type_commit",
+        )?;
+        Ok(self)
     }
 }
 
@@ -746,6 +778,21 @@ impl Grid {
         self.cost
             .as_ref()
             .map(|field| CostGrid::of_plan(field, l.plan(), l.rank))
+    }
+
+    /// The checked entry of a collective call `what` of the grid, with
+    /// this rank's own refusal: every rank returns the same error.
+    pub(crate) fn checked_entry(&self, what: &str, refused: Option<&Error>) -> Result<()> {
+        self.cp.check_refusing(&self.comm, what, refused)
+    }
+
+    /// Checks `fields` (lengths when known) against the current layout.
+    pub(crate) fn check_fields_now(
+        &self,
+        fields: &[RawField],
+        lens: Option<&[usize]>,
+    ) -> Result<()> {
+        self.check_fields(&self.layout, fields, lens)
     }
 
     /// The grid's checked channel (a balancer adopts the grids it makes).

@@ -29,5 +29,6 @@ pub(crate) mod object;
 pub mod packing;
 pub mod ranges;
 mod root_index;
+pub mod savefile;
 pub mod tags;
 pub mod watchdog;

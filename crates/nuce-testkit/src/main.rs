@@ -21,6 +21,7 @@ mod grid;
 mod hierarchy;
 mod packing;
 mod ranges;
+mod save;
 mod tasks;
 
 /// Context handed to every scenario.
@@ -74,6 +75,7 @@ fn main() {
         s if s.starts_with("fpm-") => fpm::run(s, &ctx),
         s if s.starts_with("decide-") => decisions::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
+        s if s.starts_with("save-") => save::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),

@@ -245,7 +245,7 @@ impl Balancer {
     /// equalise the times the functions predict for the array's cells (and
     /// [`ENV_SPEED_MODEL`]`=constant` keeps constant speeds). The sweep's
     /// points are in the kernel's time per cell; the rank's first timed
-    /// phase rescales them to the application's ([`Aging::Rescale`]: the
+    /// phase rescales them to the application's ([`Aging::Rescale`](crate::plan::fpm::Aging::Rescale): the
     /// sweep gives the shape, the phases the scale).
     ///
     /// Returns this rank's points. Errors, the same on every rank: sizes out

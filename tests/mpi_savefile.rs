@@ -1,0 +1,107 @@
+//! Save files of grids under `mpirun`: a grid saved on 3 ranks (planned for
+//! speeds 1:2:3, two fields and a cost per cell) is read back on 1, 2, 3
+//! and 5 ranks planned for other speeds, every cell, the cost and the
+//! application's bytes exactly as saved; spoilt files (truncated, a
+//! flipped data or header byte, another format, missing), fields or a
+//! grid that do not match, and a path that differs between ranks are the
+//! same error on every rank; a save killed while writing leaves the
+//! previous file readable.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A fresh folder for one test's files.
+fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nuce-save-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    dir
+}
+
+fn write(dir: &str, np: usize, shape: [&str; 3]) {
+    let mut args = vec!["save-write", dir];
+    args.extend(shape);
+    common::checks_pass(np, &args);
+}
+
+#[test]
+fn a_grid_saved_on_3_ranks_restarts_on_1_2_3_and_5() {
+    let dir = folder("restart");
+    let d = dir.to_str().unwrap();
+    write(d, 3, ["13", "17", "9"]);
+    for np in [1, 2, 3, 5] {
+        let run = common::checks_pass(np, &["save-read", d]);
+        run.assert_checks(np, 3);
+        let res = run.lines_with("RESULT read ");
+        assert!(!res.is_empty(), "{}", run.stdout);
+        assert!(res[0].contains("saved_ranks=3"), "{res:?}");
+        // Planned for this run's speeds p, …, 1: the first rank holds the most.
+        let vols = common::field(&res[0], "volumes");
+        let vols: Vec<usize> = vols.split(',').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(vols.len(), np);
+        assert!(np == 1 || vols[0] > vols[np - 1], "{res:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn spoilt_or_mismatched_save_files_give_the_same_error_on_every_rank() {
+    let dir = folder("errors");
+    let d = dir.to_str().unwrap();
+    write(d, 2, ["6", "7", "5"]);
+    for (case, needle) in [
+        ("truncated", "truncated"),
+        ("data", "field 0 do not match their checksums"),
+        ("header", "corrupt"),
+        ("format", "format 7"),
+        ("missing", "cannot open"),
+        ("fields", "the save file has [1, 24]"),
+        ("shape", "the save file's (6, 7, 5)"),
+        ("path", "disagree"),
+    ] {
+        for np in [2, 3] {
+            let err = common::same_error_on_every_rank(np, &["save-errors", d, case]);
+            assert!(err.contains(needle), "{case} on {np}: {err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_save_killed_while_writing_leaves_the_previous_file() {
+    let dir = folder("killed");
+    let d = dir.to_str().unwrap();
+    write(d, 2, ["6", "7", "5"]);
+    // A large save over the same path, killed after a moment: wherever it
+    // was (filling, writing the temporary file, renaming), the file at the
+    // path is a whole save, the old one or the new one.
+    let _alone = common::measured_speeds_lock();
+    for wait_ms in [150, 400, 900] {
+        let mut cmd = Command::new(common::launcher());
+        cmd.args(["-np", "2"])
+            .args(common::oversubscribe_opts())
+            .args([
+                &common::check_binary(),
+                "save-write",
+                d,
+                "240",
+                "240",
+                "120",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        common::mpi_env(&mut cmd);
+        let mut child = cmd.spawn().expect("mpirun");
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        // mpirun's ranks may outlive it for a moment.
+        std::thread::sleep(Duration::from_millis(300));
+        let run = common::checks_pass(2, &["save-read", d]);
+        run.assert_checks(2, 3);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
