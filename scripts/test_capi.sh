@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C API end to end, as a user builds it: installs nuce into a temporary
 # prefix (scripts/install.sh), checks that the header compiles with
-# -Wall -Werror in C and C++, builds examples/c/heat2d.c, heat3d.c, grid2d.c, errors.c and dgraph.c with
+# -Wall -Werror in C and C++, builds examples/c/heat2d.c, heat3d.c, grid2d.c, restart.c, errors.c and dgraph.c with
 # mpicc and pkg-config (shared), heat2d also statically and with CMake, and
 # runs them under mpirun with 1, 2 and 3 ranks. Asserts: the serial check
 # passes bit for bit, a rank doing 4x the work (or, with heat3d.c --cost, a
@@ -108,6 +108,19 @@ grid2d() { # grid2d NP BINARY
   echo "test_capi: ok: -np $1 $(basename "$2") ($(sed -n 's/^grid2d: remaps \([0-9]*\).*/remaps: \1/p' <<<"$out"))"
 }
 for np in 1 2 3; do grid2d "$np" "$tmp/grid2d"; done
+# restart.c: a 2D Jacobi run saved after 25 of 60 sweeps on 3 ranks
+# (nuce_grid_save) and resumed on 1, 2 and 5 ranks (nuce_saved_*): each
+# resumed run's hash of every cell's bits must equal that of a run that
+# never stopped.
+"$mpicc" -O2 -Wall -Werror examples/c/restart.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/restart"
+whole="$("$mpirun" -np 3 "$tmp/restart" 60 | sed -n 's/^restart: steps 60 ranks 3 hash //p')"
+"$mpirun" -np 3 "$tmp/restart" 60 25 "$tmp/run.nuce" >/dev/null
+for np in 1 2 5; do
+  got="$("$mpirun" -np "$np" "$tmp/restart" 60 --resume "$tmp/run.nuce" | sed -n "s/^restart: steps 60 ranks $np hash //p")"
+  [ -n "$whole" ] && [ "$got" = "$whole" ] ||
+    { echo "test_capi: FAILED: restart.c resumed on $np ranks: hash '$got', a run that never stopped '$whole'" >&2; exit 1; }
+  echo "test_capi: ok: restart.c saved on 3 ranks, resumed on $np: bit-identical ($got)"
+done
 # bench_array.c: nuce_array_exchange_ghosts on the program's own buffer
 # against a hand-written subarray exchange; it aborts unless both leave the
 # same padded block (faces and corners, ghost 1 and 2, 3 and 5 ranks).

@@ -780,6 +780,18 @@ impl Grid {
             .map(|field| CostGrid::of_plan(field, l.plan(), l.rank))
     }
 
+    /// A collective call of the grid (`what`, e.g. `Grid::save`) that this
+    /// rank cannot take part in (`why`): the call's checked entry with this
+    /// rank's refusal, so that every rank returns the same error. For
+    /// bindings.
+    pub fn refuse_call(&self, what: &str, why: Error) -> Error {
+        let _w = waiting();
+        match self.cp.check_refusing(&self.comm, what, Some(&why)) {
+            Err(e) => e,
+            Ok(()) => why,
+        }
+    }
+
     /// The checked entry of a collective call `what` of the grid, with
     /// this rank's own refusal: every rank returns the same error.
     pub(crate) fn checked_entry(&self, what: &str, refused: Option<&Error>) -> Result<()> {
@@ -890,12 +902,7 @@ impl Grid {
     /// entry with this rank's refusal, so that every rank returns the same
     /// error (collective). For bindings.
     pub fn refuse_move(&mut self, why: Error) -> Error {
-        let _w = waiting();
-        let what = self.move_call(&[], &[]);
-        match self.cp.check_refusing(&self.comm, &what, Some(&why)) {
-            Err(e) => e,
-            Ok(()) => why,
-        }
+        self.refuse_call(&self.move_call(&[], &[]), why)
     }
 
     /// The exchange call of `fields` as errors name it, and its

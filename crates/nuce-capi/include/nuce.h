@@ -131,6 +131,9 @@ typedef struct nuce_graph nuce_graph;
 // in the application's buffers.
 typedef struct nuce_grid nuce_grid;
 
+// A save file opened for a restart (opaque), from [`nuce_saved_open`].
+typedef struct nuce_saved nuce_saved;
+
 // A CSR graph given by the application (read only), METIS-style:
 // vertices `0..n`, the neighbours of `v` are `adjncy[xadj[v] .. xadj[v + 1]]`,
 // every edge is stored in both directions, no self-loops, no repeated edges.
@@ -719,6 +722,72 @@ int nuce_ownership_ranges(struct nuce_balancer *b,
                           int64_t *ly,
                           int64_t *lz,
                           double *imbalance);
+
+// Saves the grid's `nfields` fields (this rank's box of each; ghost cells
+// are not saved), its cost per cell if one is set for the current box,
+// and `user_len` bytes of the application's own at `user` (may be NULL
+// when `user_len` is 0; at most 64 MiB) to the file `path` (collective
+// over the grid's ranks; the same path, field count and cell sizes on
+// every rank). The file is written under `path` + `.nuce-tmp` and renamed
+// when every rank succeeded: a job killed while saving leaves the
+// previous file at `path` intact. Errors are the same on every rank, and
+// `path` is unchanged then.
+int nuce_grid_save(struct nuce_grid *g,
+                   const char *path,
+                   int nfields,
+                   const struct nuce_field *fields,
+                   const void *user,
+                   size_t user_len);
+
+// Opens the save file `path` (collective over the balancer's ranks, which
+// may be more or fewer than those that saved it; the same path on every
+// rank) and writes the handle to `*out`. A missing file, not a nuce save
+// file, another format, a corrupt header or a truncated file is the same
+// error on every rank.
+int nuce_saved_open(struct nuce_balancer *b, const char *path, struct nuce_saved **out);
+
+// The saved grid (local): its extents `n[3]`, ghost width, stencil
+// ([`NUCE_STENCIL_FACES`] or [`NUCE_STENCIL_BOX`]), number of fields and
+// the number of ranks that saved it. Any output pointer may be NULL.
+int nuce_saved_grid(const struct nuce_saved *s,
+                    int64_t *n,
+                    int64_t *ghost,
+                    int *stencil,
+                    int *nfields,
+                    int *saved_ranks);
+
+// Bytes per cell of saved field `k` (0-based) in `*elem_size` (local).
+int nuce_saved_field_size(const struct nuce_saved *s, int k, size_t *elem_size);
+
+// The application's own bytes given to [`nuce_grid_save`] (local):
+// `*data` points into the handle (valid until [`nuce_saved_free`]),
+// `*len` is their number.
+int nuce_saved_user(const struct nuce_saved *s, const void **data, size_t *len);
+
+// Plans a grid of the saved extents and stencil for the balancer's
+// current speeds (measure them first, e.g. with `nuce_measure`, for a
+// balanced restart) and writes its handle to `*out` (collective over the
+// balancer's ranks; a balance point, like [`crate::nuce_grid_create`]).
+// The application then asks its box (`nuce_grid_box`), allocates its
+// fields and calls [`nuce_saved_read`].
+int nuce_saved_grid_create(const struct nuce_saved *s,
+                           struct nuce_balancer *b,
+                           struct nuce_grid **out);
+
+// Reads this rank's box of every saved field into the application's
+// `nfields` fields (the same count and cell sizes as saved, any padding;
+// ghost cells are left untouched: exchange afterwards) and sets the saved
+// cost per cell, if any, on the grid (collective over the grid's ranks).
+// A grid of another shape, fields that do not match, a pending move, or
+// data whose checksums differ from the saved ones (a corrupt file) are
+// the same error on every rank.
+int nuce_saved_read(const struct nuce_saved *s,
+                    struct nuce_grid *g,
+                    int nfields,
+                    const struct nuce_field *fields);
+
+// Frees a save-file handle (local; NULL is ignored).
+int nuce_saved_free(struct nuce_saved *s);
 
 // Plans arrays with the decomposer named `name` (collective; the same name
 // on every rank): `column` (the default), `xy2`, `xy`, `tile`, `kl`, `rb`,

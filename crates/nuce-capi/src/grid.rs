@@ -24,7 +24,7 @@ pub const NUCE_STENCIL_BOX: c_int = 27;
 /// A grid distributed over the balancer's ranks (opaque), whose data lives
 /// in the application's buffers.
 pub struct nuce_grid {
-    grid: Grid,
+    pub(crate) grid: Grid,
 }
 
 /// A ghost exchange in flight (opaque), from [`nuce_grid_exchange_begin`]
@@ -54,7 +54,7 @@ pub struct nuce_field {
 ///
 /// # Safety
 /// `g` is NULL or a live handle from [`nuce_grid_create`].
-unsafe fn grid<'a>(g: *mut nuce_grid) -> Result<&'a mut nuce_grid> {
+pub(crate) unsafe fn grid<'a>(g: *mut nuce_grid) -> Result<&'a mut nuce_grid> {
     // SAFETY: the caller's contract.
     unsafe { deref_mut(g, "grid") }
 }
@@ -80,7 +80,11 @@ unsafe fn three(p: *const i64, what: &str) -> Result<[usize; 3]> {
 ///
 /// # Safety
 /// `fields` is NULL or points to `n` readable `nuce_field`.
-unsafe fn raw_fields(n: c_int, fields: *const nuce_field, what: &str) -> Result<Vec<RawField>> {
+pub(crate) unsafe fn raw_fields(
+    n: c_int,
+    fields: *const nuce_field,
+    what: &str,
+) -> Result<Vec<RawField>> {
     let n = usize::try_from(n)
         .ok()
         .filter(|&n| n > 0)

@@ -28,6 +28,7 @@ mod graph;
 mod grid;
 mod partition;
 mod ranges;
+mod savefile;
 mod settings;
 mod staged;
 mod tasks;
@@ -51,6 +52,7 @@ pub use graph::*;
 pub use grid::*;
 pub use partition::*;
 pub use ranges::*;
+pub use savefile::*;
 pub use tasks::*;
 
 /// An MPI communicator, as `<mpi.h>` defines it.
@@ -214,6 +216,7 @@ pub(crate) fn in_c_words(msg: &str) -> String {
     grid::GRID_NAMES
         .iter()
         .chain(GRAPH_NAMES.iter())
+        .chain(savefile::SAVE_NAMES.iter())
         .chain(C_NAMES.iter())
         .fold(msg.to_string(), |m, (rust, c)| m.replace(rust, c))
 }
