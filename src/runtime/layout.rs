@@ -340,12 +340,6 @@ impl Layout {
         Dtype::subarray(sizes, subs, starts, base)
     }
 
-    /// The committed datatype of this rank's own cells (its box, no
-    /// padding) in field `f`'s buffer (checked by the caller).
-    pub(crate) fn own_cells(&self, f: &RawField) -> Result<Dtype> {
-        self.subarray(f, &self.local_box())?.commit()
-    }
-
     /// The datatypes of a ghost exchange of `fields` (each checked against
     /// this layout by the caller): per neighbour, what is sent and what is
     /// received, relative to the first field's buffer.

@@ -402,6 +402,11 @@ impl Grid {
         let head = encode(&header)?;
         let (offs, len) = header.offsets()?;
         let tmp = temporary(path);
+        if comm.rank() == 0 {
+            // A temporary file left by a killed save: written anew (not
+            // resized: extending a file block by block is faster).
+            let _ = std::fs::remove_file(&tmp);
+        }
         let prefix = (comm.rank() == 0).then(|| prefixed(&head));
         // SAFETY: the fields were checked against the layout (contract).
         let io = unsafe {
@@ -413,7 +418,6 @@ impl Grid {
                 &arrays,
                 Io::Write {
                     header: prefix.as_deref(),
-                    len,
                 },
             )
         };
@@ -510,11 +514,10 @@ fn read_header(path: &Path) -> Result<Header> {
 
 /// Which way [`transfer`] goes.
 enum Io<'a> {
-    /// Write the arrays (and at the root the prefixed header at offset 0);
-    /// the file gets `len` bytes.
+    /// Write the arrays (and at the root the prefixed header at offset 0)
+    /// into a new file.
     Write {
         header: Option<&'a [u8]>,
-        len: u64,
     },
     Read,
 }
@@ -565,54 +568,68 @@ unsafe fn transfer<C: Communicator>(
             first = r;
         }
     };
-    if let Io::Write { header, len } = io {
-        // SAFETY: an open file; a collective resize.
+    if let Io::Write { header: Some(h) } = io {
+        // SAFETY: `h` is readable for its length.
         keep(mpi_check(
-            unsafe { ffi::MPI_File_set_size(fh, len as ffi::MPI_Offset) },
-            "MPI_File_set_size",
+            unsafe {
+                ffi::MPI_File_write_at(
+                    fh,
+                    0,
+                    h.as_ptr().cast(),
+                    h.len() as c_int,
+                    ffi::RSMPI_UINT8_T,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            },
+            "MPI_File_write_at (header)",
         ));
-        if let Some(h) = header {
-            // SAFETY: `h` is readable for its length.
-            keep(mpi_check(
-                unsafe {
-                    ffi::MPI_File_write_at(
-                        fh,
-                        0,
-                        h.as_ptr().cast(),
-                        h.len() as c_int,
-                        ffi::RSMPI_UINT8_T,
-                        ffi::RSMPI_STATUS_IGNORE,
-                    )
-                },
-                "MPI_File_write_at (header)",
-            ));
-        }
     }
     let me = layout.local_box();
     for (f, &off) in arrays.iter().zip(offs) {
-        let types = if me.volume() > 0 {
-            file_type(layout, f).and_then(|ft| Ok((ft, layout.own_cells(f)?)))
-        } else {
-            Err(Error::invalid_input("empty"))
+        // This rank's cells staged contiguously, one field at a time (one
+        // copy of the rows; MPI-IO then sees a contiguous memory buffer).
+        let (words, base) = super::halo::word_type(f.elem_size);
+        let count = c_int::try_from(me.volume() * words);
+        let types = match (me.volume() > 0, count) {
+            (false, _) => Err(None),
+            (true, Ok(count)) => file_type(layout, f).map(|ft| (ft, count)).map_err(Some),
+            (true, Err(_)) => Err(Some(Error::invalid_input(format!(
+                "a box of {} cells of {} bytes exceeds MPI-IO's int count",
+                me.volume(),
+                f.elem_size
+            )))),
         };
-        let (etype, count, ft, mt) = match &types {
-            Ok((ft, mt)) => (ft.1, 1, ft.0 .0, mt.0),
+        let mut staged = vec![
+            0u8;
+            if types.is_ok() {
+                me.volume() * f.elem_size
+            } else {
+                0
+            }
+        ];
+        let (etype, count, ft) = match &types {
+            Ok((ft, count)) => (ft.1, *count, ft.0 .0),
             // An empty box, or a local failure: the collectives with nothing.
             Err(e) => {
-                if me.volume() > 0 {
+                if let Some(e) = e {
                     keep(Err(e.clone()));
                 }
-                // SAFETY: handle constants.
-                unsafe {
-                    (
-                        ffi::RSMPI_UINT8_T,
-                        0,
-                        ffi::RSMPI_UINT8_T,
-                        ffi::RSMPI_UINT8_T,
-                    )
-                }
+                // SAFETY: a handle constant.
+                (unsafe { ffi::RSMPI_UINT8_T }, 0, unsafe {
+                    ffi::RSMPI_UINT8_T
+                })
             }
         };
+        if count > 0 && matches!(io, Io::Write { .. }) {
+            // SAFETY: the rows lie inside the checked buffer (contract).
+            for_rows(layout, f, |at, to, len| unsafe {
+                std::ptr::copy_nonoverlapping(
+                    f.data.cast::<u8>().add(at),
+                    staged.as_mut_ptr().add(to),
+                    len,
+                );
+            });
+        }
         // SAFETY: committed types (or bytes), a NUL-terminated representation name.
         keep(mpi_check(
             unsafe {
@@ -631,19 +648,28 @@ unsafe fn transfer<C: Communicator>(
         let buf: *mut c_void = if count == 0 {
             (&mut dummy as *mut u8).cast()
         } else {
-            f.data
+            staged.as_mut_ptr().cast()
         };
-        // SAFETY: `buf` holds the memory type's cells (contract) or is
-        // unused (count 0).
+        // SAFETY: `buf` holds `count` words of `base` (or is unused).
         let code = unsafe {
             match io {
                 Io::Write { .. } => {
-                    ffi::MPI_File_write_all(fh, buf, count, mt, ffi::RSMPI_STATUS_IGNORE)
+                    ffi::MPI_File_write_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE)
                 }
-                Io::Read => ffi::MPI_File_read_all(fh, buf, count, mt, ffi::RSMPI_STATUS_IGNORE),
+                Io::Read => ffi::MPI_File_read_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE),
             }
         };
         keep(mpi_check(code, "MPI_File_write_all/read_all"));
+        if count > 0 && code == ffi::MPI_SUCCESS as c_int && matches!(io, Io::Read) {
+            // SAFETY: the rows lie inside the checked, writable buffer (contract).
+            for_rows(layout, f, |at, to, len| unsafe {
+                std::ptr::copy_nonoverlapping(
+                    staged.as_ptr().add(to),
+                    f.data.cast::<u8>().add(at),
+                    len,
+                );
+            });
+        }
     }
     if matches!(io, Io::Write { .. }) {
         // SAFETY: an open file; collective.
@@ -687,28 +713,39 @@ fn local_sums(layout: &Layout, arrays: &[RawField]) -> Vec<u64> {
     arrays
         .iter()
         .map(|f| {
-            if b.volume() == 0 {
-                return 0;
-            }
-            let d = layout.padded_dims(f.pad);
             let e = f.elem_size;
             let mut sum = 0u64;
-            for i in 0..b.nx {
-                for j in 0..b.ny {
-                    let row = ((i + f.pad[0]) * d[1] + (j + f.pad[1])) * d[2] + f.pad[2];
-                    let g = ((b.x + i) * n1 + (b.y + j)) * n2 + b.z;
-                    // SAFETY: the row's cells lie inside the checked buffer.
-                    let bytes = unsafe {
-                        std::slice::from_raw_parts(f.data.cast::<u8>().add(row * e), b.nz * e)
-                    };
-                    for (k, cell) in bytes.chunks_exact(e).enumerate() {
-                        sum = sum.wrapping_add(cell_hash((g + k) as u64, cell));
-                    }
-                }
-            }
+            let row_len = b.nz * e;
+            for_rows(layout, f, |at, to, len| {
+                // The row's first cell: `to / row_len` rows into the box.
+                let r = to / row_len.max(1);
+                let g = ((b.x + r / b.ny) * n1 + (b.y + r % b.ny)) * n2 + b.z;
+                // SAFETY: the row's cells lie inside the checked buffer.
+                let bytes = unsafe { std::slice::from_raw_parts(f.data.cast::<u8>().add(at), len) };
+                sum = sum.wrapping_add(row_hash(g as u64, bytes, e));
+            });
             sum
         })
         .collect()
+}
+
+/// Calls `each(offset in f's padded buffer, offset in the box's cells in C
+/// order, length)` in bytes for each row (along axis 2) of this rank's
+/// box; nothing for an empty box.
+fn for_rows(layout: &Layout, f: &RawField, mut each: impl FnMut(usize, usize, usize)) {
+    let b = layout.local_box();
+    if b.volume() == 0 {
+        return;
+    }
+    let d = layout.padded_dims(f.pad);
+    let e = f.elem_size;
+    let len = b.nz * e;
+    for i in 0..b.nx {
+        for j in 0..b.ny {
+            let at = ((i + f.pad[0]) * d[1] + (j + f.pad[1])) * d[2] + f.pad[2];
+            each(at * e, (i * b.ny + j) * len, len);
+        }
+    }
 }
 
 /// The sums over every rank (wrapping).
@@ -727,23 +764,38 @@ fn all_sums<C: Communicator>(comm: &C, local: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// The hash of a cell at global index `g` with bytes `cell`.
-fn cell_hash(g: u64, cell: &[u8]) -> u64 {
-    let mut h = mix(g ^ 0x6a09_e667_f3bc_c909);
-    for w in cell.chunks(8) {
-        let mut word = [0u8; 8];
-        word[..w.len()].copy_from_slice(w);
-        h = mix(h ^ u64::from_le_bytes(word));
+/// The sum of the hashes of the cells of `bytes` (cells of `e` bytes, the
+/// first at global index `g`): each 8-byte word of a cell (the last one
+/// zero-padded) is hashed with its position ([`word_hash`]).
+fn row_hash(g: u64, bytes: &[u8], e: usize) -> u64 {
+    let words = e.div_ceil(8) as u64;
+    let word = |w: &[u8]| {
+        let mut b = [0u8; 8];
+        b[..w.len()].copy_from_slice(w);
+        u64::from_le_bytes(b)
+    };
+    let mut sum = 0u64;
+    if e % 8 == 0 {
+        // Words never straddle cells: one run over the row.
+        for (q, w) in bytes.chunks_exact(8).enumerate() {
+            sum = sum.wrapping_add(word_hash(g * words + q as u64, word(w)));
+        }
+    } else {
+        for (k, cell) in bytes.chunks_exact(e).enumerate() {
+            for (q, w) in cell.chunks(8).enumerate() {
+                sum = sum.wrapping_add(word_hash((g + k as u64) * words + q as u64, word(w)));
+            }
+        }
     }
-    h
+    sum
 }
 
-/// SplitMix64's finaliser.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+/// The hash of the 8-byte word `w` at position `pos`: for a fixed position
+/// a bijection of `w` (xor, an odd multiplier, an xor-shift), so that any
+/// change of one word changes the sum.
+fn word_hash(pos: u64, w: u64) -> u64 {
+    let h = (w ^ pos.wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^ (h >> 31)
 }
 
 /// "field 0 and the cost"-style names of arrays.
@@ -765,10 +817,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_cell_hash_depends_on_index_and_bytes() {
-        assert_ne!(cell_hash(0, &[1, 2]), cell_hash(1, &[1, 2]));
-        assert_ne!(cell_hash(0, &[1, 2]), cell_hash(0, &[2, 1]));
-        assert_ne!(cell_hash(0, &[0; 8]), cell_hash(0, &[0; 9]));
+    fn the_row_hash_depends_on_positions_and_bytes_and_not_on_rows() {
+        for e in [1, 3, 8, 12, 24] {
+            let bytes: Vec<u8> = (0..6 * e).map(|b| (b * 37 % 251) as u8).collect();
+            let whole = row_hash(5, &bytes, e);
+            // The same cells cut into two rows elsewhere.
+            let cut = row_hash(5, &bytes[..2 * e], e).wrapping_add(row_hash(7, &bytes[2 * e..], e));
+            assert_eq!(whole, cut, "e = {e}");
+            assert_ne!(whole, row_hash(6, &bytes, e), "e = {e}");
+            let mut one = bytes.clone();
+            one[e + 1] ^= 0x40;
+            assert_ne!(whole, row_hash(5, &one, e), "e = {e}");
+        }
     }
 
     #[test]

@@ -1,0 +1,153 @@
+//! Save files against raw MPI-IO of the same bytes (issue 29's goal: write and
+//! read at ≥ 0.5× a raw MPI-IO write/read): a grid of `N³` f64 cells planned
+//! for the measured speeds, saved with `Grid::save` and read back with
+//! `SavedGrid`; the raw baseline writes each rank's bytes contiguously with
+//! `MPI_File_write_at_all` and reads them with `MPI_File_read_at_all`. The
+//! variants alternate, `--rounds` times; prints the medians and the ratios
+//! raw time / nuce time (bandwidth of nuce relative to raw).
+//!
+//! ```sh
+//! mpirun -np 2 target/release/examples/bench_save --n 160 --rounds 5 --dir /tmp
+//! ```
+
+use std::ffi::CString;
+use std::time::Instant;
+
+use mpi::ffi;
+use mpi::traits::*;
+use nuce::plan::array3d::Stencil;
+use nuce::{Balancer, Field, SavedGrid};
+
+fn arg(args: &[String], name: &str, default: &str) -> String {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_string())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// A raw collective write (or read) of `buf` at this rank's offset.
+fn raw_io<C: Communicator>(comm: &C, path: &str, buf: &mut [u8], write: bool) -> f64 {
+    let cpath = CString::new(path).unwrap();
+    let mut upto = 0u64;
+    comm.scan_into(
+        &(buf.len() as u64),
+        &mut upto,
+        mpi::collective::SystemOperation::sum(),
+    );
+    let offset = upto - buf.len() as u64;
+    comm.barrier();
+    let t = Instant::now();
+    // SAFETY: a NUL-terminated path, buffers of their lengths, MPI running.
+    unsafe {
+        let mut fh = ffi::RSMPI_FILE_NULL;
+        let mode = if write {
+            ffi::MPI_MODE_CREATE | ffi::MPI_MODE_WRONLY
+        } else {
+            ffi::MPI_MODE_RDONLY
+        };
+        let rc = ffi::MPI_File_open(
+            comm.as_raw(),
+            cpath.as_ptr(),
+            mode as i32,
+            ffi::RSMPI_INFO_NULL,
+            &mut fh,
+        );
+        assert_eq!(rc, 0, "MPI_File_open");
+        let rc = if write {
+            ffi::MPI_File_write_at_all(
+                fh,
+                offset as ffi::MPI_Offset,
+                buf.as_ptr().cast(),
+                buf.len() as i32,
+                ffi::RSMPI_UINT8_T,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        } else {
+            ffi::MPI_File_read_at_all(
+                fh,
+                offset as ffi::MPI_Offset,
+                buf.as_mut_ptr().cast(),
+                buf.len() as i32,
+                ffi::RSMPI_UINT8_T,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+        assert_eq!(rc, 0, "MPI_File_write/read_at_all");
+        if write {
+            ffi::MPI_File_sync(fh);
+        }
+        ffi::MPI_File_close(&mut fh);
+    }
+    comm.barrier();
+    t.elapsed().as_secs_f64()
+}
+
+fn main() -> nuce::Result<()> {
+    let universe = mpi::initialize().unwrap();
+    let world = universe.world();
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = arg(&args, "--n", "160").parse().unwrap();
+    let rounds: usize = arg(&args, "--rounds", "5").parse().unwrap();
+    let dir = arg(&args, "--dir", "/tmp");
+    let tag = std::process::id();
+    let save_path = format!("{dir}/bench-save-{tag}.nuce");
+    let raw_path = format!("{dir}/bench-save-{tag}.raw");
+    // The same name on every rank: the root's process id.
+    let mut root_tag = tag;
+    world.process_at_rank(0).broadcast_into(&mut root_tag);
+    let save_path = save_path.replace(&tag.to_string(), &root_tag.to_string());
+    let raw_path = raw_path.replace(&tag.to_string(), &root_tag.to_string());
+
+    let mut bal = Balancer::new(&world)?;
+    bal.measure()?;
+    let mut grid = bal.new_grid((n, n, n), Stencil::seven(1))?;
+    let pad = [1, 1, 1];
+    let mut u: Vec<f64> = (0..grid.padded_len(pad)?).map(|i| i as f64).collect();
+    let mut v = vec![0.0f64; u.len()];
+    let mut raw = vec![7u8; grid.local_box().volume() * 8];
+    let (mut ws, mut rs, mut wr, mut rr) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        world.barrier();
+        let t = Instant::now();
+        grid.save(&save_path, &[Field::new(&mut u, pad)], b"")?;
+        world.barrier();
+        ws.push(t.elapsed().as_secs_f64());
+        wr.push(raw_io(&world, &raw_path, &mut raw, true));
+        world.barrier();
+        let t = Instant::now();
+        let saved = SavedGrid::open(&world, &save_path)?;
+        saved.read(&mut grid, &mut [Field::new(&mut v, pad)])?;
+        world.barrier();
+        rs.push(t.elapsed().as_secs_f64());
+        rr.push(raw_io(&world, &raw_path, &mut raw, false));
+    }
+    if world.rank() == 0 {
+        let bytes = (n * n * n * 8) as f64;
+        let (ws, rs, wr, rr) = (
+            median(&mut ws),
+            median(&mut rs),
+            median(&mut wr),
+            median(&mut rr),
+        );
+        println!(
+            "bench_save: {n}^3 f64 ({:.1} MB) on {} ranks, {rounds} rounds: write nuce {:.1} ms raw {:.1} ms (ratio raw/nuce {:.3}); read nuce {:.1} ms raw {:.1} ms (ratio {:.3})",
+            bytes / 1e6,
+            world.size(),
+            ws * 1e3,
+            wr * 1e3,
+            wr / ws,
+            rs * 1e3,
+            rr * 1e3,
+            rr / rs
+        );
+        let _ = std::fs::remove_file(&save_path);
+        let _ = std::fs::remove_file(&raw_path);
+    }
+    Ok(())
+}
