@@ -8,7 +8,7 @@
 # `scripts/test.sh` after the Open MPI tiers; or directly.
 # Subset: the array, exchange, graph, distributed-graph, packing (not its
 # timing test, below), tasks,
-# faults, quickstart, heat2d, MPMD (disagreement), save-file and functional-model
+# faults, quickstart, heat2d, MPMD (disagreement), save-file, departure and functional-model
 # (mpi_fpm: size-dependent speeds, memory limits, size sweeps) tests, and the C and
 # Fortran API tiers with scripts/test_hangs.sh (every departure from a C or
 # Fortran collective ends within the timeout under hydra too). Skipped under
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh mpich libmpich-dev
 export NUCE_MPI=mpich MPICC=mpicc.mpich
 export CARGO_TARGET_DIR="${NUCE_MPICH_TARGET_DIR:-$PWD/target/mpich}"
-tests=(mpi_array mpi_exchange mpi_graph mpi_dgraph mpi_tasks mpi_faults quickstart heat2d mpmd mpi_layout mpi_ranges mpi_fpm mpi_decisions mpi_savefile)
+tests=(mpi_array mpi_exchange mpi_graph mpi_dgraph mpi_tasks mpi_faults quickstart heat2d mpmd mpi_layout mpi_ranges mpi_fpm mpi_decisions mpi_savefile mpi_membership)
 examples=(heat2d quickstart quickstart_graph quickstart_distgraph quickstart3d master_worker mesh_solver amr graph_scale)
 start=$SECONDS
 # Only what the tests launch: the scenario binary, the examples, the tests.

@@ -12,6 +12,7 @@ use mpi::traits::*;
 mod array;
 mod array3;
 mod decisions;
+mod depart;
 mod dgraph;
 mod exchange;
 mod faults;
@@ -76,6 +77,7 @@ fn main() {
         s if s.starts_with("decide-") => decisions::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
+        s if s.starts_with("depart-") => depart::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),

@@ -107,6 +107,7 @@ use crate::speed::{
 };
 
 mod data;
+mod membership;
 mod network;
 mod rank_speed;
 mod remap;
@@ -115,6 +116,7 @@ mod tasks;
 
 use rank_speed::RankSpeed;
 
+pub use membership::Departure;
 pub use network::{network_policy, Network};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
 pub use speeds::{

@@ -1,0 +1,265 @@
+//! Ranks that leave a running job (issue 29): a rank that leaves is a rank
+//! whose share becomes zero. At a balance point every rank says whether it
+//! leaves ([`Balancer::depart`], collective: the set is the same on every
+//! rank); each grid is planned for the ranks that stay, at their speeds,
+//! with empty boxes for those that leave ([`Departure::plan_grid`]: a
+//! pending move, completed by [`Grid::move_fields`] into the application's
+//! buffers for the new box, as after any remap); then
+//! [`Departure::finish`] splits the communicator: on the ranks that stay
+//! the balancer and grids are replaced by their successors on the new,
+//! smaller communicator (in their old order: the first rank that stays is
+//! the new root), with their speed state carried over; the ranks that
+//! leave hold nothing and are released.
+//!
+//! Without ULFM a process of the job cannot end before the others:
+//! `MPI_Finalize` is collective over the job (Open MPI 4.1, MPICH 4.0). A
+//! released rank may do other work or wait in `MPI_Finalize`; it takes no
+//! part in nuce's collectives any more. A rank that dies instead of
+//! leaving ends the job: save the grid every few phases
+//! ([`Grid::save`]) and restart on the ranks left ([`crate::SavedGrid`]).
+
+use mpi::topology::{Color, SimpleCommunicator};
+use mpi::traits::*;
+
+use super::remap::best3;
+use super::{Balancer, Checkpoints};
+use crate::error::{Error, Result};
+use crate::plan::array3d::{Box3, GridDecomposer3, GridPlan3};
+use crate::runtime::clock::waiting;
+use crate::runtime::comm::agree;
+use crate::runtime::layout::Grid;
+
+/// The ranks leaving at this balance point, the same on every rank
+/// ([`Balancer::depart`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Departure {
+    /// Ranks of the balancer's communicator that leave, ascending.
+    leaving: Vec<usize>,
+    /// This rank's rank in the balancer's communicator.
+    rank: usize,
+    /// Ranks of the communicator.
+    size: usize,
+}
+
+impl Balancer {
+    /// A balance point where every rank says whether it `leaving` the job
+    /// (collective; e.g. after a preemption notice on that rank). Returns
+    /// the departure set, the same on every rank; an error on every rank
+    /// when every rank would leave. With nobody leaving, the grids' plans
+    /// and [`Departure::finish`] change nothing but still must be called
+    /// on every rank (or skipped on every rank: test
+    /// [`Departure::is_empty`]).
+    pub fn depart(&mut self, leaving: bool) -> Result<Departure> {
+        let _w = waiting();
+        self.arrive("Balancer::depart")?;
+        let size = self.comm.size() as usize;
+        let mut all = vec![0u8; size];
+        self.comm.all_gather_into(&u8::from(leaving), &mut all[..]);
+        let leaving: Vec<usize> = (0..size).filter(|&r| all[r] != 0).collect();
+        if leaving.len() == size {
+            return Err(Error::invalid_input(format!(
+                "Balancer::depart: all {size} ranks would leave; at least one must stay"
+            )));
+        }
+        Ok(Departure {
+            leaving,
+            rank: self.comm.rank() as usize,
+            size,
+        })
+    }
+
+    /// This balancer on `comm`, the ranks of `stay` (old ranks,
+    /// ascending) in their order: settings and this rank's own speed state
+    /// kept, every rank's vectors restricted to those that stay; what
+    /// depends on the machine's layout (hosts, links, memory limits, size
+    /// sweeps) is measured again when needed. Collective on `comm`.
+    fn restricted(&self, comm: &SimpleCommunicator, stay: &[usize]) -> Result<Balancer> {
+        fn keep<T: Clone>(v: &Option<Vec<T>>, stay: &[usize]) -> Option<Vec<T>> {
+            v.as_ref()
+                .map(|v| stay.iter().map(|&r| v[r].clone()).collect())
+        }
+        let dup = comm.duplicate();
+        let mut cp = Checkpoints::entered(&dup, "Departure::finish (the new balancer)", None)?;
+        cp.set_timeout(self.cp.timeout());
+        Ok(Balancer {
+            comm: dup,
+            decomposer: self.decomposer.clone(),
+            policy: self.policy,
+            kernel: self.kernel.clone(),
+            own: self.own.clone(),
+            speeds: keep(&self.speeds, stay),
+            estimates: keep(&self.estimates, stay),
+            phase_units: self.phase_units,
+            records: keep(&self.records, stay),
+            bandwidth: self.bandwidth,
+            network: None,
+            hosts: None,
+            two_level: None,
+            hierarchical: self.hierarchical,
+            cp,
+            phase: std::cell::Cell::new(self.phase.get()),
+            functional: self.functional,
+            mem_caps: None,
+            sweep_fns: None,
+            remap_streak: 0,
+        })
+    }
+}
+
+/// Of `plan`'s mirror images, each with the boxes of equal-speed parts
+/// matched to `current` ([`GridPlan3::matched_to`]; a leaving rank's empty
+/// box has speed 0 here, so it stays empty), the one that keeps the most
+/// cells with their owners: the planner places parts by speed, not by
+/// where the data lies.
+fn least_moving(plan: GridPlan3, current: &GridPlan3, speeds: &[f64]) -> GridPlan3 {
+    let speeds: Vec<f64> = plan
+        .boxes
+        .iter()
+        .zip(speeds)
+        .map(|(b, &s)| if b.is_empty() { 0.0 } else { s })
+        .collect();
+    (0..8u8)
+        .map(|m| {
+            plan.reflected([m & 1 != 0, m & 2 != 0, m & 4 != 0])
+                .matched_to(current, &speeds)
+        })
+        .max_by_key(|p| p.kept_cells(current))
+        .expect("eight candidates")
+}
+
+impl Departure {
+    /// Ranks of the balancer's communicator that leave, ascending.
+    pub fn leaving(&self) -> &[usize] {
+        &self.leaving
+    }
+    /// Whether this rank leaves.
+    pub fn is_leaving(&self) -> bool {
+        self.leaving.binary_search(&self.rank).is_ok()
+    }
+    /// Whether nobody leaves.
+    pub fn is_empty(&self) -> bool {
+        self.leaving.is_empty()
+    }
+    /// The ranks that stay, ascending.
+    fn staying(&self) -> Vec<usize> {
+        (0..self.size)
+            .filter(|r| self.leaving.binary_search(r).is_err())
+            .collect()
+    }
+
+    /// Plans `grid` for the ranks that stay, in proportion to their speeds
+    /// (uniform when none are known), with an empty box on every rank that
+    /// leaves, and leaves the move pending on the grid (collective on the
+    /// grid's ranks, the balancer's). Then, as after any remap, ask the new
+    /// box ([`Grid::local_box`]: empty on a leaving rank), allocate new
+    /// buffers and call [`Grid::move_fields`]. Errors (a grid of another
+    /// communicator size, a move already pending) are the same on every
+    /// rank.
+    pub fn plan_grid(&self, bal: &Balancer, grid: &mut Grid) -> Result<()> {
+        let _w = waiting();
+        let stay = self.staying();
+        let shape = grid.global_shape();
+        let local = if grid.plan().len() != self.size {
+            Err(Error::shape_mismatch(format!(
+                "the grid has {} parts, the departure is from {} ranks",
+                grid.plan().len(),
+                self.size
+            )))
+        } else {
+            let all_speeds: Vec<f64> = match bal.speeds() {
+                Some(s) if s.len() == self.size => s.to_vec(),
+                _ => vec![1.0; self.size],
+            };
+            let speeds: Vec<f64> = stay.iter().map(|&r| all_speeds[r]).collect();
+            // Every rank plans alike (the plan is checked identical).
+            best3(grid.stencil().ghost)
+                .decompose(shape, &speeds)
+                .map_err(Error::from)
+                .and_then(|p| {
+                    let mut boxes = vec![Box3::default(); self.size];
+                    for (k, &r) in stay.iter().enumerate() {
+                        boxes[r] = p.boxes[k];
+                    }
+                    let plan = GridPlan3::new(
+                        format!("{} (ranks {:?} leave)", p.algorithm, self.leaving),
+                        shape,
+                        boxes,
+                    )?;
+                    Ok(least_moving(plan, grid.plan(), &all_speeds))
+                })
+        };
+        let plan = agree(grid.comm(), 0, local)?;
+        grid.start_remap(plan)
+    }
+
+    /// Completes the departure (collective on the balancer's
+    /// communicator): every grid's move must be complete
+    /// ([`Grid::move_fields`] after [`Departure::plan_grid`]; a leaving
+    /// rank's box is empty). Splits the communicator. On a rank that stays,
+    /// `bal` and every grid of `grids` are replaced by their successors on
+    /// the ranks that stay (in their old order; the first is the new root;
+    /// the balancer's settings and speed state and the grids' boxes and
+    /// costs are kept, so the application's buffers stay valid), and the
+    /// new communicator is returned for the application's own
+    /// communication. On a leaving rank nothing is replaced and `None` is
+    /// returned: the rank is released, holds no cells, and must make no
+    /// further call of `bal` or the grids (drop them). A grid whose move is
+    /// pending, or one not planned for this departure, is the same error on
+    /// every rank, and nothing changes then.
+    pub fn finish(
+        self,
+        bal: &mut Balancer,
+        grids: &mut [&mut Grid],
+    ) -> Result<Option<SimpleCommunicator>> {
+        let _w = waiting();
+        let local = grids.iter().enumerate().try_for_each(|(k, g)| {
+            if g.pending().is_some() {
+                Err(Error::invalid_input(format!(
+                    "grid {k}: its move is pending (Grid::move_fields first)"
+                )))
+            } else if g.plan().len() != self.size
+                || self.leaving.iter().any(|&r| !g.plan().boxes[r].is_empty())
+            {
+                Err(Error::invalid_input(format!(
+                    "grid {k} still gives cells to a leaving rank (Departure::plan_grid first)"
+                )))
+            } else {
+                Ok(())
+            }
+        });
+        bal.entry(
+            &format!("Departure::finish({} grids)", grids.len()),
+            local.as_ref().err(),
+        )?;
+        let color = if self.is_leaving() {
+            Color::undefined()
+        } else {
+            Color::with_value(0)
+        };
+        let Some(comm) = bal.comm.split_by_color(color) else {
+            return Ok(None);
+        };
+        let stay = self.staying();
+        let next = bal.restricted(&comm, &stay)?;
+        let mut made = Vec::with_capacity(grids.len());
+        for g in grids.iter() {
+            let plan = g.plan();
+            let kept = GridPlan3 {
+                algorithm: plan.algorithm.clone(),
+                shape: plan.shape,
+                boxes: stay.iter().map(|&r| plan.boxes[r]).collect(),
+            };
+            let mut n = Grid::new(&comm, kept, g.stencil())?;
+            n.checks_mut().adopt(&next.cp);
+            if let Some(c) = g.cost().filter(|c| c.block() == g.local_box()) {
+                n.set_cost(c.values().to_vec());
+            }
+            made.push(n);
+        }
+        *bal = next;
+        for (g, n) in grids.iter_mut().zip(made) {
+            **g = n;
+        }
+        Ok(Some(comm))
+    }
+}

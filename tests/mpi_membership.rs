@@ -1,0 +1,93 @@
+//! Ranks that leave a running job (`Balancer::depart`) under `mpirun`: a
+//! grid whose cells hold their global ids, on 2–6 ranks, with ranks leaving
+//! at every phase boundary — rank 0 (the root moves), the last rank, ranks
+//! in the middle, all but one, nobody, and a leave together with a speed
+//! change. Every cell and face ghost holds its id before and after (the
+//! move is exact), the departure set is the same on every rank, the
+//! leaving ranks are released with empty boxes, the ranks that stay go on
+//! with exchanges and a balance point on the new communicator, and the
+//! move never carries less than the minimum.
+
+mod common;
+
+use std::time::Duration;
+
+/// Runs `depart-grid` and checks its outcome; returns the RESULT line.
+fn depart(np: usize, leavers: &[usize], at: usize, phases: usize, speeds: Option<&str>) -> String {
+    let list = if leavers.is_empty() {
+        "none".to_string()
+    } else {
+        leavers
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let (at_s, phases_s) = (at.to_string(), phases.to_string());
+    let mut args = vec!["depart-grid", "14", "11", "9", &list, &at_s, &phases_s];
+    if let Some(s) = speeds {
+        args.push(s);
+    }
+    let run = common::mpirun(np, &args, Duration::from_secs(120));
+    run.assert_checks(np, 2);
+    let case = format!("np {np}, leaving {list} after phase {at}");
+    let released = run.lines_with("RELEASED ").len();
+    assert_eq!(released, leavers.len(), "{case}:\n{}", run.stdout);
+    let stay = np - leavers.len();
+    let ends = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" depart-cells-end ok"))
+        .count();
+    assert_eq!(
+        ends, stay,
+        "{case}: every rank that stays ends:\n{}",
+        run.stdout
+    );
+    let res = run.lines_with("RESULT depart ");
+    assert_eq!(res.len(), 1, "{case}:\n{}", run.stdout);
+    assert_eq!(common::field(&res[0], "ranks"), stay.to_string(), "{case}");
+    let moved: u64 = common::field(&res[0], "moved").parse().unwrap();
+    let minimum: u64 = common::field(&res[0], "minimum").parse().unwrap();
+    assert!(moved >= minimum, "{case}: {}", res[0]);
+    res[0].clone()
+}
+
+#[test]
+fn ranks_leave_at_every_phase_boundary_on_2_to_6_ranks() {
+    for np in 2..=6 {
+        for at in 0..3 {
+            // The last rank, then rank 0 (the root), then a middle one.
+            let leaver = [np - 1, 0, np / 2][at];
+            depart(np, &[leaver], at, 3, None);
+        }
+    }
+}
+
+#[test]
+fn all_but_one_nobody_and_several_at_once() {
+    depart(4, &[0, 1, 2], 1, 3, None);
+    depart(5, &[0, 2, 3, 4], 0, 2, None);
+    depart(3, &[], 1, 3, None);
+    depart(6, &[1, 4], 1, 3, None);
+}
+
+#[test]
+fn a_leave_and_a_speed_change_at_one_balance_point() {
+    // Rank 3 leaves while rank 2 becomes 3x faster: the new plan gives the
+    // ranks that stay cells in proportion to speeds 1:1:3.
+    let res = depart(4, &[3], 1, 3, Some("1,1,3,1"));
+    let vols: Vec<f64> = common::field(&res, "volumes")
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(vols.len(), 3, "{res}");
+    assert!(vols[2] > 2.0 * vols[0] && vols[2] > 2.0 * vols[1], "{res}");
+}
+
+#[test]
+fn every_rank_leaving_is_the_same_error_on_every_rank() {
+    let err =
+        common::same_error_on_every_rank(3, &["depart-grid", "8", "8", "8", "0,1,2", "0", "2"]);
+    assert!(err.contains("all 3 ranks would leave"), "{err}");
+}
