@@ -121,6 +121,17 @@ for np in 1 2 5; do
     { echo "test_capi: FAILED: restart.c resumed on $np ranks: hash '$got', a run that never stopped '$whole'" >&2; exit 1; }
   echo "test_capi: ok: restart.c saved on 3 ranks, resumed on $np: bit-identical ($got)"
 done
+# restart.c --leave R AT: rank R leaves after sweep AT (nuce_depart,
+# nuce_grid_depart, nuce_grid_move, nuce_depart_finish); the ranks that stay
+# must end bit-identical to the run that never changed, R must be released.
+for c in "3 0 20" "3 2 20" "4 1 1"; do
+  set -- $c
+  out="$("$mpirun" -np "$1" "$tmp/restart" 60 --leave "$2" "$3")"
+  got="$(sed -n "s/^restart: steps 60 ranks $(($1 - 1)) hash //p" <<<"$out")"
+  [ "$got" = "$whole" ] && grep -q "^restart: rank $2 released" <<<"$out" ||
+    { echo "$out" >&2; echo "test_capi: FAILED: restart.c on $1 ranks, rank $2 leaving after sweep $3" >&2; exit 1; }
+  echo "test_capi: ok: restart.c on $1 ranks, rank $2 left after sweep $3: bit-identical ($got)"
+done
 # bench_array.c: nuce_array_exchange_ghosts on the program's own buffer
 # against a hand-written subarray exchange; it aborts unless both leave the
 # same padded block (faces and corners, ghost 1 and 2, 3 and 5 ranks).

@@ -403,6 +403,40 @@ int nuce_fortran_ids(int64_t base);
 // `NUCE_OK`.
 int nuce_fortran_done(const char *refusal);
 
+// A balance point where every rank says whether it leaves (`leaving`
+// non-zero; collective over the balancer's ranks). Writes the number of
+// ranks that leave to `*nleaving` (the same on every rank) and keeps the
+// departure in the balancer for [`nuce_grid_depart`] and
+// [`nuce_depart_finish`]. Every rank leaving is the same error on every
+// rank.
+int nuce_depart(struct nuce_balancer *b, int leaving, int *nleaving);
+
+// Plans grid `g` for the ranks that stay, at their speeds, with an empty
+// box on every leaving rank, and leaves the move pending (collective over
+// the grid's ranks): then, as after `nuce_grid_maybe_remap` set
+// `*remapped`, ask the new box (`nuce_grid_box`), allocate new fields and
+// call `nuce_grid_move`. No departure (no `nuce_depart` before) or a move
+// already pending is the same error on every rank.
+int nuce_grid_depart(struct nuce_balancer *b, struct nuce_grid *g);
+
+// Completes the departure (collective over the balancer's ranks): the
+// `ngrids` grids at `grids` (every grid of the balancer, each moved with
+// `nuce_grid_move` after [`nuce_grid_depart`]). On a rank that stays, the
+// balancer and the grid handles now act on the ranks that stay (the same
+// handles; boxes, costs and the application's buffers unchanged; the
+// first rank that stays is the new root), `*comm` is a new communicator
+// of the ranks that stay, in their old order, for the application's own
+// communication (free it with `MPI_Comm_free`), and `*released` is 0. On
+// a leaving rank `*comm` is `MPI_COMM_NULL` and `*released` is 1: the
+// rank holds no cells and must only free the balancer and the grids. A
+// grid whose move is pending, or one not planned for the departure, is
+// the same error on every rank, and nothing changes then.
+int nuce_depart_finish(struct nuce_balancer *b,
+                       int ngrids,
+                       struct nuce_grid *const *grids,
+                       MPI_Comm *comm,
+                       int *released);
+
 // Partitions the root's graph `g` for the balancer's current speeds (equal
 // parts when none were measured) and scatters it with the root's
 // `records` (`n × elem_size` bytes, vertex after vertex), writing the

@@ -24,6 +24,7 @@
 
 mod amr;
 mod caller;
+mod depart;
 mod graph;
 mod grid;
 mod partition;
@@ -48,6 +49,7 @@ use staged::{check_elem_size, create_dyn, Init, Staged};
 
 pub use amr::*;
 pub use caller::{nuce_fortran_call, nuce_fortran_done, nuce_fortran_ids};
+pub use depart::*;
 pub use graph::*;
 pub use grid::*;
 pub use partition::*;
@@ -217,6 +219,7 @@ pub(crate) fn in_c_words(msg: &str) -> String {
         .iter()
         .chain(GRAPH_NAMES.iter())
         .chain(savefile::SAVE_NAMES.iter())
+        .chain(depart::DEPART_NAMES.iter())
         .chain(C_NAMES.iter())
         .fold(msg.to_string(), |m, (rust, c)| m.replace(rust, c))
 }
@@ -349,6 +352,8 @@ pub extern "C" fn nuce_last_error() -> *const c_char {
 pub struct nuce_balancer {
     pub(crate) bal: Balancer,
     plan: Option<ArrayPlan>,
+    /// The departure of the last `nuce_depart`, until `nuce_depart_finish`.
+    pub(crate) departure: Option<nuce::Departure>,
 }
 
 /// A distributed 2D array (opaque), bound to the balancer that created it:
@@ -392,7 +397,11 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         // borrowed here for Balancer::new, which duplicates it.
         let borrowed = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm) });
         let bal = Balancer::new_as(&*borrowed, "nuce_balancer_create")?;
-        *out = Box::into_raw(Box::new(nuce_balancer { bal, plan: None }));
+        *out = Box::into_raw(Box::new(nuce_balancer {
+            bal,
+            plan: None,
+            departure: None,
+        }));
         Ok(())
     })
 }

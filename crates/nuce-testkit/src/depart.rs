@@ -154,18 +154,12 @@ fn grid(ctx: &Ctx) {
             }
             Some(c) => {
                 if c.rank() == 0 {
-                    let vols: Vec<String> = grid
-                        .plan()
-                        .volumes()
-                        .iter()
-                        .map(|v| v.to_string())
-                        .collect();
                     println!(
                         "RESULT depart ranks={} moved={} minimum={} volumes={}",
                         c.size(),
                         moved.bytes,
                         minimum * 8,
-                        vols.join(",")
+                        crate::comma_list(&grid.plan().volumes())
                     );
                 }
                 comm = c;

@@ -57,6 +57,14 @@ impl Ctx {
     }
 }
 
+/// `1,2,3`: a list for a `key=value` result field.
+pub fn comma_list(v: &[usize]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn main() {
     let universe = mpi::initialize().expect("MPI init");
     let mut argv = std::env::args().skip(1);

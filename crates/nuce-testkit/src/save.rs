@@ -154,16 +154,10 @@ fn read(ctx: &Ctx) {
         cost.as_deref() == Some(&want[..]),
         format!("{cost:?}"),
     );
-    let volumes: Vec<String> = grid
-        .plan()
-        .volumes()
-        .iter()
-        .map(|v| v.to_string())
-        .collect();
     println!(
         "RESULT read ranks={p} saved_ranks={} volumes={}",
         saved.saved_ranks(),
-        volumes.join(",")
+        crate::comma_list(&grid.plan().volumes())
     );
 }
 

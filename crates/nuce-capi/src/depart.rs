@@ -1,0 +1,169 @@
+//! Ranks that leave a running job (`nuce_depart`, `nuce_grid_depart`,
+//! `nuce_depart_finish`). Built on `nuce::Departure`; the reference is
+//! `docs/c-api.md`, section "Ranks that leave".
+
+use std::ffi::c_int;
+
+use mpi::raw::AsRaw;
+use nuce::internals::layout::Grid;
+use nuce::{waiting, Error, Result};
+
+use crate::grid::{grid, nuce_grid};
+use crate::nuce_balancer;
+use crate::{balancer, checked, guard, null, unreachable_null, MPI_Comm};
+
+/// A balance point where every rank says whether it leaves (`leaving`
+/// non-zero; collective over the balancer's ranks). Writes the number of
+/// ranks that leave to `*nleaving` (the same on every rank) and keeps the
+/// departure in the balancer for [`nuce_grid_depart`] and
+/// [`nuce_depart_finish`]. Every rank leaving is the same error on every
+/// rank.
+#[no_mangle]
+pub extern "C" fn nuce_depart(
+    b: *mut nuce_balancer,
+    leaving: c_int,
+    nleaving: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h =
+            unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", "nuce_depart"))?;
+        let _w = waiting();
+        // SAFETY: `nleaving` is NULL or writable (contract).
+        let local = unsafe { nleaving.as_mut() }.ok_or_else(|| null("nleaving"));
+        let out = checked(local, |r| h.bal.entry("nuce_depart", r))?;
+        h.departure = None;
+        let d = h.bal.depart(leaving != 0)?;
+        *out = d.leaving().len() as c_int;
+        h.departure = Some(d);
+        Ok(())
+    })
+}
+
+/// Plans grid `g` for the ranks that stay, at their speeds, with an empty
+/// box on every leaving rank, and leaves the move pending (collective over
+/// the grid's ranks): then, as after `nuce_grid_maybe_remap` set
+/// `*remapped`, ask the new box (`nuce_grid_box`), allocate new fields and
+/// call `nuce_grid_move`. No departure (no `nuce_depart` before) or a move
+/// already pending is the same error on every rank.
+#[no_mangle]
+pub extern "C" fn nuce_grid_depart(b: *mut nuce_balancer, g: *mut nuce_grid) -> c_int {
+    guard(|| {
+        // SAFETY: `b` and `g` are NULL or live handles.
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_grid_depart"))?;
+        // SAFETY: as above.
+        let gh =
+            unsafe { grid(g) }.map_err(|_| unreachable_null("the grid", "nuce_grid_depart"))?;
+        let _w = waiting();
+        let local = h
+            .departure
+            .as_ref()
+            .ok_or_else(|| Error::invalid_input("no departure: call nuce_depart first"));
+        let d = checked(local, |r| h.bal.entry("nuce_grid_depart", r))?;
+        d.plan_grid(&h.bal, &mut gh.grid)
+    })
+}
+
+/// Completes the departure (collective over the balancer's ranks): the
+/// `ngrids` grids at `grids` (every grid of the balancer, each moved with
+/// `nuce_grid_move` after [`nuce_grid_depart`]). On a rank that stays, the
+/// balancer and the grid handles now act on the ranks that stay (the same
+/// handles; boxes, costs and the application's buffers unchanged; the
+/// first rank that stays is the new root), `*comm` is a new communicator
+/// of the ranks that stay, in their old order, for the application's own
+/// communication (free it with `MPI_Comm_free`), and `*released` is 0. On
+/// a leaving rank `*comm` is `MPI_COMM_NULL` and `*released` is 1: the
+/// rank holds no cells and must only free the balancer and the grids. A
+/// grid whose move is pending, or one not planned for the departure, is
+/// the same error on every rank, and nothing changes then.
+#[no_mangle]
+pub extern "C" fn nuce_depart_finish(
+    b: *mut nuce_balancer,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    comm: *mut MPI_Comm,
+    released: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_depart_finish"))?;
+        let _w = waiting();
+        // SAFETY: NULL or `ngrids` readable handles, each NULL or live and
+        // distinct; outputs NULL or writable (contract).
+        let local = unsafe { finish_args(ngrids, grids, comm, released) };
+        let local = local.and_then(|a| {
+            h.departure
+                .clone()
+                .map(|d| (d, a))
+                .ok_or_else(|| Error::invalid_input("no departure: call nuce_depart first"))
+        });
+        let (d, (mut gs, comm, released)) =
+            checked(local, |r| h.bal.entry("nuce_depart_finish", r))?;
+        let mut refs: Vec<&mut Grid> = gs.iter_mut().map(|g| &mut g.grid).collect();
+        // On an error nothing changed: the departure stays to finish again.
+        let done = d.finish(&mut h.bal, &mut refs)?;
+        h.departure = None;
+        match done {
+            Some(c) => {
+                *comm = c.as_raw();
+                // The application owns the communicator now.
+                std::mem::forget(c);
+                *released = 0;
+            }
+            None => {
+                // SAFETY: reading a handle constant.
+                *comm = unsafe { mpi::ffi::RSMPI_COMM_NULL };
+                *released = 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The checked arguments of [`nuce_depart_finish`].
+type FinishArgs<'a> = (Vec<&'a mut nuce_grid>, &'a mut MPI_Comm, &'a mut c_int);
+
+/// # Safety
+/// See [`nuce_depart_finish`].
+unsafe fn finish_args<'a>(
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    comm: *mut MPI_Comm,
+    released: *mut c_int,
+) -> Result<FinishArgs<'a>> {
+    let n = usize::try_from(ngrids)
+        .map_err(|_| Error::invalid_input(format!("ngrids = {ngrids}: at least 0")))?;
+    let handles: &[*mut nuce_grid] = if n == 0 {
+        &[]
+    } else if grids.is_null() {
+        return Err(null("grids"));
+    } else {
+        // SAFETY: `n` readable handles (contract).
+        unsafe { std::slice::from_raw_parts(grids, n) }
+    };
+    for (k, p) in handles.iter().enumerate() {
+        if handles[..k].contains(p) {
+            return Err(Error::invalid_input(format!("grids[{k}] is given twice")));
+        }
+    }
+    let gs = handles
+        .iter()
+        .enumerate()
+        // SAFETY: each NULL or a live, distinct handle (checked above).
+        .map(|(k, &p)| unsafe { grid(p) }.map_err(|_| null(&format!("grids[{k}]"))))
+        .collect::<Result<Vec<_>>>()?;
+    // SAFETY: NULL or writable (contract).
+    let comm = unsafe { comm.as_mut() }.ok_or_else(|| null("comm"))?;
+    // SAFETY: as above.
+    let released = unsafe { released.as_mut() }.ok_or_else(|| null("released"))?;
+    Ok((gs, comm, released))
+}
+
+/// `in_c_words` for the departure's runtime names.
+pub(crate) const DEPART_NAMES: [(&str, &str); 3] = [
+    ("Balancer::depart", "nuce_depart"),
+    ("Departure::finish", "nuce_depart_finish"),
+    ("Departure::plan_grid", "nuce_grid_depart"),
+];
