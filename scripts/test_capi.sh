@@ -9,7 +9,7 @@
 # every misuse in errors.c returns the same error code on every rank; the
 # C++ graph example (below) as described there. Then the same for Fortran:
 # the module's constants are nuce.h's, examples/fortran/heat2d.f90, heat3d.f90
-# (whose checksum must be heat3d.c's), errors.f90 and graph.f90 are built with
+# (whose checksum must be heat3d.c's), restart.f90, errors.f90 and graph.f90 are built with
 # CMake (nuce::nuce_fortran) and with mpifort + pkg-config (nuce-fortran), and run.
 # NUCE_MPI=mpich: the same against MPICH (installed for MPICH, built with
 # mpicc.mpich/mpicxx.mpich/mpifort.mpich, run with mpirun.mpich); honours
@@ -238,6 +238,26 @@ same_sum "$c_big3" "big, --cost 4"
 echo "test_capi: heat3d.f90 --cost 4 on 2 ranks: $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
 "$mpifort" -O2 -Wall -Werror examples/fortran/grid2d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/fgrid2d"
 for np in 1 3; do grid2d "$np" "$tmp/fgrid2d"; done
+# restart.f90: the Fortran twin of restart.c: saved after 25 of 60 sweeps on 3
+# ranks and resumed on 1, 2 and 5; rank R leaving after sweep AT. Every run
+# must end with the hash of the run that never changed.
+"$mpifort" -O2 -Wall -Werror examples/fortran/restart.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/frestart"
+fwhole="$("$mpirun" -np 3 "$tmp/frestart" 60 | sed -n 's/^restart: steps 60 ranks 3 hash //p')"
+"$mpirun" -np 3 "$tmp/frestart" 60 25 "$tmp/frun.nuce" >/dev/null
+for np in 1 2 5; do
+  got="$("$mpirun" -np "$np" "$tmp/frestart" 60 --resume "$tmp/frun.nuce" | sed -n "s/^restart: steps 60 ranks $np hash //p")"
+  [ -n "$fwhole" ] && [ "$got" = "$fwhole" ] ||
+    { echo "test_capi: FAILED: restart.f90 resumed on $np ranks: hash '$got', a run that never stopped '$fwhole'" >&2; exit 1; }
+  echo "test_capi: ok: restart.f90 saved on 3 ranks, resumed on $np: bit-identical ($got)"
+done
+for c in "3 0 20" "3 2 20"; do
+  set -- $c
+  out="$("$mpirun" -np "$1" "$tmp/frestart" 60 --leave "$2" "$3")"
+  got="$(sed -n "s/^restart: steps 60 ranks $(($1 - 1)) hash //p" <<<"$out")"
+  [ "$got" = "$fwhole" ] && grep -q "^restart: rank $2 released" <<<"$out" ||
+    { echo "$out" >&2; echo "test_capi: FAILED: restart.f90 on $1 ranks, rank $2 leaving after sweep $3" >&2; exit 1; }
+  echo "test_capi: ok: restart.f90 on $1 ranks, rank $2 left after sweep $3: bit-identical ($got)"
+done
 # rows1d.f90: nuce_plan_1d's rows of a matrix-vector product within a memory
 # limit read from the machine, checked bit for bit against a serial product.
 "$mpifort" -O2 -Wall -Werror examples/fortran/rows1d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o "$tmp/frows1d"

@@ -57,6 +57,9 @@ module nuce
   public :: nuce_grid_field, nuce_grid_exchange, nuce_grid_exchange_begin
   public :: nuce_grid_exchange_end, nuce_grid_maybe_remap, nuce_grid_move
   public :: nuce_grid_set_cost, nuce_grid_clear_cost
+  public :: nuce_saved, nuce_grid_save, nuce_saved_open, nuce_saved_grid, nuce_saved_user
+  public :: nuce_saved_grid_create, nuce_saved_read, nuce_saved_free
+  public :: nuce_depart, nuce_grid_depart, nuce_depart_finish
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -132,6 +135,11 @@ module nuce
   type :: nuce_grid
     type(c_ptr) :: ptr = c_null_ptr
   end type nuce_grid
+
+  !> A save file opened for a restart (wraps `nuce_saved *`).
+  type :: nuce_saved
+    type(c_ptr) :: ptr = c_null_ptr
+  end type nuce_saved
 
   !> A ghost exchange in flight (wraps `nuce_exchange *`), from
   !> nuce_grid_exchange_begin until nuce_grid_exchange_end.
@@ -231,6 +239,77 @@ module nuce
       type(c_ptr), value :: g
       integer(c_int) :: rc
     end function c_grid_clear_cost
+  end interface
+
+  interface
+    function c_grid_save(g, path, nfields, fields, user, user_len) &
+        bind(c, name='nuce_grid_save') result(rc)
+      import :: c_int, c_ptr, c_char, c_size_t
+      type(c_ptr), value :: g, fields, user
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: nfields
+      integer(c_size_t), value :: user_len
+      integer(c_int) :: rc
+    end function c_grid_save
+    function c_saved_open(b, path, out) bind(c, name='nuce_saved_open') result(rc)
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: b
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: rc
+    end function c_saved_open
+    function c_saved_grid(s, n, ghost, stencil, nfields, saved_ranks) &
+        bind(c, name='nuce_saved_grid') result(rc)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: s
+      integer(c_int64_t), intent(out) :: n(3), ghost
+      integer(c_int), intent(out) :: stencil, nfields, saved_ranks
+      integer(c_int) :: rc
+    end function c_saved_grid
+    function c_saved_user(s, data, len) bind(c, name='nuce_saved_user') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: s
+      type(c_ptr), intent(out) :: data
+      integer(c_size_t), intent(out) :: len
+      integer(c_int) :: rc
+    end function c_saved_user
+    function c_saved_grid_create(s, b, out) bind(c, name='nuce_saved_grid_create') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: s, b
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: rc
+    end function c_saved_grid_create
+    function c_saved_read(s, g, nfields, fields) bind(c, name='nuce_saved_read') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: s, g, fields
+      integer(c_int), value :: nfields
+      integer(c_int) :: rc
+    end function c_saved_read
+    function c_saved_free(s) bind(c, name='nuce_saved_free') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: s
+      integer(c_int) :: rc
+    end function c_saved_free
+    function c_depart(b, leaving, nleaving) bind(c, name='nuce_depart') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: b
+      integer(c_int), value :: leaving
+      integer(c_int), intent(out) :: nleaving
+      integer(c_int) :: rc
+    end function c_depart
+    function c_grid_depart(b, g) bind(c, name='nuce_grid_depart') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: b, g
+      integer(c_int) :: rc
+    end function c_grid_depart
+    function c_depart_finish_f(b, ngrids, grids, comm, released) &
+        bind(c, name='nuce_depart_finish_f') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: b, grids
+      integer(c_int), value :: ngrids
+      integer(c_int), intent(out) :: comm, released
+      integer(c_int) :: rc
+    end function c_depart_finish_f
   end interface
 
   interface nuce_balancer_create
@@ -1844,5 +1923,175 @@ contains
     call fortran_call()
     call done(c_grid_clear_cost(g%ptr), 'nuce_grid_clear_cost', ierr)
   end subroutine nuce_grid_clear_cost
+
+  ! --- Save files and restarts on another number of ranks ---------------------
+
+  !> Saves the grid's `fields` (this rank's box of each; ghost cells are not
+  !> saved), its cost per cell if one is set for the current box, and the
+  !> application's own 64-bit integers `user` (e.g. the step; optional) to
+  !> the file `path` (collective over the grid's ranks; the same path,
+  !> number of fields and cell sizes on every rank). Written under
+  !> path // '.nuce-tmp' and renamed once every rank succeeded: a job killed
+  !> while saving keeps the previous file.
+  subroutine nuce_grid_save(g, path, fields, user, ierr)
+    type(nuce_grid), intent(in) :: g
+    character(len=*), intent(in) :: path
+    type(nuce_field), intent(in), target, contiguous :: fields(:)
+    integer(c_int64_t), intent(in), target, contiguous, optional :: user(:)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: pu
+    integer(c_size_t) :: nu
+    pu = c_null_ptr
+    nu = 0
+    if (present(user)) then
+      if (size(user) > 0) then
+        pu = c_loc(user)
+        nu = int(size(user), c_size_t) * 8_c_size_t
+      end if
+    end if
+    call fortran_call()
+    call done(c_grid_save(g%ptr, trim(path) // c_null_char, size(fields, kind=c_int), &
+                          fields_address(fields), pu, nu), 'nuce_grid_save', ierr)
+  end subroutine nuce_grid_save
+
+  !> Opens the save file `path` (collective over the balancer's ranks, any
+  !> number of them): a missing, truncated or corrupt file, or another
+  !> format, is the same error on every rank.
+  subroutine nuce_saved_open(b, path, s, ierr)
+    type(nuce_balancer), intent(in) :: b
+    character(len=*), intent(in) :: path
+    type(nuce_saved), intent(out) :: s
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_saved_open(b%ptr, trim(path) // c_null_char, s%ptr), 'nuce_saved_open', ierr)
+  end subroutine nuce_saved_open
+
+  !> The saved grid (local): extents n(3) in Fortran order, ghost width,
+  !> stencil (NUCE_STENCIL_FACES or NUCE_STENCIL_BOX), number of fields,
+  !> and the number of ranks that saved it; every output but n optional.
+  subroutine nuce_saved_grid(s, n, ghost, stencil, nfields, saved_ranks, ierr)
+    type(nuce_saved), intent(in) :: s
+    integer(c_int64_t), intent(out) :: n(3)
+    integer(c_int64_t), intent(out), optional :: ghost
+    integer, intent(out), optional :: stencil, nfields, saved_ranks
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: cn(3), g
+    integer(c_int) :: st, nf, sr
+    call fortran_call()
+    call done(c_saved_grid(s%ptr, cn, g, st, nf, sr), 'nuce_saved_grid', ierr)
+    n = cn(3:1:-1)
+    if (present(ghost)) ghost = g
+    if (present(stencil)) stencil = int(st)
+    if (present(nfields)) nfields = int(nf)
+    if (present(saved_ranks)) saved_ranks = int(sr)
+  end subroutine nuce_saved_grid
+
+  !> The 64-bit integers given to nuce_grid_save as `user` (local; empty
+  !> when none were).
+  subroutine nuce_saved_user(s, user, ierr)
+    type(nuce_saved), intent(in) :: s
+    integer(c_int64_t), allocatable, intent(out) :: user(:)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    integer(c_size_t) :: nbytes
+    integer(c_int64_t), pointer :: words(:)
+    integer(c_int) :: rc
+    nbytes = 0
+    call fortran_call()
+    rc = c_saved_user(s%ptr, p, nbytes)
+    allocate (user(nbytes / 8))
+    if (rc == NUCE_OK .and. size(user) > 0) then
+      call c_f_pointer(p, words, [size(user)])
+      user = words
+    end if
+    call done(rc, 'nuce_saved_user', ierr)
+  end subroutine nuce_saved_user
+
+  !> A grid of the saved extents and stencil planned for the balancer's
+  !> current speeds (collective, a balance point; call nuce_measure first).
+  !> Then ask the box (nuce_grid_box), allocate, and nuce_saved_read.
+  subroutine nuce_saved_grid_create(s, b, g, ierr)
+    type(nuce_saved), intent(in) :: s
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_grid), intent(out) :: g
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_saved_grid_create(s%ptr, b%ptr, g%ptr), 'nuce_saved_grid_create', ierr)
+  end subroutine nuce_saved_grid_create
+
+  !> Reads this rank's box of every saved field into `fields` (collective
+  !> over the grid's ranks; ghost cells untouched) and sets the saved cost
+  !> on the grid; corrupt data is the same error on every rank.
+  subroutine nuce_saved_read(s, g, fields, ierr)
+    type(nuce_saved), intent(in) :: s
+    type(nuce_grid), intent(in) :: g
+    type(nuce_field), intent(in), target, contiguous :: fields(:)
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_saved_read(s%ptr, g%ptr, size(fields, kind=c_int), fields_address(fields)), &
+              'nuce_saved_read', ierr)
+  end subroutine nuce_saved_read
+
+  !> Frees a save-file handle (local).
+  subroutine nuce_saved_free(s, ierr)
+    type(nuce_saved), intent(inout) :: s
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_saved_free(s%ptr), 'nuce_saved_free', ierr)
+    s%ptr = c_null_ptr
+  end subroutine nuce_saved_free
+
+  ! --- Ranks that leave --------------------------------------------------------
+
+  !> A balance point where every rank says whether it leaves (collective);
+  !> `nleaving` ranks leave (the same on every rank).
+  subroutine nuce_depart(b, leaving, nleaving, ierr)
+    type(nuce_balancer), intent(in) :: b
+    logical, intent(in) :: leaving
+    integer, intent(out) :: nleaving
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: n
+    n = 0
+    call fortran_call()
+    call done(c_depart(b%ptr, merge(1_c_int, 0_c_int, leaving), n), 'nuce_depart', ierr)
+    nleaving = int(n)
+  end subroutine nuce_depart
+
+  !> Plans grid `g` for the ranks that stay, a move pending (collective):
+  !> then nuce_grid_box, allocate, nuce_grid_move, as after a remap.
+  subroutine nuce_grid_depart(b, g, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_grid), intent(in) :: g
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_grid_depart(b%ptr, g%ptr), 'nuce_grid_depart', ierr)
+  end subroutine nuce_grid_depart
+
+  !> Completes the departure (collective) after every grid of `grids`
+  !> moved. On a rank that stays, `b` and `grids` now work on the ranks that
+  !> stay, `comm` is their communicator (free it with MPI_Comm_free) and
+  !> `released` is .false.; on a leaving rank `released` is .true. and
+  !> `comm` is MPI_COMM_NULL: free the handles and call nuce no more.
+  subroutine nuce_depart_finish(b, grids, comm, released, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_grid), intent(in) :: grids(:)
+    type(MPI_Comm), intent(out) :: comm
+    logical, intent(out) :: released
+    integer, intent(out), optional :: ierr
+    type(c_ptr), allocatable, target :: ptrs(:)
+    integer(c_int) :: fcomm, rel
+    integer :: k
+    allocate (ptrs(max(size(grids), 1)))
+    do k = 1, size(grids)
+      ptrs(k) = grids(k)%ptr
+    end do
+    fcomm = 0
+    rel = 0
+    call fortran_call()
+    call done(c_depart_finish_f(b%ptr, size(grids, kind=c_int), c_loc(ptrs), fcomm, rel), &
+              'nuce_depart_finish', ierr)
+    comm%MPI_VAL = fcomm
+    released = rel /= 0
+  end subroutine nuce_depart_finish
 
 end module nuce

@@ -10,7 +10,7 @@ use nuce::{waiting, Error, Result};
 
 use crate::grid::{grid, nuce_grid};
 use crate::nuce_balancer;
-use crate::{balancer, checked, guard, null, unreachable_null, MPI_Comm};
+use crate::{balancer, checked, guard, null, unreachable_null, MPI_Comm, MPI_Fint};
 
 /// A balance point where every rank says whether it leaves (`leaving`
 /// non-zero; collective over the balancer's ranks). Writes the number of
@@ -167,3 +167,24 @@ pub(crate) const DEPART_NAMES: [(&str, &str); 3] = [
     ("Departure::finish", "nuce_depart_finish"),
     ("Departure::plan_grid", "nuce_grid_depart"),
 ];
+
+/// [`nuce_depart_finish`] for Fortran: `*comm` is the new communicator's
+/// Fortran handle (`MPI_Comm_c2f`; that of `MPI_COMM_NULL` on a leaving rank).
+#[no_mangle]
+pub extern "C" fn nuce_depart_finish_f(
+    b: *mut nuce_balancer,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    comm: *mut MPI_Fint,
+    released: *mut c_int,
+) -> c_int {
+    // SAFETY: reading a handle constant.
+    let mut c: MPI_Comm = unsafe { mpi::ffi::RSMPI_COMM_NULL };
+    let rc = nuce_depart_finish(b, ngrids, grids, &mut c, released);
+    // SAFETY: `comm` is NULL or writable (contract).
+    if let Some(out) = unsafe { comm.as_mut() } {
+        // SAFETY: a communicator handle (or MPI_COMM_NULL) from above.
+        *out = unsafe { mpi::ffi::RSMPI_Comm_c2f(c) };
+    }
+    rc
+}

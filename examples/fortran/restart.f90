@@ -1,0 +1,146 @@
+! restart.f90: the Fortran twin of examples/c/restart.c — a 2D Jacobi solver on
+! the program's own arrays whose ranks change while it runs (docs/fortran-api.md,
+! "Save, restart and ranks that leave"):
+!
+!   mpirun -np P restart_f STEPS                 run STEPS sweeps
+!   mpirun -np P restart_f STEPS SAVE_AT FILE    ... and save after sweep SAVE_AT
+!   mpirun -np Q restart_f STEPS --resume FILE   resume from FILE up to STEPS
+!   mpirun -np P restart_f STEPS --leave R AT    rank R leaves after sweep AT
+!
+! Prints "restart: steps S ranks P hash H", H an XOR over every cell of its bits
+! and global index (independent of the decomposition): a resumed run, or one a
+! rank left, prints the H of a run that never changed. A leaving rank prints
+! "restart: rank R released".
+program restart_f
+  use mpi_f08
+  use nuce
+  use iso_c_binding
+  implicit none
+  integer, parameter :: dp = c_double, i8 = c_int64_t
+  integer(i8), parameter :: nx = 70, ny = 90
+  integer(i8) :: n(3), lo(3), hi(3), pad(3), steps, step, save_at, leave_at, h, total
+  integer(i8), allocatable :: user(:)
+  type(nuce_balancer) :: b
+  type(nuce_grid) :: g
+  type(nuce_saved) :: s
+  type(MPI_Comm) :: comm
+  real(dp), allocatable, target :: u(:,:,:), v(:,:,:), t(:,:,:)
+  type(nuce_field) :: f(1), nf(1)
+  integer :: rank, me, ranks, leave_rank, nleaving, nargs
+  integer(i8) :: i, j
+  logical :: resume, released
+  character(len=256) :: arg, file
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  comm = MPI_COMM_WORLD
+  me = rank
+  nargs = command_argument_count()
+  call get_command_argument(1, arg); read (arg, *) steps
+  save_at = -1; leave_at = -1; leave_rank = -1; resume = .false.; file = ''
+  if (nargs >= 3) then
+    call get_command_argument(2, arg)
+    if (arg == '--resume') then
+      resume = .true.
+      call get_command_argument(3, file)
+    else if (arg == '--leave') then
+      call get_command_argument(3, arg); read (arg, *) leave_rank
+      call get_command_argument(4, arg); read (arg, *) leave_at
+    else
+      read (arg, *) save_at
+      call get_command_argument(3, file)
+    end if
+  end if
+  call nuce_balancer_create(MPI_COMM_WORLD, b)
+  call nuce_measure(b)
+  pad = [1_i8, 1_i8, 0_i8]
+  step = 0
+  if (resume) then
+    call nuce_saved_open(b, trim(file), s)
+    call nuce_saved_user(s, user)
+    step = user(1)
+    call nuce_saved_grid_create(s, b, g)       ! planned for this run's ranks and speeds
+  else
+    n = [nx, ny, 1_i8]
+    call nuce_grid_create(b, n, 1_i8, NUCE_STENCIL_FACES, g)
+  end if
+  call nuce_grid_box(g, me, lo, hi)
+  call alloc(u); call alloc(v)
+  if (resume) then
+    f = [nuce_grid_field(u, pad)]
+    call nuce_saved_read(s, g, f)
+    call nuce_saved_free(s)
+  else
+    do j = lo(2), hi(2)
+      do i = lo(1), hi(1)
+        if (i == 1 .or. j == 1) then
+          u(i, j, 1) = 1.0_dp
+        else
+          u(i, j, 1) = real(mod((j - 1)*7 + (i - 1)*3, 11_i8), dp) / 11.0_dp
+        end if
+      end do
+    end do
+  end if
+  do while (step < steps)
+    f = [nuce_grid_field(u, pad)]
+    call nuce_grid_exchange(g, f)
+    do j = lo(2), hi(2)
+      do i = lo(1), hi(1)
+        if (i == 1 .or. j == 1 .or. i == nx .or. j == ny) then
+          v(i, j, 1) = u(i, j, 1)
+        else
+          v(i, j, 1) = 0.25_dp*(u(i-1, j, 1) + u(i+1, j, 1) + u(i, j-1, 1) + u(i, j+1, 1))
+        end if
+      end do
+    end do
+    call move_alloc(u, t); call move_alloc(v, u); call move_alloc(t, v)
+    step = step + 1
+    if (step == save_at) then
+      f = [nuce_grid_field(u, pad)]
+      call nuce_grid_save(g, trim(file), f, [step])
+    end if
+    if (step == leave_at) then
+      call nuce_depart(b, rank == leave_rank, nleaving)
+      call nuce_grid_depart(b, g)              ! a move is pending
+      call nuce_grid_box(g, me, lo, hi)        ! the new box: empty when leaving
+      call alloc(t)
+      f = [nuce_grid_field(u, pad)]
+      nf = [nuce_grid_field(t, pad)]
+      call nuce_grid_move(g, f, nf)
+      call move_alloc(t, u)
+      deallocate (v); call alloc(v)
+      call nuce_depart_finish(b, [g], comm, released)
+      if (released) then
+        print '(a, i0, a)', 'restart: rank ', rank, ' released'
+        call nuce_grid_free(g)
+        call nuce_balancer_free(b)
+        call MPI_Finalize()
+        stop
+      end if
+      call MPI_Comm_rank(comm, me)
+      call nuce_grid_box(g, me, lo, hi)        ! the same box, in the new numbering
+    end if
+  end do
+  h = 0
+  do j = lo(2), hi(2)
+    do i = lo(1), hi(1)
+      h = ieor(h, ieor(transfer(u(i, j, 1), 0_i8), ishftc((j - 1)*nx + i - 1, 21)))
+    end do
+  end do
+  call MPI_Allreduce(h, total, 1, MPI_INTEGER8, MPI_BXOR, comm)
+  call MPI_Comm_size(comm, ranks)
+  if (me == 0) print '(a, i0, a, i0, a, z16.16)', 'restart: steps ', steps, ' ranks ', ranks, ' hash ', total
+  call nuce_grid_free(g)
+  call nuce_balancer_free(b)
+  if (comm /= MPI_COMM_WORLD) call MPI_Comm_free(comm)
+  call MPI_Finalize()
+
+contains
+
+  subroutine alloc(a)
+    real(dp), allocatable, intent(out) :: a(:,:,:)
+    allocate (a(lo(1)-1:hi(1)+1, lo(2)-1:hi(2)+1, lo(3):hi(3)))
+    a = 0.0_dp
+  end subroutine alloc
+
+end program restart_f
