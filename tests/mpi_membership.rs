@@ -1,4 +1,5 @@
-//! Ranks that leave a running job (`Balancer::depart`) under `mpirun`: a
+//! Ranks that leave a running job (`Balancer::depart`) and that join it from
+//! a standby pool (`Pool`) under `mpirun`. Leaving: a
 //! grid whose cells hold their global ids, on 2–6 ranks, with ranks leaving
 //! at every phase boundary — rank 0 (the root moves), the last rank, ranks
 //! in the middle, all but one, nobody, and a leave together with a speed
@@ -6,7 +7,11 @@
 //! move is exact), the departure set is the same on every rank, the
 //! leaving ranks are released with empty boxes, the ranks that stay go on
 //! with exchanges and a balance point on the new communicator, and the
-//! move never carries less than the minimum.
+//! move never carries less than the minimum. Joining: 1–3 standby ranks
+//! admitted after phase 0–2 get cells (planned for their measured speeds)
+//! and every cell stays exact; the ranks never admitted are released and
+//! used little CPU while they waited; admitting more ranks than wait is the
+//! same error on every active rank.
 
 mod common;
 
@@ -90,4 +95,78 @@ fn every_rank_leaving_is_the_same_error_on_every_rank() {
     let err =
         common::same_error_on_every_rank(3, &["depart-grid", "8", "8", "8", "0,1,2", "0", "2"]);
     assert!(err.contains("all 3 ranks would leave"), "{err}");
+}
+
+/// Runs `depart-join` and checks its outcome; returns the RESULT line.
+fn join(np: usize, active: usize, admit: usize, at: usize, phases: usize) -> String {
+    let s = |x: usize| x.to_string();
+    let (a, k, t, p) = (s(active), s(admit), s(at), s(phases));
+    let run = common::mpirun(
+        np,
+        &["depart-join", "14", "11", "9", &a, &k, &t, &p],
+        Duration::from_secs(120),
+    );
+    run.assert_checks(np, 1);
+    let case = format!("np {np}, {active} active, {admit} admitted after phase {at}");
+    let res = run.lines_with("RESULT join ");
+    assert_eq!(res.len(), 1, "{case}:\n{}", run.stdout);
+    assert_eq!(common::field(&res[0], "ranks"), s(active + admit), "{case}");
+    // Every admitted rank got cells (planned for its measured speed).
+    let vols: Vec<usize> = common::field(&res[0], "volumes")
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(vols.iter().all(|&v| v > 0), "{case}: {}", res[0]);
+    let released = run.lines_with("POOL-RELEASED ").len();
+    assert_eq!(released, np - active - admit, "{case}:\n{}", run.stdout);
+    // A rank that only waited in the pool slept: its CPU time is a small
+    // part of its wait (clock ticks of 10 ms, hence the slack).
+    for w in run.lines_with("WAITED ") {
+        let (wall, cpu): (u64, u64) = (
+            common::field(&w, "wall_ms").parse().unwrap(),
+            common::field(&w, "cpu_ms").parse().unwrap(),
+        );
+        let rank: usize = w.split_whitespace().next().unwrap().parse().unwrap();
+        if rank >= active + admit {
+            assert!(
+                cpu <= wall / 2 + 30,
+                "{case}: a waiting rank used {cpu} ms of CPU in {wall} ms"
+            );
+        }
+    }
+    res[0].clone()
+}
+
+#[test]
+fn standby_ranks_join_and_get_work_for_their_speed() {
+    join(4, 2, 1, 1, 3);
+    join(5, 2, 3, 0, 3);
+    join(3, 1, 2, 2, 4);
+    join(6, 2, 2, 1, 3);
+}
+
+#[test]
+fn admitting_more_ranks_than_wait_is_the_same_error_on_every_active_rank() {
+    let run = common::mpirun(
+        4,
+        &["depart-join", "8", "8", "8", "2", "3", "0", "2"],
+        Duration::from_secs(60),
+    );
+    run.assert_ok();
+    let errs: std::collections::BTreeSet<String> = run
+        .lines_with("ERR ")
+        .iter()
+        .map(|l| l.split_once(' ').unwrap().1.to_string())
+        .collect();
+    assert_eq!(run.lines_with("ERR ").len(), 2, "{}", run.stdout);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs.iter()
+            .next()
+            .unwrap()
+            .contains("1 to 2 standby ranks wait"),
+        "{errs:?}"
+    );
+    // The pool was released: both standby ranks returned.
+    assert_eq!(run.lines_with("POOL-RELEASED ").len(), 2, "{}", run.stdout);
 }

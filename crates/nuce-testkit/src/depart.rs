@@ -1,4 +1,5 @@
-//! Scenarios for ranks that leave a running job (`Balancer::depart`):
+//! Scenarios for ranks that leave or join a running job (`Balancer::depart`,
+//! `Pool`):
 //!
 //! * `depart-grid NX NY NZ LEAVERS AT PHASES [SPEEDS]` — a grid of
 //!   `NX×NY×NZ` cells holding their global ids (one u64 field, padding 1,
@@ -14,17 +15,28 @@
 //!   new root `RESULT depart ranks=P' moved=B minimum=M volumes=V` (bytes
 //!   moved by the move; the least any move to these volumes must carry:
 //!   what the ranks that grow receive; the cells per rank that stays).
+//! * `depart-join NX NY NZ ACTIVE ADMIT AT PHASES` — the ranks from
+//!   `ACTIVE` on start in the standby pool (`nuce::Pool`); the active ones
+//!   run the same grid, and at the balance point after phase `AT` admit
+//!   `ADMIT` standby ranks: their speeds are measured, the grid is planned
+//!   for every rank and moved (the new ranks' old fields are empty), the
+//!   phase number travels on the grown communicator, and every rank checks
+//!   its cells and face ghosts in the phases after. At the end the active
+//!   ranks release the pool: a standby rank never admitted prints
+//!   `POOL-RELEASED rank`; the new root prints `RESULT join ranks=P
+//!   volumes=V`.
 
 use mpi::traits::*;
 use nuce::internals::layout::Field;
 use nuce::plan::array3d::{Box3, Stencil};
-use nuce::{Balancer, Grid};
+use nuce::{Balancer, Grid, Pool};
 
 use crate::Ctx;
 
 pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "depart-grid" => grid(ctx),
+        "depart-join" => join(ctx),
         _ => return false,
     }
     true
@@ -182,4 +194,99 @@ fn grid(ctx: &Ctx) {
         wrong == 0,
         format!("{wrong} cells wrong"),
     );
+}
+
+/// `depart-join` (see the module's documentation).
+fn join(ctx: &Ctx) {
+    let shape = (ctx.arg(0, 12), ctx.arg(1, 10), ctx.arg(2, 8));
+    let active: usize = ctx.arg(3, 2);
+    let admit: usize = ctx.arg(4, 1);
+    let at_phase: usize = ctx.arg(5, 1);
+    let phases: usize = ctx.arg(6, 3);
+    let pad = [1; 3];
+    let standby = ctx.rank() as usize >= active;
+    let mut pool = Pool::new(&ctx.world, standby).expect("pool");
+    let (mut bal, mut grid, mut u, mut comm, mut phase) = if standby {
+        let (t0, cpu0) = (std::time::Instant::now(), process_cpu_ms());
+        let joined = pool.wait().expect("wait");
+        println!(
+            "WAITED {} wall_ms={} cpu_ms={}",
+            ctx.rank(),
+            t0.elapsed().as_millis(),
+            process_cpu_ms() - cpu0
+        );
+        let Some(mut j) = joined else {
+            println!("POOL-RELEASED {}", ctx.rank());
+            ctx.check("join-released", true, "");
+            return;
+        };
+        let mut grid = j.grids.pop().expect("the grid");
+        let mut empty: Vec<u64> = Vec::new();
+        let mut v = vec![u64::MAX; grid.padded_len(pad).expect("new length")];
+        grid.move_fields(
+            &[Field::new(&mut empty, pad)],
+            &mut [Field::new(&mut v, pad)],
+        )
+        .expect("move");
+        let mut phase = 0u64;
+        j.comm.process_at_rank(0).broadcast_into(&mut phase);
+        (j.balancer, grid, v, j.comm, phase as usize + 1)
+    } else {
+        let comm = pool.active().expect("active").duplicate();
+        let mut bal = Balancer::new(&comm).expect("balancer");
+        let grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+        let u = filled(&grid);
+        (bal, grid, u, comm, 0)
+    };
+    while phase < phases {
+        grid.exchange(&mut [Field::new(&mut u, pad)])
+            .expect("exchange");
+        let wrong = wrong_cells(&grid, &u);
+        ctx.check(
+            &format!("join-cells-{phase}"),
+            wrong == 0,
+            format!("{wrong} cells wrong on {:?}", grid.local_box()),
+        );
+        if phase == at_phase {
+            comm = match pool.admit(&mut bal, admit, &mut [&mut grid]) {
+                Ok(c) => c,
+                Err(e) => {
+                    // Nothing changed: the standby ranks still wait.
+                    println!("ERR {} {e}", ctx.rank());
+                    pool.release(&bal).expect("release");
+                    return;
+                }
+            };
+            let mut v = vec![u64::MAX; grid.padded_len(pad).expect("new length")];
+            grid.move_fields(&[Field::new(&mut u, pad)], &mut [Field::new(&mut v, pad)])
+                .expect("move");
+            u = v;
+            let mut p = phase as u64;
+            comm.process_at_rank(0).broadcast_into(&mut p);
+            if comm.rank() == 0 {
+                println!(
+                    "RESULT join ranks={} volumes={}",
+                    comm.size(),
+                    crate::comma_list(&grid.plan().volumes())
+                );
+            }
+        }
+        phase += 1;
+    }
+    pool.release(&bal).expect("release");
+    ctx.check("join-end", comm.size() as usize >= active, comm.size());
+}
+
+/// This process's CPU time (user + system) in milliseconds, from
+/// `/proc/self/stat` (clock ticks of 10 ms); 0 where it cannot be read.
+fn process_cpu_ms() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line: 12 and 13 here.
+    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10
 }

@@ -109,6 +109,7 @@ use crate::speed::{
 mod data;
 mod membership;
 mod network;
+mod pool;
 mod rank_speed;
 mod remap;
 mod speeds;
@@ -118,6 +119,7 @@ use rank_speed::RankSpeed;
 
 pub use membership::Departure;
 pub use network::{network_policy, Network};
+pub use pool::{Joined, Pool};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
 pub use speeds::{
     functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION,
