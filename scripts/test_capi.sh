@@ -132,6 +132,15 @@ for c in "3 0 20" "3 2 20" "4 1 1"; do
     { echo "$out" >&2; echo "test_capi: FAILED: restart.c on $1 ranks, rank $2 leaving after sweep $3" >&2; exit 1; }
   echo "test_capi: ok: restart.c on $1 ranks, rank $2 left after sweep $3: bit-identical ($got)"
 done
+# restart.c --join K AT: the last K ranks wait in a standby pool (nuce_pool_*)
+# and join after sweep AT; the grown job must end bit-identical too.
+for c in "3 1 20" "4 2 1"; do
+  set -- $c
+  got="$("$mpirun" -np "$1" "$tmp/restart" 60 --join "$2" "$3" | sed -n "s/^restart: steps 60 ranks $1 hash //p")"
+  [ "$got" = "$whole" ] ||
+    { echo "test_capi: FAILED: restart.c on $1 ranks, $2 joining after sweep $3: hash '$got', '$whole' expected" >&2; exit 1; }
+  echo "test_capi: ok: restart.c, $2 of $1 ranks joined after sweep $3: bit-identical ($got)"
+done
 # bench_array.c: nuce_array_exchange_ghosts on the program's own buffer
 # against a hand-written subarray exchange; it aborts unless both leave the
 # same padded block (faces and corners, ghost 1 and 2, 3 and 5 ranks).

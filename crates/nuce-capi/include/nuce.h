@@ -131,6 +131,10 @@ typedef struct nuce_graph nuce_graph;
 // in the application's buffers.
 typedef struct nuce_grid nuce_grid;
 
+// The job's ranks split into active ranks and a standby pool (opaque),
+// from [`nuce_pool_create`].
+typedef struct nuce_pool nuce_pool;
+
 // A save file opened for a restart (opaque), from [`nuce_saved_open`].
 typedef struct nuce_saved nuce_saved;
 
@@ -738,6 +742,56 @@ int nuce_graph_partition(struct nuce_balancer *b,
                          int algo,
                          int64_t *part,
                          double *edgecut);
+
+// Splits the ranks of `comm` into active ranks and a standby pool
+// (collective over `comm`; `standby` is each rank's own choice, at least
+// one rank active) and writes the handle to `*out`. On an active rank
+// `*active` is a new communicator of the active ranks, for
+// `nuce_balancer_create` and the application (free it with
+// `MPI_Comm_free`); on a standby rank it is `MPI_COMM_NULL`: call
+// [`nuce_pool_wait`].
+int nuce_pool_create(MPI_Comm comm, int standby, MPI_Comm *active, struct nuce_pool **out);
+
+// On a standby rank: sleeps until the active ranks admit this rank or
+// release the pool (collective with their [`nuce_pool_admit`] and
+// [`nuce_pool_release`]). Admitted: `*joined = 1`, `*comm` the grown
+// communicator (free it with `MPI_Comm_free`), `*b` a balancer on it,
+// `*ngrids` grid handles written to `grids` (room for `max_grids`), each
+// with a move pending: ask the box (`nuce_grid_box`), allocate, and
+// `nuce_grid_move` with empty old fields (`data` NULL). Released:
+// `*joined = 0`: free the pool and finalize.
+int nuce_pool_wait(struct nuce_pool *p,
+                   int *joined,
+                   MPI_Comm *comm,
+                   struct nuce_balancer **b,
+                   int max_grids,
+                   struct nuce_grid **grids,
+                   int *ngrids);
+
+// On the active ranks (collective with them and every waiting standby
+// rank), at a balance point: admits `count` standby ranks. `b` and the
+// `ngrids` grids at `grids` now work on the grown communicator (the same
+// handles; the active ranks first, the root unchanged), every rank's
+// speed is measured, and each grid is planned for them with a **move
+// pending**: ask the new box, allocate, `nuce_grid_move`. `*comm` is the
+// grown communicator for the application's own communication (the new
+// ranks need the application's state, e.g. the step; free it with
+// `MPI_Comm_free`). Too many ranks, or a grid with a move pending, is the
+// same error on every active rank, and nothing changes.
+int nuce_pool_admit(struct nuce_pool *p,
+                    struct nuce_balancer *b,
+                    int count,
+                    int ngrids,
+                    struct nuce_grid *const *grids,
+                    MPI_Comm *comm);
+
+// On the active ranks (collective with them and every waiting standby
+// rank): releases the pool; every waiting rank's [`nuce_pool_wait`]
+// returns with `*joined = 0`. Call it before the active ranks finalize.
+int nuce_pool_release(struct nuce_pool *p, struct nuce_balancer *b);
+
+// Frees a pool handle (local; NULL is ignored).
+int nuce_pool_free(struct nuce_pool *p);
 
 // The ownership ranges `lx, ly, lz` of an `n[0] × n[1] × n[2]` grid
 // (PETSc's `M, N, P`) for the current speeds (uniform when none were

@@ -8,7 +8,7 @@ use mpi::raw::AsRaw;
 use nuce::internals::layout::Grid;
 use nuce::{waiting, Error, Result};
 
-use crate::grid::{grid, nuce_grid};
+use crate::grid::{grid, grid_handles, nuce_grid};
 use crate::nuce_balancer;
 use crate::{balancer, checked, guard, null, unreachable_null, MPI_Comm, MPI_Fint};
 
@@ -133,27 +133,8 @@ unsafe fn finish_args<'a>(
     comm: *mut MPI_Comm,
     released: *mut c_int,
 ) -> Result<FinishArgs<'a>> {
-    let n = usize::try_from(ngrids)
-        .map_err(|_| Error::invalid_input(format!("ngrids = {ngrids}: at least 0")))?;
-    let handles: &[*mut nuce_grid] = if n == 0 {
-        &[]
-    } else if grids.is_null() {
-        return Err(null("grids"));
-    } else {
-        // SAFETY: `n` readable handles (contract).
-        unsafe { std::slice::from_raw_parts(grids, n) }
-    };
-    for (k, p) in handles.iter().enumerate() {
-        if handles[..k].contains(p) {
-            return Err(Error::invalid_input(format!("grids[{k}] is given twice")));
-        }
-    }
-    let gs = handles
-        .iter()
-        .enumerate()
-        // SAFETY: each NULL or a live, distinct handle (checked above).
-        .map(|(k, &p)| unsafe { grid(p) }.map_err(|_| null(&format!("grids[{k}]"))))
-        .collect::<Result<Vec<_>>>()?;
+    // SAFETY: the caller's contract.
+    let gs = unsafe { grid_handles(ngrids, grids) }?;
     // SAFETY: NULL or writable (contract).
     let comm = unsafe { comm.as_mut() }.ok_or_else(|| null("comm"))?;
     // SAFETY: as above.

@@ -28,6 +28,7 @@ mod depart;
 mod graph;
 mod grid;
 mod partition;
+mod pool;
 mod ranges;
 mod savefile;
 mod settings;
@@ -53,6 +54,7 @@ pub use depart::*;
 pub use graph::*;
 pub use grid::*;
 pub use partition::*;
+pub use pool::*;
 pub use ranges::*;
 pub use savefile::*;
 pub use tasks::*;
@@ -220,6 +222,7 @@ pub(crate) fn in_c_words(msg: &str) -> String {
         .chain(GRAPH_NAMES.iter())
         .chain(savefile::SAVE_NAMES.iter())
         .chain(depart::DEPART_NAMES.iter())
+        .chain(pool::POOL_NAMES.iter())
         .chain(C_NAMES.iter())
         .fold(msg.to_string(), |m, (rust, c)| m.replace(rust, c))
 }
@@ -397,13 +400,18 @@ pub extern "C" fn nuce_balancer_create(comm: MPI_Comm, out: *mut *mut nuce_balan
         // borrowed here for Balancer::new, which duplicates it.
         let borrowed = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm) });
         let bal = Balancer::new_as(&*borrowed, "nuce_balancer_create")?;
-        *out = Box::into_raw(Box::new(nuce_balancer {
-            bal,
-            plan: None,
-            departure: None,
-        }));
+        *out = new_balancer_handle(bal);
         Ok(())
     })
+}
+
+/// A new handle owning `bal`.
+pub(crate) fn new_balancer_handle(bal: Balancer) -> *mut nuce_balancer {
+    Box::into_raw(Box::new(nuce_balancer {
+        bal,
+        plan: None,
+        departure: None,
+    }))
 }
 
 /// [`nuce_balancer_create`] for a Fortran communicator handle (converted

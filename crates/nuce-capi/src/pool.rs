@@ -1,0 +1,221 @@
+//! Ranks that join a running job from a standby pool (`nuce_pool_*`).
+//! Built on `nuce::Pool`; the reference is `docs/c-api.md`, section "Ranks
+//! that join".
+
+use std::ffi::c_int;
+use std::mem::ManuallyDrop;
+
+use mpi::raw::{AsRaw, FromRaw};
+use mpi::topology::SimpleCommunicator;
+use nuce::internals::layout::Grid;
+use nuce::{waiting, Error, Pool, Result};
+
+use crate::grid::{grid_handles, nuce_grid};
+use crate::nuce_balancer;
+use crate::{balancer, checked, free_handle, guard, null, unreachable_null, MPI_Comm};
+
+/// The job's ranks split into active ranks and a standby pool (opaque),
+/// from [`nuce_pool_create`].
+pub struct nuce_pool {
+    pool: Pool,
+}
+
+/// Splits the ranks of `comm` into active ranks and a standby pool
+/// (collective over `comm`; `standby` is each rank's own choice, at least
+/// one rank active) and writes the handle to `*out`. On an active rank
+/// `*active` is a new communicator of the active ranks, for
+/// `nuce_balancer_create` and the application (free it with
+/// `MPI_Comm_free`); on a standby rank it is `MPI_COMM_NULL`: call
+/// [`nuce_pool_wait`].
+#[no_mangle]
+pub extern "C" fn nuce_pool_create(
+    comm: MPI_Comm,
+    standby: c_int,
+    active: *mut MPI_Comm,
+    out: *mut *mut nuce_pool,
+) -> c_int {
+    guard(|| {
+        let _w = waiting();
+        // SAFETY: reading a handle constant.
+        if comm == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
+            return Err(null("comm (MPI_COMM_NULL)"));
+        }
+        // SAFETY: outputs NULL or writable (contract).
+        let (active, out) = unsafe { (active.as_mut(), out.as_mut()) };
+        let (active, out) = (
+            active.ok_or_else(|| null("active"))?,
+            out.ok_or_else(|| null("out"))?,
+        );
+        // SAFETY: a live communicator of the caller, borrowed (never freed here).
+        let borrowed = ManuallyDrop::new(unsafe { SimpleCommunicator::from_raw(comm) });
+        let pool = Pool::new(&*borrowed, standby != 0)?;
+        *active = match pool.active() {
+            Some(c) => {
+                let dup = mpi::traits::Communicator::duplicate(c);
+                let raw = dup.as_raw();
+                // The application owns it now.
+                std::mem::forget(dup);
+                raw
+            }
+            // SAFETY: reading a handle constant.
+            None => unsafe { mpi::ffi::RSMPI_COMM_NULL },
+        };
+        *out = Box::into_raw(Box::new(nuce_pool { pool }));
+        Ok(())
+    })
+}
+
+/// On a standby rank: sleeps until the active ranks admit this rank or
+/// release the pool (collective with their [`nuce_pool_admit`] and
+/// [`nuce_pool_release`]). Admitted: `*joined = 1`, `*comm` the grown
+/// communicator (free it with `MPI_Comm_free`), `*b` a balancer on it,
+/// `*ngrids` grid handles written to `grids` (room for `max_grids`), each
+/// with a move pending: ask the box (`nuce_grid_box`), allocate, and
+/// `nuce_grid_move` with empty old fields (`data` NULL). Released:
+/// `*joined = 0`: free the pool and finalize.
+#[no_mangle]
+pub extern "C" fn nuce_pool_wait(
+    p: *mut nuce_pool,
+    joined: *mut c_int,
+    comm: *mut MPI_Comm,
+    b: *mut *mut nuce_balancer,
+    max_grids: c_int,
+    grids: *mut *mut nuce_grid,
+    ngrids: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `p` is NULL or a live handle; outputs NULL or writable.
+        let h = unsafe { p.as_mut() }.ok_or_else(|| null("pool"))?;
+        let (joined, comm, b, ngrids) =
+            unsafe { (joined.as_mut(), comm.as_mut(), b.as_mut(), ngrids.as_mut()) };
+        let joined = joined.ok_or_else(|| null("joined"))?;
+        let comm = comm.ok_or_else(|| null("comm"))?;
+        let b = b.ok_or_else(|| null("b"))?;
+        let ngrids = ngrids.ok_or_else(|| null("ngrids"))?;
+        let room = usize::try_from(max_grids)
+            .map_err(|_| Error::invalid_input(format!("max_grids = {max_grids}: at least 0")))?;
+        if room > 0 && grids.is_null() {
+            return Err(null("grids"));
+        }
+        let _w = waiting();
+        *joined = 0;
+        *ngrids = 0;
+        let Some(j) = h.pool.wait()? else {
+            // SAFETY: reading a handle constant.
+            *comm = unsafe { mpi::ffi::RSMPI_COMM_NULL };
+            return Ok(());
+        };
+        if j.grids.len() > room {
+            return Err(Error::invalid_input(format!(
+                "the active ranks have {} grids, max_grids is {room}",
+                j.grids.len()
+            )));
+        }
+        for (k, g) in j.grids.into_iter().enumerate() {
+            // SAFETY: `grids` holds `room ≥ k + 1` writable slots (contract).
+            unsafe { *grids.add(k) = Box::into_raw(Box::new(nuce_grid { grid: g })) };
+            *ngrids += 1;
+        }
+        *b = crate::new_balancer_handle(j.balancer);
+        *comm = j.comm.as_raw();
+        std::mem::forget(j.comm);
+        *joined = 1;
+        Ok(())
+    })
+}
+
+/// On the active ranks (collective with them and every waiting standby
+/// rank), at a balance point: admits `count` standby ranks. `b` and the
+/// `ngrids` grids at `grids` now work on the grown communicator (the same
+/// handles; the active ranks first, the root unchanged), every rank's
+/// speed is measured, and each grid is planned for them with a **move
+/// pending**: ask the new box, allocate, `nuce_grid_move`. `*comm` is the
+/// grown communicator for the application's own communication (the new
+/// ranks need the application's state, e.g. the step; free it with
+/// `MPI_Comm_free`). Too many ranks, or a grid with a move pending, is the
+/// same error on every active rank, and nothing changes.
+#[no_mangle]
+pub extern "C" fn nuce_pool_admit(
+    p: *mut nuce_pool,
+    b: *mut nuce_balancer,
+    count: c_int,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    comm: *mut MPI_Comm,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let hb = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_pool_admit"))?;
+        let _w = waiting();
+        // SAFETY: `p` NULL or live; `grids` NULL or `ngrids` distinct live
+        // handles; `comm` NULL or writable (contract).
+        let local = unsafe { admit_args(p, count, ngrids, grids, comm) };
+        let (h, count, mut gs, comm) = checked(local, |r| hb.bal.entry("nuce_pool_admit", r))?;
+        let mut refs: Vec<&mut Grid> = gs.iter_mut().map(|g| &mut g.grid).collect();
+        let c = h.pool.admit(&mut hb.bal, count, &mut refs)?;
+        *comm = c.as_raw();
+        std::mem::forget(c);
+        Ok(())
+    })
+}
+
+/// The checked arguments of [`nuce_pool_admit`].
+type AdmitArgs<'a> = (
+    &'a mut nuce_pool,
+    usize,
+    Vec<&'a mut nuce_grid>,
+    &'a mut MPI_Comm,
+);
+
+/// # Safety
+/// See [`nuce_pool_admit`].
+unsafe fn admit_args<'a>(
+    p: *mut nuce_pool,
+    count: c_int,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    comm: *mut MPI_Comm,
+) -> Result<AdmitArgs<'a>> {
+    // SAFETY: the caller's contract.
+    let h = unsafe { p.as_mut() }.ok_or_else(|| null("pool"))?;
+    let count = usize::try_from(count)
+        .map_err(|_| Error::invalid_input(format!("count = {count}: at least 1")))?;
+    // SAFETY: the caller's contract.
+    let gs = unsafe { grid_handles(ngrids, grids) }?;
+    // SAFETY: NULL or writable (contract).
+    let comm = unsafe { comm.as_mut() }.ok_or_else(|| null("comm"))?;
+    Ok((h, count, gs, comm))
+}
+
+/// On the active ranks (collective with them and every waiting standby
+/// rank): releases the pool; every waiting rank's [`nuce_pool_wait`]
+/// returns with `*joined = 0`. Call it before the active ranks finalize.
+#[no_mangle]
+pub extern "C" fn nuce_pool_release(p: *mut nuce_pool, b: *mut nuce_balancer) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let hb = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_pool_release"))?;
+        let _w = waiting();
+        // SAFETY: `p` is NULL or a live handle.
+        let local = unsafe { p.as_mut() }.ok_or_else(|| null("pool"));
+        let h = checked(local, |r| hb.bal.entry("nuce_pool_release", r))?;
+        h.pool.release(&hb.bal)
+    })
+}
+
+/// Frees a pool handle (local; NULL is ignored).
+#[no_mangle]
+pub extern "C" fn nuce_pool_free(p: *mut nuce_pool) -> c_int {
+    // SAFETY: `p` is NULL or came from nuce_pool_create, freed once (contract).
+    unsafe { free_handle(p) }
+}
+
+/// `in_c_words` for the pool's runtime names.
+pub(crate) const POOL_NAMES: [(&str, &str); 4] = [
+    ("Pool::admit", "nuce_pool_admit"),
+    ("Pool::release", "nuce_pool_release"),
+    ("Pool::wait", "nuce_pool_wait"),
+    ("Pool::new", "nuce_pool_create"),
+];
