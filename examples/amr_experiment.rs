@@ -11,6 +11,9 @@
 //! \[VH94\] (LP variants, size bounds, grid-count law) instead.
 //! Writes `OUT/img/packing_*.svg` and prints Markdown tables on stdout.
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -241,14 +244,6 @@ fn sweeps() -> Vec<Sweep> {
             }),
         },
     ]
-}
-
-fn arg(args: &[String], name: &str, default: &str) -> String {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
 }
 
 /// One reading of \[VH94\] tried by `--investigate`: a name, the workload
@@ -562,12 +557,12 @@ const BASE_NAME: &str =
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
-    let levels: usize = arg(&args, "--levels", "200").parse()?;
-    let seeds: u64 = arg(&args, "--seeds", "3").parse()?;
+    let levels: usize = cli::option(&args, "--levels", "200").parse()?;
+    let seeds: u64 = cli::option(&args, "--seeds", "3").parse()?;
     if args.iter().any(|a| a == "--investigate") {
         return investigate(levels, seeds);
     }
-    let out = arg(&args, "--out", "benchmarks");
+    let out = cli::option(&args, "--out", "benchmarks");
     std::fs::create_dir_all(format!("{out}/img"))?;
 
     let base = AmrWorkload::default();

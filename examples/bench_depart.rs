@@ -11,6 +11,9 @@
 //! mpirun -np 3 target/release/examples/bench_depart --n 144 --rounds 5
 //! ```
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::time::Instant;
 
 use mpi::datatype::{Partition, PartitionMut};
@@ -18,14 +21,6 @@ use mpi::traits::*;
 use mpi::Count;
 use nuce::plan::array3d::{GridPlan3, Stencil};
 use nuce::{Balancer, Field};
-
-fn arg(args: &[String], name: &str, default: &str) -> String {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
 
 /// Bytes (of 8-byte cells) rank `from` sends rank `to` from `old` to `new`.
 fn pair_bytes(old: &GridPlan3, new: &GridPlan3, from: usize, to: usize) -> usize {
@@ -41,8 +36,8 @@ fn main() -> nuce::Result<()> {
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = arg(&args, "--n", "144").parse().unwrap();
-    let rounds: usize = arg(&args, "--rounds", "5").parse().unwrap();
+    let n: usize = cli::option(&args, "--n", "144").parse().unwrap();
+    let rounds: usize = cli::option(&args, "--rounds", "5").parse().unwrap();
     let p = world.size() as usize;
     let me = world.rank() as usize;
     let pad = [1, 1, 1];

@@ -10,6 +10,9 @@
 //! mpirun -np 2 target/release/examples/bench_save --n 160 --rounds 5 --dir /tmp
 //! ```
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::ffi::CString;
 use std::time::Instant;
 
@@ -17,14 +20,6 @@ use mpi::ffi;
 use mpi::traits::*;
 use nuce::plan::array3d::Stencil;
 use nuce::{Balancer, Field, SavedGrid};
-
-fn arg(args: &[String], name: &str, default: &str) -> String {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -92,9 +87,9 @@ fn main() -> nuce::Result<()> {
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = arg(&args, "--n", "160").parse().unwrap();
-    let rounds: usize = arg(&args, "--rounds", "5").parse().unwrap();
-    let dir = arg(&args, "--dir", "/tmp");
+    let n: usize = cli::option(&args, "--n", "160").parse().unwrap();
+    let rounds: usize = cli::option(&args, "--rounds", "5").parse().unwrap();
+    let dir = cli::option(&args, "--dir", "/tmp");
     let tag = std::process::id();
     let save_path = format!("{dir}/bench-save-{tag}.nuce");
     let raw_path = format!("{dir}/bench-save-{tag}.raw");
