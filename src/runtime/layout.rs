@@ -369,22 +369,8 @@ impl Layout {
             .iter()
             .map(|f| self.subarray(f, region))
             .collect::<Result<Vec<Dtype>>>()?;
-        let lens: Vec<c_int> = vec![1; parts.len()];
-        let disps: Vec<ffi::MPI_Aint> = offsets.iter().map(|&o| o as ffi::MPI_Aint).collect();
-        let types: Vec<ffi::MPI_Datatype> = parts.iter().map(|t| t.0).collect();
-        let mut t = Dtype::null();
-        // SAFETY: `parts.len()` lengths, displacements and types; out-pointer.
-        let code = unsafe {
-            ffi::MPI_Type_create_struct(
-                parts.len() as c_int,
-                lens.as_ptr(),
-                disps.as_ptr(),
-                types.as_ptr(),
-                &mut t.0,
-            )
-        };
-        mpi_check(code, "MPI_Type_create_struct (grid fields)")?;
-        t.commit()
+        let disps: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+        Dtype::structure(&parts, &disps)?.commit()
     }
 }
 
@@ -439,6 +425,27 @@ impl Dtype {
             )
         };
         mpi_check(code, "MPI_Type_create_subarray")?;
+        Ok(t)
+    }
+
+    /// `MPI_Type_create_struct` of one of each of `parts` at byte
+    /// displacements `disps` (not committed).
+    pub(crate) fn structure(parts: &[Dtype], disps: &[u64]) -> Result<Dtype> {
+        let lens: Vec<c_int> = vec![1; parts.len()];
+        let disps: Vec<ffi::MPI_Aint> = disps.iter().map(|&o| o as ffi::MPI_Aint).collect();
+        let types: Vec<ffi::MPI_Datatype> = parts.iter().map(|t| t.0).collect();
+        let mut t = Dtype::null();
+        // SAFETY: `parts.len()` lengths, displacements and types; out-pointer.
+        let code = unsafe {
+            ffi::MPI_Type_create_struct(
+                parts.len() as c_int,
+                lens.as_ptr(),
+                disps.as_ptr(),
+                types.as_ptr(),
+                &mut t.0,
+            )
+        };
+        mpi_check(code, "MPI_Type_create_struct")?;
         Ok(t)
     }
 
