@@ -134,13 +134,17 @@ for c in "3 0 20" "3 2 20" "4 1 1"; do
 done
 # restart.c --join K AT: the last K ranks wait in a standby pool (nuce_pool_*)
 # and join after sweep AT; the grown job must end bit-identical too.
-for c in "3 1 20" "4 2 1"; do
-  set -- $c
-  got="$("$mpirun" -np "$1" "$tmp/restart" 60 --join "$2" "$3" | sed -n "s/^restart: steps 60 ranks $1 hash //p")"
-  [ "$got" = "$whole" ] ||
-    { echo "test_capi: FAILED: restart.c on $1 ranks, $2 joining after sweep $3: hash '$got', '$whole' expected" >&2; exit 1; }
-  echo "test_capi: ok: restart.c, $2 of $1 ranks joined after sweep $3: bit-identical ($got)"
-done
+joins() { # joins BINARY HASH: K standby ranks of P join after sweep AT
+  local c got
+  for c in "3 1 20" "4 2 1"; do
+    set -- $c "$1" "$2"
+    got="$("$mpirun" -np "$1" "$4" 60 --join "$2" "$3" | sed -n "s/^restart: steps 60 ranks $1 hash //p")"
+    [ -n "$5" ] && [ "$got" = "$5" ] ||
+      { echo "test_capi: FAILED: $(basename "$4") on $1 ranks, $2 joining after sweep $3: hash '$got', '$5' expected" >&2; exit 1; }
+    echo "test_capi: ok: $(basename "$4"), $2 of $1 ranks joined after sweep $3: bit-identical ($got)"
+  done
+}
+joins "$tmp/restart" "$whole"
 # bench_array.c: nuce_array_exchange_ghosts on the program's own buffer
 # against a hand-written subarray exchange; it aborts unless both leave the
 # same padded block (faces and corners, ghost 1 and 2, 3 and 5 ranks).
@@ -267,6 +271,7 @@ for c in "3 0 20" "3 2 20"; do
     { echo "$out" >&2; echo "test_capi: FAILED: restart.f90 on $1 ranks, rank $2 leaving after sweep $3" >&2; exit 1; }
   echo "test_capi: ok: restart.f90 on $1 ranks, rank $2 left after sweep $3: bit-identical ($got)"
 done
+joins "$tmp/frestart" "$fwhole"
 # rows1d.f90: nuce_plan_1d's rows of a matrix-vector product within a memory
 # limit read from the machine, checked bit for bit against a serial product.
 "$mpifort" -O2 -Wall -Werror examples/fortran/rows1d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o "$tmp/frows1d"

@@ -60,6 +60,8 @@ module nuce
   public :: nuce_saved, nuce_grid_save, nuce_saved_open, nuce_saved_grid, nuce_saved_user
   public :: nuce_saved_grid_create, nuce_saved_read, nuce_saved_free
   public :: nuce_depart, nuce_grid_depart, nuce_depart_finish
+  public :: nuce_pool, nuce_pool_create, nuce_pool_wait, nuce_pool_admit, nuce_pool_release
+  public :: nuce_pool_free
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -135,6 +137,12 @@ module nuce
   type :: nuce_grid
     type(c_ptr) :: ptr = c_null_ptr
   end type nuce_grid
+
+  !> The job's ranks split into active ranks and a standby pool (wraps
+  !> `nuce_pool *`).
+  type :: nuce_pool
+    type(c_ptr) :: ptr = c_null_ptr
+  end type nuce_pool
 
   !> A save file opened for a restart (wraps `nuce_saved *`).
   type :: nuce_saved
@@ -310,6 +318,42 @@ module nuce
       integer(c_int), intent(out) :: comm, released
       integer(c_int) :: rc
     end function c_depart_finish_f
+  end interface
+
+  interface
+    function c_pool_create_f(comm, standby, active, out) bind(c, name='nuce_pool_create_f') result(rc)
+      import :: c_int, c_ptr
+      integer(c_int), value :: comm, standby
+      integer(c_int), intent(out) :: active
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: rc
+    end function c_pool_create_f
+    function c_pool_wait_f(p, joined, comm, b, max_grids, grids, ngrids) &
+        bind(c, name='nuce_pool_wait_f') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p, grids
+      integer(c_int), intent(out) :: joined, comm, ngrids
+      type(c_ptr), intent(out) :: b
+      integer(c_int), value :: max_grids
+      integer(c_int) :: rc
+    end function c_pool_wait_f
+    function c_pool_admit_f(p, b, count, ngrids, grids, comm) bind(c, name='nuce_pool_admit_f') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p, b, grids
+      integer(c_int), value :: count, ngrids
+      integer(c_int), intent(out) :: comm
+      integer(c_int) :: rc
+    end function c_pool_admit_f
+    function c_pool_release(p, b) bind(c, name='nuce_pool_release') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p, b
+      integer(c_int) :: rc
+    end function c_pool_release
+    function c_pool_free(p) bind(c, name='nuce_pool_free') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p
+      integer(c_int) :: rc
+    end function c_pool_free
   end interface
 
   interface nuce_balancer_create
@@ -2093,5 +2137,100 @@ contains
     comm%MPI_VAL = fcomm
     released = rel /= 0
   end subroutine nuce_depart_finish
+
+  ! --- Ranks that join from a standby pool --------------------------------------
+
+  !> Splits the ranks of `comm` into active ranks and a standby pool
+  !> (collective; `standby` is each rank's choice). On an active rank
+  !> `active` is the active ranks' communicator (create the balancer on it;
+  !> free it with MPI_Comm_free); on a standby rank it is MPI_COMM_NULL:
+  !> call nuce_pool_wait.
+  subroutine nuce_pool_create(comm, standby, active, pool, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    logical, intent(in) :: standby
+    type(MPI_Comm), intent(out) :: active
+    type(nuce_pool), intent(out) :: pool
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: a
+    a = 0
+    call fortran_call()
+    call done(c_pool_create_f(int(comm%MPI_VAL, c_int), merge(1_c_int, 0_c_int, standby), a, &
+                              pool%ptr), 'nuce_pool_create', ierr)
+    active%MPI_VAL = a
+  end subroutine nuce_pool_create
+
+  !> On a standby rank: sleeps until the active ranks admit it (`joined`
+  !> .true.: `comm` the grown communicator, `b` a balancer on it, `grids`
+  !> the active ranks' grids, each with a move pending: nuce_grid_box,
+  !> allocate, nuce_grid_move from an empty field) or release the pool
+  !> (`joined` .false.).
+  subroutine nuce_pool_wait(pool, joined, comm, b, grids, ierr)
+    type(nuce_pool), intent(in) :: pool
+    logical, intent(out) :: joined
+    type(MPI_Comm), intent(out) :: comm
+    type(nuce_balancer), intent(out) :: b
+    type(nuce_grid), allocatable, intent(out) :: grids(:)
+    integer, intent(out), optional :: ierr
+    integer, parameter :: room = 64
+    type(c_ptr), target :: ptrs(room)
+    integer(c_int) :: j, c, n
+    integer :: k
+    j = 0
+    c = 0
+    n = 0
+    call fortran_call()
+    call done(c_pool_wait_f(pool%ptr, j, c, b%ptr, int(room, c_int), c_loc(ptrs), n), &
+              'nuce_pool_wait', ierr)
+    joined = j /= 0
+    comm%MPI_VAL = c
+    allocate (grids(n))
+    do k = 1, n
+      grids(k)%ptr = ptrs(k)
+    end do
+  end subroutine nuce_pool_wait
+
+  !> On the active ranks, at a balance point: admits `count` standby ranks.
+  !> `b` and `grids` now work on the grown communicator `comm` (free it with
+  !> MPI_Comm_free); every speed is measured and each grid has a move
+  !> pending (nuce_grid_box, allocate, nuce_grid_move).
+  subroutine nuce_pool_admit(pool, b, count, grids, comm, ierr)
+    type(nuce_pool), intent(in) :: pool
+    type(nuce_balancer), intent(in) :: b
+    integer, intent(in) :: count
+    type(nuce_grid), intent(in) :: grids(:)
+    type(MPI_Comm), intent(out) :: comm
+    integer, intent(out), optional :: ierr
+    type(c_ptr), allocatable, target :: ptrs(:)
+    integer(c_int) :: c
+    integer :: k
+    allocate (ptrs(max(size(grids), 1)))
+    do k = 1, size(grids)
+      ptrs(k) = grids(k)%ptr
+    end do
+    c = 0
+    call fortran_call()
+    call done(c_pool_admit_f(pool%ptr, b%ptr, int(count, c_int), size(grids, kind=c_int), &
+                             c_loc(ptrs), c), 'nuce_pool_admit', ierr)
+    comm%MPI_VAL = c
+  end subroutine nuce_pool_admit
+
+  !> On the active ranks: releases the pool (every waiting rank returns
+  !> with `joined` .false.). Call it before the active ranks finalize.
+  subroutine nuce_pool_release(pool, b, ierr)
+    type(nuce_pool), intent(in) :: pool
+    type(nuce_balancer), intent(in) :: b
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_pool_release(pool%ptr, b%ptr), 'nuce_pool_release', ierr)
+  end subroutine nuce_pool_release
+
+  !> Frees a pool handle (local).
+  subroutine nuce_pool_free(pool, ierr)
+    type(nuce_pool), intent(inout) :: pool
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_pool_free(pool%ptr), 'nuce_pool_free', ierr)
+    pool%ptr = c_null_ptr
+  end subroutine nuce_pool_free
 
 end module nuce

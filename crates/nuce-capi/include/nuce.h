@@ -793,6 +793,26 @@ int nuce_pool_release(struct nuce_pool *p, struct nuce_balancer *b);
 // Frees a pool handle (local; NULL is ignored).
 int nuce_pool_free(struct nuce_pool *p);
 
+// [`nuce_pool_create`] for Fortran handles (`MPI_Comm_f2c` / `MPI_Comm_c2f`).
+int nuce_pool_create_f(MPI_Fint comm, int standby, MPI_Fint *active, struct nuce_pool **out);
+
+// [`nuce_pool_wait`] with the grown communicator as a Fortran handle.
+int nuce_pool_wait_f(struct nuce_pool *p,
+                     int *joined,
+                     MPI_Fint *comm,
+                     struct nuce_balancer **b,
+                     int max_grids,
+                     struct nuce_grid **grids,
+                     int *ngrids);
+
+// [`nuce_pool_admit`] with the grown communicator as a Fortran handle.
+int nuce_pool_admit_f(struct nuce_pool *p,
+                      struct nuce_balancer *b,
+                      int count,
+                      int ngrids,
+                      struct nuce_grid *const *grids,
+                      MPI_Fint *comm);
+
 // The ownership ranges `lx, ly, lz` of an `n[0] × n[1] × n[2]` grid
 // (PETSc's `M, N, P`) for the current speeds (uniform when none were
 // measured), for `DMDACreate3d` (collective; the same result or the same

@@ -159,13 +159,8 @@ pub extern "C" fn nuce_depart_finish_f(
     comm: *mut MPI_Fint,
     released: *mut c_int,
 ) -> c_int {
-    // SAFETY: reading a handle constant.
-    let mut c: MPI_Comm = unsafe { mpi::ffi::RSMPI_COMM_NULL };
+    let mut c = crate::pool::null_comm();
     let rc = nuce_depart_finish(b, ngrids, grids, &mut c, released);
-    // SAFETY: `comm` is NULL or writable (contract).
-    if let Some(out) = unsafe { comm.as_mut() } {
-        // SAFETY: a communicator handle (or MPI_COMM_NULL) from above.
-        *out = unsafe { mpi::ffi::RSMPI_Comm_c2f(c) };
-    }
+    crate::pool::fortran_comm(c, comm);
     rc
 }

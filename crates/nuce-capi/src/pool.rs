@@ -12,7 +12,7 @@ use nuce::{waiting, Error, Pool, Result};
 
 use crate::grid::{grid_handles, nuce_grid};
 use crate::nuce_balancer;
-use crate::{balancer, checked, free_handle, guard, null, unreachable_null, MPI_Comm};
+use crate::{balancer, checked, free_handle, guard, null, unreachable_null, MPI_Comm, MPI_Fint};
 
 /// The job's ranks split into active ranks and a standby pool (opaque),
 /// from [`nuce_pool_create`].
@@ -210,6 +210,71 @@ pub extern "C" fn nuce_pool_release(p: *mut nuce_pool, b: *mut nuce_balancer) ->
 pub extern "C" fn nuce_pool_free(p: *mut nuce_pool) -> c_int {
     // SAFETY: `p` is NULL or came from nuce_pool_create, freed once (contract).
     unsafe { free_handle(p) }
+}
+
+/// [`nuce_pool_create`] for Fortran handles (`MPI_Comm_f2c` / `MPI_Comm_c2f`).
+#[no_mangle]
+pub extern "C" fn nuce_pool_create_f(
+    comm: MPI_Fint,
+    standby: c_int,
+    active: *mut MPI_Fint,
+    out: *mut *mut nuce_pool,
+) -> c_int {
+    // SAFETY: MPI_Comm_f2c converts a handle value (an invalid one gives
+    // MPI_COMM_NULL, which nuce_pool_create rejects).
+    let c = unsafe { mpi::ffi::RSMPI_Comm_f2c(comm) };
+    let mut a = null_comm();
+    let rc = nuce_pool_create(c, standby, &mut a, out);
+    fortran_comm(a, active);
+    rc
+}
+
+/// [`nuce_pool_wait`] with the grown communicator as a Fortran handle.
+#[no_mangle]
+pub extern "C" fn nuce_pool_wait_f(
+    p: *mut nuce_pool,
+    joined: *mut c_int,
+    comm: *mut MPI_Fint,
+    b: *mut *mut nuce_balancer,
+    max_grids: c_int,
+    grids: *mut *mut nuce_grid,
+    ngrids: *mut c_int,
+) -> c_int {
+    let mut c = null_comm();
+    let rc = nuce_pool_wait(p, joined, &mut c, b, max_grids, grids, ngrids);
+    fortran_comm(c, comm);
+    rc
+}
+
+/// [`nuce_pool_admit`] with the grown communicator as a Fortran handle.
+#[no_mangle]
+pub extern "C" fn nuce_pool_admit_f(
+    p: *mut nuce_pool,
+    b: *mut nuce_balancer,
+    count: c_int,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    comm: *mut MPI_Fint,
+) -> c_int {
+    let mut c = null_comm();
+    let rc = nuce_pool_admit(p, b, count, ngrids, grids, &mut c);
+    fortran_comm(c, comm);
+    rc
+}
+
+/// `MPI_COMM_NULL`.
+pub(crate) fn null_comm() -> MPI_Comm {
+    // SAFETY: reading a handle constant.
+    unsafe { mpi::ffi::RSMPI_COMM_NULL }
+}
+
+/// Writes `c`'s Fortran handle to `out` (when not NULL).
+pub(crate) fn fortran_comm(c: MPI_Comm, out: *mut MPI_Fint) {
+    // SAFETY: `out` is NULL or writable (contract of the callers).
+    if let Some(out) = unsafe { out.as_mut() } {
+        // SAFETY: a communicator handle or MPI_COMM_NULL.
+        *out = unsafe { mpi::ffi::RSMPI_Comm_c2f(c) };
+    }
 }
 
 /// `in_c_words` for the pool's runtime names.
