@@ -135,13 +135,13 @@ done
 # restart.c --join K AT: the last K ranks wait in a standby pool (nuce_pool_*)
 # and join after sweep AT; the grown job must end bit-identical too.
 joins() { # joins BINARY HASH: K standby ranks of P join after sweep AT
-  local c got
+  local bin="$1" want="$2" c got
   for c in "3 1 20" "4 2 1"; do
-    set -- $c "$1" "$2"
-    got="$("$mpirun" -np "$1" "$4" 60 --join "$2" "$3" | sed -n "s/^restart: steps 60 ranks $1 hash //p")"
-    [ -n "$5" ] && [ "$got" = "$5" ] ||
-      { echo "test_capi: FAILED: $(basename "$4") on $1 ranks, $2 joining after sweep $3: hash '$got', '$5' expected" >&2; exit 1; }
-    echo "test_capi: ok: $(basename "$4"), $2 of $1 ranks joined after sweep $3: bit-identical ($got)"
+    set -- $c
+    got="$("$mpirun" -np "$1" "$bin" 60 --join "$2" "$3" | sed -n "s/^restart: steps 60 ranks $1 hash //p")"
+    [ -n "$want" ] && [ "$got" = "$want" ] ||
+      { echo "test_capi: FAILED: $(basename "$bin") on $1 ranks, $2 joining after sweep $3: hash '$got', '$want' expected" >&2; exit 1; }
+    echo "test_capi: ok: $(basename "$bin"), $2 of $1 ranks joined after sweep $3: bit-identical ($got)"
   done
 }
 joins "$tmp/restart" "$whole"
