@@ -201,9 +201,16 @@ impl Balancer {
     pub fn new_grid(&mut self, shape: Shape3, stencil: Stencil) -> Result<BufferGrid> {
         let _w = waiting();
         let plan = self.plan3(shape, stencil.ghost)?;
+        let g = self.grid_of(plan, stencil)?;
+        self.mark();
+        Ok(g)
+    }
+
+    /// A grid laid out by `plan` on the balancer's communicator (collective),
+    /// its checked channel adopted by the balancer's.
+    pub(super) fn grid_of(&self, plan: GridPlan3, stencil: Stencil) -> Result<BufferGrid> {
         let mut g = BufferGrid::new(&self.comm, plan, stencil)?;
         g.checks_mut().adopt(&self.cp);
-        self.mark();
         Ok(g)
     }
 

@@ -22,7 +22,7 @@ use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 
 use super::remap::best3;
-use super::{Balancer, Checkpoints};
+use super::Balancer;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridDecomposer3, GridPlan3};
 use crate::runtime::clock::waiting;
@@ -78,31 +78,27 @@ impl Balancer {
             v.as_ref()
                 .map(|v| stay.iter().map(|&r| v[r].clone()).collect())
         }
-        let dup = comm.duplicate();
-        let mut cp = Checkpoints::entered(&dup, "Departure::finish (the new balancer)", None)?;
-        cp.set_timeout(self.cp.timeout());
-        Ok(Balancer {
-            comm: dup,
-            decomposer: self.decomposer.clone(),
-            policy: self.policy,
-            kernel: self.kernel.clone(),
-            own: self.own.clone(),
-            speeds: keep(&self.speeds, stay),
-            estimates: keep(&self.estimates, stay),
-            phase_units: self.phase_units,
-            records: keep(&self.records, stay),
-            bandwidth: self.bandwidth,
-            network: None,
-            hosts: None,
-            two_level: None,
-            hierarchical: self.hierarchical,
-            cp,
-            phase: std::cell::Cell::new(self.phase.get()),
-            functional: self.functional,
-            mem_caps: None,
-            sweep_fns: None,
-            remap_streak: 0,
-        })
+        let mut next = Balancer::new_as(comm, "Departure::finish (the new balancer)")?;
+        next.adopt_settings(self);
+        next.own = self.own.clone();
+        next.speeds = keep(&self.speeds, stay);
+        next.estimates = keep(&self.estimates, stay);
+        next.phase_units = self.phase_units;
+        next.records = keep(&self.records, stay);
+        next.bandwidth = self.bandwidth;
+        next.phase.set(self.phase.get());
+        Ok(next)
+    }
+
+    /// Takes `from`'s settings (local): decomposer, remap policy, kernel,
+    /// speed model, hierarchy switch and timeout.
+    pub(super) fn adopt_settings(&mut self, from: &Balancer) {
+        self.decomposer = from.decomposer.clone();
+        self.policy = from.policy;
+        self.kernel = from.kernel.clone();
+        self.functional = from.functional;
+        self.hierarchical = from.hierarchical;
+        self.cp.set_timeout(from.cp.timeout());
     }
 }
 
@@ -249,8 +245,7 @@ impl Departure {
                 shape: plan.shape,
                 boxes: stay.iter().map(|&r| plan.boxes[r]).collect(),
             };
-            let mut n = Grid::new(&comm, kept, g.stencil())?;
-            n.checks_mut().adopt(&next.cp);
+            let mut n = next.grid_of(kept, g.stencil())?;
             if let Some(c) = g.cost().filter(|c| c.block() == g.local_box()) {
                 n.set_cost(c.values().to_vec());
             }

@@ -186,7 +186,7 @@ impl Pool {
                     balancer.measure()?;
                     let grids = grids
                         .into_iter()
-                        .map(|(plan, stencil)| joined_grid(&balancer, &comm, plan, stencil))
+                        .map(|(plan, stencil)| joined_grid(&balancer, plan, stencil))
                         .collect::<Result<Vec<Grid>>>()?;
                     let mut j = Joined {
                         comm,
@@ -280,7 +280,7 @@ impl Pool {
         next.measure()?;
         let mut made = Vec::with_capacity(grids.len());
         for g in grids.iter() {
-            made.push(joined_grid(&next, &comm, g.plan().clone(), g.stencil())?);
+            made.push(joined_grid(&next, g.plan().clone(), g.stencil())?);
         }
         for g in &mut made {
             replan(&next, g)?;
@@ -310,37 +310,17 @@ impl Pool {
     }
 }
 
-impl Balancer {
-    /// Takes `from`'s settings (local): decomposer, remap policy, kernel,
-    /// speed model, hierarchy switch and timeout.
-    fn adopt_settings(&mut self, from: &Balancer) {
-        self.decomposer = from.decomposer.clone();
-        self.policy = from.policy;
-        self.kernel = from.kernel.clone();
-        self.functional = from.functional;
-        self.hierarchical = from.hierarchical;
-        self.cp.set_timeout(from.cp.timeout());
-    }
-}
-
-/// A grid of the active ranks' `plan` on the grown `comm`: their boxes,
+/// A grid of the active ranks' `plan` on `bal`'s (grown) communicator: their boxes,
 /// then an empty box per admitted rank.
-fn joined_grid(
-    bal: &Balancer,
-    comm: &SimpleCommunicator,
-    plan: GridPlan3,
-    stencil: Stencil,
-) -> Result<Grid> {
+fn joined_grid(bal: &Balancer, plan: GridPlan3, stencil: Stencil) -> Result<Grid> {
     let mut boxes = plan.boxes;
-    boxes.resize(comm.size() as usize, Box3::default());
+    boxes.resize(bal.comm.size() as usize, Box3::default());
     let grown = GridPlan3 {
         algorithm: plan.algorithm,
         shape: plan.shape,
         boxes,
     };
-    let mut g = Grid::new(comm, grown, stencil)?;
-    g.checks_mut().adopt(&bal.cp);
-    Ok(g)
+    bal.grid_of(grown, stencil)
 }
 
 /// Plans `g` for the balancer's speeds, a move pending.
