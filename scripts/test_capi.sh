@@ -108,43 +108,44 @@ grid2d() { # grid2d NP BINARY
   echo "test_capi: ok: -np $1 $(basename "$2") ($(sed -n 's/^grid2d: remaps \([0-9]*\).*/remaps: \1/p' <<<"$out"))"
 }
 for np in 1 2 3; do grid2d "$np" "$tmp/grid2d"; done
-# restart.c: a 2D Jacobi run saved after 25 of 60 sweeps on 3 ranks
-# (nuce_grid_save) and resumed on 1, 2 and 5 ranks (nuce_saved_*): each
-# resumed run's hash of every cell's bits must equal that of a run that
-# never stopped.
-"$mpicc" -O2 -Wall -Werror examples/c/restart.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/restart"
-whole="$("$mpirun" -np 3 "$tmp/restart" 60 | sed -n 's/^restart: steps 60 ranks 3 hash //p')"
-"$mpirun" -np 3 "$tmp/restart" 60 25 "$tmp/run.nuce" >/dev/null
-for np in 1 2 5; do
-  got="$("$mpirun" -np "$np" "$tmp/restart" 60 --resume "$tmp/run.nuce" | sed -n "s/^restart: steps 60 ranks $np hash //p")"
-  [ -n "$whole" ] && [ "$got" = "$whole" ] ||
-    { echo "test_capi: FAILED: restart.c resumed on $np ranks: hash '$got', a run that never stopped '$whole'" >&2; exit 1; }
-  echo "test_capi: ok: restart.c saved on 3 ranks, resumed on $np: bit-identical ($got)"
-done
-# restart.c --leave R AT: rank R leaves after sweep AT (nuce_depart,
-# nuce_grid_depart, nuce_grid_move, nuce_depart_finish); the ranks that stay
-# must end bit-identical to the run that never changed, R must be released.
-for c in "3 0 20" "3 2 20" "4 1 1"; do
-  set -- $c
-  out="$("$mpirun" -np "$1" "$tmp/restart" 60 --leave "$2" "$3")"
-  got="$(sed -n "s/^restart: steps 60 ranks $(($1 - 1)) hash //p" <<<"$out")"
-  [ "$got" = "$whole" ] && grep -q "^restart: rank $2 released" <<<"$out" ||
-    { echo "$out" >&2; echo "test_capi: FAILED: restart.c on $1 ranks, rank $2 leaving after sweep $3" >&2; exit 1; }
-  echo "test_capi: ok: restart.c on $1 ranks, rank $2 left after sweep $3: bit-identical ($got)"
-done
-# restart.c --join K AT: the last K ranks wait in a standby pool (nuce_pool_*)
-# and join after sweep AT; the grown job must end bit-identical too.
-joins() { # joins BINARY HASH: K standby ranks of P join after sweep AT
-  local bin="$1" want="$2" c got
+# restart.c: a 2D Jacobi run whose ranks change (examples/c/restart.c; its
+# Fortran twin below). rank_changes BINARY checks, against the hash of every
+# cell of a run that never changed: a save after 25 of 60 sweeps on 3 ranks
+# (nuce_grid_save) resumed on 1, 2 and 5 ranks (nuce_saved_*); rank R of P
+# leaving after sweep AT (nuce_depart, nuce_grid_depart, nuce_grid_move,
+# nuce_depart_finish; R must be released); K standby ranks of P joining after
+# sweep AT (nuce_pool_*). Every run must end bit-identical.
+rank_changes() { # rank_changes BINARY
+  local bin="$1" name whole got out c np
+  name="$(basename "$bin")"
+  same() { # same WHAT: the hash in $got must be the whole run's
+    [ -n "$whole" ] && [ "$got" = "$whole" ] ||
+      { echo "${out:-}" >&2; echo "test_capi: FAILED: $name $1: hash '$got', a run that never changed '$whole'" >&2; exit 1; }
+    echo "test_capi: ok: $name $1: bit-identical ($got)"
+  }
+  whole="$("$mpirun" -np 3 "$bin" 60 | sed -n 's/^restart: steps 60 ranks 3 hash //p')"
+  "$mpirun" -np 3 "$bin" 60 25 "$tmp/$name.nuce" >/dev/null
+  for np in 1 2 5; do
+    out=""
+    got="$("$mpirun" -np "$np" "$bin" 60 --resume "$tmp/$name.nuce" | sed -n "s/^restart: steps 60 ranks $np hash //p")"
+    same "saved on 3 ranks, resumed on $np"
+  done
+  for c in "3 0 20" "3 2 20" "4 1 1"; do
+    set -- $c
+    out="$("$mpirun" -np "$1" "$bin" 60 --leave "$2" "$3")"
+    got="$(sed -n "s/^restart: steps 60 ranks $(($1 - 1)) hash //p" <<<"$out")"
+    grep -q "^restart: rank $2 released" <<<"$out" || got="(rank $2 not released)"
+    same "on $1 ranks, rank $2 left after sweep $3"
+  done
   for c in "3 1 20" "4 2 1"; do
     set -- $c
+    out=""
     got="$("$mpirun" -np "$1" "$bin" 60 --join "$2" "$3" | sed -n "s/^restart: steps 60 ranks $1 hash //p")"
-    [ -n "$want" ] && [ "$got" = "$want" ] ||
-      { echo "test_capi: FAILED: $(basename "$bin") on $1 ranks, $2 joining after sweep $3: hash '$got', '$want' expected" >&2; exit 1; }
-    echo "test_capi: ok: $(basename "$bin"), $2 of $1 ranks joined after sweep $3: bit-identical ($got)"
+    same "$2 of $1 ranks joined after sweep $3"
   done
 }
-joins "$tmp/restart" "$whole"
+"$mpicc" -O2 -Wall -Werror examples/c/restart.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/restart"
+rank_changes "$tmp/restart"
 # bench_array.c: nuce_array_exchange_ghosts on the program's own buffer
 # against a hand-written subarray exchange; it aborts unless both leave the
 # same padded block (faces and corners, ghost 1 and 2, 3 and 5 ranks).
@@ -251,27 +252,9 @@ same_sum "$c_big3" "big, --cost 4"
 echo "test_capi: heat3d.f90 --cost 4 on 2 ranks: $(sed -n 's/^heat3d: cost balance: //p' <<<"$out")"
 "$mpifort" -O2 -Wall -Werror examples/fortran/grid2d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/fgrid2d"
 for np in 1 3; do grid2d "$np" "$tmp/fgrid2d"; done
-# restart.f90: the Fortran twin of restart.c: saved after 25 of 60 sweeps on 3
-# ranks and resumed on 1, 2 and 5; rank R leaving after sweep AT. Every run
-# must end with the hash of the run that never changed.
+# restart.f90: the Fortran twin of restart.c, the same checks (rank_changes above).
 "$mpifort" -O2 -Wall -Werror examples/fortran/restart.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -J "$tmp" -o "$tmp/frestart"
-fwhole="$("$mpirun" -np 3 "$tmp/frestart" 60 | sed -n 's/^restart: steps 60 ranks 3 hash //p')"
-"$mpirun" -np 3 "$tmp/frestart" 60 25 "$tmp/frun.nuce" >/dev/null
-for np in 1 2 5; do
-  got="$("$mpirun" -np "$np" "$tmp/frestart" 60 --resume "$tmp/frun.nuce" | sed -n "s/^restart: steps 60 ranks $np hash //p")"
-  [ -n "$fwhole" ] && [ "$got" = "$fwhole" ] ||
-    { echo "test_capi: FAILED: restart.f90 resumed on $np ranks: hash '$got', a run that never stopped '$fwhole'" >&2; exit 1; }
-  echo "test_capi: ok: restart.f90 saved on 3 ranks, resumed on $np: bit-identical ($got)"
-done
-for c in "3 0 20" "3 2 20"; do
-  set -- $c
-  out="$("$mpirun" -np "$1" "$tmp/frestart" 60 --leave "$2" "$3")"
-  got="$(sed -n "s/^restart: steps 60 ranks $(($1 - 1)) hash //p" <<<"$out")"
-  [ "$got" = "$fwhole" ] && grep -q "^restart: rank $2 released" <<<"$out" ||
-    { echo "$out" >&2; echo "test_capi: FAILED: restart.f90 on $1 ranks, rank $2 leaving after sweep $3" >&2; exit 1; }
-  echo "test_capi: ok: restart.f90 on $1 ranks, rank $2 left after sweep $3: bit-identical ($got)"
-done
-joins "$tmp/frestart" "$fwhole"
+rank_changes "$tmp/frestart"
 # rows1d.f90: nuce_plan_1d's rows of a matrix-vector product within a memory
 # limit read from the machine, checked bit for bit against a serial product.
 "$mpifort" -O2 -Wall -Werror examples/fortran/rows1d.f90 $(pkg-config --cflags --libs nuce-fortran) "$rpath" -o "$tmp/frows1d"
