@@ -320,13 +320,14 @@ impl Grid {
             .cost()
             .filter(|c| c.block() == layout.local_box())
             .map(|c| c.values().to_vec());
-        let has_cost = agree(comm, 0, Ok(cost_values.is_some()))?;
-        let all_cost = {
-            let mut n = 0i32;
-            comm.all_reduce_into(&i32::from(has_cost), &mut n, SystemOperation::sum());
-            n == comm.size()
-        };
-        if !all_cost {
+        // The cost is saved when every rank has one for its box.
+        let mut all_cost = 0i32;
+        comm.all_reduce_into(
+            &i32::from(cost_values.is_some()),
+            &mut all_cost,
+            SystemOperation::min(),
+        );
+        if all_cost == 0 {
             cost_values = None;
         }
         let mut arrays = fields.to_vec();
