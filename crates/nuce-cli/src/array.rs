@@ -21,7 +21,9 @@ pub struct Args {
     /// Number of columns of the array.
     #[arg(long)]
     cols: usize,
-    /// Relative speeds, comma-separated (one part per speed, in this order).
+    /// Relative speeds, comma-separated (one part per speed, in this order),
+    /// or `@FILE` (`@-`: standard input) holding them separated by commas,
+    /// spaces or newlines.
     #[arg(long, allow_hyphen_values = true)]
     speeds: String,
     /// Algorithm: column, kl, slices, rb2, best, hier (needs --hosts), and
@@ -110,7 +112,8 @@ pub fn run(args: Args) -> Result<()> {
     let speeds = crate::parse_list(&args.speeds)?;
     nuce_plan::check_speeds(&speeds)?;
     let d = decomposer(&args, speeds.len())?;
-    let plan = d.decompose(args.rows, args.cols, &speeds)?;
+    let what = format!("planning {} rectangles ({})", speeds.len(), args.algo);
+    let plan = crate::output::planning(&what, || d.decompose(args.rows, args.cols, &speeds))?;
     let out = Output {
         algorithm: plan.algorithm.clone(),
         rows: plan.rows,

@@ -15,7 +15,7 @@ pub struct Args {
     /// Number of chunks B.
     #[arg(long)]
     chunks: usize,
-    /// Cycle times (seconds per chunk), comma-separated.
+    /// Cycle times (seconds per chunk), comma-separated, or `@FILE`.
     #[arg(long, allow_hyphen_values = true)]
     cycle_times: String,
     /// static (Algorithm 2), incremental (Figure 8), lu (reversed

@@ -35,7 +35,8 @@ struct Inner {
     /// Partition the dual graph of the mesh (elements) instead of its nodes.
     #[arg(long, requires = "mesh")]
     dual: bool,
-    /// Comma-separated speeds, one per part.
+    /// Comma-separated speeds, one per part, or `@FILE` (`@-`: standard
+    /// input) holding them separated by commas, spaces or newlines.
     #[arg(long)]
     speeds: String,
     /// rcb, zci, hci, rsb, rsbkl, rsbi, rcbi, multilevel (ml), or best
@@ -148,33 +149,41 @@ pub fn run(a: Args) -> Result<()> {
     };
     let t0 = Instant::now();
     let mut moved = None;
-    let (name, p, tolerance_met) = if let Some(file) = &a.repartition {
-        let current = io::parse_partition(&read(file)?, file, g.n(), speeds.len())?;
-        let rp = Repartitioner {
-            itr: a.itr,
-            multilevel: Multilevel {
-                tolerance: a.tolerance,
-                ..Multilevel::default()
-            },
-            ..Repartitioner::default()
-        };
-        let r = rp.repartition(&g, &current, &speeds, None)?;
-        moved = Some(r.moved_vertices);
-        let name = format!("repartition:{:?}", r.method).to_lowercase();
-        (name, r.partition, None)
-    } else if a.algo == "best" {
-        let b = best_partition(&g, &speeds, grouping, refiner)?;
-        (
-            format!("best:{}", b.algo.name()),
-            b.partition,
-            Some(b.met_tolerance),
-        )
-    } else {
-        let algo = Algo::from_name(&a.algo)
-            .ok_or_else(|| Error::InvalidInput(format!("unknown algorithm {:?}", a.algo)))?;
-        let p = algo.partition(&g, &speeds, grouping, a.refine.then_some(refiner))?;
-        (algo.name().to_string(), p, None)
-    };
+    let what = format!(
+        "partitioning {} vertices into {} parts",
+        g.n(),
+        speeds.len()
+    );
+    let planned = crate::output::planning(&what, || -> Result<_> {
+        Ok(if let Some(file) = &a.repartition {
+            let current = io::parse_partition(&read(file)?, file, g.n(), speeds.len())?;
+            let rp = Repartitioner {
+                itr: a.itr,
+                multilevel: Multilevel {
+                    tolerance: a.tolerance,
+                    ..Multilevel::default()
+                },
+                ..Repartitioner::default()
+            };
+            let r = rp.repartition(&g, &current, &speeds, None)?;
+            moved = Some(r.moved_vertices);
+            let name = format!("repartition:{:?}", r.method).to_lowercase();
+            (name, r.partition, None)
+        } else if a.algo == "best" {
+            let b = best_partition(&g, &speeds, grouping, refiner)?;
+            (
+                format!("best:{}", b.algo.name()),
+                b.partition,
+                Some(b.met_tolerance),
+            )
+        } else {
+            let algo = Algo::from_name(&a.algo)
+                .ok_or_else(|| Error::InvalidInput(format!("unknown algorithm {:?}", a.algo)))?;
+            let p = algo.partition(&g, &speeds, grouping, a.refine.then_some(refiner))?;
+            (algo.name().to_string(), p, None)
+        })
+    })?;
+    let (name, p, tolerance_met) = planned;
     let seconds = t0.elapsed().as_secs_f64();
     let m = metrics(&g, &p, &speeds)?;
     if let Some(out) = &a.out {

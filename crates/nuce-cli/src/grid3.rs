@@ -24,7 +24,9 @@ pub struct Args {
     /// Cells along z.
     #[arg(long)]
     nz: usize,
-    /// Relative speeds, comma-separated (one part per speed, in this order).
+    /// Relative speeds, comma-separated (one part per speed, in this order),
+    /// or `@FILE` (`@-`: standard input) holding them separated by commas,
+    /// spaces or newlines.
     #[arg(long, allow_hyphen_values = true)]
     speeds: String,
     /// Algorithm: column, pencils, rb, rectilinear, slabs, guillotine
@@ -106,20 +108,23 @@ pub fn run(args: Args) -> Result<()> {
         }
         e => e,
     })?;
-    let (plan, ranges) = if args.algo == "rectilinear" {
-        let (fit, plan) = Rectilinear3.fit(shape, &speeds)?;
-        let [lx, ly, lz] = fit.ranges;
-        let ranges = RangesOut {
-            procs: fit.procs,
-            lx,
-            ly,
-            lz,
-            slot_owner: fit.slot_owner,
-        };
-        (plan, Some(ranges))
-    } else {
-        (d.decompose(shape, &speeds)?, None)
-    };
+    let what = format!("planning {} boxes ({})", speeds.len(), args.algo);
+    let (plan, ranges) = crate::output::planning(&what, || -> Result<_> {
+        Ok(if args.algo == "rectilinear" {
+            let (fit, plan) = Rectilinear3.fit(shape, &speeds)?;
+            let [lx, ly, lz] = fit.ranges;
+            let ranges = RangesOut {
+                procs: fit.procs,
+                lx,
+                ly,
+                lz,
+                slot_owner: fit.slot_owner,
+            };
+            (plan, Some(ranges))
+        } else {
+            (d.decompose(shape, &speeds)?, None)
+        })
+    })?;
     let volumes: Vec<f64> = plan.volumes().iter().map(|&v| v as f64).collect();
     let lower_bound = surface_lower_bound(shape, &volumes)?;
     let surface = plan.internal_surface();

@@ -76,14 +76,51 @@ fn main() {
     }
 }
 
-/// Parses a comma-separated list of numbers (`"1,2.5,3"`).
+/// Parses a list of numbers: comma-separated on the command line
+/// (`"1,2.5,3"`), or `@FILE` to read them from a file (`@-`: standard
+/// input), separated by commas, spaces or newlines, with `#` comments — for
+/// lists too long for a command line (10⁵ speeds).
 #[allow(dead_code)]
 pub(crate) fn parse_list(s: &str) -> nuce_plan::Result<Vec<f64>> {
-    s.split(',')
-        .map(|t| {
-            t.trim().parse::<f64>().map_err(|_| {
-                nuce_plan::Error::InvalidInput(format!("not a number: {t:?} in {s:?}"))
-            })
-        })
-        .collect()
+    match s.strip_prefix('@') {
+        Some(path) => parse_file_list(&read_list_file(path)?, path),
+        None => s.split(',').map(|t| parse_number(t, s)).collect(),
+    }
+}
+
+/// The text of a list file (`-` is standard input).
+fn read_list_file(path: &str) -> nuce_plan::Result<String> {
+    let read = if path == "-" {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(path)
+    };
+    read.map_err(|e| nuce_plan::Error::InvalidInput(format!("cannot read list file {path:?}: {e}")))
+}
+
+/// The numbers of a list file: separated by commas or white space, `#`
+/// to the end of a line is a comment.
+fn parse_file_list(text: &str, path: &str) -> nuce_plan::Result<Vec<f64>> {
+    let mut out = Vec::new();
+    for (no, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        for t in line.split(|c: char| c == ',' || c.is_whitespace()) {
+            if !t.is_empty() {
+                out.push(parse_number(t, &format!("{path}:{}", no + 1))?);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(nuce_plan::Error::InvalidInput(format!(
+            "list file {path:?} holds no numbers"
+        )));
+    }
+    Ok(out)
+}
+
+/// One number of a list, named by `place` in the error.
+fn parse_number(t: &str, place: &str) -> nuce_plan::Result<f64> {
+    t.trim()
+        .parse::<f64>()
+        .map_err(|_| nuce_plan::Error::InvalidInput(format!("not a number: {t:?} in {place:?}")))
 }

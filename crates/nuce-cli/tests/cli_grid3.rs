@@ -167,3 +167,38 @@ fn svg_and_errors() {
         assert!(err.contains("error"), "{bad:?}: {err}");
     }
 }
+
+/// `--speeds @FILE` (one number per line or comma/space separated, `#`
+/// comments) plans exactly what the inline list plans; an unreadable, empty
+/// or malformed file is an error naming the file.
+#[test]
+fn speeds_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("nuce-cli-speeds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("speeds.txt");
+    std::fs::write(&file, "# measured speeds\n1.5, 2\n3 # rank 2\n\n4 0.5\n").unwrap();
+    let at = format!("@{}", file.display());
+    let inline = grid3_json([6, 5, 4], "1.5,2,3,4,0.5", &["--algo", "rb"]);
+    let from_file = grid3_json([6, 5, 4], &at, &["--algo", "rb"]);
+    assert_eq!(inline, from_file);
+    check_tiling(&from_file, [6, 5, 4], &[1.5, 2.0, 3.0, 4.0, 0.5]);
+
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "# nothing\n").unwrap();
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "1\n2\nx3\n").unwrap();
+    let missing = dir.join("missing.txt");
+    for (path, says) in [
+        (&empty, "holds no numbers"),
+        (&bad, "bad.txt:3"),
+        (&missing, "cannot read list file"),
+    ] {
+        let at = format!("@{}", path.display());
+        let (code, _, err) = nuce(&[
+            "plan", "grid3", "--nx", "4", "--ny", "4", "--nz", "4", "--speeds", &at,
+        ]);
+        assert_eq!(code, 2, "{path:?}: {err}");
+        assert!(err.contains(says), "{path:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
