@@ -48,24 +48,7 @@ fn ranks_that_disagree_get_the_same_error() {
             ("length", "field 0 has"),
             ("shape", "8x6x5"),
         ] {
-            let args = ["NUCE_TIMEOUT_S=4", bin.as_str(), "grid-errors", case];
-            let run = common::mpirun_prog(np, "env", &args, Duration::from_secs(90));
-            assert!(!run.timed_out, "np {np} {case}: hung\n{}", run.stdout);
-            let lines = run.lines_with("ERR ");
-            assert_eq!(
-                lines.len(),
-                np,
-                "np {np} {case}: every rank fails\n{}\n{}",
-                run.stdout,
-                run.stderr
-            );
-            let errs: BTreeSet<String> = lines
-                .iter()
-                .map(|l| l.splitn(3, ' ').nth(2).unwrap_or_default().to_string())
-                .collect();
-            assert_eq!(errs.len(), 1, "np {np} {case}: one error: {errs:?}");
-            let e = errs.iter().next().unwrap();
-            assert!(e.contains(needle), "np {np} {case}: {e}");
+            same_error_on_every_rank(&bin, np, "grid-errors", case, needle);
         }
     }
 }
@@ -94,4 +77,47 @@ fn bad_grid_costs_give_the_same_error_on_every_rank() {
         let e = common::same_error_on_every_rank(3, &["grid-cost-errors", case]);
         assert!(e.contains(needle) && e != "none", "{case}: {e}");
     }
+}
+
+#[test]
+fn the_3d_decomposer_is_settable() {
+    for np in [1, 2, 3] {
+        common::checks_pass(np, &["planner3"]);
+    }
+}
+
+#[test]
+fn a_3d_decomposer_unknown_or_differing_is_the_same_error_on_every_rank() {
+    let bin = common::check_binary();
+    for np in [2, 3] {
+        for (case, needle) in [
+            ("unknown", "unknown grid3 algorithm \"octree\""),
+            ("differ", "set_algorithm3"),
+        ] {
+            same_error_on_every_rank(&bin, np, "planner3-errors", case, needle);
+        }
+    }
+}
+
+/// Runs `scenario case` of the check binary on `np` ranks (timeout 4 s):
+/// every rank prints the same error, which contains `needle`.
+fn same_error_on_every_rank(bin: &str, np: usize, scenario: &str, case: &str, needle: &str) {
+    let args = ["NUCE_TIMEOUT_S=4", bin, scenario, case];
+    let run = common::mpirun_prog(np, "env", &args, Duration::from_secs(90));
+    assert!(!run.timed_out, "np {np} {case}: hung\n{}", run.stdout);
+    let lines = run.lines_with("ERR ");
+    assert_eq!(
+        lines.len(),
+        np,
+        "np {np} {case}: every rank fails\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let errs: BTreeSet<String> = lines
+        .iter()
+        .map(|l| l.splitn(3, ' ').nth(2).unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(errs.len(), 1, "np {np} {case}: one error: {errs:?}");
+    let e = errs.iter().next().unwrap();
+    assert!(e.contains(needle), "np {np} {case}: {e}");
 }

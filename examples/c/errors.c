@@ -483,6 +483,13 @@ int main(int argc, char **argv) {
     expect(nuce_set_decomposer(b, rank == size - 1 ? "rb" : "column"), NUCE_ERR_DISAGREEMENT, 1,
            "set_decomposer(names differ)");
   expect(nuce_set_decomposer(b, "rb"), NUCE_OK, 1, "set_decomposer(rb)");
+  expect(nuce_set_decomposer3(b, "octree"), NUCE_ERR_INVALID_INPUT, 1, "set_decomposer3(unknown name)");
+  expect(nuce_set_decomposer3(b, rank == size - 1 ? NULL : "rb"), NUCE_ERR_INVALID_INPUT, 1,
+         "set_decomposer3(NULL on the last rank)");
+  if (size > 1)
+    expect(nuce_set_decomposer3(b, rank == 0 ? "rb" : "slabs"), NUCE_ERR_DISAGREEMENT, 1,
+           "set_decomposer3(names differ)");
+  expect(nuce_set_decomposer3(b, "rb"), NUCE_OK, 1, "set_decomposer3(rb)");
   expect(nuce_plan(b, 30, 20), NUCE_OK, 1, "plan with rb");
   expect(nuce_set_hysteresis(b, rank == size - 1 ? -0.1 : 0.1), NUCE_ERR_INVALID_INPUT, 1,
          "set_hysteresis(negative on the last rank)");

@@ -186,6 +186,11 @@ program errors
                     'unknown array algorithm "foo"')
   call nuce_set_decomposer(b, 'rb', ierr)
   call expect(ierr, NUCE_OK, .true., 'set_decomposer(rb)')
+  call nuce_set_decomposer3(b, 'octree', ierr)
+  call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'set_decomposer3(unknown name)', &
+                    'unknown grid3 algorithm "octree"')
+  call nuce_set_decomposer3(b, 'rb', ierr)
+  call expect(ierr, NUCE_OK, .true., 'set_decomposer3(rb)')
   call nuce_set_hysteresis(b, merge(-0.1_dp, 0.1_dp, rank == nranks - 1), ierr)
   call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'set_hysteresis(negative on the last rank)', &
                     'hysteresis = -0.1 is not')

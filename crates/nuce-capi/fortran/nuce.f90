@@ -42,7 +42,7 @@ module nuce
   public :: nuce_plan, nuce_plan_box, nuce_plan_1d, nuce_record_phase, nuce_start_phase
   public :: nuce_array_create, nuce_array_scatter, nuce_array_free, nuce_array_box
   public :: nuce_array_read, nuce_array_exchange_ghosts, nuce_array_gather, nuce_maybe_remap
-  public :: nuce_set_decomposer, nuce_set_hysteresis, nuce_set_timeout
+  public :: nuce_set_decomposer, nuce_set_decomposer3, nuce_set_hysteresis, nuce_set_timeout
   public :: nuce_set_memory_limit, nuce_set_memory_limit_from_machine
   public :: nuce_waiting_begin, nuce_waiting_end
   public :: nuce_partition_graph, nuce_graph_partition
@@ -532,6 +532,12 @@ module nuce
       character(kind=c_char), intent(in) :: name(*)
       integer(c_int) :: rc
     end function c_set_decomposer
+    function c_set_decomposer3(b, name) bind(c, name='nuce_set_decomposer3') result(rc)
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: b
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int) :: rc
+    end function c_set_decomposer3
     function c_set_hysteresis(b, fraction) bind(c, name='nuce_set_hysteresis') result(rc)
       import :: c_int, c_ptr, c_double
       type(c_ptr), value :: b
@@ -1046,6 +1052,17 @@ contains
     call fortran_call()
     call done(c_set_decomposer(b%ptr, trim(name) // c_null_char), 'nuce_set_decomposer', ierr)
   end subroutine nuce_set_decomposer
+
+  !> Plans 3D grids with the decomposer `name` ('best', the default, 'rb',
+  !> 'column', 'pencils', 'rectilinear', 'slabs'; collective, the same name
+  !> on every rank).
+  subroutine nuce_set_decomposer3(b, name, ierr)
+    type(nuce_balancer), intent(in) :: b
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_set_decomposer3(b%ptr, trim(name) // c_null_char), 'nuce_set_decomposer3', ierr)
+  end subroutine nuce_set_decomposer3
 
   !> The remap hysteresis, a fraction >= 0 (collective, the same on every rank).
   subroutine nuce_set_hysteresis(b, fraction, ierr)

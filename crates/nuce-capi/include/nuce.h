@@ -911,6 +911,16 @@ int nuce_saved_free(struct nuce_saved *s);
 // `NUCE_ERR_INVALID_INPUT` on every rank.
 int nuce_set_decomposer(struct nuce_balancer *b, const char *name);
 
+// Plans 3D grids (`nuce_grid_create`, the balance points of grids without
+// a cost field) with the decomposer named `name` (collective; the same
+// name on every rank): `best` (the default: the candidate of least surface
+// among the most balanced, for the grid's stencil), `column`, `pencils`,
+// `rb` (recursive bisection: fast for very many ranks), `rectilinear`,
+// `slabs`, or `guillotine` (tiny grids only). An unknown name, or names
+// that differ between ranks, are the same error on every rank
+// (`NUCE_ERR_INVALID_INPUT`, `NUCE_ERR_DISAGREEMENT`).
+int nuce_set_decomposer3(struct nuce_balancer *b, const char *name);
+
 // Sets the remap hysteresis (collective; the same value on every rank): a
 // remap is considered only when it would cut the predicted time per
 // iteration by more than this fraction (default 0.05). Finite and ≥ 0.

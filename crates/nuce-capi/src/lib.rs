@@ -178,7 +178,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 23] = [
+const C_NAMES: [(&str, &str); 24] = [
     ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
     (
         "Balancer::set_memory_limit_from_machine",
@@ -190,6 +190,7 @@ const C_NAMES: [(&str, &str); 23] = [
     ("Balancer::measure_network", "the network probe"),
     ("Balancer::measure_sizes", "nuce_measure_sizes"),
     ("Balancer::measure", "nuce_measure"),
+    ("Balancer::set_algorithm3", "nuce_set_decomposer3"),
     ("Balancer::set_algorithm", "nuce_set_decomposer"),
     ("Balancer::record_phase", "nuce_record_phase"),
     ("Balancer::plan1d", "nuce_plan_1d"),

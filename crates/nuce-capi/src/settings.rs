@@ -58,15 +58,10 @@ pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char
         b,
         ("nuce_set_decomposer", "the decomposer name"),
         || {
-            if name.is_null() {
-                return Err(null("name"));
-            }
-            // SAFETY: `name` is a NUL-terminated string (caller's contract).
-            let s = unsafe { CStr::from_ptr(name) }
-                .to_str()
-                .map_err(|_| Error::invalid_input("the decomposer name is not UTF-8"))?;
-            decomposer_by_name(s)?;
-            Ok(s.to_string())
+            // SAFETY: `name` is NULL or a NUL-terminated string (contract).
+            let s = unsafe { decomposer_name(name) }?;
+            decomposer_by_name(&s)?;
+            Ok(s)
         },
         |h, s| {
             if let Ok(d) = decomposer_by_name(&s) {
@@ -74,6 +69,49 @@ pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char
             }
         },
     )
+}
+
+/// The decomposer name `name` as a Rust string: NULL and non-UTF-8 names
+/// are errors.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+unsafe fn decomposer_name(name: *const c_char) -> Result<String> {
+    if name.is_null() {
+        return Err(null("name"));
+    }
+    // SAFETY: non-null and NUL-terminated (contract).
+    unsafe { CStr::from_ptr(name) }
+        .to_str()
+        .map(str::to_string)
+        .map_err(|_| Error::invalid_input("the decomposer name is not UTF-8"))
+}
+
+/// Plans 3D grids (`nuce_grid_create`, the balance points of grids without
+/// a cost field) with the decomposer named `name` (collective; the same
+/// name on every rank): `best` (the default: the candidate of least surface
+/// among the most balanced, for the grid's stencil), `column`, `pencils`,
+/// `rb` (recursive bisection: fast for very many ranks), `rectilinear`,
+/// `slabs`, or `guillotine` (tiny grids only). An unknown name, or names
+/// that differ between ranks, are the same error on every rank
+/// (`NUCE_ERR_INVALID_INPUT`, `NUCE_ERR_DISAGREEMENT`).
+#[no_mangle]
+pub extern "C" fn nuce_set_decomposer3(b: *mut nuce_balancer, name: *const c_char) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle (contract of the C API).
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_set_decomposer3"))?;
+        let _w = waiting();
+        // SAFETY: `name` is NULL or a NUL-terminated string (contract).
+        match unsafe { decomposer_name(name) } {
+            Ok(s) => h.bal.set_algorithm3(&s),
+            // This rank refuses: every rank returns its error.
+            Err(e) => h
+                .bal
+                .entry("nuce_set_decomposer3(refused)", Some(&e))
+                .and(Err(e)),
+        }
+    })
 }
 
 /// Sets the remap hysteresis (collective; the same value on every rank): a

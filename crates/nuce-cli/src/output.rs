@@ -138,6 +138,35 @@ pub(crate) fn svg(
     write_file(path, text.as_bytes())
 }
 
+/// Runs `plan`, showing a spinner with the elapsed time on standard error
+/// when it takes more than a second and standard error is a terminal (large
+/// part counts: a 3D plan of 10⁵ parts). Nothing is drawn otherwise, so
+/// scripts and `--json` pipelines see no change.
+pub(crate) fn planning<T>(what: &str, plan: impl FnOnce() -> T) -> T {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let (done, wait) = mpsc::channel::<()>();
+    let what = what.to_string();
+    let spinner = std::thread::spawn(move || {
+        if wait.recv_timeout(Duration::from_secs(1)).is_ok() {
+            return;
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+            bar.set_style(style);
+        }
+        bar.set_message(what);
+        bar.enable_steady_tick(Duration::from_millis(120));
+        // Disconnected (or a message) when the plan is done.
+        let _ = wait.recv();
+        bar.finish_and_clear();
+    });
+    let out = plan();
+    let _ = done.send(());
+    let _ = spinner.join();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,33 +207,4 @@ mod tests {
         let e = write_file(Path::new("/dev/full"), b"x").unwrap_err();
         assert!(e.to_string().contains("/dev/full"), "{e}");
     }
-}
-
-/// Runs `plan`, showing a spinner with the elapsed time on standard error
-/// when it takes more than a second and standard error is a terminal (large
-/// part counts: a 3D plan of 10⁵ parts). Nothing is drawn otherwise, so
-/// scripts and `--json` pipelines see no change.
-pub(crate) fn planning<T>(what: &str, plan: impl FnOnce() -> T) -> T {
-    use std::sync::mpsc;
-    use std::time::Duration;
-    let (done, wait) = mpsc::channel::<()>();
-    let what = what.to_string();
-    let spinner = std::thread::spawn(move || {
-        if wait.recv_timeout(Duration::from_secs(1)).is_ok() {
-            return;
-        }
-        let bar = indicatif::ProgressBar::new_spinner();
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
-            bar.set_style(style);
-        }
-        bar.set_message(what);
-        bar.enable_steady_tick(Duration::from_millis(120));
-        // Disconnected (or a message) when the plan is done.
-        let _ = wait.recv();
-        bar.finish_and_clear();
-    });
-    let out = plan();
-    let _ = done.send(());
-    let _ = spinner.join();
-    out
 }

@@ -21,6 +21,7 @@ mod graph;
 mod grid;
 mod hierarchy;
 mod packing;
+mod planner3;
 mod ranges;
 mod save;
 mod tasks;
@@ -84,6 +85,7 @@ fn main() {
         s if s.starts_with("fpm-") => fpm::run(s, &ctx),
         s if s.starts_with("decide-") => decisions::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
+        s if s.starts_with("planner3") => planner3::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
         s if s.starts_with("depart-") => depart::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),

@@ -2,7 +2,6 @@
 //! 3D arrays and grids on the application's buffers, and graphs. Each is a
 //! balance point.
 
-use super::remap::best3;
 use super::*;
 use crate::plan::array2d::apportion;
 
@@ -153,16 +152,18 @@ impl Balancer {
     }
 
     /// Decomposes an `nx × ny × nz` grid for the current speeds (uniform
-    /// when none were measured yet) with [`Best3`] for a 7-point stencil of
-    /// width `ghost`: the root plans, every rank receives the plan.
+    /// when none were measured yet) with the balancer's 3D decomposer
+    /// ([`Balancer::set_algorithm3`]; by default [`Best3`](crate::plan::array3d::Best3) for a 7-point
+    /// stencil of width `ghost`): the root plans, every rank receives the
+    /// plan.
     pub fn plan3(&self, shape: Shape3, ghost: usize) -> Result<GridPlan3> {
         let (nx, ny, nz) = shape;
         self.plan_at_root(
             &format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost}"),
             nx.saturating_mul(ny).saturating_mul(nz),
             |model| {
-                Ok(model
-                    .plan_within_caps(|s| best3(ghost).decompose(shape, s), GridPlan3::volumes)?)
+                let d = self.planner3.for_ghost(ghost)?;
+                Ok(model.plan_within_caps(|s| d.decompose(shape, s), GridPlan3::volumes)?)
             },
         )
     }

@@ -21,10 +21,9 @@
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 
-use super::remap::best3;
 use super::Balancer;
 use crate::error::{Error, Result};
-use crate::plan::array3d::{Box3, GridDecomposer3, GridPlan3};
+use crate::plan::array3d::{Box3, GridPlan3};
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::agree;
 use crate::runtime::layout::Grid;
@@ -94,6 +93,7 @@ impl Balancer {
     /// speed model, hierarchy switch and timeout.
     pub(super) fn adopt_settings(&mut self, from: &Balancer) {
         self.decomposer = from.decomposer.clone();
+        self.planner3 = from.planner3.clone();
         self.policy = from.policy;
         self.kernel = from.kernel.clone();
         self.functional = from.functional;
@@ -168,9 +168,9 @@ impl Departure {
             };
             let speeds: Vec<f64> = stay.iter().map(|&r| all_speeds[r]).collect();
             // Every rank plans alike (the plan is checked identical).
-            best3(grid.stencil().ghost)
-                .decompose(shape, &speeds)
-                .map_err(Error::from)
+            bal.planner3
+                .for_ghost(grid.stencil().ghost)
+                .and_then(|d| d.decompose(shape, &speeds).map_err(Error::from))
                 .and_then(|p| {
                     let mut boxes = vec![Box3::default(); self.size];
                     for (k, &r) in stay.iter().enumerate() {

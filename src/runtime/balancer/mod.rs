@@ -92,9 +92,7 @@ use crate::plan::array2d::weighted::rect_costs;
 use crate::plan::array2d::{
     registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical, WeightedBisection2d,
 };
-use crate::plan::array3d::{
-    Best3, CellCosts, GridDecomposer3, GridPlan3, Shape3, Stencil, WeightedBisection3d,
-};
+use crate::plan::array3d::{CellCosts, GridPlan3, Shape3, Stencil, WeightedBisection3d};
 use crate::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate, SpeedFunction};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
@@ -107,6 +105,7 @@ use crate::speed::{
 };
 
 mod data;
+mod grid_planner;
 mod membership;
 mod network;
 mod pool;
@@ -115,6 +114,7 @@ mod remap;
 mod speeds;
 mod tasks;
 
+use grid_planner::GridPlanner;
 use rank_speed::RankSpeed;
 
 pub use membership::Departure;
@@ -138,6 +138,8 @@ pub const ROOT: i32 = 0;
 pub struct Balancer {
     comm: SimpleCommunicator,
     decomposer: Arc<dyn ArrayDecomposer>,
+    /// The 3D decomposer of grids (`best` for each grid's stencil unless set).
+    planner3: GridPlanner,
     policy: RemapPolicy,
     kernel: KernelConfig,
     /// This rank's own speed: phase timer, kernel noise, idle probe, speed
@@ -218,6 +220,7 @@ impl Balancer {
         Ok(Balancer {
             comm,
             decomposer: Arc::new(decomposer),
+            planner3: GridPlanner::Best,
             policy: RemapPolicy::default(),
             kernel: KernelConfig::default(),
             own: RankSpeed::default(),

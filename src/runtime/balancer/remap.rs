@@ -44,6 +44,7 @@ fn policy_args(p: &RemapPolicy) -> String {
 /// What the root needs from the balancer to propose a new layout.
 pub struct RootContext {
     planner: Arc<dyn ArrayDecomposer>,
+    planner3: GridPlanner,
     policy: (RemapPolicy, Option<f64>),
     ahead: usize,
     /// The gathered cost field's prefix sums (at the root, when the data
@@ -139,14 +140,6 @@ mod sealed {
     impl Sealed for super::BufferGrid {}
 }
 
-/// The 3D decomposer of the balancer: [`Best3`] for a 7-point stencil of
-/// width `ghost` (at least 1).
-pub(super) fn best3(ghost: usize) -> Best3 {
-    Best3 {
-        stencil: Stencil::seven(ghost.max(1)),
-    }
-}
-
 /// The root's decision for a 3D grid laid out by `current` (a
 /// [`DistArray3`] or a [`BufferGrid`]) whose cells move `bytes` each: the
 /// candidate is the balancer's 3D `best` for `stencil` (ghost at least 1)
@@ -163,15 +156,13 @@ fn propose_grid3(
     model: &PlanningModel,
 ) -> Result<(RemapDecision, GridPlan3)> {
     stencil.ghost = stencil.ghost.max(1);
+    let planner3 = ctx.planner3.for_stencil(stencil)?;
     let candidate = match &ctx.costs {
         Some(c) => WeightedBisection3d.decompose_costs(c, &model.speeds)?,
         // By cells, any mirror image of the plan is as good: the one that
         // keeps the most cells in place.
         None => model
-            .plan_within_caps(
-                |s| Best3 { stencil }.decompose(current.shape, s),
-                GridPlan3::volumes,
-            )?
+            .plan_within_caps(|s| planner3.decompose(current.shape, s), GridPlan3::volumes)?
             .closest_mirror(current),
     };
     let loads = |p: &GridPlan3| match &ctx.costs {
@@ -489,6 +480,7 @@ impl Balancer {
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {
             planner: self.planner(),
+            planner3: self.planner3.clone(),
             policy: self.network_policy(),
             ahead,
             costs,
