@@ -5,7 +5,8 @@
 //! flipped data or header byte, another format, missing), fields or a
 //! grid that do not match, and a path that differs between ranks are the
 //! same error on every rank; a save killed while writing leaves the
-//! previous file readable.
+//! previous file readable. A `DistArray3` saved on 3 ranks restarts on 1,
+//! 2 and 4 (as an array and as a grid).
 
 mod common;
 
@@ -43,6 +44,24 @@ fn a_grid_saved_on_3_ranks_restarts_on_1_2_3_and_5() {
         let vols: Vec<usize> = vols.split(',').map(|v| v.parse().unwrap()).collect();
         assert_eq!(vols.len(), np);
         assert!(np == 1 || vols[0] > vols[np - 1], "{res:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_dist_array3_saved_on_3_ranks_restarts_on_1_2_and_4() {
+    let dir = folder("array3");
+    let d = dir.to_str().unwrap();
+    common::checks_pass(3, &["save-array3-write", d]);
+    for np in [1, 2, 4] {
+        let run = common::checks_pass(np, &["save-array3-read", d]);
+        run.assert_checks(np, 6);
+        let res = run.lines_with("RESULT read ");
+        assert!(
+            res.first().is_some_and(|r| r.contains("saved_ranks=3")),
+            "{}",
+            run.stdout
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -207,6 +207,13 @@ impl Balancer {
         Ok(g)
     }
 
+    /// Makes `cp` (a container's checked channel, made on the balancer's
+    /// communicator) follow the balancer's: its timeout, and its waits
+    /// joining the balancer's checkpoints.
+    pub(crate) fn adopt_checks(&self, cp: &mut Checkpoints) {
+        cp.adopt(&self.cp);
+    }
+
     /// A grid laid out by `plan` on the balancer's communicator (collective),
     /// its checked channel adopted by the balancer's.
     pub(super) fn grid_of(&self, plan: GridPlan3, stencil: Stencil) -> Result<BufferGrid> {

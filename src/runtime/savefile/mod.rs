@@ -41,6 +41,7 @@ use super::clock::waiting;
 use super::comm::{agree, encode, root_compute};
 use super::layout::{Field, Grid, RawField};
 
+mod arrays;
 mod checksum;
 mod header;
 mod mpiio;
