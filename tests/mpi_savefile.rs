@@ -5,8 +5,8 @@
 //! flipped data or header byte, another format, missing), fields or a
 //! grid that do not match, and a path that differs between ranks are the
 //! same error on every rank; a save killed while writing leaves the
-//! previous file readable. A `DistArray3` saved on 3 ranks restarts on 1,
-//! 2 and 4 (as an array and as a grid).
+//! previous file readable. A `DistArray3` and a `DistArray2` saved on 3
+//! ranks restart on 1, 2 and 4 (the 3D one also as a grid).
 
 mod common;
 
@@ -49,10 +49,11 @@ fn a_grid_saved_on_3_ranks_restarts_on_1_2_3_and_5() {
 }
 
 #[test]
-fn a_dist_array3_saved_on_3_ranks_restarts_on_1_2_and_4() {
-    let dir = folder("array3");
+fn dist_arrays_saved_on_3_ranks_restart_on_1_2_and_4() {
+    let dir = folder("arrays");
     let d = dir.to_str().unwrap();
     common::checks_pass(3, &["save-array3-write", d]);
+    common::checks_pass(3, &["save-array2-write", d]);
     for np in [1, 2, 4] {
         let run = common::checks_pass(np, &["save-array3-read", d]);
         run.assert_checks(np, 6);
@@ -62,6 +63,9 @@ fn a_dist_array3_saved_on_3_ranks_restarts_on_1_2_and_4() {
             "{}",
             run.stdout
         );
+        // The 2D array also refuses the 3D file (7 checks).
+        let run = common::checks_pass(np, &["save-array2-read", d]);
+        run.assert_checks(np, 7);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

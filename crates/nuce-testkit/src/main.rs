@@ -87,7 +87,7 @@ fn main() {
         s if s.starts_with("decide-") => decisions::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("planner3") => planner3::run(s, &ctx),
-        s if s.starts_with("save-array3") => save_array::run(s, &ctx),
+        s if s.starts_with("save-array") => save_array::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
         s if s.starts_with("depart-") => depart::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),

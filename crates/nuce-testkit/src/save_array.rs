@@ -1,5 +1,6 @@
-//! Scenarios for save files of `DistArray3` (`DistArray3::save`,
-//! `SavedGrid::new_array3`):
+//! Scenarios for save files of `DistArray3` and `DistArray2`
+//! (`DistArray3::save`, `SavedGrid::new_array3`, `DistArray2::save`,
+//! `SavedGrid::new_array2`):
 //!
 //! * `save-array3-write DIR` — a 11 × 14 × 8 array, 3 components of `f64`,
 //!   ghost 2, planned for speeds `1, 2, …, p`, holding its global values,
@@ -10,10 +11,15 @@
 //!   cost and the user bytes; the same file read as a grid of one 24-byte
 //!   field holds the same cells; reading with 2 components is the same
 //!   error on every rank.
+//! * `save-array2-write DIR` — a 23 × 17 array of `f32`, ghost 1, speeds
+//!   `1, …, p`, with a cost per cell, saved to `DIR/array2.nuce`.
+//! * `save-array2-read DIR` — speeds `p, …, 1`, ghost 2: every own cell,
+//!   the cost and the user bytes as saved; `f64` cells, or the 3D file
+//!   read as a 2D array, are the same error on every rank.
 
 use mpi::traits::*;
 use nuce::plan::array3d::Box3;
-use nuce::{Balancer, DistArray3, Field, SavedGrid};
+use nuce::{Balancer, DistArray2, DistArray3, Field, SavedGrid};
 
 use crate::Ctx;
 
@@ -21,6 +27,8 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "save-array3-write" => write(ctx),
         "save-array3-read" => read(ctx),
+        "save-array2-write" => write2(ctx),
+        "save-array2-read" => read2(ctx),
         _ => return false,
     }
     true
@@ -44,6 +52,95 @@ fn cells(b: &Box3) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
 
 fn file(ctx: &Ctx) -> std::path::PathBuf {
     std::path::Path::new(&ctx.args[0]).join("array3.nuce")
+}
+
+fn file2(ctx: &Ctx) -> std::path::PathBuf {
+    std::path::Path::new(&ctx.args[0]).join("array2.nuce")
+}
+
+fn value2(i: usize, j: usize) -> f32 {
+    (i * 100 + j) as f32 + 0.5
+}
+
+/// Every own cell of `a` holds its value.
+fn holds2(a: &DistArray2<f32>) -> bool {
+    let r = a.rect();
+    a.local()
+        .indexed_iter()
+        .all(|((i, j), v)| *v == value2(r.row + i, r.col + j))
+}
+
+fn write2(ctx: &Ctx) {
+    let bal = balancer(ctx, |r| (r + 1) as f64);
+    let plan = bal.plan(23, 17).expect("plan");
+    let mut a = DistArray2::<f32>::new(bal.comm(), plan, 1).expect("array");
+    let r = a.rect();
+    a.local_mut()
+        .indexed_iter_mut()
+        .for_each(|((i, j), v)| *v = value2(r.row + i, r.col + j));
+    a.set_cost_with(|i, j| cost_of(i, j, 0));
+    let stats = a.save(file2(ctx), b"2d").expect("save");
+    ctx.check(
+        "array2-save-bytes",
+        stats.bytes >= (23 * 17 * (4 + 8)) as u64,
+        format!("{stats:?}"),
+    );
+}
+
+fn read2(ctx: &Ctx) {
+    let p = ctx.world.size() as usize;
+    let mut bal = balancer(ctx, |r| (p - r) as f64);
+    let saved = SavedGrid::open(&ctx.world, file2(ctx)).expect("open");
+    let a: DistArray2<f32> = saved.new_array2(&mut bal, 2).expect("restart");
+    ctx.check("array2-cells", holds2(&a), "cells differ");
+    let r = a.rect();
+    let want: Vec<f64> = (r.row..r.row + r.rows)
+        .flat_map(|i| (r.col..r.col + r.cols).map(move |j| cost_of(i, j, 0)))
+        .collect();
+    let cost = a.cost().map(|c| c.values().to_vec());
+    ctx.check(
+        "array2-cost",
+        cost.as_deref() == Some(&want[..]),
+        format!("{cost:?}"),
+    );
+    ctx.check(
+        "array2-user",
+        saved.user() == b"2d",
+        format!("{:?}", saved.user()),
+    );
+    let wide = saved.new_array2::<f64>(&mut bal, 1).map(|_| ());
+    same_error(ctx, "array2-wrong-type", wide, &["8", "4"]);
+    let three = SavedGrid::open(&ctx.world, file(ctx))
+        .and_then(|s| s.new_array2::<f32>(&mut bal, 1))
+        .map(|_| ());
+    same_error(ctx, "array2-of-a-3d-file", three, &["not a 2D array"]);
+    println!(
+        "RESULT read2 ranks={p} saved_ranks={} areas={}",
+        saved.saved_ranks(),
+        crate::comma_list(
+            &a.plan()
+                .parts
+                .iter()
+                .map(|r| r.rows * r.cols)
+                .collect::<Vec<_>>()
+        )
+    );
+}
+
+/// `res` is an error containing each of `needles`, the same on every rank.
+fn same_error(ctx: &Ctx, name: &str, res: nuce::Result<()>, needles: &[&str]) {
+    let text = res.err().map(|e| e.to_string()).unwrap_or_default();
+    ctx.check(
+        name,
+        !text.is_empty() && needles.iter().all(|n| text.contains(n)),
+        &text,
+    );
+    let all = nuce::collective::check_identical(&ctx.world, 0, "error", &text);
+    ctx.check(
+        &format!("{name}-everywhere"),
+        all.is_ok(),
+        format!("{all:?}"),
+    );
 }
 
 fn balancer(ctx: &Ctx, speeds: impl Fn(usize) -> f64) -> Balancer {
@@ -116,18 +213,7 @@ fn read(ctx: &Ctx) {
     ctx.check("array3-as-grid", same, "cells differ");
     // Two components where three were saved: the same error everywhere.
     let two = saved.new_array3::<f64>(&mut bal, 1, 2).map(|_| ());
-    let text = two
-        .as_ref()
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    ctx.check(
-        "array3-wrong-ncomp",
-        text.contains("16") && text.contains("24"),
-        &text,
-    );
-    let all = nuce::collective::check_identical(&ctx.world, 0, "error", &text);
-    ctx.check("array3-same-error", all.is_ok(), format!("{all:?}"));
+    same_error(ctx, "array3-wrong-ncomp", two, &["16", "24"]);
     println!(
         "RESULT read ranks={p} saved_ranks={} volumes={}",
         saved.saved_ranks(),
