@@ -7,7 +7,8 @@
 //! move is exact), the departure set is the same on every rank, the
 //! leaving ranks are released with empty boxes, the ranks that stay go on
 //! with exchanges and a balance point on the new communicator, and the
-//! move never carries less than the minimum. Joining: 1–3 standby ranks
+//! move never carries less than the minimum; a `DistArray3` moves to the
+//! ranks that stay and works on the new communicator. Joining: 1–3 standby ranks
 //! admitted after phase 0–2 get cells (planned for their measured speeds)
 //! and every cell stays exact; the ranks never admitted are released and
 //! used little CPU while they waited; admitting more ranks than wait is the
@@ -88,6 +89,36 @@ fn a_leave_and_a_speed_change_at_one_balance_point() {
         .collect();
     assert_eq!(vols.len(), 3, "{res}");
     assert!(vols[2] > 2.0 * vols[0] && vols[2] > 2.0 * vols[1], "{res}");
+}
+
+#[test]
+fn a_dist_array3_follows_the_ranks_that_stay() {
+    for (np, leavers) in [(2, "0"), (3, "1"), (4, "0,2"), (4, "3")] {
+        let run = common::mpirun(np, &["depart-array3", leavers], Duration::from_secs(120));
+        let gone = leavers.split(',').count();
+        let released = run.lines_with("RELEASED ").len();
+        assert_eq!(released, gone, "np {np} leaving {leavers}:\n{}", run.stdout);
+        // 1 check on a leaving rank, 3 on a rank that stays.
+        let oks = run
+            .lines_with("CHECK ")
+            .iter()
+            .filter(|l| l.ends_with(" ok"))
+            .count();
+        assert_eq!(
+            oks,
+            gone + 3 * (np - gone),
+            "np {np} leaving {leavers}:\n{}",
+            run.stdout
+        );
+        run.assert_ok();
+        let res = run.lines_with("RESULT depart3 ");
+        let want = format!("ranks={}", np - gone);
+        assert!(
+            res.first().is_some_and(|r| r.contains(&want)),
+            "{}",
+            run.stdout
+        );
+    }
 }
 
 #[test]

@@ -467,6 +467,29 @@ impl<T: Element> DistArray3<T> {
         )
     }
 
+    /// This array on `comm` laid out by `plan`, in which this rank has the
+    /// same box as now: the block moves over without a copy (collective on
+    /// `comm`; a departure's successor on the ranks that stay). `self` is
+    /// left with an empty block.
+    pub(crate) fn successor(&mut self, comm: &SimpleCommunicator, plan: GridPlan3) -> Result<Self> {
+        let (ghost, ncomp) = (self.block.ghost, self.block.ncomp);
+        let mut n = DistArray3::new(comm, plan, ghost, ncomp)?;
+        let same = n.local_box() == self.local_box();
+        agree(
+            &n.comm,
+            0,
+            if same {
+                Ok(())
+            } else {
+                Err(Error::invalid_input(
+                    "DistArray3: the successor's box differs",
+                ))
+            },
+        )?;
+        std::mem::swap(&mut n.block.data, &mut self.block.data);
+        Ok(n)
+    }
+
     /// Moves the data to `new_plan`: only the cells whose owner changes
     /// travel, on the grid layer ([`super::layout`]): one derived-datatype
     /// message per pair of ranks, from the old block straight into the new

@@ -5,8 +5,7 @@
 use std::ffi::c_int;
 
 use mpi::raw::AsRaw;
-use nuce::internals::layout::Grid;
-use nuce::{waiting, Error, Result};
+use nuce::{waiting, Departing, Error, Result};
 
 use crate::grid::{grid, grid_handles, nuce_grid};
 use crate::nuce_balancer;
@@ -101,7 +100,10 @@ pub extern "C" fn nuce_depart_finish(
         });
         let (d, (mut gs, comm, released)) =
             checked(local, |r| h.bal.entry("nuce_depart_finish", r))?;
-        let mut refs: Vec<&mut Grid> = gs.iter_mut().map(|g| &mut g.grid).collect();
+        let mut refs: Vec<&mut dyn Departing> = gs
+            .iter_mut()
+            .map(|g| &mut g.grid as &mut dyn Departing)
+            .collect();
         // On an error nothing changed: the departure stays to finish again.
         let done = d.finish(&mut h.bal, &mut refs)?;
         h.departure = None;

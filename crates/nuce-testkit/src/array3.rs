@@ -117,18 +117,22 @@ fn roundtrip(ctx: &Ctx) {
     }
 }
 
-/// Checks every ghost cell inside the grid that the stencil's exchange
-/// fills: 27-point, every cell of the expanded box; 7-point, the cells
-/// outside the box along exactly one axis.
-fn ghosts_hold_global(a: &DistArray3<f64>, salt: u64, corners: bool) -> (bool, String) {
+/// The cells of `a`'s box and the ghost cells inside the grid that the
+/// stencil's exchange fills: 27-point (`corners`), every cell of the
+/// expanded box; 7-point, the cells outside the box along at most one axis.
+/// None for an empty box.
+pub fn cells_and_ghosts<T: nuce::Element>(
+    a: &DistArray3<T>,
+    corners: bool,
+) -> Vec<(usize, usize, usize)> {
     let (b, g) = (a.local_box(), a.ghost());
     if b.is_empty() {
-        return (true, String::new());
+        return Vec::new();
     }
     let shape = a.global_shape();
     let ext = [shape.0, shape.1, shape.2];
     let range = |ax: usize| b.lo(ax).saturating_sub(g)..(b.hi(ax) + g).min(ext[ax]);
-    let p = a.padded();
+    let mut out = Vec::new();
     for i in range(0) {
         for j in range(1) {
             for k in range(2) {
@@ -137,14 +141,23 @@ fn ghosts_hold_global(a: &DistArray3<f64>, salt: u64, corners: bool) -> (bool, S
                     .enumerate()
                     .filter(|&(ax, &x)| x < b.lo(ax) || x >= b.hi(ax))
                     .count();
-                if !corners && outside > 1 {
-                    continue;
+                if corners || outside <= 1 {
+                    out.push((i, j, k));
                 }
-                for c in 0..a.ncomp() {
-                    if p[a.index(i, j, k, c)] != value(i, j, k, c, salt) {
-                        return (false, format!("cell ({i},{j},{k}) comp {c} in box {b:?}"));
-                    }
-                }
+            }
+        }
+    }
+    out
+}
+
+/// Checks every cell of [`cells_and_ghosts`].
+fn ghosts_hold_global(a: &DistArray3<f64>, salt: u64, corners: bool) -> (bool, String) {
+    let p = a.padded();
+    for (i, j, k) in cells_and_ghosts(a, corners) {
+        for c in 0..a.ncomp() {
+            if p[a.index(i, j, k, c)] != value(i, j, k, c, salt) {
+                let b = a.local_box();
+                return (false, format!("cell ({i},{j},{k}) comp {c} in box {b:?}"));
             }
         }
     }

@@ -13,6 +13,7 @@ mod array;
 mod array3;
 mod decisions;
 mod depart;
+mod depart_array;
 mod dgraph;
 mod exchange;
 mod faults;
@@ -89,6 +90,7 @@ fn main() {
         s if s.starts_with("planner3") => planner3::run(s, &ctx),
         s if s.starts_with("save-array") => save_array::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
+        s if s.starts_with("depart-array") => depart_array::run(s, &ctx),
         s if s.starts_with("depart-") => depart::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),

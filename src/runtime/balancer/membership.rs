@@ -24,9 +24,12 @@ use mpi::traits::*;
 use super::Balancer;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3};
+use crate::runtime::array::Element;
+use crate::runtime::array3::DistArray3;
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::agree;
 use crate::runtime::layout::Grid;
+use crate::runtime::object::MoveStats;
 
 /// The ranks leaving at this balance point, the same on every rank
 /// ([`Balancer::depart`]).
@@ -143,6 +146,40 @@ impl Departure {
             .collect()
     }
 
+    /// The plan of a grid laid out by `current` for the ranks that stay, in
+    /// proportion to their speeds (uniform when none are known), with an
+    /// empty box on every rank that leaves, mirrored to move the least
+    /// (local: every rank computes the same plan).
+    fn plan_for(&self, bal: &Balancer, current: &GridPlan3, ghost: usize) -> Result<GridPlan3> {
+        if current.len() != self.size {
+            return Err(Error::shape_mismatch(format!(
+                "the data has {} parts, the departure is from {} ranks",
+                current.len(),
+                self.size
+            )));
+        }
+        let stay = self.staying();
+        let all_speeds: Vec<f64> = match bal.speeds() {
+            Some(s) if s.len() == self.size => s.to_vec(),
+            _ => vec![1.0; self.size],
+        };
+        let speeds: Vec<f64> = stay.iter().map(|&r| all_speeds[r]).collect();
+        let p = bal
+            .planner3
+            .for_ghost(ghost)?
+            .decompose(current.shape, &speeds)?;
+        let mut boxes = vec![Box3::default(); self.size];
+        for (k, &r) in stay.iter().enumerate() {
+            boxes[r] = p.boxes[k];
+        }
+        let plan = GridPlan3::new(
+            format!("{} (ranks {:?} leave)", p.algorithm, self.leaving),
+            current.shape,
+            boxes,
+        )?;
+        Ok(least_moving(plan, current, &all_speeds))
+    }
+
     /// Plans `grid` for the ranks that stay, in proportion to their speeds
     /// (uniform when none are known), with an empty box on every rank that
     /// leaves, and leaves the move pending on the grid (collective on the
@@ -153,78 +190,55 @@ impl Departure {
     /// rank.
     pub fn plan_grid(&self, bal: &Balancer, grid: &mut Grid) -> Result<()> {
         let _w = waiting();
-        let stay = self.staying();
-        let shape = grid.global_shape();
-        let local = if grid.plan().len() != self.size {
-            Err(Error::shape_mismatch(format!(
-                "the grid has {} parts, the departure is from {} ranks",
-                grid.plan().len(),
-                self.size
-            )))
-        } else {
-            let all_speeds: Vec<f64> = match bal.speeds() {
-                Some(s) if s.len() == self.size => s.to_vec(),
-                _ => vec![1.0; self.size],
-            };
-            let speeds: Vec<f64> = stay.iter().map(|&r| all_speeds[r]).collect();
-            // Every rank plans alike (the plan is checked identical).
-            bal.planner3
-                .for_ghost(grid.stencil().ghost)
-                .and_then(|d| d.decompose(shape, &speeds).map_err(Error::from))
-                .and_then(|p| {
-                    let mut boxes = vec![Box3::default(); self.size];
-                    for (k, &r) in stay.iter().enumerate() {
-                        boxes[r] = p.boxes[k];
-                    }
-                    let plan = GridPlan3::new(
-                        format!("{} (ranks {:?} leave)", p.algorithm, self.leaving),
-                        shape,
-                        boxes,
-                    )?;
-                    Ok(least_moving(plan, grid.plan(), &all_speeds))
-                })
-        };
+        let local = self.plan_for(bal, grid.plan(), grid.stencil().ghost);
         let plan = agree(grid.comm(), 0, local)?;
         grid.start_remap(plan)
+    }
+
+    /// Moves `a`'s cells to the ranks that stay, planned as
+    /// [`Departure::plan_grid`] plans a grid (collective on the array's
+    /// ranks, the balancer's): a leaving rank's box is empty afterwards.
+    /// Then pass the array to [`Departure::finish`]. Errors are the same on
+    /// every rank, and the array then keeps its data.
+    pub fn plan_array3<T: Element>(
+        &self,
+        bal: &Balancer,
+        a: &mut DistArray3<T>,
+    ) -> Result<MoveStats> {
+        let _w = waiting();
+        let local = self.plan_for(bal, a.plan(), a.ghost());
+        let plan = agree(a.comm(), 0, local)?;
+        a.remap(&plan)
     }
 
     /// Completes the departure (collective on the balancer's
     /// communicator): every grid's move must be complete
     /// ([`Grid::move_fields`] after [`Departure::plan_grid`]; a leaving
-    /// rank's box is empty). Splits the communicator. On a rank that stays,
-    /// `bal` and every grid of `grids` are replaced by their successors on
-    /// the ranks that stay (in their old order; the first is the new root;
-    /// the balancer's settings and speed state and the grids' boxes and
-    /// costs are kept, so the application's buffers stay valid), and the
-    /// new communicator is returned for the application's own
-    /// communication. On a leaving rank nothing is replaced and `None` is
-    /// returned: the rank is released, holds no cells, and must make no
-    /// further call of `bal` or the grids (drop them). A grid whose move is
-    /// pending, or one not planned for this departure, is the same error on
-    /// every rank, and nothing changes then.
+    /// rank's box is empty), every [`DistArray3`] moved
+    /// ([`Departure::plan_array3`]). Splits the communicator. On a rank that
+    /// stays, `bal` and every item of `data` are replaced by their
+    /// successors on the ranks that stay (in their old order; the first is
+    /// the new root; the balancer's settings and speed state, the grids'
+    /// boxes and costs and the arrays' blocks are kept, so the
+    /// application's buffers stay valid), and the new communicator is
+    /// returned for the application's own communication. On a leaving rank
+    /// nothing is replaced and `None` is returned: the rank is released,
+    /// holds no cells, and must make no further call of `bal` or the data
+    /// (drop them). A grid whose move is pending, or data not planned for
+    /// this departure, is the same error on every rank, and nothing
+    /// changes then.
     pub fn finish(
         self,
         bal: &mut Balancer,
-        grids: &mut [&mut Grid],
+        data: &mut [&mut dyn Departing],
     ) -> Result<Option<SimpleCommunicator>> {
         let _w = waiting();
-        let local = grids.iter().enumerate().try_for_each(|(k, g)| {
-            if g.pending().is_some() {
-                Err(Error::invalid_input(format!(
-                    "grid {k}: its move is pending (Grid::move_fields first)"
-                )))
-            } else if g.plan().len() != self.size
-                || self.leaving.iter().any(|&r| !g.plan().boxes[r].is_empty())
-            {
-                Err(Error::invalid_input(format!(
-                    "grid {k} still gives cells to a leaving rank (Departure::plan_grid first)"
-                )))
-            } else {
-                Ok(())
-            }
+        let local = data.iter().enumerate().try_for_each(|(k, d)| {
+            d.ready_to_leave(&self.leaving, self.size)
+                .map_err(|e| Error::invalid_input(format!("item {k}: {e}")))
         });
         bal.entry(
-            &format!("Departure::finish({} grids)", grids.len()),
+            &format!("Departure::finish({} items)", data.len()),
             local.as_ref().err(),
         )?;
         let color = if self.is_leaving() {
@@ -237,24 +251,88 @@ impl Departure {
         };
         let stay = self.staying();
         let next = bal.restricted(&comm, &stay)?;
-        let mut made = Vec::with_capacity(grids.len());
-        for g in grids.iter() {
-            let plan = g.plan();
-            let kept = GridPlan3 {
-                algorithm: plan.algorithm.clone(),
-                shape: plan.shape,
-                boxes: stay.iter().map(|&r| plan.boxes[r]).collect(),
-            };
-            let mut n = next.grid_of(kept, g.stencil())?;
-            if let Some(c) = g.cost().filter(|c| c.block() == g.local_box()) {
-                n.set_cost(c.values().to_vec());
-            }
-            made.push(n);
+        for d in data.iter_mut() {
+            d.move_to(&next, &stay)?;
         }
         *bal = next;
-        for (g, n) in grids.iter_mut().zip(made) {
-            **g = n;
-        }
         Ok(Some(comm))
+    }
+}
+
+/// The plan of the ranks `stay` (old ranks, ascending) out of `plan`.
+fn kept(plan: &GridPlan3, stay: &[usize]) -> GridPlan3 {
+    GridPlan3 {
+        algorithm: plan.algorithm.clone(),
+        shape: plan.shape,
+        boxes: stay.iter().map(|&r| plan.boxes[r]).collect(),
+    }
+}
+
+mod sealed {
+    // Unnameable on purpose: no type outside nuce can implement `Departing`.
+    #[allow(unnameable_types)]
+    pub trait Sealed {}
+    impl Sealed for super::Grid {}
+    impl<T> Sealed for super::DistArray3<T> {}
+}
+
+/// Data that [`Departure::finish`] carries over to the ranks that stay:
+/// [`Grid`]s (after [`Departure::plan_grid`] and their move) and
+/// [`DistArray3`]s (after [`Departure::plan_array3`]). Sealed.
+pub trait Departing: sealed::Sealed {
+    /// Whether the data gives no cell to a leaving rank and has no move
+    /// pending (local).
+    #[doc(hidden)]
+    fn ready_to_leave(&self, leaving: &[usize], size: usize) -> Result<()>;
+    /// Replaces the data by its successor on `next`'s communicator, the
+    /// old ranks `stay` (collective on the ranks that stay).
+    #[doc(hidden)]
+    fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()>;
+}
+
+/// Whether `plan` (of `size` parts) gives no cell to a rank of `leaving`.
+fn ready(plan: &GridPlan3, leaving: &[usize], size: usize) -> Result<()> {
+    if plan.len() != size || leaving.iter().any(|&r| !plan.boxes[r].is_empty()) {
+        Err(Error::invalid_input(
+            "it still gives cells to a leaving rank (Departure::plan_grid or plan_array3 first)",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+impl Departing for Grid {
+    fn ready_to_leave(&self, leaving: &[usize], size: usize) -> Result<()> {
+        if self.pending().is_some() {
+            return Err(Error::invalid_input(
+                "a grid's move is pending (Grid::move_fields first)",
+            ));
+        }
+        ready(self.plan(), leaving, size)
+    }
+
+    fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()> {
+        let mut n = next.grid_of(kept(self.plan(), stay), self.stencil())?;
+        if let Some(c) = self.cost().filter(|c| c.block() == self.local_box()) {
+            n.set_cost(c.values().to_vec());
+        }
+        *self = n;
+        Ok(())
+    }
+}
+
+impl<T: Element> Departing for DistArray3<T> {
+    fn ready_to_leave(&self, leaving: &[usize], size: usize) -> Result<()> {
+        ready(self.plan(), leaving, size)
+    }
+
+    fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()> {
+        let mut n = self.successor(next.comm(), kept(self.plan(), stay))?;
+        next.adopt_checks(n.checks_mut());
+        if let Some(c) = self.cost().filter(|c| c.block() == self.local_box()) {
+            n.set_cost(c.values().to_vec());
+        }
+        *self = n;
+        Ok(())
     }
 }

@@ -117,7 +117,7 @@ mod tasks;
 use grid_planner::GridPlanner;
 use rank_speed::RankSpeed;
 
-pub use membership::Departure;
+pub use membership::{Departing, Departure};
 pub use network::{network_policy, Network};
 pub use pool::{Joined, Pool};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};

@@ -1,0 +1,98 @@
+//! Scenario for a `DistArray3` whose ranks leave (`Departure::plan_array3`,
+//! `Departure::finish` with arrays):
+//!
+//! * `depart-array3 LEAVERS` — a 10 × 9 × 8 array of two `f64` components,
+//!   ghost 1, planned for speeds `1, …, p`, holding its global values;
+//!   the ranks of `LEAVERS` (comma-separated) leave: the array is moved to
+//!   the others, `finish` splits the communicator, and on the ranks that
+//!   stay the successor holds every own cell, its ghosts after an exchange,
+//!   and takes a balance point on the new communicator. A leaving rank
+//!   prints `RELEASED rank`; the new root `RESULT depart3 ranks=P'
+//!   volumes=V`.
+
+use mpi::traits::*;
+use nuce::{Balancer, DistArray3};
+
+use crate::Ctx;
+
+pub fn run(name: &str, ctx: &Ctx) -> bool {
+    match name {
+        "depart-array3" => array3(ctx),
+        _ => return false,
+    }
+    true
+}
+
+const SHAPE: (usize, usize, usize) = (10, 9, 8);
+
+fn value(i: usize, j: usize, k: usize, c: usize) -> f64 {
+    (((i * 100 + j) * 100 + k) * 2 + c) as f64
+}
+
+/// Values of `a`'s own cells (and its face ghosts with `ghosts`) that
+/// differ from the global ones.
+fn wrong(a: &DistArray3<f64>, ghosts: bool) -> usize {
+    let b = a.local_box();
+    crate::array3::cells_and_ghosts(a, false)
+        .into_iter()
+        .filter(|&(i, j, k)| ghosts || b.contains(i, j, k))
+        .map(|(i, j, k)| {
+            (0..2)
+                .filter(|&c| a.padded()[a.index(i, j, k, c)] != value(i, j, k, c))
+                .count()
+        })
+        .sum()
+}
+
+fn array3(ctx: &Ctx) {
+    let leavers: Vec<usize> = ctx.args[0]
+        .split(',')
+        .map(|r| r.parse().expect("a rank"))
+        .collect();
+    let p = ctx.world.size() as usize;
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let speeds: Vec<f64> = (1..=p).map(|s| s as f64).collect();
+    bal.set_speeds(&speeds).expect("speeds");
+    let plan = bal.plan3(SHAPE, 1).expect("plan");
+    let mut a = DistArray3::<f64>::new(bal.comm(), plan, 1, 2).expect("array");
+    let b = a.local_box();
+    for i in b.x..b.hi(0) {
+        for j in b.y..b.hi(1) {
+            for k in b.z..b.hi(2) {
+                for c in 0..2 {
+                    let at = a.index(i, j, k, c);
+                    a.padded_mut()[at] = value(i, j, k, c);
+                }
+            }
+        }
+    }
+    let dep = bal
+        .depart(leavers.contains(&(ctx.rank() as usize)))
+        .expect("depart");
+    dep.plan_array3(&bal, &mut a).expect("move the array");
+    ctx.check(
+        "depart3-moved",
+        wrong(&a, false) == 0 && (!dep.is_leaving() || a.local_box().is_empty()),
+        format!("{:?}", a.local_box()),
+    );
+    let Some(comm) = dep.finish(&mut bal, &mut [&mut a]).expect("finish") else {
+        println!("RELEASED {}", ctx.rank());
+        return;
+    };
+    a.exchange_ghosts().expect("exchange");
+    ctx.check(
+        "depart3-successor",
+        a.comm().size() == comm.size() && wrong(&a, true) == 0,
+        format!("{} wrong", wrong(&a, true)),
+    );
+    bal.maybe_remap(&mut a, 1).expect("a balance point");
+    a.exchange_ghosts().expect("exchange");
+    ctx.check("depart3-end", wrong(&a, true) == 0, "cells wrong");
+    if comm.rank() == 0 {
+        println!(
+            "RESULT depart3 ranks={} volumes={}",
+            comm.size(),
+            crate::comma_list(&a.plan().volumes())
+        );
+    }
+}
