@@ -270,8 +270,8 @@ fn two_level_gather_equals_flat_gather() {
             &["hier-gather", hosts],
             std::time::Duration::from_secs(60),
         );
-        // Detection, gather, short table, and the hierarchical plan's
-        // tiling and host totals: on every rank.
-        run.assert_checks(np, 5);
+        // Detection, gather, short table, the hierarchical plan's tiling
+        // and host totals, and a balance point: on every rank.
+        run.assert_checks(np, 6);
     }
 }

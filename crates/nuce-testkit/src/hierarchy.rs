@@ -7,12 +7,16 @@
 //!   `1 + rank mod 3`, `set_hierarchical`) plans 61 × 47 cells: the plan
 //!   tiles the array cell by cell, and each host's parts hold together the
 //!   area a `ColumnDp` plan gives the hosts' total speeds (its host totals).
+//!   A grid's balance point on that balancer (gathered through the host
+//!   leaders) remaps for recorded phase speeds `3 − rank mod 3`, the same on
+//!   every rank, faster ranks getting more cells.
 
 use mpi::traits::*;
 use nuce::internals::balancer::Balancer;
-use nuce::internals::comm::gather_values;
+use nuce::internals::comm::{check_identical, gather_values};
 use nuce::internals::hierarchy::{detect_hosts, Hosts, TwoLevel};
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp};
+use nuce::plan::array3d::Stencil;
 
 use crate::Ctx;
 
@@ -121,4 +125,32 @@ fn hierarchical_plan(ctx: &Ctx, h: usize) {
         areas == want,
         format!("host areas {areas:?}, a plan of the host totals {totals:?} gives {want:?}"),
     );
+    // A balance point gathers through the host leaders: phases recorded at
+    // speeds unlike the planned ones give the same remap on every rank, to
+    // volumes that follow them.
+    let mut grid = bal
+        .new_grid((rows, cols, 1), Stencil::seven(1))
+        .expect("grid");
+    let work = grid.local_box().volume() as f64 * 10.0;
+    let phase = 1.0e6 * phase_of(ctx.rank() as usize) as f64;
+    bal.record_phase(work, std::time::Duration::from_secs_f64(work / phase))
+        .expect("record");
+    let report = bal
+        .maybe_remap_ahead(&mut grid, 10, 1_000_000)
+        .expect("a balance point through the leaders");
+    let vols = grid.pending().map(|l| l.plan().volumes());
+    let same = check_identical(&ctx.world, 0, "decision", &(report.decision.remap, &vols));
+    let follows = vols
+        .as_ref()
+        .is_none_or(|v| (0..p).all(|r| (0..p).all(|q| phase_of(r) <= phase_of(q) || v[r] > v[q])));
+    ctx.check(
+        "hier-balance-point",
+        same.is_ok() && report.decision.remap == (p > 1) && follows,
+        format!("remap {} volumes {vols:?} {same:?}", report.decision.remap),
+    );
+}
+
+/// The speed the hierarchy scenario records for rank `r`'s phase.
+fn phase_of(r: usize) -> usize {
+    3 - r % 3
 }

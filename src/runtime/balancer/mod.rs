@@ -307,6 +307,18 @@ impl Balancer {
         self.arrive(&format!("application: {op}"))
     }
 
+    /// Gathers one value from every rank at the root, in rank order
+    /// (`None` elsewhere; errors agree): through the host leaders once the
+    /// hosts are known ([`Balancer::detect_hosts`], [`Balancer::set_hosts`]:
+    /// the root receives one bundle per host), flat otherwise.
+    fn gather_at_root<T: Serialize + DeserializeOwned>(&self, value: &T) -> Result<Option<Vec<T>>> {
+        match &self.two_level {
+            // The two-level gather collects at rank 0 of the communicator.
+            Some(t) if ROOT == 0 => t.gather(&self.comm, value),
+            _ => gather_values(&self.comm, ROOT, value),
+        }
+    }
+
     /// The decomposer actually used: hierarchical over the hosts, or flat.
     fn planner(&self) -> Arc<dyn ArrayDecomposer> {
         match (&self.hosts, self.hierarchical) {

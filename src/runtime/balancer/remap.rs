@@ -476,7 +476,7 @@ impl Balancer {
             self.own.speed_function().cloned(),
             work,
         );
-        let gathered = gather_values(&self.comm, ROOT, &report)?;
+        let gathered = self.gather_at_root(&report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let ctx = RootContext {
             planner: self.planner(),

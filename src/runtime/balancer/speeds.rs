@@ -194,11 +194,7 @@ impl Balancer {
             kernel: Some(m),
             topology: topology(),
         };
-        // Through the host leaders once the hosts are known (root 0 only).
-        let records = match (&self.two_level, ROOT) {
-            (Some(t), 0) => t.gather(&self.comm, &record)?,
-            _ => gather_values(&self.comm, ROOT, &record)?,
-        };
+        let records = self.gather_at_root(&record)?;
         let (speeds, estimates) = root_compute(&self.comm, ROOT, || {
             let recs = records
                 .as_ref()
