@@ -47,9 +47,9 @@ pub(crate) fn borrow(comm: &Bound<'_, PyAny>) -> PyResult<Borrowed> {
     let py = comm.py();
     check_running()?;
     let mpi4py = py.import("mpi4py.MPI")?;
-    if !comm.is_instance(&mpi4py.getattr("Intracomm")?)? {
+    if !comm.is_instance(&mpi4py.getattr("Comm")?)? {
         return Err(PyTypeError::new_err(format!(
-            "comm must be an mpi4py intra-communicator (mpi4py.MPI.Intracomm, e.g. MPI.COMM_WORLD), \
+            "comm must be an mpi4py communicator (mpi4py.MPI.Intracomm, e.g. MPI.COMM_WORLD), \
              not {}",
             comm.get_type().name()?
         )));
@@ -64,6 +64,18 @@ pub(crate) fn borrow(comm: &Bound<'_, PyAny>) -> PyResult<Borrowed> {
         return Err(to_py(Error::invalid_input(
             "comm is MPI.COMM_NULL: this rank cannot reach the other ranks, which wait for it \
              until the timeout (NUCE_TIMEOUT_S) and then end the job",
+        )));
+    }
+    let mut inter = 0;
+    // SAFETY: a non-null communicator handle of the caller; only read.
+    let code = unsafe { mpi::ffi::MPI_Comm_test_inter(raw, &mut inter) };
+    crate::errors::ok(nuce::internals::comm::mpi_check(
+        code,
+        "MPI_Comm_test_inter(comm)",
+    ))?;
+    if inter != 0 {
+        return Err(to_py(Error::invalid_input(
+            "comm is an inter-communicator: nuce balances over an intra-communicator",
         )));
     }
     // SAFETY: a live intra-communicator of the caller (checked above); the

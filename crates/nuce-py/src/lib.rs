@@ -8,10 +8,10 @@
 //! (`balancer`) and the pure planning functions (`planning`). Errors are
 //! Python exceptions of one hierarchy (`errors`), the same on every rank of
 //! a collective call. The GIL is released while nuce communicates
-//! ([`detached`]). MPI belongs to the application (mpi4py initialises and
+//! (`detached`). MPI belongs to the application (mpi4py initialises and
 //! finalises it): nuce never does either, and objects still alive after
 //! `MPI_Finalize` (module globals at interpreter exit) are leaked instead
-//! of freed ([`MpiOwned`]). The guide is `docs/python.md`.
+//! of freed (`MpiOwned`). The guide is `docs/python.md`.
 
 mod balancer;
 mod comm;
