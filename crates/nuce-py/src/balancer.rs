@@ -98,6 +98,11 @@ fn stencil(name: &str, ghost: usize) -> Result<Stencil, Error> {
 }
 
 impl PyBalancer {
+    /// The balancer (for the benchmark's Rust side).
+    pub(crate) fn inner_mut(&mut self) -> &mut Balancer {
+        &mut self.bal
+    }
+
     /// Runs the checked entry of the collective call `op` with this rank's
     /// validation `local` as its refusal: a bad argument on any rank is the
     /// same `InputError` on every rank, before anything else happens.

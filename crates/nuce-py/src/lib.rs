@@ -14,6 +14,7 @@
 //! of freed (`MpiOwned`). The guide is `docs/python.md`.
 
 mod balancer;
+mod bench;
 mod comm;
 mod errors;
 mod fields;
@@ -90,5 +91,6 @@ fn _nuce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<balancer::PyRemap>()?;
     m.add_class::<grid::PyGrid>()?;
     planning::register(m)?;
+    m.add_function(wrap_pyfunction!(bench::_rust_rounds, m)?)?;
     Ok(())
 }
