@@ -13,6 +13,7 @@ use pyo3::types::PyTuple;
 
 use crate::errors::{ok, refusal, to_py};
 use crate::fields::{self, ArrayField};
+use crate::graph::{self, PyGraph};
 use crate::grid::PyGrid;
 use crate::{comm, detached, MpiOwned};
 
@@ -45,6 +46,25 @@ pub(crate) struct PyRemap {
     imbalance_after: f64,
     /// The rule that decided (e.g. `Exact`, `WithinNoise`, `Persistent`).
     rule: String,
+}
+
+impl PyRemap {
+    /// The outcome of decision `d` with the arrays to go on with.
+    fn of(
+        py: Python<'_>,
+        d: &nuce::plan::policy::RemapDecision,
+        fields: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        Ok(PyRemap {
+            remapped: d.remap,
+            fields: PyTuple::new(py, fields)?.unbind(),
+            moved_bytes: 0,
+            speeds: d.speeds.clone(),
+            imbalance_before: d.imbalance_current,
+            imbalance_after: d.imbalance_candidate,
+            rule: format!("{:?}", d.rule),
+        })
+    }
 }
 
 #[pymethods]
@@ -240,6 +260,42 @@ impl PyBalancer {
         Ok(PyGrid::new(grid, dims))
     }
 
+    /// Partitions rank 0's graph for the current speeds and scatters it with
+    /// its values (collective): on rank 0 the CSR arrays `xadj`, `adjncy`
+    /// (0-based, symmetric), one `float64` value per vertex and optionally
+    /// coordinates (`n x dim`); None on the other ranks. A bad graph on rank
+    /// 0 raises `InputError` on every rank. A balance point; the graph is
+    /// re-cut by `maybe_remap(graph, iterations)`.
+    #[pyo3(signature = (xadj = None, adjncy = None, values = None, coords = None))]
+    fn scatter_graph(
+        &mut self,
+        py: Python<'_>,
+        xadj: Option<Vec<usize>>,
+        adjncy: Option<Vec<usize>>,
+        values: Option<Vec<f64>>,
+        coords: Option<Vec<Vec<f64>>>,
+    ) -> PyResult<PyGraph> {
+        let local = if self.rank() == nuce::ROOT as usize {
+            match (xadj, adjncy, values) {
+                (Some(x), Some(a), Some(v)) => graph::root_graph(x, a, v, coords).map(Some),
+                _ => Err(Error::invalid_input(
+                    "rank 0 gives xadj, adjncy and values to scatter_graph",
+                )),
+            }
+        } else {
+            Ok(None)
+        };
+        let root = self.checked(py, "Balancer.scatter_graph", local)?;
+        let bal = &mut *self.bal;
+        let g = ok(detached(py, || {
+            let (g, v) = root.as_ref().map(|(g, v)| (g, v.as_slice())).unzip();
+            bal.scatter_graph(g, v)
+        }))?;
+        Ok(PyGraph {
+            graph: MpiOwned::new(g),
+        })
+    }
+
     /// A balance point between phases of `iterations` iterations
     /// (collective; `grid` made by this balancer): measures this rank's
     /// phase by itself (its cells, or summed cost, x `iterations` in its
@@ -252,19 +308,42 @@ impl PyBalancer {
     /// to go on with — the same ones where this rank's box did not change,
     /// new ones (ghost cells zero: exchange before reading them) where it
     /// did. A bad field on any rank raises `InputError` on every rank.
-    #[pyo3(signature = (grid, iterations, fields, ahead = None))]
+    /// `grid` may be a `nuce.Graph` instead (no fields: its values move
+    /// inside nuce; `Remap.fields` is empty).
+    #[pyo3(signature = (grid, iterations, fields = None, ahead = None))]
     fn maybe_remap(
         &mut self,
         py: Python<'_>,
         grid: &Bound<'_, PyAny>,
         iterations: &Bound<'_, PyAny>,
-        fields: Vec<Bound<'_, PyAny>>,
+        fields: Option<Vec<Bound<'_, PyAny>>>,
         ahead: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyRemap> {
+        let fields = fields.unwrap_or_default();
         let op = format!(
             "Balancer.maybe_remap(iterations {iterations}, {} fields)",
             fields.len()
         );
+        if let Ok(graph) = grid.cast::<PyGraph>() {
+            let local = (|| {
+                let it = count(iterations, "iterations")?;
+                let ahead = ahead.map_or(Ok(it), |a| count(a, "ahead"))?;
+                if !fields.is_empty() {
+                    return Err(Error::invalid_input(
+                        "fields are for grids: a graph's values move with it",
+                    ));
+                }
+                let g = graph.try_borrow_mut().map_err(|e| refusal(e.into()))?;
+                Ok((it, ahead, g))
+            })();
+            let (it, ahead, mut g) = self.checked(py, &op, local)?;
+            let bal = &mut *self.bal;
+            let inner = &mut *g.graph;
+            let report = ok(detached(py, || bal.maybe_remap_ahead(inner, it, ahead)))?;
+            let mut out = PyRemap::of(py, &report.decision, Vec::new())?;
+            out.moved_bytes = report.moved.map_or(0, |m| m.bytes);
+            return Ok(out);
+        }
         let g = grid.cast::<PyGrid>().map_err(|_| {
             // Without a grid this rank cannot take part: it refuses the
             // balancer's call, so that every rank raises the same error.
@@ -290,15 +369,8 @@ impl PyBalancer {
         let inner = &mut *g.grid;
         let report = ok(detached(py, || bal.maybe_remap_ahead(inner, it, ahead)))?;
         let d = &report.decision;
-        let mut out = PyRemap {
-            remapped: d.remap,
-            fields: PyTuple::new(py, old.iter().map(|f| f.array.clone()))?.unbind(),
-            moved_bytes: 0,
-            speeds: d.speeds.clone(),
-            imbalance_before: d.imbalance_current,
-            imbalance_after: d.imbalance_candidate,
-            rule: format!("{:?}", d.rule),
-        };
+        let arrays = old.iter().map(|f| f.array.clone().into_any()).collect();
+        let mut out = PyRemap::of(py, d, arrays)?;
         if d.remap {
             let (new, stats) = move_fields(py, &mut g, &old)?;
             out.fields = new;

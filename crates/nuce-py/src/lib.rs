@@ -18,6 +18,7 @@ mod bench;
 mod comm;
 mod errors;
 mod fields;
+mod graph;
 mod grid;
 mod planning;
 
@@ -90,6 +91,7 @@ fn _nuce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<balancer::PyBalancer>()?;
     m.add_class::<balancer::PyRemap>()?;
     m.add_class::<grid::PyGrid>()?;
+    m.add_class::<graph::PyGraph>()?;
     planning::register(m)?;
     m.add_function(wrap_pyfunction!(bench::_rust_rounds, m)?)?;
     Ok(())

@@ -109,16 +109,7 @@ fn partition_graph(
     })?;
     let parts = py.detach(|| {
         nuce::plan::check_speeds(&speeds)?;
-        let mut g = Graph::from_csr(xadj, adjncy, vwgt, ewgt)?;
-        if let Some(c) = coords {
-            let dim = c.first().map_or(0, Vec::len);
-            if c.iter().any(|p| p.len() != dim) {
-                return Err(nuce::plan::Error::InvalidInput(
-                    "coords: every vertex needs the same number of coordinates".into(),
-                ));
-            }
-            g = g.with_coords(dim, c.concat())?;
-        }
+        let g = crate::graph::with_coords(Graph::from_csr(xadj, adjncy, vwgt, ewgt)?, coords)?;
         algo.partition(&g, &speeds, Grouping::default(), Some(FmRefiner::default()))
     });
     Ok(ok(parts)?.parts)

@@ -29,6 +29,7 @@ from ._nuce import (
     Balancer,
     DisagreementError,
     Error,
+    Graph,
     Grid,
     InputError,
     InternalError,
@@ -42,6 +43,7 @@ from . import plan
 __all__ = [
     "Balancer",
     "Grid",
+    "Graph",
     "Remap",
     "Error",
     "InputError",

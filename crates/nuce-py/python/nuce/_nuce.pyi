@@ -68,6 +68,22 @@ class Grid:
     def set_cost(self, cost: npt.ArrayLike) -> None: ...
     def clear_cost(self) -> None: ...
 
+class Graph:
+    """A graph scattered from rank 0 (Balancer.scatter_graph), one float64 value per vertex."""
+
+    @property
+    def owned(self) -> np.ndarray: ...
+    @property
+    def ghosts(self) -> np.ndarray: ...
+    @property
+    def values(self) -> np.ndarray: ...
+    @property
+    def ghost_values(self) -> np.ndarray: ...
+    def set_values(self, values: np.ndarray) -> None: ...
+    def adjacency(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+    def exchange(self) -> None: ...
+    def gather(self) -> Optional[np.ndarray]: ...
+
 class Balancer:
     """A load balancer over a duplicate of an mpi4py intra-communicator."""
 
@@ -89,11 +105,18 @@ class Balancer:
         ghost: int = 1,
         stencil: str = "faces",
     ) -> Grid: ...
+    def scatter_graph(
+        self,
+        xadj: Optional[Sequence[int]] = None,
+        adjncy: Optional[Sequence[int]] = None,
+        values: Optional[Sequence[float]] = None,
+        coords: Optional[Sequence[Sequence[float]]] = None,
+    ) -> Graph: ...
     def maybe_remap(
         self,
-        grid: Grid,
+        grid: Union[Grid, Graph],
         iterations: int,
-        fields: Sequence[np.ndarray],
+        fields: Optional[Sequence[np.ndarray]] = None,
         ahead: Optional[int] = None,
     ) -> Remap: ...
 
