@@ -27,7 +27,7 @@ pip=("$venv/bin/python" -m pip -q --disable-pip-version-check)
 if [ "${NUCE_MPI:-}" = mpich ]; then
   export MPICC=mpicc.mpich
   # mpi4py built against MPICH, in the venv (it shadows Debian's Open MPI one).
-  "$venv/bin/python" -c 'import mpi4py, sys; sys.exit("mpich" not in mpi4py.get_config().get("mpicc", ""))' 2>/dev/null ||
+  "$venv/bin/python" -c 'import sys; from mpi4py import MPI; sys.exit("MPICH" not in MPI.Get_library_version())' 2>/dev/null ||
     "${pip[@]}" install --no-binary mpi4py --force-reinstall 'mpi4py>=3.1,<5'
 fi
 # No build isolation: the venv's maturin, numpy and mpi4py are used as they are
