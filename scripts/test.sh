@@ -54,6 +54,8 @@ cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc
 # The C API as a user builds it: install, mpicc + pkg-config, CMake, mpirun 1–3 ranks.
 scripts/test_capi.sh
+# The Python package (mpi4py + NumPy) in a virtual environment, pytest under mpirun 1–3 ranks.
+scripts/test_python.sh
 skipped=()
 # --- cluster step (issue 7): MPI across the hosts of a namespace cluster ---
 # Runs only as root where network namespaces work; skips with a message otherwise.

@@ -3,7 +3,8 @@
 # target/mpich so that the Open MPI build in target/ stays as it is) and a
 # subset of the MPI integration tests run with MPICH's launcher (hydra,
 # mpirun.mpich; tests/common/mod.rs reads NUCE_MPI=mpich), then the C, C++
-# and Fortran API (scripts/test_capi.sh with NUCE_MPI=mpich).
+# and Fortran API (scripts/test_capi.sh with NUCE_MPI=mpich) and the Python
+# package (scripts/test_python.sh with NUCE_MPI=mpich).
 # Run by `scripts/test.sh --mpi mpich` (the MPICH tier alone) and by
 # `scripts/test.sh` after the Open MPI tiers; or directly.
 # Subset: the array, exchange, graph, distributed-graph, packing (not its
@@ -41,4 +42,8 @@ echo "test_mpich: MPI integration tests in $((SECONDS - t)) s" >&2
 t=$SECONDS
 scripts/test_capi.sh
 echo "test_mpich: C API tests in $((SECONDS - t)) s" >&2
+t=$SECONDS
+# The Python package against MPICH (pip builds mpi4py with mpicc.mpich).
+scripts/test_python.sh
+echo "test_mpich: Python tests in $((SECONDS - t)) s" >&2
 echo "test_mpich: all MPICH tests passed in $((SECONDS - start)) s" >&2
