@@ -133,8 +133,8 @@ impl Balancer {
     /// units on this rank; collective): every rank's report
     /// ([`Balancer::local_report`]) merged at the root with the previous
     /// estimates ([`merge_estimates`]) and snapped within their noise
-    /// ([`snap_speeds`]), then kept as the balancer's speeds. Without any
-    /// timed phase or previous estimate: the current speeds, or uniform.
+    /// ([`snap_speeds`]), then kept as the balancer's speeds. When no rank
+    /// timed a phase: the current speeds, unchanged (uniform when none).
     fn phase_speeds(&mut self, work: f64) -> Result<Vec<f64>> {
         let report = self.local_report(work);
         let gathered = gather_values(&self.comm, ROOT, &report)?;
@@ -142,7 +142,7 @@ impl Balancer {
         let merged = root_compute(&self.comm, ROOT, || {
             let g = gathered.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?;
             let timed = g.iter().any(|r| !matches!(r, RankReport::Unknown));
-            if !timed && previous.is_none() {
+            if !timed {
                 return Ok(None);
             }
             let est = merge_estimates(&g, previous.as_deref(), phase_units)?;
