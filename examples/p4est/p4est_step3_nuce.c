@@ -30,7 +30,9 @@
  * (nuce_plan_1d_weighted: one weight per quadrant, the speeds of the timed
  * solver phases) and calls p4est_partition_given; with "default" it calls
  * p4est_partition as the original does. Arguments and the timing report are
- * new; VTK output is off unless NUCE_STEP3_VTK is set. Usage:
+ * new; VTK output is off unless NUCE_STEP3_VTK is set; NUCE_STEP3_SLOW=R:F
+ * makes rank R run its flux and derivative loops F times (a slower rank,
+ * the same result). Usage:
  *   mpirun -np 2 p4est_step3_nuce [nuce|default] [end_time] [max_err] [s0,s1,...]
  * (defaults: nuce 0.1 2e-2; speeds s0,s1,...: set with nuce_set_speeds and
  * nothing timed, the counts then checked against them). */
@@ -116,6 +118,9 @@ typedef struct step3_ctx
   double              work, compute;      /**< NUCE: the phase's quadrant-steps
                                                and solver seconds */
   int                 failed;             /**< NUCE: a failed check */
+  int                 repeat;             /**< NUCE: times this rank runs its
+                                               flux and derivative loops */
+  double              all_work, all_compute;  /**< NUCE: totals of the run */
 }
 step3_ctx_t;
 
@@ -1047,7 +1052,6 @@ step3_nuce_partition (p4est_t * p4est, int steps)
   NUCE_CHECK (nuce_plan_1d_weighted (ctx->nuce, weights, n,
                                      ctx->speeds ? 0 : steps, counts, p,
                                      &imbalance));
-  ctx->work = ctx->compute = 0.;
   for (r = 0; r < p; r++) {
     given[r] = (p4est_locidx_t) counts[r];
     total += counts[r];
@@ -1062,11 +1066,14 @@ step3_nuce_partition (p4est_t * p4est, int steps)
       && p4est->local_num_quadrants == given[p4est->mpirank]
       && p4est_is_valid (p4est);
     ctx->failed = ctx->failed || !ok;
-    P4EST_GLOBAL_ESSENTIALF ("step3: partition of %lld quadrants: counts %lld..%lld, "
-                             "imbalance %.4f, check %s\n", (long long) total,
-                             (long long) counts[0], (long long) counts[p - 1],
-                             imbalance, ok ? "ok" : "FAILED");
   }
+  P4EST_GLOBAL_ESSENTIALF ("step3: partition of %lld quadrants: counts %lld..%lld, "
+                           "imbalance %.4f%s\n", (long long) total,
+                           (long long) counts[0], (long long) counts[p - 1], imbalance,
+                           ctx->speeds ? (ok ? ", check ok" : ", check FAILED") : "");
+  ctx->all_work += ctx->work;
+  ctx->all_compute += ctx->compute;
+  ctx->work = ctx->compute = 0.;
   P4EST_FREE (weights);
   P4EST_FREE (counts);
   P4EST_FREE (given);
@@ -1099,6 +1106,7 @@ step3_timestep (p4est_t * p4est, double time)
   double              umax, global_umax;
   p4est_ghost_t      *ghost;
   double              phase_start, exchange, loop_start, loop_time;  /* NUCE */
+  int                 k;
 
   /* create the ghost quadrants */
   ghost = p4est_ghost_new (p4est, P4EST_CONNECT_FULL);
@@ -1191,6 +1199,7 @@ step3_timestep (p4est_t * p4est, double time)
     /* compute du/dt */
     phase_start = sc_MPI_Wtime ();      /* NUCE: the solver phase */
     /* *INDENT-OFF* */
+    for (k = 0; k < ctx->repeat; k++)   /* NUCE: a slower rank (its result is the same) */
     p4est_iterate (p4est,                 /* the forest */
                    ghost,                 /* the ghost layer */
                    (void *) ghost_data,   /* the synchronized ghost data */
@@ -1222,7 +1231,8 @@ step3_timestep (p4est_t * p4est, double time)
     exchange = sc_MPI_Wtime () - exchange;
 
     /* update du/dx estimate */
-    p4est_iterate (p4est, ghost, (void *) ghost_data,   /* pass in ghost data that we just exchanged */
+    for (k = 0; k < ctx->repeat; k++)   /* NUCE */
+      p4est_iterate (p4est, ghost, (void *) ghost_data,   /* pass in ghost data that we just exchanged */
                    step3_reset_derivatives,     /* blank the previously calculated derivatives */
                    step3_minmod_estimate,       /* compute the minmod estimate of each cell's derivative */
 #ifdef P4_TO_P8
@@ -1235,6 +1245,10 @@ step3_timestep (p4est_t * p4est, double time)
     ctx->work += (double) p4est->local_num_quadrants;
   }
   loop_time = sc_MPI_Wtime () - loop_start;     /* NUCE */
+  ctx->all_work += ctx->work;
+  ctx->all_compute += ctx->compute;
+  fprintf (stderr, "step3: rank %d: solver %.4f s per 1e6 quadrant-steps\n", p4est->mpirank,
+           1e6 * ctx->all_compute / ctx->all_work);
   P4EST_GLOBAL_ESSENTIALF ("step3: %s: %d steps, %.6f s per step, %lld quadrants\n",
                            ctx->nuce ? "nuce" : "default", i, loop_time / i,
                            (long long) p4est->global_num_quadrants);
@@ -1303,6 +1317,14 @@ main (int argc, char **argv)
   ctx.speeds = NULL;
   ctx.work = ctx.compute = 0.;
   ctx.failed = 0;
+  ctx.all_work = ctx.all_compute = 0.;
+  /* NUCE_STEP3_SLOW=R:F: rank R runs its flux and derivative loops F times */
+  ctx.repeat = 1;
+  mpiret = sc_MPI_Comm_rank (mpicomm, &r);
+  SC_CHECK_MPI (mpiret);
+  if ((s = getenv ("NUCE_STEP3_SLOW")) && atoi (s) == r && strchr (s, ':')) {
+    ctx.repeat = SC_MAX (1, atoi (strchr (s, ':') + 1));
+  }
   if (argc < 2 || strcmp (argv[1], "default")) {
     NUCE_CHECK (nuce_balancer_create (mpicomm, &ctx.nuce));
   }
