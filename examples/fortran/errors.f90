@@ -133,6 +133,7 @@ program errors
   call expect(merge(NUCE_OK, -1, ierr == NUCE_OK .and. area == n1 * n2), NUCE_OK, .false., &
               'the plan tiles 30 x 20')
   call plan1d_checks()
+  call plan1d_weighted_checks()
   call memory_checks()
 
   if (rank == 0) then
@@ -260,6 +261,67 @@ contains
     call expect(merge(NUCE_OK, -1, sum(counts(1:nranks)) == 1000 .and. within), NUCE_OK, .false., &
                 'plan_1d counts: sum n, each within 1 of its share')
   end subroutine plan1d_checks
+
+  !> nuce_plan_1d_weighted (p4est counts): a NaN weight on the last rank is the
+  !> same code on every rank; a good call (speeds 1, 2, ..., nranks, nothing
+  !> timed) gives counts that sum to the global number of items, each rank's
+  !> weight within the heaviest item (3) of its share.
+  subroutine plan1d_weighted_checks()
+    integer(i8), allocatable :: counts(:)
+    real(dp), allocatable :: w(:)
+    real(dp) :: imb, wsum, share, load
+    integer(i8) :: first, k
+    integer :: q
+    logical :: within
+    allocate (counts(nranks), w(10 + 7 * rank))
+    w = [(real(mod(k, 4_i8), dp), k = 1, size(w, kind=i8))]
+    if (rank == nranks - 1) w(1) = -1
+    call nuce_plan_1d_weighted(b, w, 0_i8, counts, imb, ierr)
+    call expect_error(ierr, NUCE_ERR_INVALID_INPUT, .true., 'plan_1d_weighted(negative weight)', &
+                      'weight 0 is -1')
+    w(1) = 1
+    call nuce_plan_1d_weighted(b, w, 0_i8, counts, imb, ierr)
+    call expect(ierr, NUCE_OK, .true., 'plan_1d_weighted')
+    ! Every rank's pieces are known here: rank q has 10 + 7 q weights mod(k, 4), first 1.
+    wsum = 0
+    do q = 0, nranks - 1
+      wsum = wsum + 1 + sum([(real(mod(k, 4_i8), dp), k = 2, 10 + 7 * q)])
+    end do
+    within = .true.
+    first = 0
+    do q = 0, nranks - 1
+      load = piece_weight(first, counts(q + 1))
+      share = wsum * real(q + 1, dp) / (real(nranks, dp) * real(nranks + 1, dp) / 2)
+      within = within .and. abs(load - share) <= 3
+      first = first + counts(q + 1)
+    end do
+    call expect(merge(NUCE_OK, -1, sum(counts) == sum([(10 + 7 * q, q = 0, nranks - 1)]) &
+                      .and. within .and. imb >= 0), NUCE_OK, .false., &
+                'plan_1d_weighted counts: sum the items, each within the heaviest of its share')
+  end subroutine plan1d_weighted_checks
+
+  !> The weight of items first + 1 .. first + count of the global sequence
+  !> (rank 0's 10 weights, rank 1's 17, ...; rank q's k-th weight mod(k, 4), its first 1).
+  real(dp) function piece_weight(first, count) result(wt)
+    integer(i8), intent(in) :: first, count
+    integer(i8) :: g, start, k
+    integer :: q
+    wt = 0
+    start = 0
+    do q = 0, nranks - 1
+      do k = 1, 10 + 7 * q
+        g = start + k
+        if (g > first .and. g <= first + count) then
+          if (k == 1) then
+            wt = wt + 1
+          else
+            wt = wt + real(mod(k, 4_i8), dp)
+          end if
+        end if
+      end do
+      start = start + 10 + 7 * q
+    end do
+  end function piece_weight
 
   !> nuce_set_memory_limit_from_machine on a balancer of its own: bytes per
   !> cell NaN on the last rank and a fraction of 0 are the same code on

@@ -376,6 +376,18 @@ pub fn sum_f64<C: Communicator>(comm: &C, x: f64) -> f64 {
     out
 }
 
+/// The sum of `mine` over the ranks before this one (exclusive scan; 0 on
+/// rank 0) and over all ranks (collective): where this rank's piece of a
+/// sequence spread over the ranks starts, and the whole's weight.
+pub fn weight_prefix<C: Communicator>(comm: &C, mine: f64) -> (f64, f64) {
+    let mut before = 0.0;
+    comm.exclusive_scan_into(&mine, &mut before, SystemOperation::sum());
+    if comm.rank() == 0 {
+        before = 0.0;
+    }
+    (before, sum_f64(comm, mine))
+}
+
 /// Maximum of an `f64` over all ranks.
 pub fn max_f64<C: Communicator>(comm: &C, x: f64) -> f64 {
     let mut out = 0.0;

@@ -29,6 +29,7 @@ use mpi::traits::*;
 
 use super::comm::agree;
 use crate::error::{Error, Result};
+use crate::plan::curve1d::{part_of, target_bounds};
 use crate::plan::graph::sfc::{hilbert_index_2d, hilbert_index_nd};
 
 /// Bins of a histogram round.
@@ -498,33 +499,17 @@ pub fn prefix_cut<C: Communicator>(
         }
     });
     agree(comm, 0, ok)?;
-    let mine: f64 = weights.iter().sum();
-    let mut before = 0.0;
-    comm.exclusive_scan_into(&mine, &mut before, SystemOperation::sum());
-    if comm.rank() == 0 {
-        before = 0.0;
-    }
-    let total = super::comm::sum_f64(comm, mine);
+    let (before, total) = super::comm::weight_prefix(comm, weights.iter().sum());
     if total <= 0.0 && super::comm::sum_f64(comm, weights.len() as f64) > 0.0 {
         // All weights zero: cut by vertex counts instead.
         return prefix_cut(comm, &vec![1.0; weights.len()], order, targets);
     }
-    let sum_t: f64 = targets.iter().sum();
-    // Interval k is [bounds[k], bounds[k + 1]).
-    let mut acc = 0.0;
-    let bounds: Vec<f64> = targets
-        .iter()
-        .map(|t| {
-            let b = total * acc / sum_t;
-            acc += t;
-            b
-        })
-        .collect();
+    // Each point in the target interval of its weight's midpoint (plan::curve1d).
+    let bounds = target_bounds(total, targets);
     let mut part = vec![0usize; weights.len()];
     let mut at = before;
     for &i in order {
-        let mid = at + weights[i] / 2.0;
-        part[i] = bounds.partition_point(|&b| b <= mid).saturating_sub(1);
+        part[i] = part_of(&bounds, at, weights[i]);
         at += weights[i];
     }
     Ok(part)

@@ -52,6 +52,7 @@ module nuce
   public :: nuce_graph_exchange_ghosts, nuce_graph_gather, nuce_graph_migrate
   public :: nuce_tasks_min_time, nuce_tasks_max_tasks, nuce_amr_allocate
   public :: nuce_ownership_ranges  ! PETSc DMDA ranges (its procedure: one block below)
+  public :: nuce_plan_1d_weighted  ! p4est counts (its procedure: one block below)
   public :: nuce_grid, nuce_field, nuce_exchange
   public :: nuce_grid_create, nuce_grid_free, nuce_grid_box, nuce_grid_neighbours
   public :: nuce_grid_field, nuce_grid_exchange, nuce_grid_exchange_begin
@@ -1756,6 +1757,48 @@ contains
     call done(rc, 'nuce_ownership_ranges', ierr)
   end subroutine nuce_ownership_ranges
   ! ---- end of PETSc DMDA ownership ranges ----
+
+  ! ---- p4est counts (nuce_plan_1d_weighted; one block) ----
+  !> Partitions the items of all ranks (rank 0's, then rank 1's, ..., each rank's in
+  !> curve order: p4est's local quadrants) with this rank's weights(:) (finite, >= 0)
+  !> into contiguous counts whose weights follow the speeds of the timed phases
+  !> (collective; a balance point; docs/c-api.md, "p4est"): counts(r + 1) items for
+  !> MPI rank r (size(counts) = the number of ranks), summing to the global number.
+  !> The phase since the last balance point counts `iterations` iterations of the
+  !> weight this rank received from the previous call, unless nuce_record_phase
+  !> recorded it (0: nothing timed). imbalance (optional): the slowest rank's time
+  !> over the ideal, minus 1.
+  subroutine nuce_plan_1d_weighted(b, weights, iterations, counts, imbalance, ierr)
+    type(nuce_balancer), intent(in) :: b
+    real(c_double), intent(in), target, contiguous :: weights(:)
+    integer(c_int64_t), intent(in) :: iterations
+    integer(c_int64_t), intent(out), target, contiguous :: counts(:)
+    real(c_double), intent(out), optional :: imbalance
+    integer, intent(out), optional :: ierr
+    interface
+      function c_plan_1d_weighted(b, weights, nlocal, iterations, counts, ncounts, imbalance) &
+          bind(c, name='nuce_plan_1d_weighted') result(rc)
+        import :: c_int, c_int64_t, c_double, c_ptr, c_size_t
+        type(c_ptr), value :: b, weights, counts
+        integer(c_int64_t), value :: nlocal, iterations
+        integer(c_size_t), value :: ncounts
+        real(c_double), intent(out) :: imbalance
+        integer(c_int) :: rc
+      end function c_plan_1d_weighted
+    end interface
+    type(c_ptr) :: w
+    real(c_double) :: imb
+    integer(c_int) :: rc
+    w = c_null_ptr
+    if (size(weights) > 0) w = c_loc(weights)
+    imb = 0
+    call fortran_call()
+    rc = c_plan_1d_weighted(b%ptr, w, int(size(weights), c_int64_t), iterations, iaddr(counts), &
+                            int(size(counts), c_size_t), imb)
+    if (rc == NUCE_OK .and. present(imbalance)) imbalance = imb
+    call done(rc, 'nuce_plan_1d_weighted', ierr)
+  end subroutine nuce_plan_1d_weighted
+  ! ---- end of p4est counts ----
 
   ! --- Grids on the application's own arrays ----------------------------------
   ! The C API is C order (dimension 3 fastest); here the axes are reversed:

@@ -407,6 +407,34 @@ int nuce_fortran_ids(int64_t base);
 // `NUCE_OK`.
 int nuce_fortran_done(const char *refusal);
 
+// Partitions the items of all ranks — rank 0's `nlocal` items, then rank
+// 1's, … each rank's in curve order (p4est's local quadrants), with this
+// rank's `weights[nlocal]` (finite, >= 0; NULL when `nlocal` is 0) — into
+// contiguous counts whose weights follow the speeds of the timed phases
+// (collective; a balance point): `counts[ncounts]` (`ncounts` = the
+// number of ranks) gets every rank's number of items, summing to the
+// global number, for `p4est_partition_given` (convert to
+// `p4est_locidx_t`). Each rank's weight is within the heaviest item of
+// its share by speed; `*imbalance` (optional, NULL = not wanted): how far
+// the slowest rank's time is above the ideal, `max_r(load_r / share_r) − 1`.
+// The phase since the last balance point is timed as in
+// [`crate::nuce_maybe_remap`]: `iterations` iterations of the weight this
+// rank received from the previous call (the sum of `weights` at the first)
+// in its compute time, unless [`crate::nuce_record_phase`] recorded it;
+// `iterations` 0 and no record: the current speeds. The weights never
+// leave their rank (a prefix sum and all-reduces of `ncounts` numbers).
+// Errors, the same on every rank: a NULL argument, `nlocal` or
+// `iterations` negative, a negative, NaN or infinite weight, weights whose
+// sum overflows, `ncounts` not the number of ranks, `iterations` that
+// differ between ranks. See `docs/c-api.md`, "p4est".
+int nuce_plan_1d_weighted(struct nuce_balancer *b,
+                          const double *weights,
+                          int64_t nlocal,
+                          int64_t iterations,
+                          int64_t *counts,
+                          size_t ncounts,
+                          double *imbalance);
+
 // A balance point where every rank says whether it leaves (`leaving`
 // non-zero; collective over the balancer's ranks). Writes the number of
 // ranks that leave to `*nleaving` (the same on every rank) and keeps the

@@ -3,7 +3,8 @@
 //! It covers 2D arrays (this file and `staged`), 2D and 3D grids on the
 //! application's own buffers (`grid`), graphs (`partition`:
 //! partitioning a CSR graph; `graph`: the distributed graph handle),
-//! master–worker schedules (`tasks`) and AMR submesh allocation (`amr`).
+//! master–worker schedules (`tasks`), AMR submesh allocation (`amr`) and
+//! p4est's partition counts (`curve`).
 //! Every function returns an `int` error code
 //! (`NUCE_OK` = 0, otherwise one `NUCE_ERR_*` per kind of `nuce::Error`),
 //! never unwinds across the boundary (a panic is caught and reported as
@@ -24,6 +25,7 @@
 
 mod amr;
 mod caller;
+mod curve;
 mod depart;
 mod graph;
 mod grid;
@@ -50,6 +52,7 @@ use staged::{check_elem_size, create_dyn, Init, Staged};
 
 pub use amr::*;
 pub use caller::{nuce_fortran_call, nuce_fortran_done, nuce_fortran_ids};
+pub use curve::*;
 pub use depart::*;
 pub use graph::*;
 pub use grid::*;
@@ -178,7 +181,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 24] = [
+const C_NAMES: [(&str, &str); 25] = [
     ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
     (
         "Balancer::set_memory_limit_from_machine",
@@ -193,6 +196,7 @@ const C_NAMES: [(&str, &str); 24] = [
     ("Balancer::set_algorithm3", "nuce_set_decomposer3"),
     ("Balancer::set_algorithm", "nuce_set_decomposer"),
     ("Balancer::record_phase", "nuce_record_phase"),
+    ("Balancer::plan1d_weighted", "nuce_plan_1d_weighted"),
     ("Balancer::plan1d", "nuce_plan_1d"),
     ("Balancer::plan", "nuce_plan (the planning step)"),
     ("Balancer::scatter_array", "nuce_array_scatter"),

@@ -10,6 +10,7 @@
 //! | 2D arrays into rectangles | [`array2d`] |
 //! | 3D grids into boxes (slabs, pencils, column DP, bisection, tensor) | [`array3d`] |
 //! | 1D chunks, LU slices, panels | [`dist1d`] |
+//! | weighted sequences (space-filling curves, p4est) into contiguous counts | [`curve1d`] |
 //! | speeds that depend on the work's size (functional models) | [`fpm`] |
 //! | unstructured graphs | [`graph`] |
 //! | master–worker tasks | [`tasks`] |
@@ -33,6 +34,7 @@ pub use error::{Error, Result};
 
 pub mod array2d;
 pub mod array3d;
+pub mod curve1d;
 pub mod dist1d;
 pub mod divisible;
 pub mod fpm;

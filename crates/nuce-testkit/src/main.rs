@@ -11,6 +11,7 @@ use mpi::traits::*;
 
 mod array;
 mod array3;
+mod curve;
 mod decisions;
 mod depart;
 mod depart_array;
@@ -96,6 +97,7 @@ fn main() {
         s if s.starts_with("packing-") => packing::run(s, &ctx),
         s if s.starts_with("tasks-") => tasks::run(s, &ctx),
         s if s.starts_with("ranges-") => ranges::run(s, &ctx),
+        s if s.starts_with("curve-") => curve::run(s, &ctx),
         _ => false,
     };
     if !known {

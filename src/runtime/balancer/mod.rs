@@ -104,6 +104,7 @@ use crate::speed::{
     MAX_NOISE,
 };
 
+mod curve;
 mod data;
 mod grid_planner;
 mod membership;
@@ -174,6 +175,9 @@ pub struct Balancer {
     /// snapped speeds while none happened (the same on every rank: it
     /// follows the broadcast decisions; [`RemapDecision::persist`]).
     remap_streak: u32,
+    /// This rank's load under the last [`Balancer::plan1d_weighted`]: the
+    /// work per iteration of its next phase.
+    curve_load: Option<f64>,
 }
 
 impl Balancer {
@@ -239,6 +243,7 @@ impl Balancer {
             mem_caps: None,
             sweep_fns: None,
             remap_streak: 0,
+            curve_load: None,
         })
     }
 
