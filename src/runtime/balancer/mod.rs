@@ -109,6 +109,7 @@ use crate::speed::{
 mod data;
 mod membership;
 mod network;
+mod phase_point;
 mod pool;
 mod rank_speed;
 mod remap;
