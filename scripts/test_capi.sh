@@ -305,7 +305,7 @@ scripts/test_hangs.sh "$prefix"
 # with --phases the speeds are phases recorded with nuce_record_phase, and
 # lx must follow them. examples/c/petsc_dmplex.c distributes a DMPlex with
 # -petscpartitioner_type nuce (libnuce_petsc, pkg-config nuce-petsc): every
-# cell owned once, parts within 4 % of the speeds' shares, and after a speed
+# cell owned once, no part above its speed share by more than 4 % (nor below 85 % of it), and after a speed
 # change (set, or recorded phases) a redistribution that moves at most 10 %
 # of the cells more than the least possible. Debian's PETSc is built on Open
 # MPI: skipped under MPICH.

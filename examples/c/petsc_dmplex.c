@@ -5,7 +5,9 @@
  * partitioner chosen by -petscpartitioner_type (e.g. nuce). Checks that
  * every cell is owned exactly once (the local cell counts and the owned
  * cells of DMPlex's cell numbering both sum to N*N) and that the parts
- * follow the speeds (each within 4 % + 2 cells of its share). With --then
+ * follow the speeds (none above its share by more than 4 % + 2 cells, none
+ * below 85 % of it: a repartition trades a little balance for the cut
+ * and for cells that stay). With --then
  * s0,s1,..: sets those speeds and redistributes the distributed mesh,
  * checks the same, and reports how many cells changed rank (from the
  * migration SF) against the least any partition for the new speeds moves.
@@ -70,7 +72,7 @@ static PetscErrorCode check(DM dm, const double *s, PetscInt G, int *ok) {
   if (rank == 0) printf("petsc_dmplex: cells per rank");
   for (int r = 0; r < size; r++) {
     double share = G * s[r] / total;
-    if (all[r] > share * 1.04 + 2 || all[r] < share * 0.96 - 2) *ok = 0;
+    if (all[r] > share * 1.04 + 2 || all[r] < share * 0.85 - 2) *ok = 0; /* over: the time; under: the cut */
     if (rank == 0) printf(" %lld (share %.0f)", all[r], share);
   }
   if (rank == 0)

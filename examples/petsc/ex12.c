@@ -1,3 +1,8 @@
+/* From PETSc 3.18.5, src/snes/tutorials/ex12.c (BSD-2-Clause, Copyright (c) 1991-2021,
+   UChicago Argonne, LLC and the PETSc Development Team), ported to nuce: registers the
+   partitioner "nuce" with a balancer that measured the ranks' speeds, so that
+   -petscpartitioner_type nuce distributes the mesh in proportion to them. Marked "nuce port".
+     mpicc ex12.c $(pkg-config --cflags --libs nuce-petsc) -o ex12 */
 static char help[] = "Poisson Problem in 2d and 3d with simplicial finite elements.\n\
 We solve the Poisson problem in a rectangular\n\
 domain, using a parallel unstructured mesh (DMPLEX) to discretize it.\n\
@@ -14,6 +19,7 @@ Information on refinement:
    -info :~sys,vec,is,mat,ksp,snes,ts
 */
 
+#include <nuce_petsc.h> /* nuce port: the PETSc partitioner "nuce" */
 #include <petscdmplex.h>
 #include <petscdmadaptor.h>
 #include <petscsnes.h>
@@ -769,6 +775,9 @@ int main(int argc, char **argv)
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  nuce_balancer *nb; /* nuce port: -petscpartitioner_type nuce cuts the mesh by measured speeds */
+  PetscCheck(nuce_balancer_create(PETSC_COMM_WORLD, &nb) == NUCE_OK && nuce_measure(nb) == NUCE_OK, PETSC_COMM_WORLD, PETSC_ERR_LIB, "nuce: %s", nuce_last_error());
+  PetscCall(NucePetscPartitionerRegister(nb));
   PetscCall(ProcessOptions(PETSC_COMM_WORLD, &user));
   PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));
   PetscCall(CreateMesh(PETSC_COMM_WORLD, &user, &dm));
@@ -948,6 +957,7 @@ int main(int argc, char **argv)
   PetscCall(DMDestroy(&dm));
   PetscCall(PetscFree2(user.exactFuncs, user.exactFields));
   PetscCall(PetscFree(user.kgrid));
+  nuce_balancer_free(nb); /* nuce port */
   PetscCall(PetscFinalize());
   return 0;
 }

@@ -1,4 +1,10 @@
 
+/* From PETSc 3.18.5, src/ksp/ksp/tutorials/ex45.c (BSD-2-Clause, Copyright (c) 1991-2021,
+   UChicago Argonne, LLC and the PETSc Development Team), ported to nuce: with -nuce the DMDA's
+   ownership ranges come from nuce_ownership_ranges for the speeds nuce_measure finds; -solves N
+   times N more solves. Marked "nuce port" below.
+     mpicc ex45.c $(pkg-config --cflags --libs nuce petsc) -o ex45
+     mpirun -np 2 ./ex45 -da_grid_x 129 -da_grid_y 129 -da_grid_z 129 -solves 3 -nuce */
 /*
 Laplacian in 3D. Modeled by the partial differential equation
 
@@ -21,6 +27,7 @@ static char help[] = "Solves 3D Laplacian using multigrid.\n\n";
 #include <petscksp.h>
 #include <petscdm.h>
 #include <petscdmda.h>
+#include <nuce.h> /* nuce port: ownership ranges for the ranks' measured speeds */
 
 extern PetscErrorCode ComputeMatrix(KSP, Mat, Mat, void *);
 extern PetscErrorCode ComputeRHS(KSP, Vec, void *);
@@ -38,7 +45,28 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, (char *)0, help));
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
-  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 7, 7, 7, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 1, 0, 0, 0, &da));
+  /* nuce port: with -nuce, lx, ly, lz from nuce_ownership_ranges for the speeds nuce_measure finds */
+  PetscInt  n3[3] = {7, 7, 7}, m3[3] = {PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE}, *l3[3] = {0, 0, 0}, solves = 1;
+  PetscBool use_nuce = PETSC_FALSE;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-da_grid_x", &n3[0], NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-da_grid_y", &n3[1], NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-da_grid_z", &n3[2], NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-solves", &solves, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-nuce", &use_nuce, NULL));
+  if (use_nuce) {
+    nuce_balancer *nb;
+    int64_t        n[3] = {n3[0], n3[1], n3[2]}, l[3][64];
+    int            procs[3] = {0, 0, 0};
+    PetscCheck(nuce_balancer_create(PETSC_COMM_WORLD, &nb) == NUCE_OK && nuce_measure(nb) == NUCE_OK && nuce_ownership_ranges(nb, n, procs, l[0], l[1], l[2], NULL) == NUCE_OK, PETSC_COMM_WORLD, PETSC_ERR_LIB, "nuce: %s", nuce_last_error());
+    for (int a = 0; a < 3; a++) {
+      m3[a] = procs[a];
+      PetscCall(PetscMalloc1(procs[a], &l3[a]));
+      for (int i = 0; i < procs[a]; i++) l3[a][i] = (PetscInt)l[a][i];
+    }
+    nuce_balancer_free(nb);
+  }
+  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n3[0], n3[1], n3[2], m3[0], m3[1], m3[2], 1, 1, l3[0], l3[1], l3[2], &da));
+  for (int a = 0; a < 3; a++) PetscCall(PetscFree(l3[a]));
   PetscCall(DMSetFromOptions(da));
   PetscCall(DMSetUp(da));
   PetscCall(KSPSetDM(ksp, da));
@@ -48,7 +76,12 @@ int main(int argc, char **argv)
   PetscCall(DMDestroy(&da));
 
   PetscCall(KSPSetFromOptions(ksp));
-  PetscCall(KSPSolve(ksp, NULL, NULL));
+  PetscCall(KSPSolve(ksp, NULL, NULL)); /* nuce port: the first solve sets up; -solves more are timed */
+  PetscLogDouble t0, t1;
+  PetscCall(PetscTime(&t0));
+  for (PetscInt s = 0; s < solves; s++) PetscCall(KSPSolve(ksp, NULL, NULL));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Time per solve %.4f s (%s ranges)\n", (t1 - t0) / (double)solves, use_nuce ? "nuce" : "PETSc's"));
   PetscCall(KSPGetSolution(ksp, &x));
   PetscCall(KSPGetRhs(ksp, &b));
   PetscCall(VecDuplicate(b, &r));

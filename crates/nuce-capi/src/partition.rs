@@ -264,7 +264,10 @@ pub extern "C" fn nuce_repartition_graph(
         // SAFETY: `g` is NULL or a valid nuce_csr (contract).
         let graph = unsafe { read_csr(g) }?;
         // SAFETY: `current` is NULL or n readable int64_t (contract).
-        let now = indices(unsafe { req_slice(current, graph.n(), "current") }?, "current")?;
+        let now = indices(
+            unsafe { req_slice(current, graph.n(), "current") }?,
+            "current",
+        )?;
         let now = Partition::new(k, now)?;
         let r = Repartitioner {
             itr,
