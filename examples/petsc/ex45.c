@@ -1,8 +1,9 @@
 
 /* From PETSc 3.18.5, src/ksp/ksp/tutorials/ex45.c (BSD-2-Clause, Copyright (c) 1991-2021,
    UChicago Argonne, LLC and the PETSc Development Team), ported to nuce: with -nuce the DMDA's
-   ownership ranges come from nuce_ownership_ranges for the speeds nuce_measure finds; -solves N
-   times N more solves. Marked "nuce port" below.
+   ownership ranges come from nuce_ownership_ranges for the speeds nuce_measure finds (or
+   -nuce_speeds s0,s1,...); -solves N times N more solves; -slow_rank R -slow_work K makes rank R
+   slower per cell (benchmark). Marked "nuce port" below.
      mpicc ex45.c $(pkg-config --cflags --libs nuce petsc) -o ex45
      mpirun -np 2 ./ex45 -da_grid_x 129 -da_grid_y 129 -da_grid_z 129 -solves 3 -nuce */
 /*
@@ -33,6 +34,28 @@ extern PetscErrorCode ComputeMatrix(KSP, Mat, Mat, void *);
 extern PetscErrorCode ComputeRHS(KSP, Vec, void *);
 extern PetscErrorCode ComputeInitialGuess(KSP, Vec, void *);
 
+/* nuce port (benchmark): with -slow_rank R -slow_work K, rank R repeats K products of its local
+   diagonal block per iteration: a rank slower per cell, whatever the machine's load. */
+static PetscInt slow_rank = -1, slow_work = 0;
+static PetscErrorCode SlowRank(KSP ksp, PetscInt it, PetscReal rnorm, void *ctx)
+{
+  static Vec  x = NULL, y = NULL;
+  PetscMPIInt rank;
+  Mat         A, Ad;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  if (rank != slow_rank) PetscFunctionReturn(0);
+  PetscCall(KSPGetOperators(ksp, &A, NULL));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  if (!x) {
+    PetscCall(MatCreateVecs(Ad, &x, &y));
+    PetscCall(VecSet(x, 1.0));
+  }
+  for (PetscInt k = 0; k < slow_work; k++) PetscCall(MatMult(Ad, x, y));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   KSP       ksp;
@@ -45,7 +68,8 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, (char *)0, help));
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
-  /* nuce port: with -nuce, lx, ly, lz from nuce_ownership_ranges for the speeds nuce_measure finds */
+  /* nuce port: with -nuce, lx, ly, lz from nuce_ownership_ranges for the speeds nuce_measure finds
+     (or -nuce_speeds s0,s1,...) */
   PetscInt  n3[3] = {7, 7, 7}, m3[3] = {PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE}, *l3[3] = {0, 0, 0}, solves = 1;
   PetscBool use_nuce = PETSC_FALSE;
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-da_grid_x", &n3[0], NULL));
@@ -53,16 +77,23 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-da_grid_z", &n3[2], NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-solves", &solves, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-nuce", &use_nuce, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-slow_rank", &slow_rank, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-slow_work", &slow_work, NULL));
+  PetscReal speeds[64];
+  PetscInt  nspeeds = 64;
+  PetscBool given = PETSC_FALSE;
+  PetscCall(PetscOptionsGetRealArray(NULL, NULL, "-nuce_speeds", speeds, &nspeeds, &given));
   if (use_nuce) {
     nuce_balancer *nb;
     int64_t        n[3] = {n3[0], n3[1], n3[2]}, l[3][64];
     int            procs[3] = {0, 0, 0};
-    PetscCheck(nuce_balancer_create(PETSC_COMM_WORLD, &nb) == NUCE_OK && nuce_measure(nb) == NUCE_OK && nuce_ownership_ranges(nb, n, procs, l[0], l[1], l[2], NULL) == NUCE_OK, PETSC_COMM_WORLD, PETSC_ERR_LIB, "nuce: %s", nuce_last_error());
+    PetscCheck(nuce_balancer_create(PETSC_COMM_WORLD, &nb) == NUCE_OK && (given ? nuce_set_speeds(nb, speeds, (size_t)nspeeds) : nuce_measure(nb)) == NUCE_OK && nuce_ownership_ranges(nb, n, procs, l[0], l[1], l[2], NULL) == NUCE_OK, PETSC_COMM_WORLD, PETSC_ERR_LIB, "nuce: %s", nuce_last_error());
     for (int a = 0; a < 3; a++) {
       m3[a] = procs[a];
       PetscCall(PetscMalloc1(procs[a], &l3[a]));
       for (int i = 0; i < procs[a]; i++) l3[a][i] = (PetscInt)l[a][i];
     }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "nuce ranges: %d x %d x %d, lx[0] %d, ly[0] %d, lz[0] %d\n", procs[0], procs[1], procs[2], (int)l[0][0], (int)l[1][0], (int)l[2][0]));
     nuce_balancer_free(nb);
   }
   PetscCall(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, n3[0], n3[1], n3[2], m3[0], m3[1], m3[2], 1, 1, l3[0], l3[1], l3[2], &da));
@@ -76,10 +107,15 @@ int main(int argc, char **argv)
   PetscCall(DMDestroy(&da));
 
   PetscCall(KSPSetFromOptions(ksp));
+  if (slow_rank >= 0) PetscCall(KSPMonitorSet(ksp, SlowRank, NULL, NULL)); /* nuce port (benchmark) */
   PetscCall(KSPSolve(ksp, NULL, NULL)); /* nuce port: the first solve sets up; -solves more are timed */
   PetscLogDouble t0, t1;
   PetscCall(PetscTime(&t0));
-  for (PetscInt s = 0; s < solves; s++) PetscCall(KSPSolve(ksp, NULL, NULL));
+  for (PetscInt s = 0; s < solves; s++) { /* from the same zero guess as the first */
+    PetscCall(KSPGetSolution(ksp, &x));
+    PetscCall(VecSet(x, 0));
+    PetscCall(KSPSolve(ksp, NULL, NULL));
+  }
   PetscCall(PetscTime(&t1));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Time per solve %.4f s (%s ranges)\n", (t1 - t0) / (double)solves, use_nuce ? "nuce" : "PETSc's"));
   PetscCall(KSPGetSolution(ksp, &x));
