@@ -1,7 +1,9 @@
 /* From PETSc 3.18.5, src/snes/tutorials/ex12.c (BSD-2-Clause, Copyright (c) 1991-2021,
    UChicago Argonne, LLC and the PETSc Development Team), ported to nuce: registers the
    partitioner "nuce" with a balancer that measured the ranks' speeds, so that
-   -petscpartitioner_type nuce distributes the mesh in proportion to them. Marked "nuce port".
+   -petscpartitioner_type nuce distributes the mesh in proportion to them (or to -nuce_speeds
+   s0,s1,...); -slow_rank R -slow_work K makes rank R slower per cell (benchmark, slow_rank.h).
+   Marked "nuce port".
      mpicc ex12.c $(pkg-config --cflags --libs nuce-petsc) -o ex12 */
 static char help[] = "Poisson Problem in 2d and 3d with simplicial finite elements.\n\
 We solve the Poisson problem in a rectangular\n\
@@ -20,6 +22,7 @@ Information on refinement:
 */
 
 #include <nuce_petsc.h> /* nuce port: the PETSc partitioner "nuce" */
+#include "slow_rank.h" /* nuce port (benchmark): -slow_rank R -slow_work K */
 #include <petscdmplex.h>
 #include <petscdmadaptor.h>
 #include <petscsnes.h>
@@ -776,7 +779,11 @@ int main(int argc, char **argv)
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   nuce_balancer *nb; /* nuce port: -petscpartitioner_type nuce cuts the mesh by measured speeds */
-  PetscCheck(nuce_balancer_create(PETSC_COMM_WORLD, &nb) == NUCE_OK && nuce_measure(nb) == NUCE_OK, PETSC_COMM_WORLD, PETSC_ERR_LIB, "nuce: %s", nuce_last_error());
+  PetscReal nspeeds[64]; /* -nuce_speeds s0,s1,...: known speeds instead of nuce_measure's */
+  PetscInt  ns    = 64;
+  PetscBool given = PETSC_FALSE;
+  PetscCall(PetscOptionsGetRealArray(NULL, NULL, "-nuce_speeds", nspeeds, &ns, &given));
+  PetscCheck(nuce_balancer_create(PETSC_COMM_WORLD, &nb) == NUCE_OK && (given ? nuce_set_speeds(nb, nspeeds, (size_t)ns) : nuce_measure(nb)) == NUCE_OK, PETSC_COMM_WORLD, PETSC_ERR_LIB, "nuce: %s", nuce_last_error());
   PetscCall(NucePetscPartitionerRegister(nb));
   PetscCall(ProcessOptions(PETSC_COMM_WORLD, &user));
   PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));
@@ -826,6 +833,9 @@ int main(int argc, char **argv)
   PetscCall(SNESSetJacobian(snes, A, J, NULL, NULL));
 
   PetscCall(SNESSetFromOptions(snes));
+  KSP slowksp; /* nuce port (benchmark) */
+  PetscCall(SNESGetKSP(snes, &slowksp));
+  PetscCall(SlowRankSet(slowksp));
 
   if (user.fieldBC) PetscCall(DMProjectField(dm, 0.0, u, user.exactFields, INSERT_ALL_VALUES, u));
   else PetscCall(DMProjectFunction(dm, 0.0, user.exactFuncs, NULL, INSERT_ALL_VALUES, u));

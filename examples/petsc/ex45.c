@@ -34,27 +34,7 @@ extern PetscErrorCode ComputeMatrix(KSP, Mat, Mat, void *);
 extern PetscErrorCode ComputeRHS(KSP, Vec, void *);
 extern PetscErrorCode ComputeInitialGuess(KSP, Vec, void *);
 
-/* nuce port (benchmark): with -slow_rank R -slow_work K, rank R repeats K products of its local
-   diagonal block per iteration: a rank slower per cell, whatever the machine's load. */
-static PetscInt slow_rank = -1, slow_work = 0;
-static PetscErrorCode SlowRank(KSP ksp, PetscInt it, PetscReal rnorm, void *ctx)
-{
-  static Vec  x = NULL, y = NULL;
-  PetscMPIInt rank;
-  Mat         A, Ad;
-
-  PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  if (rank != slow_rank) PetscFunctionReturn(0);
-  PetscCall(KSPGetOperators(ksp, &A, NULL));
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  if (!x) {
-    PetscCall(MatCreateVecs(Ad, &x, &y));
-    PetscCall(VecSet(x, 1.0));
-  }
-  for (PetscInt k = 0; k < slow_work; k++) PetscCall(MatMult(Ad, x, y));
-  PetscFunctionReturn(0);
-}
+#include "slow_rank.h" /* nuce port (benchmark): -slow_rank R -slow_work K */
 
 int main(int argc, char **argv)
 {
@@ -77,8 +57,6 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-da_grid_z", &n3[2], NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-solves", &solves, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-nuce", &use_nuce, NULL));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-slow_rank", &slow_rank, NULL));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-slow_work", &slow_work, NULL));
   PetscReal speeds[64];
   PetscInt  nspeeds = 64;
   PetscBool given = PETSC_FALSE;
@@ -107,7 +85,7 @@ int main(int argc, char **argv)
   PetscCall(DMDestroy(&da));
 
   PetscCall(KSPSetFromOptions(ksp));
-  if (slow_rank >= 0) PetscCall(KSPMonitorSet(ksp, SlowRank, NULL, NULL)); /* nuce port (benchmark) */
+  PetscCall(SlowRankSet(ksp)); /* nuce port (benchmark) */
   PetscCall(KSPSolve(ksp, NULL, NULL)); /* nuce port: the first solve sets up; -solves more are timed */
   PetscLogDouble t0, t1;
   PetscCall(PetscTime(&t0));
