@@ -191,7 +191,7 @@ static PetscErrorCode PetscPartitionerCreate_Nuce(PetscPartitioner part)
   PetscValidHeaderSpecific(part, PETSCPARTITIONER_CLASSID, 1);
   PetscCall(PetscNew(&p));
   p->b                      = default_balancer;
-  p->itr                    = 10.0;
+  p->itr                    = 1.0;
   part->data                = p;
   part->noGraph             = PETSC_FALSE;
   part->ops->view           = PetscPartitionerView_Nuce;
