@@ -9,6 +9,9 @@
 #                                           (the Fortran module, compiled here by mpifort, or $FC
 #                                            as the MPI Fortran compiler; skipped when there is none)
 #   PREFIX/share/nuce/fortran/nuce.f90      (its source, to compile with another compiler)
+#   PREFIX/include/nuce_petsc.h, PREFIX/lib/libnuce_petsc.so, PREFIX/lib/pkgconfig/nuce-petsc.pc
+#                                           (the PETSc partitioner "nuce", built when pkg-config
+#                                            finds PETSc and the MPI is Open MPI, Debian's PETSc's)
 # Usage: scripts/install.sh PREFIX   (honours CARGO_TARGET_DIR)
 # MPI: the one rsmpi's build finds through $MPICC (default mpicc, Open MPI on
 # Debian). NUCE_MPI=mpich (or MPICC=mpicc.mpich) installs for MPICH: builds
@@ -133,6 +136,29 @@ unset(_nuce_langs)
 CM
 else
   echo "install.sh: no MPI Fortran compiler ($fc): the Fortran module is not installed" >&2
+fi
+# The PETSc partitioner "nuce" (crates/nuce-capi/petsc): a small C library
+# over libnuce and PETSc, built with the MPI C wrapper PETSc was built with
+# (Debian's PETSc uses Open MPI: skipped for MPICH).
+if [ -z "$mpi_suffix" ] && pkg-config --exists petsc; then
+  "${MPICC:-mpicc}" -O2 -fPIC -shared -Wall -Werror crates/nuce-capi/petsc/nuce_petsc.c \
+    -I crates/nuce-capi/include $(pkg-config --cflags petsc) -L "$PREFIX/lib" -lnuce \
+    $(pkg-config --libs petsc) -Wl,-soname,libnuce_petsc.so -o "$PREFIX/lib/libnuce_petsc.so"
+  install -m 644 crates/nuce-capi/petsc/nuce_petsc.h "$PREFIX/include/nuce_petsc.h"
+  cat >"$PREFIX/lib/pkgconfig/nuce-petsc.pc" <<PC
+prefix=$PREFIX
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: nuce-petsc
+Description: The PETSc partitioner "nuce" (DMPlex cells in proportion to the ranks' speeds)
+Version: $version
+Requires: nuce petsc
+Libs: -L\${libdir} -lnuce_petsc
+Cflags: -I\${includedir}
+PC
+else
+  echo "install.sh: PETSc not found (pkg-config petsc) or MPICH: the PETSc partitioner is not installed" >&2
 fi
 if [ -n "$mpi_suffix" ]; then
   # Built against MPICH: FindMPI must find MPICH's wrappers, not the default

@@ -3,7 +3,8 @@
 //! planner's on every rank, in DMDA's rank order; bad input (a zero
 //! extent, a grid whose product is not the number of ranks, more
 //! processors than cells, shapes that differ between ranks) gives the same
-//! error on every rank.
+//! error on every rank; with no speeds given, phases recorded with
+//! `record_phase` are what the next ranges follow.
 
 mod common;
 
@@ -28,5 +29,13 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
             let e = common::same_error_on_every_rank(np, &["ranges-errors", case]);
             assert!(e.contains(needle) && e != "none", "{case} on {np}: {e}");
         }
+    }
+}
+
+#[test]
+fn ranges_follow_the_recorded_phases() {
+    for np in [2, 3] {
+        let run = common::checks_pass(np, &["ranges-phases"]);
+        assert_eq!(run.lines_with("RESULT phases").len(), 2 * np);
     }
 }

@@ -1,5 +1,8 @@
 /* PETSc DMDA ownership ranges from nuce: measures the ranks' speeds with
- * nuce (or takes them from --speeds s0,s1,...), asks nuce_ownership_ranges
+ * nuce (or takes them from --speeds s0,s1,..., or, with --phases
+ * s0,s1,..., has every rank record one phase at its speed with
+ * nuce_record_phase, as a program timing its solves does, and checks that
+ * lx then follows those speeds), asks nuce_ownership_ranges
  * for lx, ly, lz of an M x N x P grid, creates the DMDA with them
  * (DMDACreate3d) and checks on every rank that the corners PETSc gives
  * (DMDAGetCorners) are the box nuce planned for that rank: rank
@@ -10,6 +13,7 @@
  */
 #include <petscdmda.h>
 #include <nuce.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +35,22 @@ int main(int argc, char **argv) {
   MPI_Comm_size(comm, &size);
   int64_t n[3] = {48, 32, 16};
   const char *speeds = NULL;
+  int phases = 0;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--grid") && a + 3 < argc) {
       for (int d = 0; d < 3; d++) n[d] = atoll(argv[++a]);
     } else if (!strcmp(argv[a], "--speeds") && a + 1 < argc) {
       speeds = argv[++a];
+    } else if (!strcmp(argv[a], "--phases") && a + 1 < argc) {
+      speeds = argv[++a];
+      phases = 1;
     }
   }
 
   nuce_balancer *b = NULL;
   NUCE_CALL(nuce_balancer_create(comm, &b));
+  double *s = calloc((size_t)size, sizeof *s);
   if (speeds) { /* known speeds (rank 0's list is used), e.g. for a test */
-    double *s = calloc((size_t)size, sizeof *s);
     const char *p = speeds;
     for (int r = 0; r < size; r++) {
       s[r] = atof(p);
@@ -50,14 +58,17 @@ int main(int argc, char **argv) {
       if (!p) break;
       p++;
     }
-    NUCE_CALL(nuce_set_speeds(b, s, (size_t)size));
-    free(s);
+    if (phases) /* 1000 units of work at this rank's speed (per millisecond) */
+      NUCE_CALL(nuce_record_phase(b, 1000.0, 1.0 / s[rank]));
+    else
+      NUCE_CALL(nuce_set_speeds(b, s, (size_t)size));
   } else {
     NUCE_CALL(nuce_measure(b)); /* nuce's built-in kernel on every rank */
   }
 
   /* All three 0: nuce chooses the processor grid. Room for min(n[a], size) ranges. */
   int procs[3] = {0, 0, 0};
+  if (phases) procs[0] = size, procs[1] = procs[2] = 1; /* slabs along x: lx alone follows the speeds */
   int64_t *l[3];
   for (int a = 0; a < 3; a++) l[a] = calloc((size_t)size, sizeof(int64_t));
   double imbalance = 0;
@@ -86,6 +97,12 @@ int main(int argc, char **argv) {
   printf("petsc_dmda: rank %d corners (%d, %d, %d) size %d x %d x %d: %s\n", rank, (int)xs,
          (int)ys, (int)zs, (int)xm, (int)ym, (int)zm, ok ? "matches nuce" : "DIFFERS from nuce");
   fflush(stdout);
+  if (phases) { /* lx follows the recorded speeds, up to a cell */
+    double total = 0;
+    for (int r = 0; r < size; r++) total += s[r];
+    for (int r = 0; r < size; r++)
+      if (fabs((double)l[0][r] - (double)n[0] * s[r] / total) > 1.0) ok = 0;
+  }
   int all_ok = 0;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
   if (rank == 0) {
@@ -103,6 +120,7 @@ int main(int argc, char **argv) {
     free(pl[a]);
     free(l[a]);
   }
+  free(s);
   NUCE_CALL(nuce_balancer_free(b));
   PetscCall(PetscFinalize());
   return all_ok ? 0 : 1;

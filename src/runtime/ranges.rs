@@ -53,17 +53,25 @@ pub struct OwnershipRanges {
 
 impl Balancer {
     /// The ownership ranges `lx, ly, lz` of an `nx × ny × nz` grid for the
-    /// current speeds (uniform when none were measured), in PETSc DMDA's
-    /// rank order (rank `r = i + px·(j + py·k)` owns `lx[i] × ly[j] ×
+    /// speeds measured so far (uniform when none are known), in PETSc
+    /// DMDA's rank order (rank `r = i + px·(j + py·k)` owns `lx[i] × ly[j] ×
     /// lz[k]`; module docs), on the processor grid `procs` or, with `None`,
-    /// the grid nuce chooses ([`Rectilinear3::fit_rank_order`]). Collective:
-    /// the root plans, every rank receives the same ranges. Every rank
-    /// states the same `shape` and `procs`; a difference, a zero extent, a
-    /// grid whose product is not the number of ranks or with more
-    /// processors than cells along an axis is the same error on every rank.
-    /// Not a balance point (nuce holds no data of this grid).
+    /// the grid nuce chooses ([`Rectilinear3::fit_rank_order`]).
+    ///
+    /// A balance point: the phases the ranks recorded since the previous
+    /// one ([`Balancer::record_phase`]: nuce cannot time a phase whose work
+    /// and waits it does not see) become the speeds first; speeds from
+    /// [`Balancer::measure`], [`Balancer::set_speeds`] or the last
+    /// [`Balancer::maybe_remap`] hold until a phase is recorded. So a DMDA
+    /// program that records its solves and calls this again gets ranges that
+    /// follow the speeds. Collective: the root plans, every rank receives
+    /// the same ranges. Every rank states the same `shape` and `procs`; a
+    /// difference, a zero extent, a grid whose product is not the number of
+    /// ranks or with more processors than cells along an axis is the same
+    /// error on every rank, as are phases timed on some ranks only with no
+    /// earlier speeds.
     pub fn ownership_ranges(
-        &self,
+        &mut self,
         shape: Shape3,
         procs: Option<[usize; 3]>,
     ) -> Result<OwnershipRanges> {
@@ -76,6 +84,7 @@ impl Balancer {
             &format!("Balancer::ownership_ranges({nx}x{ny}x{nz}, processor grid {grid})"),
             None,
         )?;
+        self.take_phase_speeds()?;
         let p = self.comm().size() as usize;
         root_compute(self.comm(), super::balancer::ROOT, || {
             let uniform = vec![1.0; p];

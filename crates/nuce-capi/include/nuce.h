@@ -760,6 +760,25 @@ int nuce_partition_graph(const struct nuce_csr *g,
                          int64_t *part,
                          double *edgecut);
 
+// Repartitions the graph `g` from its current partition `current[n]`
+// (values in `0..nparts`) into `nparts` parts whose vertex weights are in
+// the ratio of `tpwgts[nparts]` (any positive scale; NULL for equal
+// parts), moving few vertices: nuce's migration-aware repartitioning (a
+// diffusion of the current parts and a scratch partition relabelled to
+// keep vertices at home, the cheaper in `itr · cut + moved` kept, within
+// 3 % imbalance; ParMETIS's `AdaptiveRepart` with its `itr`, e.g. 1000;
+// a small `itr` moves less). Writes the new part of every vertex into
+// `part[n]`, and, when not NULL, the number of vertices whose part changed
+// into `*moved` and the cut into `*edgecut`. Local and pure (no MPI).
+int nuce_repartition_graph(const struct nuce_csr *g,
+                           int64_t nparts,
+                           const double *tpwgts,
+                           const int64_t *current,
+                           double itr,
+                           int64_t *part,
+                           int64_t *moved,
+                           double *edgecut);
+
 // Partitions the root's graph `g` into one part per rank in proportion to
 // the balancer's current speeds (equal parts when none were measured) with
 // algorithm `algo` (collective; `algo` identical on every rank). `g`,
@@ -843,7 +862,9 @@ int nuce_pool_admit_f(struct nuce_pool *p,
 
 // The ownership ranges `lx, ly, lz` of an `n[0] × n[1] × n[2]` grid
 // (PETSc's `M, N, P`) for the current speeds (uniform when none were
-// measured), for `DMDACreate3d` (collective; the same result or the same
+// measured), for `DMDACreate3d`. A balance point: the phases recorded
+// since the previous one (`nuce_record_phase`) become the speeds first,
+// as with [`nuce_update_speeds`] (collective; the same result or the same
 // error code on every rank). PETSc's conventions: rank
 // `r = i + m·(j + n·k)` (x fastest) owns `lx[i] × ly[j] × lz[k]`, so the
 // DMDA must be created on the balancer's communicator (same ranks, same
@@ -866,6 +887,16 @@ int nuce_ownership_ranges(struct nuce_balancer *b,
                           int64_t *ly,
                           int64_t *lz,
                           double *imbalance);
+
+// A balance point for data nuce does not hold (a PETSc DMDA's or DMPlex's):
+// the phases the ranks recorded since the previous balance point
+// (`nuce_record_phase`) become the speeds that `nuce_speeds` returns,
+// merged with the earlier estimates for ranks that recorded none; when no
+// rank recorded one the speeds stay as they are (collective).
+// `nuce_ownership_ranges` and the PETSc partitioner "nuce" do this
+// themselves. Errors (every rank): some ranks recorded a phase and others
+// have no speed at all (call `nuce_measure` or `nuce_set_speeds` first).
+int nuce_update_speeds(struct nuce_balancer *b);
 
 // Saves the grid's `nfields` fields (this rank's box of each; ghost cells
 // are not saved), its cost per cell if one is set for the current box,

@@ -181,8 +181,9 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 25] = [
+const C_NAMES: [(&str, &str); 26] = [
     ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
+    ("Balancer::update_speeds", "nuce_update_speeds"),
     (
         "Balancer::set_memory_limit_from_machine",
         "nuce_set_memory_limit_from_machine",

@@ -8,7 +8,9 @@ use std::ffi::c_int;
 
 use mpi::traits::*;
 use nuce::internals::comm::agree;
-use nuce::plan::graph::{best_partition, metrics, Algo, FmRefiner, Graph, Grouping, Partition};
+use nuce::plan::graph::{
+    best_partition, metrics, Algo, FmRefiner, Graph, Grouping, Partition, Repartitioner,
+};
 use nuce::{waiting, Error, Result};
 
 use crate::{balancer, guard, nuce_balancer, null, to_usize};
@@ -226,6 +228,58 @@ pub extern "C" fn nuce_partition_graph(
         let (p, cut) = partition(&graph, &targets, algo)?;
         // SAFETY: `part` NULL or n writable; `edgecut` NULL or writable.
         unsafe { write_partition(&p, cut, part, edgecut) }
+    })
+}
+
+/// Repartitions the graph `g` from its current partition `current[n]`
+/// (values in `0..nparts`) into `nparts` parts whose vertex weights are in
+/// the ratio of `tpwgts[nparts]` (any positive scale; NULL for equal
+/// parts), moving few vertices: nuce's migration-aware repartitioning (a
+/// diffusion of the current parts and a scratch partition relabelled to
+/// keep vertices at home, the cheaper in `itr · cut + moved` kept, within
+/// 3 % imbalance; ParMETIS's `AdaptiveRepart` with its `itr`, e.g. 1000;
+/// a small `itr` moves less). Writes the new part of every vertex into
+/// `part[n]`, and, when not NULL, the number of vertices whose part changed
+/// into `*moved` and the cut into `*edgecut`. Local and pure (no MPI).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn nuce_repartition_graph(
+    g: *const nuce_csr,
+    nparts: i64,
+    tpwgts: *const f64,
+    current: *const i64,
+    itr: f64,
+    part: *mut i64,
+    moved: *mut i64,
+    edgecut: *mut f64,
+) -> c_int {
+    guard(|| {
+        let k = to_usize(nparts, "nparts")?;
+        if k == 0 {
+            return Err(Error::empty("nparts = 0"));
+        }
+        // SAFETY: `tpwgts` is NULL or nparts readable doubles (contract).
+        let targets = unsafe { opt_slice(tpwgts, k) }.map_or_else(|| vec![1.0; k], <[f64]>::to_vec);
+        nuce::plan::check_speeds(&targets)?;
+        // SAFETY: `g` is NULL or a valid nuce_csr (contract).
+        let graph = unsafe { read_csr(g) }?;
+        // SAFETY: `current` is NULL or n readable int64_t (contract).
+        let now = indices(
+            unsafe { req_slice(current, graph.n(), "current") }?,
+            "current",
+        )?;
+        let now = Partition::new(k, now)?;
+        let r = Repartitioner {
+            itr,
+            ..Repartitioner::default()
+        }
+        .repartition(&graph, &now, &targets, None)?;
+        // SAFETY: NULL or writable (contract).
+        if let Some(m) = unsafe { moved.as_mut() } {
+            *m = r.moved_vertices as i64;
+        }
+        // SAFETY: `part` NULL or n writable; `edgecut` NULL or writable.
+        unsafe { write_partition(&r.partition, r.edge_cut, part, edgecut) }
     })
 }
 

@@ -1,6 +1,8 @@
 //! Ownership ranges for PETSc's `DMDACreate3d` (`nuce_ownership_ranges`):
 //! the rectilinear decomposition fitted to the measured speeds in DMDA's
-//! rank order (`nuce::internals::ranges`).
+//! rank order (`nuce::internals::ranges`), and the balance point that
+//! turns recorded phases into speeds for data nuce does not hold
+//! (`nuce_update_speeds`: DMDA ranges, the DMPlex partitioner).
 
 use std::ffi::c_int;
 
@@ -77,7 +79,9 @@ unsafe fn read_args(
 
 /// The ownership ranges `lx, ly, lz` of an `n[0] × n[1] × n[2]` grid
 /// (PETSc's `M, N, P`) for the current speeds (uniform when none were
-/// measured), for `DMDACreate3d` (collective; the same result or the same
+/// measured), for `DMDACreate3d`. A balance point: the phases recorded
+/// since the previous one (`nuce_record_phase`) become the speeds first,
+/// as with [`nuce_update_speeds`] (collective; the same result or the same
 /// error code on every rank). PETSc's conventions: rank
 /// `r = i + m·(j + n·k)` (x fastest) owns `lx[i] × ly[j] × lz[k]`, so the
 /// DMDA must be created on the balancer's communicator (same ranks, same
@@ -142,5 +146,23 @@ pub extern "C" fn nuce_ownership_ranges(
             unsafe { *imbalance = r.imbalance };
         }
         Ok(())
+    })
+}
+
+/// A balance point for data nuce does not hold (a PETSc DMDA's or DMPlex's):
+/// the phases the ranks recorded since the previous balance point
+/// (`nuce_record_phase`) become the speeds that `nuce_speeds` returns,
+/// merged with the earlier estimates for ranks that recorded none; when no
+/// rank recorded one the speeds stay as they are (collective).
+/// `nuce_ownership_ranges` and the PETSc partitioner "nuce" do this
+/// themselves. Errors (every rank): some ranks recorded a phase and others
+/// have no speed at all (call `nuce_measure` or `nuce_set_speeds` first).
+#[no_mangle]
+pub extern "C" fn nuce_update_speeds(b: *mut nuce_balancer) -> c_int {
+    guard(|| {
+        // SAFETY: `b` is NULL or a live handle.
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_update_speeds"))?;
+        h.bal.update_speeds()
     })
 }

@@ -36,6 +36,52 @@ fn csr(xadj: &[i64], adj: &[i64], vwgt: Option<&[f64]>, xy: Option<&[f64]>) -> n
     }
 }
 
+/// A repartition for new targets from the current halves: part sizes follow
+/// the targets, and the vertices that move are about the least any partition
+/// moves (a quarter for 1 : 1 → 1 : 3), with `*moved` their count; a current
+/// part out of range is an error.
+#[test]
+fn repartitions_follow_the_targets_and_move_little() {
+    let (xadj, adj, _) = grid(24, 30);
+    let n = xadj.len() - 1;
+    let g = csr(&xadj, &adj, None, None);
+    let current: Vec<i64> = (0..n).map(|v| (v >= n / 2) as i64).collect();
+    let targets = [1.0, 3.0];
+    let (mut part, mut moved, mut cut) = (vec![-1i64; n], -1i64, -1.0);
+    let rc = nuce_repartition_graph(
+        &g,
+        2,
+        targets.as_ptr(),
+        current.as_ptr(),
+        1.0,
+        part.as_mut_ptr(),
+        &mut moved,
+        &mut cut,
+    );
+    assert_eq!(rc, NUCE_OK);
+    let size0 = part.iter().filter(|&&p| p == 0).count() as f64;
+    assert!(
+        (size0 - n as f64 / 4.0).abs() <= 0.03 * n as f64,
+        "part 0 has {size0} of {n}"
+    );
+    let changed = part.iter().zip(&current).filter(|(a, b)| a != b).count();
+    assert_eq!(changed as i64, moved);
+    assert!(changed as f64 <= 0.30 * n as f64, "{changed} of {n} moved");
+    assert!(cut > 0.0);
+    let bad: Vec<i64> = vec![2; n];
+    let rc = nuce_repartition_graph(
+        &g,
+        2,
+        targets.as_ptr(),
+        bad.as_ptr(),
+        1.0,
+        part.as_mut_ptr(),
+        null_mut(),
+        null_mut(),
+    );
+    assert_ne!(rc, NUCE_OK);
+}
+
 #[test]
 fn partitions_follow_the_targets_and_report_their_cut() {
     let (xadj, adj, xy) = grid(24, 30);

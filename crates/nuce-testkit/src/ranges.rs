@@ -1,7 +1,8 @@
 //! Scenarios for `Balancer::ownership_ranges` (PETSc DMDA ranges): the
 //! ranges sum to the extents, equal the planner's on every rank, place rank
 //! `r = i + px·(j + py·k)` at slot `(i, j, k)`, and bad input gives the same
-//! error on every rank.
+//! error on every rank; recorded phases (no speeds given) are what the
+//! ranges follow.
 
 use mpi::traits::*;
 use nuce::plan::array3d::Rectilinear3;
@@ -13,6 +14,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "ranges-match" => matches(ctx),
         "ranges-errors" => errors(ctx),
+        "ranges-phases" => phases(ctx),
         _ => return false,
     }
     true
@@ -85,12 +87,54 @@ fn matches(ctx: &Ctx) {
     }
 }
 
+/// A DMDA program that only times its phases: rank `r` records its work
+/// at speed `1 + 2r` (1 : 3 on two ranks). The first call, with nothing
+/// measured, gives even ranges; after the recorded phase the x-ranges
+/// follow the speeds (a slab per rank along x fits them exactly up to a
+/// cell); a second phase at swapped speeds moves them back.
+fn phases(ctx: &Ctx) {
+    let p = ctx.world.size() as usize;
+    let me = ctx.rank() as usize;
+    let shape = (60 * p, 8, 8);
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let even = bal
+        .ownership_ranges(shape, Some([p, 1, 1]))
+        .expect("ownership_ranges");
+    ctx.check(
+        "phases-even-first",
+        even.lx.iter().all(|&c| c == 60),
+        format!("{:?}", even.lx),
+    );
+    for round in 0..2 {
+        let speed = |r: usize| (1 + 2 * if round == 0 { r } else { p - 1 - r }) as f64;
+        let s: Vec<f64> = (0..p).map(speed).collect();
+        // 1000 work units at this rank's speed (1000 units per second).
+        let secs = 1.0 / s[me];
+        bal.record_phase(1000.0, std::time::Duration::from_secs_f64(secs))
+            .expect("record_phase");
+        let r = bal
+            .ownership_ranges(shape, Some([p, 1, 1]))
+            .expect("ownership_ranges");
+        let total: f64 = s.iter().sum();
+        let ok =
+            r.lx.iter()
+                .zip(&s)
+                .all(|(&c, &v)| (c as f64 - shape.0 as f64 * v / total).abs() <= 1.0);
+        ctx.check(
+            &format!("phases-follow-speeds-{round}"),
+            ok,
+            format!("lx {:?} for speeds {s:?}", r.lx),
+        );
+        println!("RESULT phases round {round} speeds={s:?} lx={:?}", r.lx);
+    }
+}
+
 fn errors(ctx: &Ctx) {
     let case = ctx.args.first().cloned().unwrap_or_default();
     let rank = ctx.rank();
     let p = ctx.world.size() as usize;
     let last = rank as usize == p - 1;
-    let res = Balancer::new(&ctx.world).and_then(|bal| {
+    let res = Balancer::new(&ctx.world).and_then(|mut bal| {
         let r = match case.as_str() {
             "zero" => bal.ownership_ranges((8, 0, 8), None),
             "product" => bal.ownership_ranges((8, 8, 8), Some([p + 1, 1, 1])),

@@ -109,6 +109,7 @@ mod data;
 mod grid_planner;
 mod membership;
 mod network;
+mod phase_point;
 mod pool;
 mod rank_speed;
 mod remap;

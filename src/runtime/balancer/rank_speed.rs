@@ -50,6 +50,11 @@ impl RankSpeed {
         self.explicit = false;
     }
 
+    /// Whether the application recorded this phase itself.
+    pub(crate) fn recorded(&self) -> bool {
+        self.explicit
+    }
+
     /// The kernel measured this rank at `median` with relative `noise`
     /// (`Balancer::measure`).
     pub(crate) fn measured_kernel(&mut self, median: f64, noise: f64) {
