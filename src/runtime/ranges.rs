@@ -84,7 +84,7 @@ impl Balancer {
             &format!("Balancer::ownership_ranges({nx}x{ny}x{nz}, processor grid {grid})"),
             None,
         )?;
-        self.take_phase_speeds()?;
+        self.take_recorded_speeds()?;
         let p = self.comm().size() as usize;
         root_compute(self.comm(), super::balancer::ROOT, || {
             let uniform = vec![1.0; p];

@@ -82,7 +82,8 @@ impl Balancer {
             0 => 1.0,
             n => per_iteration * n as f64,
         };
-        let speeds = self.phase_speeds(work)?;
+        let report = self.local_report(work);
+        let speeds = self.take_phase_speeds(report)?;
         let (mut before, mut total) = weight_prefix(&self.comm, mine);
         if !total.is_finite() {
             return Err(Error::invalid_input(
@@ -127,39 +128,5 @@ impl Balancer {
             counts,
             loads,
         })
-    }
-
-    /// The speeds of a balance point from the phase just timed (`work`
-    /// units on this rank; collective): every rank's report
-    /// ([`Balancer::local_report`]) merged at the root with the previous
-    /// estimates ([`merge_estimates`]) and snapped within their noise
-    /// ([`snap_speeds`]), then kept as the balancer's speeds. When no rank
-    /// timed a phase: the current speeds, unchanged (uniform when none).
-    fn phase_speeds(&mut self, work: f64) -> Result<Vec<f64>> {
-        let report = self.local_report(work);
-        let gathered = gather_values(&self.comm, ROOT, &report)?;
-        let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
-        let merged = root_compute(&self.comm, ROOT, || {
-            let g = gathered.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?;
-            let timed = g.iter().any(|r| !matches!(r, RankReport::Unknown));
-            if !timed {
-                return Ok(None);
-            }
-            let est = merge_estimates(&g, previous.as_deref(), phase_units)?;
-            Ok(Some((snap_speeds(&est)?, est)))
-        })?;
-        match merged {
-            Some((speeds, est)) => {
-                info!(?speeds, ?est, "phase speeds");
-                self.set_estimates(est, true);
-                self.speeds = Some(speeds.clone());
-                self.sweep_fns = None;
-                Ok(speeds)
-            }
-            None => Ok(self
-                .speeds
-                .clone()
-                .unwrap_or_else(|| vec![1.0; self.comm.size() as usize])),
-        }
     }
 }

@@ -27,25 +27,35 @@ impl Balancer {
     pub fn update_speeds(&mut self) -> Result<()> {
         let _w = waiting();
         self.arrive("Balancer::update_speeds")?;
-        self.take_phase_speeds()
+        self.take_recorded_speeds()
     }
 
-    /// Gathers every rank's phase speed at the root, merges it with the
-    /// previous estimates ([`merge_estimates`]), snaps the speeds the noise
-    /// cannot tell apart ([`snap_speeds`]) and broadcasts them; no rank
-    /// with a phase: the speeds stay as they are. Collective; the next
-    /// phase is timed from here. Errors, the same on every rank: some ranks
-    /// timed a phase and others have neither a phase nor an earlier speed
-    /// (call [`Balancer::measure`] or [`Balancer::set_speeds`] first), a
-    /// speed that is not a finite positive number.
-    pub(crate) fn take_phase_speeds(&mut self) -> Result<()> {
-        let _w = waiting();
+    /// [`Balancer::update_speeds`] after the caller's checked entry: the
+    /// phases recorded since the last balance point become the speeds, and
+    /// the next phase is timed from here (collective).
+    pub(crate) fn take_recorded_speeds(&mut self) -> Result<()> {
         let report = if self.own.recorded() {
             self.local_report(0.0)
         } else {
             RankReport::Unknown
         };
-        let gathered = gather_values(&self.comm, ROOT, &report)?;
+        self.take_phase_speeds(report)?;
+        self.mark();
+        Ok(())
+    }
+
+    /// Gathers every rank's `report` of its phase at the root, merges it
+    /// with the previous estimates ([`merge_estimates`]), snaps the speeds
+    /// the noise cannot tell apart ([`snap_speeds`]) and broadcasts them as
+    /// the balancer's speeds; no rank with a phase: the speeds stay as they
+    /// are. Returns the speeds (uniform when there are none). Collective.
+    /// Errors, the same on every rank: some ranks timed a phase and others
+    /// have neither a phase nor an earlier speed (call
+    /// [`Balancer::measure`] or [`Balancer::set_speeds`] first), a speed
+    /// that is not a finite positive number.
+    pub(super) fn take_phase_speeds(&mut self, report: RankReport) -> Result<Vec<f64>> {
+        let _w = waiting();
+        let gathered = self.gather_at_root(&report)?;
         let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let merged = root_compute(&self.comm, ROOT, || {
             let phase = gathered.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?;
@@ -54,14 +64,16 @@ impl Balancer {
             }
             let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
             Ok(Some((snap_speeds(&est)?, est)))
-        });
-        self.mark();
-        if let Some((speeds, estimates)) = merged? {
+        })?;
+        if let Some((speeds, estimates)) = merged {
             info!(?speeds, ?estimates, "phase speeds");
             self.speeds = Some(speeds);
             self.sweep_fns = None;
             self.set_estimates(estimates, true);
         }
-        Ok(())
+        Ok(self
+            .speeds
+            .clone()
+            .unwrap_or_else(|| vec![1.0; self.comm.size() as usize]))
     }
 }
