@@ -33,6 +33,7 @@ pub use error::{Error, Result};
 
 pub mod array2d;
 pub mod array3d;
+mod boxpairs;
 pub mod dist1d;
 pub mod divisible;
 pub mod fpm;
@@ -40,6 +41,7 @@ pub mod graph;
 pub mod packing;
 pub mod policy;
 pub mod tasks;
+mod tiling;
 
 /// Checks that `speeds` is non-empty and every value is finite and `> 0`.
 pub fn check_speeds(speeds: &[f64]) -> Result<()> {

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 /// (with the generic latency term and, optionally, the whole-cell penalties)
 /// and the dynamic programs over them. A segmentation is given by its `cuts`
 /// `0 = c_0 < c_1 < … < c_C = p` into the ascending order.
+#[derive(Clone)]
 pub(super) struct Model {
     /// Input indices in ascending weight order.
     pub(super) order: Vec<usize>,
@@ -57,6 +58,15 @@ impl Model {
             lat,
             big,
         })
+    }
+
+    /// This model with the whole-cell constraints (the same order and
+    /// prefix sums: [`Model::new`] with `whole` set, without its sort).
+    pub(super) fn whole_cells(&self) -> Model {
+        Model {
+            big: 1e9 * (self.along + self.across) * self.order.len() as f64,
+            ..self.clone()
+        }
     }
 
     /// Violation of the whole-cell constraints by slab `(a, q]`: width
