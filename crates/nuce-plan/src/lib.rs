@@ -40,6 +40,8 @@ pub mod fpm;
 pub mod graph;
 pub mod packing;
 pub mod policy;
+#[cfg(test)]
+mod scale_tests;
 pub mod tasks;
 mod tiling;
 

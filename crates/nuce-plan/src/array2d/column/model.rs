@@ -37,7 +37,8 @@ impl Model {
         let p = w.len();
         let total: f64 = w.iter().sum();
         let mut order: Vec<usize> = (0..p).collect();
-        order.sort_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
+        // A total order (ties by index): the unstable sort gives the stable one.
+        order.sort_unstable_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
         let mut prefix = Vec::with_capacity(p + 1);
         prefix.push(0.0);
         let mut acc = 0.0;

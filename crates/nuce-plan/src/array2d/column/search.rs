@@ -56,6 +56,15 @@ impl ColumnDp {
         layout.realize(self.name(), rows, cols, speeds)
     }
 
+    /// The fast path at any `p` (the plan [`ArrayDecomposer::decompose`]
+    /// gives from [`ColumnDp::FAST_FROM`] parts): to compare it with
+    /// [`ColumnDp::unhurried`] where both run.
+    pub fn fast(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+        let speeds = &checked_speeds(rows, cols, speeds)?;
+        let (layout, _) = self.layout_within(rows, cols, speeds, 0)?;
+        layout.realize(self.name(), rows, cols, speeds)
+    }
+
     /// A column DP that also weighs `latency × internal edges`.
     pub fn with_latency(latency: f64) -> Self {
         ColumnDp { latency }
