@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use nuce_plan::array2d::cost::acost;
 use nuce_plan::array2d::{apportion, ArrayDecomposer, ColumnDp};
-use nuce_plan::array3d::{Best3, GridDecomposer3, RecursiveBisection3d, Stencil};
+use nuce_plan::array3d::{Best3, GridDecomposer3, Stencil};
 use nuce_plan::dist1d;
 use nuce_plan::graph::bisect::Grouping;
 use nuce_plan::graph::order::Ordering;
@@ -159,7 +159,7 @@ fn main() {
         let shape = (n3, n3, n3);
         let (plan, t) = timed(reps, || best3.decompose(shape, &s).expect("3D plan"));
         let vs = compare.then(|| {
-            let (f, ft) = timed(1, || RecursiveBisection3d.decompose(shape, &s).expect("3D"));
+            let (f, ft) = timed(1, || best3.fast(shape, &s).expect("3D plan"));
             let (u, ut) = timed(1, || best3.unhurried(shape, &s).expect("3D plan"));
             (row3(&f, ft), row3(&u, ut))
         });

@@ -98,9 +98,7 @@ pub(crate) fn near_pairs<const D: usize>(
                 }
             }
         });
-        if found.is_err() {
-            return found;
-        }
+        std::mem::replace(&mut found, Ok(()))?;
     }
     Ok(())
 }

@@ -53,7 +53,11 @@ fn one_cell_out_of_place_among_27000_boxes_is_caught() {
     let (a, c) = (at(&grown, 10, 10, 10), at(&grown, 10, 10, 12));
     grown.boxes[a].nz = 3;
     grown.boxes[c].nz = 1;
-    assert!(grown.validate().unwrap_err().to_string().contains("overlap"));
+    assert!(grown
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("overlap"));
     // Shrunk from the near side instead, it is a tiling again.
     grown.boxes[c].z += 1;
     assert!(grown.validate().is_ok());
@@ -126,6 +130,7 @@ fn fast_paths_are_valid_and_close_to_the_unhurried_plans() {
     let s = speeds(Best3::FAST_FROM);
     let plan = Best3::default().decompose((200, 200, 200), &s).unwrap();
     assert_eq!(plan.algorithm, "best:rb");
+    assert_eq!(plan, Best3::default().fast((200, 200, 200), &s).unwrap());
     let rb = RecursiveBisection3d.decompose((200, 200, 200), &s).unwrap();
     assert_eq!(plan.boxes, rb.boxes);
 }
