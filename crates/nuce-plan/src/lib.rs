@@ -34,6 +34,7 @@ pub use error::{Error, Result};
 
 pub mod array2d;
 pub mod array3d;
+mod boxpairs;
 pub mod curve1d;
 pub mod dist1d;
 pub mod divisible;
@@ -41,7 +42,10 @@ pub mod fpm;
 pub mod graph;
 pub mod packing;
 pub mod policy;
+#[cfg(test)]
+mod scale_tests;
 pub mod tasks;
+mod tiling;
 
 /// Checks that `speeds` is non-empty and every value is finite and `> 0`.
 pub fn check_speeds(speeds: &[f64]) -> Result<()> {

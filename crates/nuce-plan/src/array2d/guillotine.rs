@@ -102,7 +102,8 @@ pub fn slice(rect: &Rect, axis: Axis, weights: &[f64], mut place: impl FnMut(usi
 /// `WeightList` order of \[KRW96\] Figures 13–15. O(p log p).
 pub fn sorted_desc(speeds: &[f64]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..speeds.len()).collect();
-    order.sort_by(|&a, &b| speeds[b].total_cmp(&speeds[a]).then(a.cmp(&b)));
+    // A total order (ties by index): the unstable sort gives the stable one.
+    order.sort_unstable_by(|&a, &b| speeds[b].total_cmp(&speeds[a]).then(a.cmp(&b)));
     order
 }
 

@@ -12,7 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::boxpairs::Span;
 use crate::error::{Error, Result};
+use crate::tiling::check_disjoint;
 
 pub mod best;
 mod checks;
@@ -174,7 +176,8 @@ impl ArrayPlan {
 
     /// Checks that the parts tile the array exactly: every non-empty part lies
     /// inside, parts are pairwise disjoint and their areas sum to `rows × cols`.
-    /// O(p log p + p·k) with k the parts overlapping a sweep line.
+    /// Disjointness is checked exactly by the parts' corners (their signed
+    /// corners add up to the array's exactly when they tile it): O(p log p).
     pub fn validate(&self) -> Result<()> {
         if self.rows == 0 || self.cols == 0 {
             return Err(Error::Empty(format!(
@@ -209,24 +212,18 @@ impl ArrayPlan {
                 self.rows * self.cols
             )));
         }
-        // Disjointness by a sweep over rows: sort by first row, keep the active set.
-        let mut order: Vec<usize> = (0..self.parts.len())
-            .filter(|&i| !self.parts[i].is_empty())
+        // Disjointness, exactly: by the corners, the pairs name an overlap.
+        let spans: Vec<Span<2>> = self
+            .parts
+            .iter()
+            .map(|p| {
+                (
+                    [p.row, p.col],
+                    [p.row.saturating_add(p.rows), p.col.saturating_add(p.cols)],
+                )
+            })
             .collect();
-        order.sort_by_key(|&i| (self.parts[i].row, self.parts[i].col));
-        let mut active: Vec<usize> = Vec::new();
-        for &i in &order {
-            let p = self.parts[i];
-            active.retain(|&j| self.parts[j].row_end() > p.row);
-            if let Some(&j) = active
-                .iter()
-                .find(|&&j| self.parts[j].intersect(&p).is_some())
-            {
-                return Err(Error::InvalidPlan(format!("parts {j} and {i} overlap")));
-            }
-            active.push(i);
-        }
-        Ok(())
+        check_disjoint(&spans, [self.rows, self.cols])
     }
 
     /// Checks `speeds` for this plan: valid ([`crate::check_speeds`]) and

@@ -112,6 +112,30 @@ impl Best3 {
     /// for a surface within 1.15 of the guillotine optimum.
     pub const TIME_TOLERANCE: f64 = 0.2;
 
+    /// Parts from which [`Best3`]'s plan is the fast path ([`Best3::fast`]),
+    /// recursive bisection alone ([`RecursiveBisection3d`], `O(p log p)`),
+    /// named `best:rb`: every candidate of [`Best3::unhurried`] costs a
+    /// fixed-point search or a DP whose time grows with `p` (at `p = 10⁵`
+    /// on a 1000³ grid, seconds against milliseconds), and on large grids
+    /// rb is within a few percent of the unhurried winner's surface
+    /// (`examples/bench_plan_scale.rs`, BENCHMARKS.md).
+    pub const FAST_FROM: usize = 20_000;
+
+    /// The fast path at any `p`: [`RecursiveBisection3d`]'s plan named
+    /// `best:rb`, the plan from [`Best3::FAST_FROM`] parts.
+    pub fn fast(&self, shape: Shape3, speeds: &[f64]) -> Result<GridPlan3> {
+        self.stencil.check()?;
+        let mut plan = RecursiveBisection3d.decompose(shape, speeds)?;
+        plan.algorithm = format!("best:{}", plan.algorithm);
+        Ok(plan)
+    }
+
+    /// The plan of every candidate ranked ([`Best3::choose`]) at any `p`:
+    /// [`Best3`]'s plan below [`Best3::FAST_FROM`] parts.
+    pub fn unhurried(&self, shape: Shape3, speeds: &[f64]) -> Result<GridPlan3> {
+        Ok(self.choose(shape, speeds)?.0)
+    }
+
     /// The winning plan (named `best:<winner>`) and every candidate with
     /// its predicted time and surface, in the order tried.
     pub fn choose(&self, shape: Shape3, speeds: &[f64]) -> Result<(GridPlan3, Vec<Candidate3>)> {
@@ -190,8 +214,13 @@ impl GridDecomposer3 for Best3 {
         "best"
     }
 
+    /// [`Best3::unhurried`] below [`Best3::FAST_FROM`] parts, recursive
+    /// bisection (named `best:rb`) from there.
     fn decompose(&self, shape: Shape3, speeds: &[f64]) -> Result<GridPlan3> {
-        Ok(self.choose(shape, speeds)?.0)
+        if speeds.len() < Self::FAST_FROM {
+            return self.unhurried(shape, speeds);
+        }
+        self.fast(shape, speeds)
     }
 }
 

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::stencil::Stencil;
 use crate::array2d::column::rescaled;
+use crate::boxpairs::{near_pairs, Span};
 use crate::error::{Error, Result};
+use crate::tiling::check_disjoint;
 
 /// The shape of a grid, `(nx, ny, nz)` cells; cell `(i, j, k)` has `i < nx`,
 /// `j < ny`, `k < nz`, and C order (`k` fastest) where cells are listed.
@@ -289,9 +291,9 @@ impl GridPlan3 {
 
     /// Checks that the boxes tile the grid exactly: every non-empty box lies
     /// inside, boxes are pairwise disjoint and their volumes sum to
-    /// `nx·ny·nz`. Disjointness is checked by a sweep along the axis with
-    /// the most distinct box starts: `O(p log p + p·k)` with `k` the boxes
-    /// crossing a sweep plane.
+    /// `nx·ny·nz`. Disjointness is checked exactly by the boxes' corners
+    /// (their signed corners add up to the grid's exactly when they tile
+    /// it): `O(p log p)` whatever their shapes.
     pub fn validate(&self) -> Result<()> {
         let (nx, ny, nz) = self.shape;
         if nx == 0 || ny == 0 || nz == 0 {
@@ -323,10 +325,8 @@ impl GridPlan3 {
                 "parts cover {total} cells, the grid has {cells}"
             )));
         }
-        self.sweep_pairs(0, |j, i| match self.boxes[j].intersect(&self.boxes[i]) {
-            Some(_) => Err(Error::InvalidPlan(format!("parts {j} and {i} overlap"))),
-            None => Ok(()),
-        })
+        let (nx, ny, nz) = self.shape;
+        check_disjoint(&self.spans(), [nx, ny, nz])
     }
 
     /// Checks `speeds` for this plan: valid ([`crate::check_speeds`]) and
@@ -480,12 +480,12 @@ impl GridPlan3 {
         Box3::from_axes(lo, len)
     }
 
-    /// [`GridPlan3::neighbours`] of every part, by a sweep along the axis
-    /// with the most distinct box starts (the relation is symmetric):
-    /// `O(p log p + p·k)` with `k` the boxes within reach of a sweep plane.
+    /// [`GridPlan3::neighbours`] of every part, from the near pairs of a
+    /// bucket grid (the relation is symmetric): `O(p)`
+    /// for boxes of comparable shapes, at worst a plane sweep's.
     pub fn neighbour_lists(&self, stencil: Stencil) -> Vec<Vec<usize>> {
         let mut lists = vec![Vec::new(); self.boxes.len()];
-        let found: Result<()> = self.sweep_pairs(stencil.ghost, |j, i| {
+        let found: Result<()> = self.near_pairs(stencil.ghost, |j, i| {
             if reaches(&self.boxes[i], &self.boxes[j], stencil) {
                 lists[i].push(j);
                 lists[j].push(i);
@@ -497,37 +497,28 @@ impl GridPlan3 {
         lists
     }
 
-    /// Calls `visit(j, i)` for every pair of non-empty parts whose extents
-    /// along the sweep axis (the one with the most distinct box starts) are
-    /// less than `margin` cells apart, in the order of the starts `j` before
-    /// `i`; stops at the first error. `O(p log p + p·k)` with `k` the boxes
-    /// within `margin` of a sweep plane.
-    fn sweep_pairs(
+    /// The boxes as half-open spans.
+    fn spans(&self) -> Vec<Span<3>> {
+        self.boxes
+            .iter()
+            .map(|b| {
+                (
+                    [b.x, b.y, b.z],
+                    std::array::from_fn(|a| b.lo(a).saturating_add(b.len(a))),
+                )
+            })
+            .collect()
+    }
+
+    /// The pairs `(j, i)`, `j < i`, of non-empty parts less than `margin`
+    /// cells apart along every axis, each once ([`near_pairs`]).
+    fn near_pairs(
         &self,
         margin: usize,
-        mut visit: impl FnMut(usize, usize) -> Result<()>,
+        visit: impl FnMut(usize, usize) -> Result<()>,
     ) -> Result<()> {
-        let mut order: Vec<usize> = (0..self.boxes.len())
-            .filter(|&i| !self.boxes[i].is_empty())
-            .collect();
-        let distinct = |a: usize| {
-            let mut s: Vec<usize> = order.iter().map(|&i| self.boxes[i].lo(a)).collect();
-            s.sort_unstable();
-            s.dedup();
-            s.len()
-        };
-        let axis = (0..3).max_by_key(|&a| distinct(a)).unwrap_or(0);
-        order.sort_by_key(|&i| self.boxes[i].lo(axis));
-        let mut active: Vec<usize> = Vec::new();
-        for &i in &order {
-            let lo = self.boxes[i].lo(axis);
-            active.retain(|&j| self.boxes[j].hi(axis) + margin > lo);
-            for &j in &active {
-                visit(j, i)?;
-            }
-            active.push(i);
-        }
-        Ok(())
+        let (nx, ny, nz) = self.shape;
+        near_pairs(&self.spans(), [nx, ny, nz], margin, visit)
     }
 }
 

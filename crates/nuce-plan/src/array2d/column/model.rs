@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 /// (with the generic latency term and, optionally, the whole-cell penalties)
 /// and the dynamic programs over them. A segmentation is given by its `cuts`
 /// `0 = c_0 < c_1 < … < c_C = p` into the ascending order.
+#[derive(Clone)]
 pub(super) struct Model {
     /// Input indices in ascending weight order.
     pub(super) order: Vec<usize>,
@@ -36,7 +37,8 @@ impl Model {
         let p = w.len();
         let total: f64 = w.iter().sum();
         let mut order: Vec<usize> = (0..p).collect();
-        order.sort_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
+        // A total order (ties by index): the unstable sort gives the stable one.
+        order.sort_unstable_by(|&a, &b| w[a].total_cmp(&w[b]).then(a.cmp(&b)));
         let mut prefix = Vec::with_capacity(p + 1);
         prefix.push(0.0);
         let mut acc = 0.0;
@@ -57,6 +59,15 @@ impl Model {
             lat,
             big,
         })
+    }
+
+    /// This model with the whole-cell constraints (the same order and
+    /// prefix sums: [`Model::new`] with `whole` set, without its sort).
+    pub(super) fn whole_cells(&self) -> Model {
+        Model {
+            big: 1e9 * (self.along + self.across) * self.order.len() as f64,
+            ..self.clone()
+        }
     }
 
     /// Violation of the whole-cell constraints by slab `(a, q]`: width

@@ -40,6 +40,31 @@ pub struct ColumnDp {
 }
 
 impl ColumnDp {
+    /// Parts from which [`ColumnDp`] takes its fast path: on a square array
+    /// one orientation only (the other is its mirror image, of the same
+    /// cost), and the whole-cell model optimum alone where it is feasible
+    /// (without the unrestricted one as a second candidate). At `p = 10⁵`
+    /// it plans in about a third of the time, within a fraction of a
+    /// percent of the unhurried cost ([`ColumnDp::unhurried`];
+    /// `examples/bench_plan_scale.rs`, BENCHMARKS.md).
+    pub const FAST_FROM: usize = 20_000;
+
+    /// [`ArrayDecomposer::decompose`] without the fast path at any `p`.
+    pub fn unhurried(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+        let speeds = &checked_speeds(rows, cols, speeds)?;
+        let (layout, _) = self.layout_within(rows, cols, speeds, usize::MAX)?;
+        layout.realize(self.name(), rows, cols, speeds)
+    }
+
+    /// The fast path at any `p` (the plan [`ArrayDecomposer::decompose`]
+    /// gives from [`ColumnDp::FAST_FROM`] parts): to compare it with
+    /// [`ColumnDp::unhurried`] where both run.
+    pub fn fast(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<ArrayPlan> {
+        let speeds = &checked_speeds(rows, cols, speeds)?;
+        let (layout, _) = self.layout_within(rows, cols, speeds, 0)?;
+        layout.realize(self.name(), rows, cols, speeds)
+    }
+
     /// A column DP that also weighs `latency × internal edges`.
     pub fn with_latency(latency: f64) -> Self {
         ColumnDp { latency }
@@ -107,7 +132,19 @@ impl ColumnDp {
     /// (`Model::within`, at most 64) is costed too. The cheapest plan
     /// without empty parts wins (the cheapest overall if every candidate
     /// has one). Complexity: see [`ColumnDp`].
+    /// From [`ColumnDp::FAST_FROM`] parts, the fast path's candidates only.
     pub fn layout(&self, rows: usize, cols: usize, speeds: &[f64]) -> Result<(ColumnLayout, f64)> {
+        self.layout_within(rows, cols, speeds, Self::FAST_FROM)
+    }
+
+    /// [`ColumnDp::layout`] with the fast path from `fast_from` parts.
+    fn layout_within(
+        &self,
+        rows: usize,
+        cols: usize,
+        speeds: &[f64],
+        fast_from: usize,
+    ) -> Result<(ColumnLayout, f64)> {
         check_args(rows, cols, speeds)?;
         check_latency(self.latency)?;
         let (m, n) = (rows as f64, cols as f64);
@@ -119,7 +156,13 @@ impl ColumnDp {
         };
         // (has an empty part, integer cost, layout, model cost)
         let mut best: Option<(bool, f64, ColumnLayout, f64)> = None;
-        for transposed in [false, true] {
+        let fast = p >= fast_from;
+        let orientations: &[bool] = if fast && rows == cols {
+            &[false]
+        } else {
+            &[false, true]
+        };
+        for &transposed in orientations {
             // Vertical slabs: along = cols, across = rows; transposed: the reverse.
             let (along, across) = if transposed { (m, n) } else { (n, m) };
             let mut cands: Vec<Vec<usize>> = Vec::new();
@@ -130,15 +173,21 @@ impl ColumnDp {
             };
             let mut sorted = None;
             for &lat in lats {
-                let whole = Model::new(speeds, along, across, lat, true)?;
                 let free = Model::new(speeds, along, across, lat, false)?;
+                let whole = free.whole_cells();
                 let (wc, _) = whole.optimum();
-                let (fc, _) = free.optimum();
                 let ok = whole.feasible(&wc);
+                // The fast path keeps the whole-cell optimum alone when feasible.
+                let fc = (!fast || !ok).then(|| free.optimum().0);
                 let model = if ok { &whole } else { &free };
-                let c_star = if ok { wc.len() } else { fc.len() } - 1;
+                let c_star = match (&fc, ok) {
+                    (Some(fc), false) => fc.len(),
+                    _ => wc.len(),
+                } - 1;
                 add(wc);
-                add(fc);
+                if let Some(fc) = fc {
+                    add(fc);
+                }
                 let c_hi = (c_star + COUNT_WINDOW).min(p);
                 if c_hi.saturating_mul(p) <= PER_COUNT_BUDGET {
                     let lo = c_star.saturating_sub(COUNT_WINDOW).max(1);
