@@ -198,7 +198,8 @@ impl PlanningModel {
     /// speeds, `sizes` says how many units each rank holds under it. Without
     /// caps: `plan(speeds)`. With caps, a layout that gives a rank more than
     /// its cap (the decomposers round shares to rectangles or boxes) is made
-    /// again with that rank's cap lowered by its excess (up to 8 times);
+    /// again with that rank's cap lowered by its excess, doubled at every
+    /// attempt (up to 8 times);
     /// when no layout fits, an [`Error::InvalidInput`] naming the rank, its
     /// size and its cap.
     pub fn plan_within_caps<P>(
@@ -227,8 +228,12 @@ impl PlanningModel {
                 }
                 Some(_) => {}
             }
+            // The overshoot doubles at every attempt: a planner that rounds
+            // to whole rows or planes (a 200-cell row under a cap of 23 999)
+            // is under its cap within a logarithmic number of attempts.
             for &i in &over {
-                target[i] = target[i].saturating_sub(got[i] - caps[i]).max(1);
+                let step = (got[i] - caps[i]).saturating_mul(1 << attempt);
+                target[i] = target[i].saturating_sub(step).max(1);
             }
             speeds = self.shares(Some(&target))?;
             attempt += 1;

@@ -872,6 +872,16 @@ fn plans_stay_within_memory_caps_or_fail_clearly() {
     let stubborn = |_: &[f64]| -> Result<Vec<usize>, Error> { Ok(vec![700, 300]) };
     let err = m.plan_within_caps(stubborn, |p| p.clone()).unwrap_err();
     assert!(err.to_string().contains("memory limits"), "{err}");
+    // Whole rows of 200 units under a cap one unit below a row boundary
+    // (23 999 of 40 000, rank 0 4× faster): the nearest row count overshoots
+    // by one unit at first; the fit must still be found (119 rows).
+    let m = PlanningModel::new(&e, None, 40_000, Some(&[23_999, 23_999]), true).unwrap();
+    let rows = |sp: &[f64]| -> Result<Vec<usize>, Error> {
+        let x0 = (200.0 * sp[0] / (sp[0] + sp[1])).round() as usize * 200;
+        Ok(vec![x0, 40_000 - x0])
+    };
+    let plan = m.plan_within_caps(rows, |p| p.clone()).unwrap();
+    assert_eq!(plan, vec![23_800, 16_200]);
 }
 
 #[test]
