@@ -347,28 +347,30 @@ fi
 # --- end of the PETSc block ---
 
 # --- p4est (a separate block) ---
-# examples/p4est/p4est_step3_nuce.c, p4est's own step3 (advection with
-# adaptive refinement) repartitioned with nuce_plan_1d_weighted +
-# p4est_partition_given, built against Debian's libp4est-dev (installed here
-# when missing: about 1 MB to fetch, 4 MB on disk, seconds). With given speeds
-# it checks at every repartition that the counts sum to the global number of
-# quadrants, each within one quadrant of its share, and that p4est's
-# partition follows them. Debian's p4est is built on Open MPI: skipped under
-# MPICH, and when the package cannot be installed.
+# examples/c/p4est_balance.c: a forest refined around a point, a cost per
+# quadrant, repartitioned with nuce_plan_1d_weighted + p4est_partition_given,
+# built against Debian's libp4est-dev (installed here when missing: about 1 MB
+# to fetch, 4 MB on disk, seconds). With given speeds every rank checks that the
+# counts sum to the global number of quadrants, that p4est then holds its
+# count, and that each rank's summed cost is within the heaviest quadrant of
+# its share; the timing mode (phases recorded, repartitions) runs once.
+# Debian's p4est is built on Open MPI: skipped under MPICH, and when the
+# package cannot be installed.
 if [ "${NUCE_MPI:-}" != mpich ] && scripts/setup.sh libp4est-dev && [ -f /usr/include/p4est.h ]; then
-  "$mpicc" -O2 -Wall -Werror examples/p4est/p4est_step3_nuce.c $(pkg-config --cflags --libs nuce) \
-    -lp4est -lsc -lm "$rpath" -o "$tmp/p4est_step3"
-  for case in "1 1" "2 1,3" "3 1,2,3"; do
+  "$mpicc" -O2 -Wall -Werror examples/c/p4est_balance.c $(pkg-config --cflags --libs nuce) \
+    -lp4est -lsc -lm "$rpath" -o "$tmp/p4est_balance"
+  for case in "1 1" "2 1,3" "3 1,2,3" "3 3,1,0.5"; do
     set -- $case
-    out="$("$mpirun" -np "$1" "$tmp/p4est_step3" nuce 0.02 2e-2 "$2" 2>&1)" &&
-      ! grep -q "check FAILED" <<<"$out" && [ "$(grep -c "check ok" <<<"$out")" -ge 1 ] ||
-      { echo "$out" >&2; echo "test_capi: p4est_step3 failed: -np $1 speeds $2" >&2; exit 1; }
-    echo "test_capi: ok: p4est_step3 -np $1 speeds $2 ($(grep -m 1 'check ok' <<<"$out" | sed 's/^\[p4est\] step3: //'))"
+    out="$("$mpirun" -np "$1" "$tmp/p4est_balance" --speeds "$2" 2>&1)" &&
+      grep -q "^p4est_balance: check ok" <<<"$out" ||
+      { echo "$out" >&2; echo "test_capi: p4est_balance failed: -np $1 speeds $2" >&2; exit 1; }
+    echo "test_capi: ok: p4est_balance -np $1 speeds $2 ($(grep -m 1 'counts' <<<"$out" | sed 's/^p4est_balance: //'))"
   done
-  out="$("$mpirun" -np 2 "$tmp/p4est_step3" default 0.02 2>&1)" && grep -q "step3: default:" <<<"$out" ||
-    { echo "$out" >&2; echo "test_capi: p4est_step3 default failed" >&2; exit 1; }
-  echo "test_capi: ok: p4est_step3 with p4est_partition"
+  out="$("$mpirun" -np 2 "$tmp/p4est_balance" --steps 12 --period 4 --slow 1:3 --level 7 2>&1)" &&
+    grep -q "mode nuce, .* 2 repartitions" <<<"$out" ||
+    { echo "$out" >&2; echo "test_capi: p4est_balance timing mode failed" >&2; exit 1; }
+  echo "test_capi: ok: p4est_balance with recorded phases ($(grep -m 1 'mode nuce' <<<"$out" | sed 's/^p4est_balance: //'))"
 else
-  echo "test_capi: p4est_step3 skipped: MPICH, or libp4est-dev not installable" >&2
+  echo "test_capi: p4est checks skipped: MPICH, or libp4est-dev not installable" >&2
 fi
 # --- end of the p4est block ---
