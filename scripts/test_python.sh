@@ -31,8 +31,13 @@ for n in 1 2 3; do
     exit 1
   }
   grep -E "passed|failed" "target/test_python_$n.log" | sort -u
-  timeout 60 "${mpirun[@]}" -np "$n" "$py" crates/nuce-py/tests/outlive_finalize.py | grep -c " ok$" |
-    grep -qx "$n" || { echo "test_python: outlive_finalize failed on $n rank(s)" >&2; exit 1; }
+  # Every rank says "rank R ok" (counted by rank: mpirun may interleave lines).
+  out="$(timeout 120 "${mpirun[@]}" -np "$n" "$py" crates/nuce-py/tests/outlive_finalize.py 2>&1)" &&
+    [ "$(grep -o "rank [0-9]* ok" <<<"$out" | sort -u | wc -l)" -eq "$n" ] || {
+    echo "$out" >&2
+    echo "test_python: outlive_finalize failed on $n rank(s)" >&2
+    exit 1
+  }
 done
 echo "test_python: the Python example"
 timeout 120 "${mpirun[@]}" -np 3 "$py" examples/python/heat2d.py --check --phases 4 --iters 10 --n 400 --slow 1:4@1 |
