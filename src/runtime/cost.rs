@@ -129,6 +129,13 @@ impl CostField {
         self.block
     }
 
+    /// The values when the field was set for `block` (this rank's block
+    /// now), `None` for a field of an older block: what carries over to
+    /// a successor, a save file or a restarted container.
+    pub(crate) fn values_for(&self, block: Box3) -> Option<Vec<f64>> {
+        (self.block == block).then(|| self.values.clone())
+    }
+
     /// `Σ cost` when the field fits `current` (this rank's block now) and
     /// every value is finite and `≥ 0`; a clear error otherwise. Local.
     pub(crate) fn checked_sum(&self, current: &Box3) -> Result<f64> {

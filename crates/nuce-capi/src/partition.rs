@@ -200,6 +200,21 @@ unsafe fn write_partition(
     Ok(())
 }
 
+/// The part count `nparts` (at least 1) and the target weights `tpwgts`
+/// (NULL: equal parts) of the C partitioning calls.
+///
+/// # Safety
+/// `tpwgts` is NULL or points to `nparts` readable doubles.
+unsafe fn part_targets(nparts: i64, tpwgts: *const f64) -> Result<(usize, Vec<f64>)> {
+    let k = to_usize(nparts, "nparts")?;
+    if k == 0 {
+        return Err(Error::empty("nparts = 0"));
+    }
+    // SAFETY: the caller's contract.
+    let targets = unsafe { opt_slice(tpwgts, k) }.map_or_else(|| vec![1.0; k], <[f64]>::to_vec);
+    Ok((k, targets))
+}
+
 /// Partitions the graph `g` into `nparts` parts whose vertex weights are in
 /// the ratio of `tpwgts[nparts]` (any positive scale; NULL for equal parts)
 /// with algorithm `algo` (`NUCE_ALGO_*`), every algorithm's result refined
@@ -217,12 +232,8 @@ pub extern "C" fn nuce_partition_graph(
     edgecut: *mut f64,
 ) -> c_int {
     guard(|| {
-        let k = to_usize(nparts, "nparts")?;
-        if k == 0 {
-            return Err(Error::empty("nparts = 0"));
-        }
         // SAFETY: `tpwgts` is NULL or nparts readable doubles (contract).
-        let targets = unsafe { opt_slice(tpwgts, k) }.map_or_else(|| vec![1.0; k], <[f64]>::to_vec);
+        let (_, targets) = unsafe { part_targets(nparts, tpwgts) }?;
         // SAFETY: `g` is NULL or a valid nuce_csr (contract).
         let graph = unsafe { read_csr(g) }?;
         let (p, cut) = partition(&graph, &targets, algo)?;
@@ -254,12 +265,8 @@ pub extern "C" fn nuce_repartition_graph(
     edgecut: *mut f64,
 ) -> c_int {
     guard(|| {
-        let k = to_usize(nparts, "nparts")?;
-        if k == 0 {
-            return Err(Error::empty("nparts = 0"));
-        }
         // SAFETY: `tpwgts` is NULL or nparts readable doubles (contract).
-        let targets = unsafe { opt_slice(tpwgts, k) }.map_or_else(|| vec![1.0; k], <[f64]>::to_vec);
+        let (k, targets) = unsafe { part_targets(nparts, tpwgts) }?;
         nuce::plan::check_speeds(&targets)?;
         // SAFETY: `g` is NULL or a valid nuce_csr (contract).
         let graph = unsafe { read_csr(g) }?;

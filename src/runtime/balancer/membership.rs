@@ -313,8 +313,8 @@ impl Departing for Grid {
 
     fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()> {
         let mut n = next.grid_of(kept(self.plan(), stay), self.stencil())?;
-        if let Some(c) = self.cost().filter(|c| c.block() == self.local_box()) {
-            n.set_cost(c.values().to_vec());
+        if let Some(v) = self.cost().and_then(|c| c.values_for(self.local_box())) {
+            n.set_cost(v);
         }
         *self = n;
         Ok(())
@@ -329,8 +329,8 @@ impl<T: Element> Departing for DistArray3<T> {
     fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()> {
         let mut n = self.successor(next.comm(), kept(self.plan(), stay))?;
         next.adopt_checks(n.checks_mut());
-        if let Some(c) = self.cost().filter(|c| c.block() == self.local_box()) {
-            n.set_cost(c.values().to_vec());
+        if let Some(v) = self.cost().and_then(|c| c.values_for(self.local_box())) {
+            n.set_cost(v);
         }
         *self = n;
         Ok(())

@@ -43,8 +43,8 @@ impl<T: Element + Plain> DistArray3<T> {
             self.plan().clone(),
             Stencil::seven(self.ghost()),
         )?;
-        if let Some(c) = self.cost().filter(|c| c.block() == self.local_box()) {
-            grid.set_cost(c.values().to_vec());
+        if let Some(v) = self.cost().and_then(|c| c.values_for(self.local_box())) {
+            grid.set_cost(v);
         }
         let field = RawField {
             // Only read by the save.
@@ -160,8 +160,8 @@ impl<T: Element + Plain> DistArray2<T> {
         });
         agree(self.comm(), 0, ordered)?;
         let mut grid = grid_of_array2(self.comm(), self.plan(), self.ghost())?;
-        if let Some(c) = self.cost().filter(|c| c.block() == box_of(&self.rect())) {
-            grid.set_cost(c.values().to_vec());
+        if let Some(v) = self.cost().and_then(|c| c.values_for(box_of(&self.rect()))) {
+            grid.set_cost(v);
         }
         let block = self.padded().as_slice().unwrap_or_default();
         let field = RawField {

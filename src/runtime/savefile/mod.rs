@@ -317,10 +317,7 @@ impl Grid {
         self.checked_entry(&what, local.as_ref().err())?;
         let comm = self.comm();
         let layout = self.layout();
-        let mut cost_values = self
-            .cost()
-            .filter(|c| c.block() == layout.local_box())
-            .map(|c| c.values().to_vec());
+        let mut cost_values = self.cost().and_then(|c| c.values_for(layout.local_box()));
         // The cost is saved when every rank has one for its box.
         let mut all_cost = 0i32;
         comm.all_reduce_into(
