@@ -28,7 +28,7 @@ use super::comm::{agree, check_identical, displacements, max_f64, sum_f64, zeroe
 use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::layout::{exchange_on, HaloTypes, Layout};
-use super::object::{count, global_stats, next_call, MoveStats};
+use super::object::{count, global_stats, next_call, MoveStats, OwnComm};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 pub use crate::plan::array2d::cells_changing_owner;
@@ -500,7 +500,7 @@ impl<T: Element> Tiled<T> {
 /// of [`super::clock`]: its time (waiting for neighbours included) is never
 /// counted as this rank's compute time.
 pub struct DistArray2<T> {
-    comm: SimpleCommunicator,
+    comm: OwnComm,
     tiles: Tiled<T>,
     /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
     cp: Checkpoints,
@@ -579,7 +579,7 @@ impl<T: Element> DistArray2<T> {
     pub fn gather(&self, root: i32) -> Result<Option<Array2<T>>> {
         let _w = waiting();
         self.check(&format!("DistArray2::gather(to root {root})"))?;
-        self.tiles.gather_to_root(&self.comm, root)
+        self.tiles.gather_to_root(&*self.comm, root)
     }
 
     /// Fills the ghost border with the neighbours' cells: every rank must
@@ -652,7 +652,7 @@ impl<T: Element> DistArray2<T> {
         // (caller's contract).
         unsafe {
             exchange_on(
-                &self.comm,
+                &*self.comm,
                 &self.cp,
                 (call, w),
                 &what,
@@ -669,7 +669,7 @@ impl<T: Element> DistArray2<T> {
     pub fn refuse_exchange(&mut self, why: Error) -> Error {
         let _w = waiting();
         match self.next_exchange() {
-            Ok(call) => halo::refuse(&self.comm, &self.cp, call, &|| self.exchange_call(), why),
+            Ok(call) => halo::refuse(&*self.comm, &self.cp, call, &|| self.exchange_call(), why),
             Err(e) => e,
         }
     }
@@ -679,7 +679,7 @@ impl<T: Element> DistArray2<T> {
     fn next_exchange(&mut self) -> Result<halo::Call> {
         let full = self.full_checks.then(|| self.exchange_call());
         next_call(
-            &self.comm,
+            &*self.comm,
             &self.cp,
             full.as_deref(),
             &mut self.exchanges,
@@ -696,7 +696,7 @@ impl<T: Element> DistArray2<T> {
     /// Wraps a communicator, its checkpoints and a block (no exchange yet).
     fn wrap(comm: SimpleCommunicator, tiles: Tiled<T>, cp: Checkpoints) -> Self {
         let mut a = DistArray2 {
-            comm,
+            comm: OwnComm::new(comm),
             tiles,
             cp,
             exchanges: 0,
@@ -757,7 +757,7 @@ impl<T: Element> DistArray2<T> {
             new_plan.cols,
             new_plan.parts.len()
         ))?;
-        self.tiles.remap(&self.comm, new_plan)
+        self.tiles.remap(&*self.comm, new_plan)
     }
 
     /// The checked entry of a collective call `op` named in the caller's
@@ -768,7 +768,7 @@ impl<T: Element> DistArray2<T> {
     #[doc(hidden)]
     pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let _w = waiting();
-        self.cp.check_refusing(&self.comm, op, refused)
+        self.cp.check_refusing(&*self.comm, op, refused)
     }
 
     /// The checked entry of a verb: `op` with the array's shape, ghost
@@ -776,7 +776,7 @@ impl<T: Element> DistArray2<T> {
     fn check(&self, op: &str) -> Result<()> {
         let (rows, cols) = self.global_shape();
         self.cp.check(
-            &self.comm,
+            &*self.comm,
             &format!(
                 "{op} on a {rows}x{cols} array, ghost {}, {}-byte elements, after {} ghost exchanges",
                 self.tiles.ghost,

@@ -42,7 +42,7 @@ use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::layout::{exchange_on, transfer, HaloTypes, Layout, RawField};
-use super::object::{count, global_stats, next_call, MoveStats};
+use super::object::{count, global_stats, next_call, MoveStats, OwnComm};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -197,7 +197,7 @@ fn check_args<T>(plan: &GridPlan3, ranks: usize, ghost: usize, ncomp: usize) -> 
 /// layers, with `ncomp` values per cell (layout in the module's
 /// documentation). Keeps its own duplicate of the communicator.
 pub struct DistArray3<T> {
-    comm: SimpleCommunicator,
+    comm: OwnComm,
     block: Block3<T>,
     cp: Checkpoints,
     /// The derived datatypes of the 7-point and the 27-point exchange on
@@ -261,7 +261,7 @@ impl<T: Element> DistArray3<T> {
         check_identical(&comm, 0, "plan", &plan)?;
         let rank = comm.rank() as usize;
         let mut a = DistArray3 {
-            comm,
+            comm: OwnComm::new(comm),
             block: Block3::new(plan, rank, ghost, ncomp),
             cp,
             halo_types: [None, None],
@@ -323,7 +323,7 @@ impl<T: Element> DistArray3<T> {
             .iter()
             .map(|b| count(b.volume() * ncomp))
             .collect::<Result<Vec<Count>>>();
-        let counts = agree(&a.comm, root, counts)?;
+        let counts = agree(&*a.comm, root, counts)?;
         let mut recv = vec![T::default(); own];
         let rootp = a.comm.process_at_rank(root);
         if at_root {
@@ -362,7 +362,7 @@ impl<T: Element> DistArray3<T> {
             bytes: moved,
             messages,
             max_rank_bytes: moved,
-            seconds: max_f64(&a.comm, start.elapsed().as_secs_f64()),
+            seconds: max_f64(&*a.comm, start.elapsed().as_secs_f64()),
         };
         Ok((a, stats))
     }
@@ -379,7 +379,7 @@ impl<T: Element> DistArray3<T> {
         } else {
             Ok(())
         };
-        agree(&self.comm, root, root_ok)?;
+        agree(&*self.comm, root, root_ok)?;
         let send = self.block.pack_own();
         let rootp = self.comm.process_at_rank(root);
         if self.comm.rank() != root {
@@ -434,7 +434,7 @@ impl<T: Element> DistArray3<T> {
         let corners = stencil.corners();
         let full = self.full_checks.then(|| self.exchange_call(corners));
         let call = next_call(
-            &self.comm,
+            &*self.comm,
             &self.cp,
             full.as_deref(),
             &mut self.exchanges,
@@ -454,7 +454,7 @@ impl<T: Element> DistArray3<T> {
         // (`ghost` layers, `ncomp` components of T per cell, C order: the
         // grid layer's field layout), checked against the layout when they
         // are made; the block is not touched until the exchange returns.
-        unsafe { exchange_on(&self.comm, &self.cp, (call, w), &what, base, (cache, make)) }
+        unsafe { exchange_on(&*self.comm, &self.cp, (call, w), &what, base, (cache, make)) }
     }
 
     /// The exchange call with its must-match arguments, as errors name it.
@@ -476,7 +476,7 @@ impl<T: Element> DistArray3<T> {
         let mut n = DistArray3::new(comm, plan, ghost, ncomp)?;
         let same = n.local_box() == self.local_box();
         agree(
-            &n.comm,
+            &*n.comm,
             0,
             if same {
                 Ok(())
@@ -529,8 +529,8 @@ impl<T: Element> DistArray3<T> {
         // SAFETY: both blocks are padded boxes of their layouts (`ghost` layers,
         // `ncomp` components of T per cell, C order), the grid layer's field
         // layout; `old` is only read, `new` is a distinct allocation.
-        let (sent, moved, msgs) = unsafe { transfer(&self.comm, &from, &to, &[old], &[new]) }?;
-        let stats = global_stats(&self.comm, sent, moved, msgs, start);
+        let (sent, moved, msgs) = unsafe { transfer(&*self.comm, &from, &to, &[old], &[new]) }?;
+        let stats = global_stats(&*self.comm, sent, moved, msgs, start);
         self.block = next;
         self.halo_types = [None, None];
         Ok(stats)
@@ -589,7 +589,7 @@ impl<T: Element> DistArray3<T> {
     fn check_refusing(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let (nx, ny, nz) = self.block.plan.shape;
         self.cp.check_refusing(
-            &self.comm,
+            &*self.comm,
             &format!(
                 "{op} on a {nx}x{ny}x{nz} grid, ghost {}, {} components, {}-byte elements, after {} ghost exchanges",
                 self.block.ghost,

@@ -46,7 +46,7 @@ use super::geometric::{self, Points};
 pub use super::graph_value::GraphValue;
 use super::graph_value::{pack, unpack};
 use super::halo::{self, ExchangeStats};
-use super::object::{next_call, MoveStats};
+use super::object::{next_call, MoveStats, OwnComm};
 pub(crate) use super::root_index::RootIndex;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
@@ -783,7 +783,7 @@ pub enum GraphStrategy {
 /// Each rank holds only its own vertices, their arcs, their ghosts and the
 /// ghosts' owners: O(local size) memory, no O(n) array.
 pub struct DistGraph<T> {
-    comm: SimpleCommunicator,
+    comm: OwnComm,
     part: GraphPart<T>,
     /// The balancer's index, on the root of a graph made by
     /// [`Balancer::scatter_graph`](super::balancer::Balancer::scatter_graph).
@@ -900,7 +900,7 @@ impl<T: GraphValue> DistGraph<T> {
             GraphStrategy::Manual
         };
         Ok(DistGraph {
-            comm,
+            comm: OwnComm::new(comm),
             part,
             index: None,
             strategy,
@@ -1011,7 +1011,7 @@ impl<T: GraphValue> DistGraph<T> {
         drop(xadj);
         let part = GraphPart::build(&comm, n, weighted, dim, pieces)?;
         Ok(DistGraph {
-            comm,
+            comm: OwnComm::new(comm),
             part,
             index: None,
             strategy: GraphStrategy::Geometric,
@@ -1047,14 +1047,14 @@ impl<T: GraphValue> DistGraph<T> {
             .get_or_insert_with(|| halo::fingerprint(&what()));
         let full = self.full_checks.then(what);
         let call = next_call(
-            &self.comm,
+            &*self.comm,
             &self.cp,
             full.as_deref(),
             &mut self.exchanges,
             fp,
         )?;
         self.part
-            .ghost_exchange(&self.comm, &self.cp, (call, w), &what)
+            .ghost_exchange(&*self.comm, &self.cp, (call, w), &what)
     }
 
     /// Moves to `new` (replicated on every rank, checked to be identical):
@@ -1064,9 +1064,9 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn remap(&mut self, new: &Partition) -> Result<MigrateStats> {
         let _w = waiting();
         let n = self.part.n_global;
-        let fp = agree(&self.comm, 0, fingerprint(&new.parts))?;
+        let fp = agree(&*self.comm, 0, fingerprint(&new.parts))?;
         self.cp.check(
-            &self.comm,
+            &*self.comm,
             &format!("DistGraph::remap({n} vertices, partition {fp:016x})"),
         )?;
         let size = self.part.size;
@@ -1080,9 +1080,9 @@ impl<T: GraphValue> DistGraph<T> {
         } else {
             Ok(())
         };
-        agree(&self.comm, 0, ok)?;
+        agree(&*self.comm, 0, ok)?;
         let dest: Vec<usize> = self.part.owned.iter().map(|&v| new.parts[v]).collect();
-        let st = self.part.migrate(&self.comm, &dest)?;
+        let st = self.part.migrate(&*self.comm, &dest)?;
         if let Some(index) = self.index.as_mut() {
             index.parts.clone_from(&new.parts);
         }
@@ -1100,11 +1100,11 @@ impl<T: GraphValue> DistGraph<T> {
         let _w = waiting();
         let n = self.part.n_global;
         self.cp
-            .check(&self.comm, &format!("DistGraph::migrate({n} vertices)"))?;
-        let st = self.part.migrate(&self.comm, new_owner)?;
+            .check(&*self.comm, &format!("DistGraph::migrate({n} vertices)"))?;
+        let st = self.part.migrate(&*self.comm, new_owner)?;
         // A graph balanced from a root index: the root learns the new owners
         // (it holds the whole graph anyway); only the owned ids travel.
-        if any_rank(&self.comm, self.index.is_some()) {
+        if any_rank(&*self.comm, self.index.is_some()) {
             let p = self.part.size;
             let mut to_root = vec![0usize; p];
             // The index lives on one rank (the balancer's root): find it.
@@ -1117,7 +1117,7 @@ impl<T: GraphValue> DistGraph<T> {
             self.comm
                 .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
             to_root[at] = self.part.owned.len();
-            let (ids, from) = alltoallv_flat(&self.comm, &self.part.owned, &to_root)?;
+            let (ids, from) = alltoallv_flat(&*self.comm, &self.part.owned, &to_root)?;
             if let Some(index) = self.index.as_mut() {
                 let mut k = 0;
                 for (q, &c) in from.iter().enumerate() {
@@ -1136,19 +1136,19 @@ impl<T: GraphValue> DistGraph<T> {
         let _w = waiting();
         let n = self.part.n_global;
         self.cp.check(
-            &self.comm,
+            &*self.comm,
             &format!("DistGraph::gather({n} vertices to root {root})"),
         )?;
-        self.part.gather_to_root(&self.comm, root)
+        self.part.gather_to_root(&*self.comm, root)
     }
 
     /// The checked entry of a partitioning verb: the same call with the same
     /// targets on every rank.
     fn check_targets(&self, verb: &str, targets: &[f64]) -> Result<()> {
-        let fp = agree(&self.comm, 0, fingerprint(targets))?;
+        let fp = agree(&*self.comm, 0, fingerprint(targets))?;
         let n = self.part.n_global;
         self.cp.check(
-            &self.comm,
+            &*self.comm,
             &format!(
                 "DistGraph::{verb}({n} vertices, {} targets {fp:016x})",
                 targets.len()
@@ -1165,7 +1165,7 @@ impl<T: GraphValue> DistGraph<T> {
         } else {
             Ok(())
         };
-        agree(&self.comm, 0, ok)?;
+        agree(&*self.comm, 0, ok)?;
         Ok(Points {
             dim: p.dim,
             coords: &p.coords,
@@ -1182,7 +1182,7 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn partition_rcb(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
         self.check_targets("partition_rcb", targets)?;
-        geometric::rcb(&self.comm, &self.points()?, targets)
+        geometric::rcb(&*self.comm, &self.points()?, targets)
     }
 
     /// Parallel space-filling-curve partitioning (`geometric::sfc`): the
@@ -1191,7 +1191,7 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn partition_sfc(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
         self.check_targets("partition_sfc", targets)?;
-        geometric::sfc(&self.comm, &self.points()?, targets)
+        geometric::sfc(&*self.comm, &self.points()?, targets)
     }
 
     /// The index-based remap by prefix sums (`geometric::prefix_cut`): the
@@ -1203,14 +1203,14 @@ impl<T: GraphValue> DistGraph<T> {
         let _w = waiting();
         self.check_targets("prefix_cut", targets)?;
         let pts = self.points()?;
-        let keys = geometric::hilbert_keys(&self.comm, &pts);
+        let keys = geometric::hilbert_keys(&*self.comm, &pts);
         let mut order: Vec<usize> = (0..keys.len()).collect();
         order.sort_unstable_by(|&a, &b| {
             keys[a]
                 .total_cmp(&keys[b])
                 .then(pts.ids[a].cmp(&pts.ids[b]))
         });
-        geometric::prefix_cut(&self.comm, pts.weights, &order, targets)
+        geometric::prefix_cut(&*self.comm, pts.weights, &order, targets)
     }
 
     /// For a move of every owned vertex `i` to `dest[i]` (valid ranks), on
@@ -1294,7 +1294,7 @@ impl<T: GraphValue> DistGraph<T> {
     #[doc(hidden)]
     pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let _w = waiting();
-        self.cp.check_refusing(&self.comm, op, refused)
+        self.cp.check_refusing(&*self.comm, op, refused)
     }
 
     /// The timeout of the graph's collectives (its balancer's).
@@ -1395,7 +1395,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// **Collective and O(n) on every rank**, as [`Self::owners`].
     pub fn partition(&self) -> Partition {
         let _w = waiting();
-        self.part.partition(&self.comm)
+        self.part.partition(&*self.comm)
     }
     /// Global number of vertices.
     pub fn global_len(&self) -> usize {

@@ -39,6 +39,18 @@
 //!   milliseconds — the refusing rank's neighbours in the same call, the
 //!   ranks beyond them at their next exchange or balance point — instead of
 //!   after half the timeout. The notices are received after the verdict.
+//! * **an error leaves nothing behind.** An exchange that ends in an error
+//!   leaves its neighbours' messages unreceived (its receives are
+//!   cancelled). The object's next exchanges drain them: messages of its
+//!   earlier exchanges of the same call, and, in the first exchange after
+//!   the failed one, any message that is not of a later exchange of this
+//!   call (the failed exchange may have been another call on some ranks).
+//!   When the object goes, what still waits on its communicator is
+//!   received, and a communicator with a failed exchange is kept, not
+//!   freed (`object::OwnComm`), so that nothing left in
+//!   flight reaches a communicator made later on the same MPI context. A
+//!   program that catches the error can go on with the same object and
+//!   make new ones, under Open MPI and MPICH alike.
 //! * **balance points count the exchanges.** An object's checked verbs
 //!   (remap, gather) carry its number of exchanges, so a rank that skipped
 //!   one without blocking anybody is caught there.
@@ -256,6 +268,15 @@ impl Call {
     }
 }
 
+impl Call {
+    /// True when `tag` is the tag of one of the [`STALE_WINDOW`] exchanges
+    /// after this one (of the same call): a neighbour ahead.
+    fn is_ahead(&self, tag: Tag) -> bool {
+        let d = (tag - self.tag()).rem_euclid(HALO_COUNT) as u64;
+        (1..=STALE_WINDOW).contains(&d)
+    }
+}
+
 thread_local! {
     /// Communicators with an exchange that ended in an error, and its number.
     static ABANDONED: std::cell::RefCell<Vec<(ffi::MPI_Comm, u64)>> =
@@ -291,40 +312,84 @@ fn must_drain<C: Communicator>(comm: &C, seq: u64) -> bool {
     })
 }
 
+/// True when exchange `seq` on `comm` is the first after an abandoned one
+/// on this rank: every message there that is not of this call's exchanges
+/// is a leftover of the failed one (see [`foreign_message`]).
+fn first_after_abandoned<C: Communicator>(comm: &C, seq: u64) -> bool {
+    if !ANY_ABANDONED.load(Ordering::Relaxed) {
+        return false;
+    }
+    let raw = comm.as_raw();
+    ABANDONED.with(|a| a.borrow().iter().any(|&(c, at)| c == raw && seq == at + 1))
+}
+
+/// The status of a message from `source` (any tag) waiting on `comm`, if one is.
+fn probe<C: Communicator>(comm: &C, source: i32) -> Result<Option<ffi::MPI_Status>> {
+    let mut flag: c_int = 0;
+    let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
+    // SAFETY: valid communicator handle, flag and status out-pointers.
+    let code = unsafe {
+        ffi::MPI_Iprobe(
+            source,
+            ffi::RSMPI_ANY_TAG,
+            comm.as_raw(),
+            &mut flag,
+            status.as_mut_ptr(),
+        )
+    };
+    mpi_check(code, "MPI_Iprobe (ghost exchange)")?;
+    // SAFETY: MPI_Iprobe set `status` when flag is true.
+    Ok((flag != 0).then(|| unsafe { status.assume_init() }))
+}
+
+/// Called when an object's communicator goes: receives and discards every
+/// message still waiting on it, and returns whether it may be freed (false
+/// when an exchange on it failed on this rank or something was waiting: a
+/// message still in flight could otherwise reach the communicator MPI
+/// builds next on the same context). Nothing is touched after
+/// `MPI_Finalize` (the communicator is then kept).
+pub(crate) fn retire<C: Communicator>(comm: &C) -> bool {
+    let mut finalized: c_int = 0;
+    // SAFETY: MPI_Finalized may be called at any time.
+    unsafe { ffi::MPI_Finalized(&mut finalized) };
+    if finalized != 0 {
+        return false;
+    }
+    let raw = comm.as_raw();
+    let failed = ANY_ABANDONED.load(Ordering::Relaxed)
+        && ABANDONED.with(|a| a.borrow().iter().any(|&(c, _)| c == raw));
+    let mut waiting = false;
+    // SAFETY: reading an MPI constant exported by mpi-sys.
+    let any = unsafe { ffi::RSMPI_ANY_SOURCE };
+    while let Ok(Some(status)) = probe(comm, any) {
+        waiting = true;
+        if discard(comm, status.MPI_SOURCE, status.MPI_TAG, &status).is_err() {
+            break;
+        }
+    }
+    !(failed || waiting)
+}
+
 /// Receives and discards the leftover messages of earlier exchanges
-/// ([`Call::is_stale`]) that wait from `peers`; returns the first message
-/// of another exchange found instead (a departure), if any.
+/// ([`Call::is_stale`]; in the first exchange after an abandoned one,
+/// every message that is not of a later exchange of this call, since the
+/// failed exchange may have been another call on some ranks) that wait
+/// from `peers`; returns the first message of another exchange found
+/// instead (a departure), if any.
 fn foreign_message<C: Communicator>(
     comm: &C,
     peers: &[i32],
     call: Call,
 ) -> Result<Option<Mismatch>> {
     let expected = call.tag();
+    let after_failure = first_after_abandoned(comm, call.seq);
     for &q in peers {
-        loop {
-            let mut flag: c_int = 0;
-            let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
-            // SAFETY: valid communicator handle, flag and status out-pointers.
-            let code = unsafe {
-                ffi::MPI_Iprobe(
-                    q,
-                    ffi::RSMPI_ANY_TAG,
-                    comm.as_raw(),
-                    &mut flag,
-                    status.as_mut_ptr(),
-                )
-            };
-            mpi_check(code, "MPI_Iprobe (ghost exchange)")?;
-            if flag == 0 {
-                break;
-            }
-            // SAFETY: MPI_Iprobe set `status` when flag is true.
-            let status = unsafe { status.assume_init() };
+        while let Some(status) = probe(comm, q)? {
             let tag = status.MPI_TAG;
             if tag == expected || !(HALO_FIRST..HALO_FIRST + HALO_COUNT).contains(&tag) {
                 break;
             }
-            if !call.is_stale(tag) {
+            if !(call.is_stale(tag) || after_failure && !call.is_ahead(tag)) {
                 return Ok(Some(Mismatch { rank: q, tag }));
             }
             discard(comm, q, tag, &status)?;
@@ -815,7 +880,17 @@ mod tests {
                     fingerprint: fp,
                 };
                 assert!(!call.is_stale(future.tag()), "seq {seq} future {d}");
+                assert!(call.is_ahead(future.tag()), "seq {seq} future {d}");
             }
+            // A neighbour ahead is never a leftover, one behind never ahead.
+            for d in 1..=STALE_WINDOW {
+                let past = Call {
+                    seq: seq.wrapping_sub(d),
+                    fingerprint: fp,
+                };
+                assert!(!call.is_ahead(past.tag()), "seq {seq} d {d}");
+            }
+            assert!(!call.is_ahead(call.tag()));
             let far = Call {
                 seq: seq.wrapping_sub(STALE_WINDOW + 1),
                 fingerprint: fp,

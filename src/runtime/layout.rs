@@ -80,7 +80,7 @@ use super::clock::{polling, waiting, Waiting};
 use super::comm::{agree, check_identical, mpi_check};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, Message, Posted};
-use super::object::{global_stats, migration_volume3, next_call, MoveStats};
+use super::object::{global_stats, migration_volume3, next_call, MoveStats, OwnComm};
 use super::tags::GRID_MOVE;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
@@ -641,7 +641,7 @@ impl Drop for Exchange<'_> {
 /// duplicate of the communicator; made by
 /// [`Balancer::new_grid`](super::balancer::Balancer::new_grid) or [`Grid::new`].
 pub struct Grid {
-    comm: SimpleCommunicator,
+    comm: OwnComm,
     cp: Checkpoints,
     layout: Layout,
     pending: Option<Layout>,
@@ -696,7 +696,7 @@ impl Grid {
         let layout = agree(&comm, 0, layout)?;
         check_identical(&comm, 0, "plan", layout.plan())?;
         Ok(Grid {
-            comm,
+            comm: OwnComm::new(comm),
             cp,
             layout,
             pending: None,
@@ -787,7 +787,7 @@ impl Grid {
     /// bindings.
     pub fn refuse_call(&self, what: &str, why: Error) -> Error {
         let _w = waiting();
-        match self.cp.check_refusing(&self.comm, what, Some(&why)) {
+        match self.cp.check_refusing(&*self.comm, what, Some(&why)) {
             Err(e) => e,
             Ok(()) => why,
         }
@@ -796,7 +796,7 @@ impl Grid {
     /// The checked entry of a collective call `what` of the grid, with
     /// this rank's own refusal: every rank returns the same error.
     pub(crate) fn checked_entry(&self, what: &str, refused: Option<&Error>) -> Result<()> {
-        self.cp.check_refusing(&self.comm, what, refused)
+        self.cp.check_refusing(&*self.comm, what, refused)
     }
 
     /// Checks `fields` (lengths when known) against the current layout.
@@ -878,9 +878,9 @@ impl Grid {
             Layout::new(plan, self.layout.rank, self.layout.stencil)
         };
         self.cp
-            .check_refusing(&self.comm, &what, local.as_ref().err())?;
+            .check_refusing(&*self.comm, &what, local.as_ref().err())?;
         let next = local?;
-        check_identical(&self.comm, 0, "new plan", next.plan())?;
+        check_identical(&*self.comm, 0, "new plan", next.plan())?;
         self.pending = Some(next);
         Ok(())
     }
@@ -893,8 +893,8 @@ impl Grid {
         let _w = waiting();
         let what = format!("Grid::exchange (refused: {why})");
         let fp = halo::fingerprint(&what);
-        match next_call(&self.comm, &self.cp, None, &mut self.exchanges, fp) {
-            Ok(call) => halo::refuse(&self.comm, &self.cp, call, &|| what.clone(), why),
+        match next_call(&*self.comm, &self.cp, None, &mut self.exchanges, fp) {
+            Ok(call) => halo::refuse(&*self.comm, &self.cp, call, &|| what.clone(), why),
             Err(e) => e,
         }
     }
@@ -982,7 +982,7 @@ impl Grid {
         let _w = polling();
         self.in_flight = self.in_flight.saturating_sub(1);
         let PendingExchange { posted, what, .. } = x;
-        halo::finish(&self.comm, &self.cp, posted, &|| what.to_string())
+        halo::finish(&*self.comm, &self.cp, posted, &|| what.to_string())
     }
 
     /// The shared body of the exchanges: checks, datatypes, posting.
@@ -1003,7 +1003,7 @@ impl Grid {
             )));
         }
         let call = next_call(
-            &self.comm,
+            &*self.comm,
             &self.cp,
             self.full_checks.then_some(&*what),
             &mut self.exchanges,
@@ -1015,13 +1015,13 @@ impl Grid {
             .and_then(|()| self.types(fields));
         let types = match types {
             Ok(t) => t,
-            Err(e) => return Err(halo::refuse(&self.comm, &self.cp, call, &op, e)),
+            Err(e) => return Err(halo::refuse(&*self.comm, &self.cp, call, &op, e)),
         };
         self.cell_bytes = fields.iter().map(|f| f.elem_size).sum();
         // SAFETY: each datatype addresses the fields' regions relative to
         // the first field's buffer, all inside buffers checked against the
         // layout and valid until the exchange ends (caller's contract).
-        let posted = unsafe { post_exchange(&self.comm, call, fields[0].data, &types) }?;
+        let posted = unsafe { post_exchange(&*self.comm, call, fields[0].data, &types) }?;
         self.in_flight += 1;
         Ok(PendingExchange {
             posted,
@@ -1173,12 +1173,12 @@ impl Grid {
         let what = self.move_call(old, new);
         let local = self.check_move(old, new, lens).map(|_| ());
         self.cp
-            .check_refusing(&self.comm, &what, local.as_ref().err())?;
+            .check_refusing(&*self.comm, &what, local.as_ref().err())?;
         let next = self.pending.take().expect("checked: a move is pending");
         self.comm.barrier();
         let start = Instant::now();
         // SAFETY: the fields were checked against both layouts (contract).
-        let res = unsafe { transfer(&self.comm, &self.layout, &next, old, new) };
+        let res = unsafe { transfer(&*self.comm, &self.layout, &next, old, new) };
         let (sent, mine, msgs) = match res {
             Ok(x) => x,
             Err(e) => {
@@ -1186,7 +1186,7 @@ impl Grid {
                 return Err(e);
             }
         };
-        let stats = global_stats(&self.comm, sent, mine, msgs, start);
+        let stats = global_stats(&*self.comm, sent, mine, msgs, start);
         self.layout = next;
         self.cache.clear();
         Ok(stats)

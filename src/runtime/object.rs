@@ -3,8 +3,11 @@
 //! movement, the numbering of ghost exchanges, MPI counts. Kept apart from
 //! the containers so that none of them imports another for it.
 
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
 use std::time::Instant;
 
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 use serde::{Deserialize, Serialize};
@@ -14,6 +17,39 @@ use super::halo;
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::GridPlan3;
+
+/// The communicator an object keeps for itself (a duplicate of its
+/// balancer's), for its ghost exchanges and movements. It is freed with the
+/// object unless a ghost exchange on it ended in an error on this rank or a
+/// message was still waiting on it (which it then receives): such a communicator
+/// is kept, never freed, so that MPI cannot hand its context to a new
+/// communicator that a message the failed call left behind would reach
+/// (MPICH reuses contexts at once; the message would then be taken for a
+/// disagreement on the new object, or block its collectives).
+pub struct OwnComm(ManuallyDrop<SimpleCommunicator>);
+
+impl OwnComm {
+    /// Takes ownership of `comm`.
+    pub(crate) fn new(comm: SimpleCommunicator) -> Self {
+        OwnComm(ManuallyDrop::new(comm))
+    }
+}
+
+impl Deref for OwnComm {
+    type Target = SimpleCommunicator;
+    fn deref(&self) -> &SimpleCommunicator {
+        &self.0
+    }
+}
+
+impl Drop for OwnComm {
+    fn drop(&mut self) {
+        if halo::retire(&*self.0) {
+            // SAFETY: dropped once, here; the field is never used again.
+            unsafe { ManuallyDrop::drop(&mut self.0) }
+        }
+    }
+}
 
 /// What a collective data movement (scatter, gather, remap) moved, summed
 /// over all ranks (identical on every rank). A ghost exchange reports this

@@ -57,16 +57,8 @@ def test_read_only_array(comm, bal):
 
 
 def test_other_cell_size_on_one_rank_is_a_disagreement(comm, bal):
-    from mpi4py import MPI
-
     if comm.size == 1:
         pytest.skip("one rank agrees with itself")
-    if "MPICH" in MPI.Get_library_version():
-        # Known issue (reported): under MPICH a ghost message of the refused
-        # exchange stays unmatched ("UCX WARN unexpected tag-receive
-        # descriptor was not matched" at exit) and a later test's
-        # collectives on new communicators hang (test_heat after this one).
-        pytest.skip("MPICH: a stale ghost message after an exchange disagreement (nuce runtime issue)")
     grid = bal.grid((10, 10))
     u = grid.zeros(np.float32 if last(comm) else np.float64)
     name = raised(lambda: grid.exchange(u))
@@ -74,6 +66,12 @@ def test_other_cell_size_on_one_rank_is_a_disagreement(comm, bal):
     for r, (n, nb) in enumerate(names):
         if r == comm.size - 1 or comm.size - 1 in nb:
             assert n == "DisagreementError", names
+    # The same grid goes on with the right dtype everywhere: what the failed
+    # exchange left behind is not taken for a new disagreement (and, under
+    # MPICH, reaches no communicator made later).
+    u = grid.zeros()
+    for _ in range(3):
+        grid.exchange(u)
 
 
 @pytest.mark.parametrize(

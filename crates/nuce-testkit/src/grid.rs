@@ -22,7 +22,10 @@
 //!   for the box before a move): `ERR rank error` lines.
 //! * `grid-errors CASE` — `fields` (the last rank exchanges 2 fields, the
 //!   others 1), `elem` (another element size), `length` (a short slice on
-//!   the last rank), `shape` (another grid): `ERR rank CASE error` lines.
+//!   the last rank), `shape` (another grid): `ERR rank CASE error` lines;
+//!   then every rank goes on with the same grid (3 right exchanges) and a
+//!   new balancer and grid (exchanges, a balance point, a sum over the
+//!   ranks): `AFTER rank same-grid=true|false|none|error … new-grid=…`.
 
 use mpi::traits::*;
 use nuce::internals::comm::sum_f64;
@@ -328,6 +331,7 @@ fn errors(ctx: &Ctx) {
     let rank = ctx.rank();
     let odd = rank == ctx.world.size() - 1;
     let pad = [1, 1, 1];
+    let mut kept = None;
     let r = (|| {
         let mut bal = Balancer::new(&ctx.world)?;
         let shape = if case == "shape" && odd {
@@ -335,7 +339,7 @@ fn errors(ctx: &Ctx) {
         } else {
             (8, 6, 4)
         };
-        let mut grid = bal.new_grid(shape, Stencil::seven(1))?;
+        let grid = kept.insert(bal.new_grid(shape, Stencil::seven(1))?);
         let n = grid.padded_len(pad)?;
         let mut a = vec![0f64; n];
         let mut b = vec![0f64; n];
@@ -348,12 +352,47 @@ fn errors(ctx: &Ctx) {
             ("length", true) => grid.exchange(&mut [Field::new(&mut a[1..], pad)])?,
             _ => grid.exchange(&mut [Field::new(&mut a, pad)])?,
         }
-        bal.maybe_remap(&mut grid, 1).map(|_| ())
+        bal.maybe_remap(grid, 1).map(|_| ())
     })();
     match r {
         Err(e) => println!("ERR {rank} {case} {e}"),
         Ok(()) => println!("OK {rank} {case}"),
     }
+    // A program that caught the error goes on: the same grid with the
+    // right buffers on every rank (the messages the failed call left
+    // behind must not be taken for a new disagreement), then new objects
+    // on new communicators (the failed ones freed: nothing they left may
+    // reach the new ones).
+    let same = kept.as_mut().map(|g| exchanges_hold(g, 3));
+    drop(kept);
+    let fresh = (|| {
+        let mut bal = Balancer::new(&ctx.world)?;
+        let mut grid = bal.new_grid((8, 6, 4), Stencil::seven(1))?;
+        let ok = exchanges_hold(&mut grid, 2)?;
+        bal.maybe_remap(&mut grid, 1)?;
+        Ok::<_, nuce::Error>(ok && sum_f64(&ctx.world, 1.0) == ctx.world.size() as f64)
+    })();
+    let said = |r: Option<nuce::Result<bool>>| match r {
+        None => "none".to_string(),
+        Some(Ok(ok)) => ok.to_string(),
+        Some(Err(e)) => format!("error {e}"),
+    };
+    println!(
+        "AFTER {rank} same-grid={} new-grid={}",
+        said(same),
+        said(Some(fresh))
+    );
+}
+
+/// `times` exchanges of one `u64` field on `grid`: true when the last one
+/// left every cell and ghost holding its value.
+fn exchanges_hold(grid: &mut Grid, times: usize) -> nuce::Result<bool> {
+    let pad = [1, 1, 1];
+    let mut u: Vec<u64> = filled(grid.layout(), pad, 0);
+    for _ in 0..times {
+        grid.exchange(&mut [Field::new(&mut u, pad)])?;
+    }
+    Ok(holds(grid.layout(), &u, pad, 0, true))
 }
 
 /// The cost of cell `(i, j, k)` of the cost scenarios: 5 in a band of
