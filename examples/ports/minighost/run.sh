@@ -17,7 +17,10 @@
 # run; processor grid NP x 1 x 1), NVARS (5), STENCIL (23: 3D 7-point; 24:
 # 27-point), NSPIKES (4: phases, nuce may remap after each), NTSTEPS (20: time
 # steps per spike), SLOW_RANK (1), SLOW_FACTOR (3), MPIRUN (mpirun), PAIRS (1:
-# uniform/nuce pairs run back to back; the median ratio is printed);
+# uniform/nuce pairs run back to back; the median ratio is printed); STATIC
+# (e.g. "3,1 2,1 3,2": static splits, each the boxes nuce plans once for these
+# speeds with no balance point after (MINIGHOST_NUCE_SPEEDS), run in every pair
+# after the nuce run; nuce / the best of them is printed);
 # MINIGHOST_NUCE_CHECK=1 (passed on to miniGhost) checks every ghost cell after
 # each new layout of the nuce run.
 set -euo pipefail
@@ -27,7 +30,7 @@ src="$(cd "$1" && pwd)"
 if [ $# -ge 2 ]; then export PKG_CONFIG_PATH="$(cd "$2" && pwd)/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"; fi
 NP="${NP:-2}" NX="${NX:-64}" NY="${NY:-64}" NZ="${NZ:-64}" NVARS="${NVARS:-5}" STENCIL="${STENCIL:-23}"
 NSPIKES="${NSPIKES:-4}" NTSTEPS="${NTSTEPS:-20}" SLOW_RANK="${SLOW_RANK:-1}" SLOW_FACTOR="${SLOW_FACTOR:-3}"
-MPIRUN="${MPIRUN:-mpirun}" PAIRS="${PAIRS:-1}"
+MPIRUN="${MPIRUN:-mpirun}" PAIRS="${PAIRS:-1}" STATIC="${STATIC:-}"
 pkg-config --exists nuce-fortran || { echo "run.sh: nuce-fortran.pc not found (give NUCE_PREFIX)" >&2; exit 1; }
 
 cd "$src"
@@ -94,7 +97,7 @@ run() { # run NAME [ENV=VALUE…]: one miniGhost run in its own directory
 }
 echo "run.sh: $NP ranks, local block ${NX}x${NY}x${NZ} (uniform), $NVARS variables, stencil $STENCIL," \
   "$NSPIKES spikes x $NTSTEPS steps, rank $SLOW_RANK ${SLOW_FACTOR}x slower, $PAIRS pair(s)"
-ratios=()
+ratios=() statics=()
 for pair in $(seq 1 "$PAIRS"); do
   run "uniform-$pair"
   run "nuce-$pair" MINIGHOST_NUCE=1
@@ -109,7 +112,23 @@ for pair in $(seq 1 "$PAIRS"); do
     awk 'NR == 1 { u = $1; ul = $2 } NR == 2 { printf "%.3f %.3f", $1 / u, $2 / ul }')"
   echo "run.sh: pair $pair: nuce / uniform time per step = ${r% *} (all spikes), ${r#* } (spikes 2..)"
   ratios+=("$r")
+  [ -n "$STATIC" ] || continue
+  for speeds in $STATIC; do
+    run "static-$speeds-$pair" MINIGHOST_NUCE=1 MINIGHOST_NUCE_SPEEDS="$speeds"
+  done
+  # nuce / the fastest static split of this pair (all spikes, and spikes 2..).
+  s="$(for speeds in $STATIC; do cat "build-nuce/run-static-$speeds-$pair/time"; done |
+    awk 'NR == 1 || $1 < a { a = $1 } NR == 1 || $2 < b { b = $2 } END { print a, b }')"
+  read -r sa sb <<<"$s"
+  read -r na nb <"build-nuce/run-nuce-$pair/time"
+  st="$(awk -v na="$na" -v nb="$nb" -v sa="$sa" -v sb="$sb" 'BEGIN { printf "%.3f %.3f", na / sa, nb / sb }')"
+  echo "run.sh: pair $pair: nuce / best static split = ${st% *} (all spikes), ${st#* } (spikes 2..)"
+  statics+=("$st")
 done
+if [ -n "$STATIC" ]; then
+  printf '%s\n' "${statics[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "run.sh: median nuce / best static split over %d pair(s) = %.3f (all spikes)\n", NR, a[int((NR + 1) / 2)] }'
+  printf '%s\n' "${statics[@]}" | sort -n -k2 | awk '{ b[NR] = $2 } END { printf "run.sh: median nuce / best static split over %d pair(s) = %.3f (spikes 2..)\n", NR, b[int((NR + 1) / 2)] }'
+fi
 printf '%s\n' "${ratios[@]}" | awk -v f="$SLOW_FACTOR" -v np="$NP" '{ a[NR] = $1; b[NR] = $2 }
   function median(v, n,   i, j, t) {
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
