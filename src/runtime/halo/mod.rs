@@ -71,18 +71,24 @@
 
 use std::ops::Range;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+
+use std::time::Duration;
 
 use mpi::ffi;
 use mpi::traits::*;
 use mpi::Tag;
 
-use super::clock::Poller;
-use super::comm::{fnv1a, mpi_check};
-use super::tags::{HALO_COUNT, HALO_FIRST};
-use super::watchdog::{self, Bringing, Checkpoints, Stalled};
 use crate::error::{Error, Result};
+use crate::runtime::comm::{fnv1a, mpi_check};
+use crate::runtime::tags::{HALO_COUNT, HALO_FIRST};
+use crate::runtime::watchdog::Checkpoints;
+
+mod leftovers;
+mod stuck;
+
+pub(crate) use leftovers::retire;
+use leftovers::{foreign_message, must_drain, note_abandoned};
+use stuck::{escalate, wait, Stuck};
 
 /// Environment variable selecting the checking level of ghost exchanges:
 /// `full` makes every exchange a checked entry (a round trip to the root);
@@ -96,16 +102,6 @@ pub(crate) fn full_checks_from_env() -> bool {
 
 /// How long an exchange waits before it also watches the checked channels.
 pub const QUIET: Duration = Duration::from_millis(2);
-
-/// Share of the timeout an exchange still waits once a checkpoint has started
-/// elsewhere (the root's own wait is the whole timeout: this rank must arrive first).
-const AFTER_CHECKPOINT: f64 = 0.75;
-
-/// Share of the timeout an exchange waits for its neighbours when no
-/// checkpoint is under way: the escalation's checkpoint then still has a
-/// whole timeout to name a neighbour that never comes, and starts before a
-/// watchdog guard armed by the application for the whole phase fires.
-const ALONE: f64 = 0.5;
 
 /// One ghost exchange of one object: its number there and the fingerprint
 /// of the call (shape, ghost width, element size, ...).
@@ -253,173 +249,6 @@ impl InFlight {
     }
 }
 
-/// How many earlier exchanges of an object a leftover message may belong to:
-/// an exchange that ended in an error leaves its neighbours' messages
-/// unreceived (sends released, receives cancelled), and they are drained,
-/// not taken for a departure, by the exchanges that follow.
-const STALE_WINDOW: u64 = 64;
-
-impl Call {
-    /// True when `tag` is the tag of one of the [`STALE_WINDOW`] exchanges
-    /// before this one (of the same call).
-    fn is_stale(&self, tag: Tag) -> bool {
-        let d = (self.tag() - tag).rem_euclid(HALO_COUNT) as u64;
-        (1..=STALE_WINDOW).contains(&d)
-    }
-}
-
-impl Call {
-    /// True when `tag` is the tag of one of the [`STALE_WINDOW`] exchanges
-    /// after this one (of the same call): a neighbour ahead.
-    fn is_ahead(&self, tag: Tag) -> bool {
-        let d = (tag - self.tag()).rem_euclid(HALO_COUNT) as u64;
-        (1..=STALE_WINDOW).contains(&d)
-    }
-}
-
-thread_local! {
-    /// Communicators with an exchange that ended in an error, and its number.
-    static ABANDONED: std::cell::RefCell<Vec<(ffi::MPI_Comm, u64)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Records that exchange `seq` on `comm` ended in an error (its leftovers
-/// are drained by the next [`STALE_WINDOW`] exchanges).
-fn note_abandoned<C: Communicator>(comm: &C, seq: u64) {
-    ANY_ABANDONED.store(true, Ordering::Relaxed);
-    let raw = comm.as_raw();
-    ABANDONED.with(|a| {
-        let mut a = a.borrow_mut();
-        a.retain(|(c, _)| *c != raw);
-        a.push((raw, seq));
-    });
-}
-
-/// Set once any exchange of this process has been abandoned: until then
-/// [`must_drain`] needs no look at [`ABANDONED`].
-static ANY_ABANDONED: AtomicBool = AtomicBool::new(false);
-
-/// True when exchange `seq` on `comm` follows an abandoned one closely.
-fn must_drain<C: Communicator>(comm: &C, seq: u64) -> bool {
-    if !ANY_ABANDONED.load(Ordering::Relaxed) {
-        return false;
-    }
-    let raw = comm.as_raw();
-    ABANDONED.with(|a| {
-        a.borrow()
-            .iter()
-            .any(|&(c, at)| c == raw && seq > at && seq - at <= STALE_WINDOW)
-    })
-}
-
-/// True when exchange `seq` on `comm` is the first after an abandoned one
-/// on this rank: every message there that is not of this call's exchanges
-/// is a leftover of the failed one (see [`foreign_message`]).
-fn first_after_abandoned<C: Communicator>(comm: &C, seq: u64) -> bool {
-    if !ANY_ABANDONED.load(Ordering::Relaxed) {
-        return false;
-    }
-    let raw = comm.as_raw();
-    ABANDONED.with(|a| a.borrow().iter().any(|&(c, at)| c == raw && seq == at + 1))
-}
-
-/// The status of a message from `source` (any tag) waiting on `comm`, if one is.
-fn probe<C: Communicator>(comm: &C, source: i32) -> Result<Option<ffi::MPI_Status>> {
-    let mut flag: c_int = 0;
-    let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
-    // SAFETY: valid communicator handle, flag and status out-pointers.
-    let code = unsafe {
-        ffi::MPI_Iprobe(
-            source,
-            ffi::RSMPI_ANY_TAG,
-            comm.as_raw(),
-            &mut flag,
-            status.as_mut_ptr(),
-        )
-    };
-    mpi_check(code, "MPI_Iprobe (ghost exchange)")?;
-    // SAFETY: MPI_Iprobe set `status` when flag is true.
-    Ok((flag != 0).then(|| unsafe { status.assume_init() }))
-}
-
-/// Called when an object's communicator goes: receives and discards every
-/// message still waiting on it, and returns whether it may be freed (false
-/// when an exchange on it failed on this rank or something was waiting: a
-/// message still in flight could otherwise reach the communicator MPI
-/// builds next on the same context). Nothing is touched after
-/// `MPI_Finalize` (the communicator is then kept).
-pub(crate) fn retire<C: Communicator>(comm: &C) -> bool {
-    let mut finalized: c_int = 0;
-    // SAFETY: MPI_Finalized may be called at any time.
-    unsafe { ffi::MPI_Finalized(&mut finalized) };
-    if finalized != 0 {
-        return false;
-    }
-    let raw = comm.as_raw();
-    let failed = ANY_ABANDONED.load(Ordering::Relaxed)
-        && ABANDONED.with(|a| a.borrow().iter().any(|&(c, _)| c == raw));
-    let mut waiting = false;
-    // SAFETY: reading an MPI constant exported by mpi-sys.
-    let any = unsafe { ffi::RSMPI_ANY_SOURCE };
-    while let Ok(Some(status)) = probe(comm, any) {
-        waiting = true;
-        if discard(comm, status.MPI_SOURCE, status.MPI_TAG, &status).is_err() {
-            break;
-        }
-    }
-    !(failed || waiting)
-}
-
-/// Receives and discards the leftover messages of earlier exchanges
-/// ([`Call::is_stale`]; in the first exchange after an abandoned one,
-/// every message that is not of a later exchange of this call, since the
-/// failed exchange may have been another call on some ranks) that wait
-/// from `peers`; returns the first message of another exchange found
-/// instead (a departure), if any.
-fn foreign_message<C: Communicator>(
-    comm: &C,
-    peers: &[i32],
-    call: Call,
-) -> Result<Option<Mismatch>> {
-    let expected = call.tag();
-    let after_failure = first_after_abandoned(comm, call.seq);
-    for &q in peers {
-        while let Some(status) = probe(comm, q)? {
-            let tag = status.MPI_TAG;
-            if tag == expected || !(HALO_FIRST..HALO_FIRST + HALO_COUNT).contains(&tag) {
-                break;
-            }
-            if !(call.is_stale(tag) || after_failure && !call.is_ahead(tag)) {
-                return Ok(Some(Mismatch { rank: q, tag }));
-            }
-            discard(comm, q, tag, &status)?;
-        }
-    }
-    Ok(None)
-}
-
-/// Receives the probed message (`status`) from `q` with `tag` as bytes and drops it.
-fn discard<C: Communicator>(comm: &C, q: i32, tag: Tag, status: &ffi::MPI_Status) -> Result<()> {
-    let mut count: c_int = 0;
-    // SAFETY: `status` comes from a successful probe; `count` is an out-pointer.
-    let code = unsafe { ffi::MPI_Get_count(status, ffi::RSMPI_UINT8_T, &mut count) };
-    mpi_check(code, "MPI_Get_count (stale ghost message)")?;
-    let mut buf = vec![0u8; count.max(0) as usize];
-    // SAFETY: `buf` holds `count` bytes; the message probed above is received.
-    let code = unsafe {
-        ffi::MPI_Recv(
-            buf.as_mut_ptr().cast(),
-            count.max(0),
-            ffi::RSMPI_UINT8_T,
-            q,
-            tag,
-            comm.as_raw(),
-            ffi::RSMPI_STATUS_IGNORE,
-        )
-    };
-    mpi_check(code, "MPI_Recv (stale ghost message)")
-}
-
 /// What one ghost exchange moved, as seen by **this rank** (an exchange
 /// talks to the neighbours only, so no total over the ranks is formed; sum
 /// them yourself with a reduction if you need one). Data movements that are
@@ -436,29 +265,6 @@ pub struct ExchangeStats {
     /// Wall time of the exchange on this rank, in seconds.
     pub seconds: f64,
 }
-
-/// Why a wait ended without its messages.
-enum Stuck {
-    /// A neighbour sent a message of another exchange (and the checked
-    /// channel where a checkpoint is under way, if one was seen).
-    Mismatch(Mismatch, Option<u64>),
-    /// The deadline passed (the timeout, or less once a checkpoint started
-    /// on `channel`) after `waited` seconds.
-    Deadline { channel: Option<u64>, waited: f64 },
-    /// This rank cannot take part (e.g. its buffer is wrong): why.
-    Refused(Error),
-    /// Another rank refused a call and told this one
-    /// ([`watchdog::refusal_under_way`]): the checked channel whose
-    /// checkpoint it joined (`None`: the object's own).
-    Notified(Option<u64>),
-}
-
-/// Polls an exchange makes without yielding the core before it yields.
-const SPIN: u32 = 64;
-
-/// Polls between two readings of the clock while an exchange waits (a
-/// reading costs about as much as a poll).
-const POLLS_PER_CLOCK: u32 = 16;
 
 /// The MPI datatype the messages of an exchange are counted in, and how
 /// many buffer elements make one of it.
@@ -694,140 +500,10 @@ pub fn refuse<C: Communicator>(
     escalate(comm, cp, call, op, Stuck::Refused(why), &[])
 }
 
-/// Polls the exchange until it completes (`None`) or is stuck.
-fn wait<C: Communicator>(
-    comm: &C,
-    cp: &Checkpoints,
-    call: Call,
-    flight: &mut InFlight,
-) -> Result<Option<Stuck>> {
-    // The clock starts at the first reading, a few polls in: most
-    // exchanges complete before it (the wait's bounds are milliseconds).
-    let mut start = None;
-    let mut deadline = None;
-    let mut channel = None;
-    let (mut spins, mut unread) = (0u32, 0u32);
-    // The time off the CPU from the first clock reading on (booked when
-    // the wait returns): another process's, charged to this rank's speed.
-    let mut polls = Poller::default();
-    loop {
-        if flight.test()? {
-            return Ok(None);
-        }
-        unread += 1;
-        if unread < POLLS_PER_CLOCK && spins < SPIN {
-            spins += 1;
-            continue;
-        }
-        unread = 0;
-        let now = Instant::now();
-        let start = *start.get_or_insert_with(|| {
-            deadline = cp.timeout().map(|t| now + t.mul_f64(ALONE));
-            polls.measure_from(now);
-            now
-        });
-        if now - start >= QUIET {
-            if let Some(channel) = watchdog::refusal_under_way(comm) {
-                return Ok(Some(Stuck::Notified(channel)));
-            }
-            let pending = flight.pending_recv_peers()?;
-            if let Some(m) = foreign_message(comm, &pending, call)? {
-                // The message may belong to the next exchange of a neighbour
-                // whose message for this one just arrived: test again.
-                if !flight.test()? && flight.pending_recv_peers()?.contains(&m.rank) {
-                    return Ok(Some(Stuck::Mismatch(m, channel)));
-                }
-            }
-            if channel.is_none() {
-                channel = watchdog::checkpoint_under_way();
-                if let (Some(_), Some(t)) = (channel, cp.timeout()) {
-                    let bound = now + t.mul_f64(AFTER_CHECKPOINT);
-                    deadline = Some(deadline.map_or(bound, |d| d.min(bound)));
-                }
-            }
-            if deadline.is_some_and(|d| now >= d) {
-                return Ok(Some(Stuck::Deadline {
-                    channel,
-                    waited: (now - start).as_secs_f64(),
-                }));
-            }
-        }
-        if spins < SPIN {
-            spins += 1;
-        } else {
-            polls.pause();
-        }
-    }
-}
-
-/// Turns a stuck exchange into the same error on every rank involved: joins
-/// the checkpoint under way on one of nuce's channels (or starts one on the
-/// object's own) with this rank's call and what it saw.
-fn escalate<C: Communicator>(
-    comm: &C,
-    cp: &Checkpoints,
-    call: Call,
-    op: &dyn Fn() -> String,
-    stuck: Stuck,
-    waiting_for: &[i32],
-) -> Error {
-    let what = op();
-    let refused = match &stuck {
-        Stuck::Refused(e) => Some(e.clone()),
-        _ => None,
-    };
-    let mut stalled = None;
-    let (seen, channel) = match stuck {
-        Stuck::Mismatch(m, channel) => (
-            format!(
-                "{what} (exchange #{}): rank {} sent a ghost message of another exchange \
-                 (another object, shape, ghost width or element type, or another count of exchanges)",
-                call.seq, m.rank
-            ),
-            channel,
-        ),
-        Stuck::Refused(_) => (format!("{what} (exchange #{})", call.seq), None),
-        Stuck::Notified(channel) => (
-            format!("{what} (exchange #{}): another rank refused a call", call.seq),
-            channel,
-        ),
-        Stuck::Deadline { channel, waited } => {
-            stalled = Some(Stalled {
-                call: what.clone(),
-                object: cp.id(),
-                seq: call.seq,
-                waiting_for: waiting_for.to_vec(),
-                waited,
-            });
-            (
-                format!(
-                    "{what} (exchange #{}): no ghost message from rank(s) {waiting_for:?} within the timeout",
-                    call.seq
-                ),
-                channel,
-            )
-        }
-    };
-    let bringing = Bringing {
-        refused: refused.as_ref(),
-        stalled: stalled.as_ref(),
-        notify: true,
-    };
-    let verdict = watchdog::join_checkpoint(channel.or(cp.parent()), cp, comm, &seen, bringing);
-    // Every rank that arrives with the same text gets Ok from the root:
-    // the exchange failed all the same, with the same text everywhere.
-    match verdict {
-        Err(e) => e,
-        Ok(()) => refused.unwrap_or_else(|| Error::Disagreement {
-            on: "a ghost exchange".into(),
-            calls: vec![seen],
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use leftovers::STALE_WINDOW;
 
     #[test]
     fn tags_stay_in_the_halo_range_and_differ_between_consecutive_exchanges() {
