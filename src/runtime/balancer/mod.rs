@@ -108,6 +108,7 @@ mod curve;
 mod data;
 mod grid_planner;
 mod membership;
+mod memory;
 mod network;
 mod phase_point;
 mod pool;
@@ -120,12 +121,11 @@ use grid_planner::GridPlanner;
 use rank_speed::RankSpeed;
 
 pub use membership::{Departing, Departure};
+pub use memory::MEMORY_FRACTION;
 pub use network::{network_policy, Network};
 pub use pool::{Joined, Pool};
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
-pub use speeds::{
-    functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION,
-};
+pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
 /// and broadcasts: rank 0 of the communicator given to [`Balancer::new`]
