@@ -27,6 +27,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::comm::{agree, all_gather_values, decode, encode, gather_values};
+use super::watchdog;
 use crate::error::{Error, Result};
 
 /// The hosts of a communicator's ranks (identical on every rank).
@@ -145,6 +146,15 @@ impl TwoLevel {
             Color::undefined()
         };
         let leaders = comm.split_by_color_with_key(color, rank);
+        // Each host's ranks learn each other's hosts (MPI processor names):
+        // a host leader of the checked entry names a missing rank of its
+        // host with them. O(ranks per host) on each rank.
+        let world = SimpleCommunicator::world().rank();
+        let names: Vec<(i32, String)> =
+            all_gather_values(&node, &(world, watchdog::host_name().to_string()))?;
+        for (w, h) in names {
+            watchdog::learn_host(w, &h);
+        }
         Ok(TwoLevel { node, leaders })
     }
 
