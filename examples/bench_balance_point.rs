@@ -3,7 +3,7 @@
 //! checked-entry messages the root receives, and every rank's memory.
 //!
 //! ```text
-//! mpirun --oversubscribe -np 64 target/release/examples/bench_balance_point --hosts 4
+//! mpirun --oversubscribe -np 64 target/release/examples/bench_balance_point --hosts 4 --cells-per-rank 1024
 //! mpirun --oversubscribe -np 64 target/release/examples/bench_balance_point --hosts 0   # flat
 //! ```
 //!
@@ -16,8 +16,12 @@
 //! checkpoint messages and bytes the root received per balance point
 //! (`watchdog::arrivals_received`), the remaps done, and the median and
 //! maximum over the ranks of VmRSS and VmHWM (`/proc/self/status`, KiB)
-//! after the run. `scripts/bench_scale.sh` runs it at 8–128 ranks.
+//! after the run, and of the Rust heap's peak (what nuce and this program
+//! allocated, Open MPI's own C allocations excluded: a counting global
+//! allocator), over the balance points only (the set-up's peak reset). `scripts/bench_scale.sh` runs it at 8–128 ranks.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -28,23 +32,55 @@ use nuce::Balancer;
 
 #[path = "common/timing.rs"]
 mod timing;
-use timing::median;
+
+/// The median of `v`, 0 when empty (a run of no balance points: set-up only).
+fn median(v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        timing::median(v)
+    }
+}
 
 #[derive(Parser)]
 struct Args {
     /// Emulated hosts (contiguous blocks of ranks); 0: no hosts (flat).
     #[arg(long, default_value_t = 4)]
     hosts: usize,
-    /// Rows of the array.
-    #[arg(long, default_value_t = 256)]
-    rows: usize,
-    /// Columns of the array.
-    #[arg(long, default_value_t = 256)]
-    cols: usize,
+    /// Cells per rank: the array is square, of about `p` times as many
+    /// cells, so that every rank's block keeps its size as `p` grows.
+    #[arg(long, default_value_t = 1024)]
+    cells_per_rank: usize,
     /// Balance points timed.
     #[arg(long, default_value_t = 10)]
     points: usize,
 }
+
+/// The system allocator, counting the bytes in use and their peak.
+struct Counting;
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// counters are only statistics.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            let now = IN_USE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
 
 /// `VmRSS` and `VmHWM` of this process in KiB (0 where not readable).
 fn memory_kib() -> (u64, u64) {
@@ -79,10 +115,16 @@ fn main() {
         let host_of: Vec<usize> = (0..p).map(|r| r * args.hosts / p).collect();
         bal.set_hosts(&host_of).expect("hosts");
     }
-    let mut a = bal
-        .new_array::<f64>(args.rows, args.cols, 1)
-        .expect("array");
-    let (mut times, mut msgs, mut bytes, mut remaps) = (vec![], vec![], vec![], 0);
+    let side = ((p * args.cells_per_rank) as f64).sqrt().ceil() as usize;
+    let mut a = bal.new_array::<f64>(side, side, 1).expect("array");
+    let (mut times, mut msgs, mut bytes, mut remaps) = (
+        Vec::with_capacity(args.points),
+        Vec::with_capacity(args.points),
+        Vec::with_capacity(args.points),
+        0,
+    );
+    let heap_before = IN_USE.load(Ordering::Relaxed);
+    PEAK.store(heap_before, Ordering::Relaxed);
     for k in 0..args.points {
         a.exchange_ghosts().expect("ghosts");
         let work = a.rect().area() as f64 * 100.0;
@@ -100,18 +142,21 @@ fn main() {
         bytes.push((arrival_bytes_received() - b0) as f64);
         remaps += usize::from(report.remap);
     }
-    let mem = gather_values(&world, 0, &memory_kib()).expect("memory");
+    // The heap the balance points needed above what the set-up left.
+    let heap = (PEAK.load(Ordering::Relaxed) - heap_before) as u64 / 1024;
+    let (rss, hwm) = memory_kib();
+    let mem = gather_values(&world, 0, &(rss, hwm, heap)).expect("memory");
     if let Some(mem) = mem {
         let rss: Vec<f64> = mem.iter().map(|m| m.0 as f64).collect();
         let hwm: Vec<f64> = mem.iter().map(|m| m.1 as f64).collect();
+        let heap: Vec<f64> = mem.iter().map(|m| m.2 as f64).collect();
         let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
         println!(
-            "p={p} hosts={} rows={} cols={} points={} remaps={remaps} \
+            "p={p} hosts={} side={side} points={} remaps={remaps} \
              bp_ms_median={:.3} bp_ms_max={:.3} root_msgs_per_bp={} root_bytes_per_bp={} \
-             rss_kib_median={} rss_kib_max={} hwm_kib_median={} hwm_kib_max={}",
+             rss_kib_median={} rss_kib_max={} hwm_kib_median={} hwm_kib_max={} \
+             heap_kib_median={} heap_kib_nonroot_max={} heap_kib_root={}",
             args.hosts,
-            args.rows,
-            args.cols,
             args.points,
             median(times.clone()) * 1e3,
             max(&times) * 1e3,
@@ -121,6 +166,9 @@ fn main() {
             max(&rss),
             median(hwm.clone()),
             max(&hwm),
+            median(heap.clone()),
+            max(&heap[1..]),
+            heap[0],
         );
     }
 }
