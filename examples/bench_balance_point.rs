@@ -1,6 +1,7 @@
-//! bench_balance_point — one balance point (`Balancer::maybe_remap` on a
-//! small 2D array) as the number of ranks grows: its wall time, the
-//! checked-entry messages the root receives, and every rank's memory.
+//! bench_balance_point — one balance point (`Balancer::maybe_remap` on a 2D
+//! array of `--cells-per-rank` cells per rank) as the number of ranks
+//! grows: its wall time, the checked-entry messages the root receives, and
+//! every rank's memory.
 //!
 //! ```text
 //! mpirun --oversubscribe -np 64 target/release/examples/bench_balance_point --hosts 4 --cells-per-rank 1024
