@@ -19,7 +19,9 @@
 //!   missing ranks, speaks first) and then abort too, naming the root. Cost
 //!   when all is well: `3(p − 1)` small messages to and from the root,
 //!   polling (yielding the core now and then, never sleeping: see
-//!   [`crate::runtime::clock`]); O(p) work at the root.
+//!   [`crate::runtime::clock`]); O(p) work at the root. Once a balancer
+//!   knows its hosts the entry goes through host leaders ([`tree`]): `3H`
+//!   messages at the root for `H` hosts, each leader `3m` for its `m` ranks.
 //! * [`guard`] — a watchdog thread for code that blocks inside MPI where nuce
 //!   cannot poll (halo exchanges, the application's own calls). A guard arms a
 //!   deadline; dropping it disarms it. If a deadline passes, the thread prints
@@ -297,7 +299,8 @@ impl Drop for InCheckpoint {
 /// `MPI_Abort`; the other ranks do the same [`ROOT_FIRST`] later, naming the
 /// root, if the root did not. Without a timeout, the waits are unbounded,
 /// as MPI's. Cost: `3(p − 1)` small messages to and from the root, O(p · |op|)
-/// work at the root.
+/// work at the root (flat: the two-level entry through host leaders is
+/// for [`Checkpoints`] whose balancer knows its hosts, [`tree`]).
 pub fn checkpoint<C: Communicator>(
     comm: &C,
     root: i32,
