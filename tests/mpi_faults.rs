@@ -133,7 +133,7 @@ fn checked_entries_through_host_leaders() {
     let run = faulty(4, exe, &["faults-hang", "3", "2"], "3");
     assert_ends_naming(
         &run,
-        &format!("nuce: timeout: rank(s) [3] of 4 did not reach Balancer::plan(64x64, algorithm"),
+        "nuce: timeout: rank(s) [3] of 4 did not reach Balancer::plan(64x64, algorithm",
     );
     assert_ends_naming(
         &run,

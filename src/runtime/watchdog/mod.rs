@@ -20,7 +20,7 @@
 //!   when all is well: `3(p − 1)` small messages to and from the root,
 //!   polling (yielding the core now and then, never sleeping: see
 //!   [`crate::runtime::clock`]); O(p) work at the root. Once a balancer
-//!   knows its hosts the entry goes through host leaders ([`tree`]): `3H`
+//!   knows its hosts the entry goes through host leaders (module `tree`): `3H`
 //!   messages at the root for `H` hosts, each leader `3m` for its `m` ranks.
 //! * [`guard`] — a watchdog thread for code that blocks inside MPI where nuce
 //!   cannot poll (halo exchanges, the application's own calls). A guard arms a
@@ -300,7 +300,7 @@ impl Drop for InCheckpoint {
 /// root, if the root did not. Without a timeout, the waits are unbounded,
 /// as MPI's. Cost: `3(p − 1)` small messages to and from the root, O(p · |op|)
 /// work at the root (flat: the two-level entry through host leaders is
-/// for [`Checkpoints`] whose balancer knows its hosts, [`tree`]).
+/// for [`Checkpoints`] whose balancer knows its hosts, module `tree`).
 pub fn checkpoint<C: Communicator>(
     comm: &C,
     root: i32,
@@ -386,7 +386,7 @@ static ARRIVAL_BYTES: AtomicU64 = AtomicU64::new(0);
 
 /// How many checkpoint arrival messages this process has received as a
 /// collector: as a root, or as a host's leader in two-level checkpoints,
-/// where the root receives one summary per host ([`tree`]) (a diagnostic:
+/// where the root receives one summary per host (module `tree`) (a diagnostic:
 /// ghost exchanges add none, unless `NUCE_CHECK=full`).
 pub fn arrivals_received() -> u64 {
     ARRIVALS.load(Ordering::Relaxed)
