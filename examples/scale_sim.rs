@@ -49,6 +49,7 @@
 //! cargo run --release --example scale_sim -- --quick    # p ≤ 4096
 //! cargo run --release --example scale_sim -- --fit 2:2.5e-5,4:1.2e-4,8:3.1e-4
 //! cargo run --release --example scale_sim -- --per-host 32 --million   # to 10⁶
+//! cargo run --release --example scale_sim -- --ps 1000,10000,100000,1000000
 //! cargo run --release --example scale_sim -- --oversub 8:1.7e-3,16:2.2e-3,32:3.6e-2,64:4.8e-2,128:0.15
 //! ```
 
@@ -103,6 +104,9 @@ struct Args {
     /// Also simulate p = 10⁶ (the remap decision extrapolated).
     #[arg(long)]
     million: bool,
+    /// The p to simulate, comma-separated (instead of the default list).
+    #[arg(long, value_delimiter = ',')]
+    ps: Vec<usize>,
 }
 
 /// The messages of one balance point on `p` ranks whose latency counts:
@@ -240,7 +244,13 @@ fn main() -> nuce::Result<()> {
         &[16, 256, 1024, 4096, 16384, 65536, 100_000]
     };
     let million = [ps, &[1_000_000]].concat();
-    let ps: &[usize] = if args.million { &million } else { ps };
+    let ps: &[usize] = if !args.ps.is_empty() {
+        &args.ps
+    } else if args.million {
+        &million
+    } else {
+        ps
+    };
     let beta = args.bandwidth_gbs * 1e9;
     let topo = topology();
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
@@ -259,7 +269,7 @@ fn main() -> nuce::Result<()> {
         tau * 1e6,
         args.bandwidth_gbs
     );
-    println!("| p | array | records B | rec enc+dec ms | ColumnDp ms | Hier ms | plan B | plan enc+dec ms | validate ms | decide ms | gather model ms (flat / 2-level) | bcast model ms | balance point ms (flat) | balance point ms (2-level) | root msgs (flat / 2-level) |");
+    println!("| p | array | records B | rec enc+dec ms | ColumnDp ms | Hier ms | plan B | plan enc+dec ms | validate ms | decide ms | gather model ms (flat / 2-level) | bcast model ms | balance point ms (flat) | with checked entry ms: flat / 2-level | root msgs (flat / 2-level) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut last_decide: Option<(usize, f64)> = None;
     for &p in ps {
@@ -331,17 +341,14 @@ fn main() -> nuce::Result<()> {
         // The root leads no host: every host's leader reports to it.
         let msgs_two = 2.0 * h as f64 + args.tree_collectives * log;
         let leaders = 2.0 * (per_host - 1.0) * args.host_latency_us * 1e-6;
-        let two_level = msgs_two * tau
-            + leaders
-            + rec_bytes as f64 / beta
-            + t_rec
-            + t_col
-            + t_validate
-            + decide
-            + t_plan_codec
-            + bcast;
+        // Both with the checked entry: latency-bound messages at the root,
+        // the gathered and broadcast volumes, the root's own compute.
+        let volume = (rec_bytes as f64 + log * plan_bytes as f64) / beta;
+        let compute = t_rec + t_col + t_validate + decide + t_plan_codec;
+        let checked_flat = msgs_flat * tau + volume + compute;
+        let two_level = msgs_two * tau + leaders + volume + compute;
         println!(
-            "| {p} | {side}² | {rec_bytes} | {} | {} | {} | {plan_bytes} | {} | {} | {t_decide} | {} / {} | {} | {} | {} | {msgs_flat:.0} / {msgs_two:.0} |",
+            "| {p} | {side}² | {rec_bytes} | {} | {} | {} | {plan_bytes} | {} | {} | {t_decide} | {} / {} | {} | {} | {} / {} | {msgs_flat:.0} / {msgs_two:.0} |",
             ms(t_rec),
             ms(t_col),
             ms(t_hier),
@@ -351,6 +358,7 @@ fn main() -> nuce::Result<()> {
             ms(gather_two),
             ms(bcast),
             ms(whole),
+            ms(checked_flat),
             ms(two_level)
         );
     }
