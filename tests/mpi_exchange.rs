@@ -61,10 +61,16 @@ fn the_same_error(np: usize, case: &str) -> (common::Run, String) {
 
 /// [`the_same_error`] with a timeout of `timeout_s` seconds.
 fn the_same_error_within(np: usize, case: &str, timeout_s: u64) -> (common::Run, String) {
+    the_same_error_of(np, &["exchange-faults", case], timeout_s)
+}
+
+/// [`the_same_error_within`] of the scenario and arguments `args`.
+fn the_same_error_of(np: usize, args: &[&str], timeout_s: u64) -> (common::Run, String) {
+    let case = args[1];
     let run = run_env(
         np,
         &[&format!("NUCE_TIMEOUT_S={timeout_s}")],
-        &["exchange-faults", case],
+        args,
         Duration::from_secs(2 * timeout_s + 60),
     );
     assert!(!run.timed_out, "np {np} {case}: hung\n{}", run.stdout);
@@ -116,6 +122,24 @@ fn a_refused_exchange_fails_fast_on_every_rank() {
             assert!(secs < 5.0, "np {np}: {line} (timeout 60 s)");
         }
     }
+}
+
+/// The exchange faults over 2 emulated hosts (`set_hosts`): the checkpoints
+/// that stuck or refused exchanges join go through the host leaders, and
+/// every rank returns the error the flat checkpoints give — the same text
+/// for a refusal and for exchanges that differ, the same slow rank named.
+#[test]
+fn exchange_faults_through_host_leaders() {
+    for case in ["refuse", "skip", "other"] {
+        let t = if case == "refuse" { 60 } else { 4 };
+        let (_, flat) = the_same_error_of(4, &["exchange-faults", case], t);
+        let (_, hier) = the_same_error_of(4, &["exchange-faults", case, "2"], t);
+        assert_eq!(hier, flat, "{case}");
+    }
+    let (run, e) = the_same_error_of(4, &["exchange-faults", "slow", "2"], 4);
+    let named = "rank(s) [3] of 4 did not reach DistArray2::exchange_ghosts";
+    assert!(e.starts_with(named), "{e}\n{}", run.stderr);
+    assert_eq!(run.lines_with("TIMEOUT ").len(), 4, "{}", run.stdout);
 }
 
 /// A rank that computes for 0.65 of the timeout between two exchanges: its

@@ -112,6 +112,42 @@ fn a_hanging_rank_is_named_by_the_root() {
     );
 }
 
+/// Over emulated hosts (`set_hosts`) the checked entry goes through the
+/// host leaders: the root hears one message per host group instead of one
+/// per rank, and every guarantee holds — the same error on every rank for
+/// a differing call and for a refusal, a hanging rank named by its host's
+/// leader, a hanging leader by the root, a hanging root by the leaders.
+#[test]
+fn checked_entries_through_host_leaders() {
+    for np in [3, 4] {
+        let run = common::checks_pass(np, &["hier-checkpoint", "2"]);
+        let by = errors_by_case(&run);
+        assert_eq!(by.len(), 2, "{by:?}");
+        for (case, (msgs, count)) in by {
+            assert_eq!(count, np, "{case}: every rank reports");
+            assert_eq!(msgs.len(), 1, "{case}: ranks agree: {msgs:?}");
+        }
+    }
+    let exe = &common::check_binary();
+    let host = mpi_host();
+    let run = faulty(4, exe, &["faults-hang", "3", "2"], "3");
+    assert_ends_naming(
+        &run,
+        "nuce: timeout: rank(s) [3] of 4 did not reach Balancer::plan(64x64, algorithm",
+    );
+    assert_ends_naming(
+        &run,
+        &format!("rank 3 on host {host}; its host's leader, rank 2"),
+    );
+    let run = faulty(4, exe, &["faults-hang", "2", "2"], "3");
+    assert_ends_naming(&run, "nuce: timeout: rank(s) [2] of 4 did not reach");
+    let run = faulty(4, exe, &["faults-hang", "0", "2"], "3");
+    assert_ends_naming(
+        &run,
+        &format!("for the root, rank 0 on host {host}, which did not arrive"),
+    );
+}
+
 /// `Balancer::set_timeout` decides, not `NUCE_TIMEOUT_S`: a 2 s timeout
 /// ends the job well before a rank 20 s late arrives (the default would have
 /// waited for it), naming that rank; an 8 s one waits for a rank 3 s late

@@ -16,7 +16,9 @@
 //!
 //! [`TwoLevel`] is the gather this hierarchy allows: each host's leader
 //! gathers its host's values (shared memory), then the root gathers one
-//! bundle per host. The root handles `H` messages instead of `p`, which
+//! bundle per host (the root leads no host: its own host's next rank
+//! gathers it, as in the two-level checked entry of
+//! [`crate::runtime::watchdog`]). The root handles `H` messages instead of `p`, which
 //! divides the latency term `(p − 1)τ` of a flat gather by the ranks per
 //! host (see `benchmarks/cluster.md` §5); the volume is unchanged.
 
@@ -27,6 +29,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::comm::{agree, all_gather_values, decode, encode, gather_values};
+use super::watchdog;
 use crate::error::{Error, Result};
 
 /// The hosts of a communicator's ranks (identical on every rank).
@@ -107,8 +110,9 @@ pub fn detect_hosts<C: Communicator>(comm: &C) -> Result<Hosts> {
 }
 
 /// Communicators of a two-level gather over the hosts of a [`Hosts`] table:
-/// one per host (ordered by rank, so the host's lowest rank is its leader)
-/// and one of the leaders (ordered by rank, so rank 0 leads it).
+/// one per host (ordered by rank, rank 0 last, so the host's lowest other
+/// rank is its leader) and one of the leaders and rank 0 (ordered by rank,
+/// so rank 0 leads it).
 pub struct TwoLevel {
     node: SimpleCommunicator,
     leaders: Option<SimpleCommunicator>,
@@ -136,15 +140,27 @@ impl TwoLevel {
                     ))
                 }),
         )?;
+        // Rank 0 (the root) last on its host: the host's next rank leads
+        // it, so the root receives one bundle per host, none per rank.
+        let key = if rank == 0 { comm.size() } else { rank };
         let node = comm
-            .split_by_color_with_key(Color::with_value(host), rank)
+            .split_by_color_with_key(Color::with_value(host), key)
             .ok_or_else(|| Error::invalid_input("host split failed"))?;
-        let color = if node.rank() == 0 {
+        let color = if node.rank() == 0 || rank == 0 {
             Color::with_value(0)
         } else {
             Color::undefined()
         };
         let leaders = comm.split_by_color_with_key(color, rank);
+        // Each host's ranks learn each other's hosts (MPI processor names):
+        // a host leader of the checked entry names a missing rank of its
+        // host with them. O(ranks per host) on each rank.
+        let world = SimpleCommunicator::world().rank();
+        let names: Vec<(i32, String)> =
+            all_gather_values(&node, &(world, watchdog::host_name().to_string()))?;
+        for (w, h) in names {
+            watchdog::learn_host(w, &h);
+        }
         Ok(TwoLevel { node, leaders })
     }
 
@@ -160,9 +176,11 @@ impl TwoLevel {
         let bytes = agree(comm, 0, encode(value))?;
         let mine = (comm.rank(), bytes);
         let host: Option<Vec<(i32, Vec<u8>)>> = gather_values(&self.node, 0, &mine)?;
-        let all = match (&self.leaders, host) {
-            (Some(leaders), Some(bundle)) => gather_values(leaders, 0, &bundle)?,
-            _ => None,
+        // The root is a leader without a host of its own (unless alone on
+        // it): its bundle is empty, its value went to its host's leader.
+        let all = match &self.leaders {
+            Some(leaders) => gather_values(leaders, 0, &host.unwrap_or_default())?,
+            None => None,
         };
         let local = match all {
             Some(bundles) if comm.rank() == 0 => {

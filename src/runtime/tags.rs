@@ -37,9 +37,14 @@ pub(crate) const GRID_MOVE: Tag = 0x4e5a;
 /// waiting in exchanges join it at once instead of waiting out the timeout.
 pub(crate) const REFUSING: Tag = 0x4e5b;
 
+/// Watchdog checkpoint in two levels: a host leader's summary of its
+/// host's arrivals, to the root.
+pub(crate) const SUMMARY: Tag = 0x4e5c;
+
 /// All tags, for the distinctness check.
-pub const ALL: [Tag; 9] = [
+pub const ALL: [Tag; 10] = [
     MW_INPUT, MW_RESULT, PROBE_GO, PROBE_PING, ARRIVE, ROOT_HERE, VERDICT, GRID_MOVE, REFUSING,
+    SUMMARY,
 ];
 
 #[cfg(test)]

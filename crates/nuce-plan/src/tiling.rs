@@ -79,9 +79,12 @@ pub(crate) fn tiles<const D: usize>(boxes: &[Span<D>], extent: [usize; D]) -> Op
 }
 
 /// Sorts keys of `width` significant bits: least significant digit first,
-/// in passes of at most 16 bits (two for a 1000³ grid's 30-bit keys).
+/// in passes of at most 11 bits (three for a 1000³ grid's 30-bit keys), so
+/// that the counts take at most 16 KiB whatever the grid (16-bit digits
+/// took 512 KiB, the largest transient allocation of a balance point on
+/// every rank, which validates the plan).
 fn radix_sort(keys: &mut Vec<u64>, width: u32) {
-    let passes = width.div_ceil(16).max(1);
+    let passes = width.div_ceil(11).max(1);
     let bits = width.div_ceil(passes).max(1);
     let mut other = vec![0u64; keys.len()];
     let mut shift = 0;

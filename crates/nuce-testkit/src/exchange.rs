@@ -20,7 +20,9 @@
 //!   `FAILED_AFTER rank SECONDS`, the time that call took). Every rank prints `ERR rank CASE error` for the
 //!   first call that failed (or `OK rank CASE`), and for `slow` also
 //!   `TIMEOUT rank RANKS` when that error is an `Error::Timeout` naming
-//!   `RANKS`; run with a small `NUCE_TIMEOUT_S`.
+//!   `RANKS`; run with a small `NUCE_TIMEOUT_S`. `exchange-faults CASE H`:
+//!   the same over `H` emulated hosts (`set_hosts`, contiguous blocks), the
+//!   checkpoints that the stuck exchanges join going through host leaders.
 
 use mpi::traits::*;
 use ndarray::Array2;
@@ -215,6 +217,11 @@ fn faults(ctx: &Ctx) {
     let odd = ctx.rank() == ctx.world.size() - 1 && ctx.world.size() > 1;
     let (rows, cols, iters) = (32, 24, 5);
     let mut bal = balancer(ctx);
+    if let Some(h) = ctx.args.get(1).and_then(|h| h.parse::<usize>().ok()) {
+        let p = ctx.world.size() as usize;
+        bal.set_hosts(&crate::hierarchy::block_hosts(p, h))
+            .expect("hosts");
+    }
     let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
     let root_global = (ctx.rank() == 0).then_some(&global);
     let r = match case.as_str() {

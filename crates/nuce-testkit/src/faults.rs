@@ -12,8 +12,9 @@
 //!   arriving through `gather_values` and through `bcast_value`: every rank
 //!   returns the same `BadMessage` naming the sender, and the next collective
 //!   works.
-//! * `faults-hang RANK` — RANK never arrives at a `Balancer` collective; the
-//!   others must end the job (run with a small `NUCE_TIMEOUT_S`).
+//! * `faults-hang RANK [H]` — RANK never arrives at a `Balancer` collective; the
+//!   others must end the job (run with a small `NUCE_TIMEOUT_S`); with `H`,
+//!   over `H` emulated hosts (`set_hosts`): through the host leaders.
 //! * `faults-late LATE_S TIMEOUT_S` — `Balancer::set_timeout(TIMEOUT_S)` on
 //!   every rank, then the last rank arrives `LATE_S` seconds late at
 //!   `Balancer::plan`: with a timeout shorter than the delay the job must end
@@ -236,9 +237,15 @@ fn report(ctx: &Ctx, case: &str, err: Option<Error>, sender: i32) {
 
 fn hang(ctx: &Ctx) {
     let who: i32 = ctx.arg(0, ctx.world.size() - 1);
+    let hosts: usize = ctx.arg(1, 0);
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&vec![1.0; ctx.world.size() as usize])
         .expect("speeds");
+    if hosts > 0 {
+        let p = ctx.world.size() as usize;
+        bal.set_hosts(&crate::hierarchy::block_hosts(p, hosts))
+            .expect("hosts");
+    }
     if ctx.rank() == who {
         println!("HANG {who}");
         use std::io::Write;

@@ -10,19 +10,29 @@
 //!   A grid's balance point on that balancer (gathered through the host
 //!   leaders) remaps for recorded phase speeds `3 − rank mod 3`, the same on
 //!   every rank, faster ranks getting more cells.
+//! * `hier-checkpoint H` — a `Balancer` over `H` emulated hosts (ranks in
+//!   contiguous blocks, `set_hosts`): its checked entries go through the
+//!   host leaders, the root receiving one message per host group per
+//!   checkpoint (`CKPT flat=F hier=N` reports the root's messages per
+//!   checkpoint before and after `set_hosts`, `BP n` per balance point);
+//!   the last rank calling another call, then refusing one, gives the same
+//!   error on every rank (`ERR rank case error`); agreeing calls work after.
 
 use mpi::traits::*;
 use nuce::internals::balancer::Balancer;
 use nuce::internals::comm::{check_identical, gather_values};
 use nuce::internals::hierarchy::{detect_hosts, Hosts, TwoLevel};
+use nuce::internals::watchdog::arrivals_received;
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp};
 use nuce::plan::array3d::Stencil;
+use nuce::Error;
 
 use crate::Ctx;
 
 pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "hier-gather" => gather(ctx),
+        "hier-checkpoint" => checkpoint(ctx),
         _ => return false,
     }
     true
@@ -153,4 +163,73 @@ fn hierarchical_plan(ctx: &Ctx, h: usize) {
 /// The speed the hierarchy scenario records for rank `r`'s phase.
 fn phase_of(r: usize) -> usize {
     3 - r % 3
+}
+
+/// Host `r * h / p` of rank `r`: `h` emulated hosts in contiguous blocks.
+pub fn block_hosts(p: usize, h: usize) -> Vec<usize> {
+    (0..p).map(|r| r * h.max(1) / p.max(1)).collect()
+}
+
+/// Messages the root receives at one checked entry `op` of `bal`.
+fn root_messages(bal: &Balancer, op: &str) -> u64 {
+    let before = arrivals_received();
+    bal.check_call(op).expect("an agreeing checked entry");
+    arrivals_received() - before
+}
+
+/// The two-level checked entry (see the module docs).
+fn checkpoint(ctx: &Ctx) {
+    let h: usize = ctx.arg(0, 2).max(1);
+    let p = ctx.world.size() as usize;
+    let last = ctx.world.size() - 1;
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let flat = root_messages(&bal, "flat");
+    let host_of = block_hosts(p, h);
+    bal.set_hosts(&host_of).expect("hosts");
+    let hier = root_messages(&bal, "through the leaders");
+    // Host groups: the root alone, then each host's other ranks.
+    let groups = (0..h).filter(|&k| (1..p).any(|r| host_of[r] == k)).count() as u64;
+    println!("CKPT {} flat={flat} hier={hier}", ctx.rank());
+    ctx.check(
+        "root-hears-one-message-per-host",
+        ctx.rank() != 0 || (flat == p as u64 - 1 && hier == groups),
+        format!(
+            "flat {flat} (p - 1 = {}), hier {hier} ({groups} host groups)",
+            p - 1
+        ),
+    );
+    let report = |case: &str, r: Result<(), Error>, want: &str| {
+        let text = r.as_ref().err().map_or("none".into(), |e| e.to_string());
+        println!("ERR {} {case} {text}", ctx.rank());
+        ctx.check(case, p == 1 || text.contains(want), &text);
+    };
+    let odd = ctx.rank() == last;
+    let call = if odd { "step 2" } else { "step 1" };
+    report(
+        "hier-disagree",
+        bal.check_call(call),
+        &format!("rank(s) [{last}] call application: step 2"),
+    );
+    let refused = Error::invalid_input("a buffer of the wrong size");
+    report(
+        "hier-refuse",
+        bal.entry("refusable", odd.then_some(&refused)),
+        &format!("rank {last}"),
+    );
+    ctx.check(
+        "hier-agree-after",
+        bal.check_call("step 3").is_ok(),
+        "agreeing call failed",
+    );
+    // A balance point on a small array: the root's checkpoint messages.
+    let mut a = bal.new_array::<f64>(32, 24, 1).expect("array");
+    let before = arrivals_received();
+    bal.maybe_remap(&mut a, 1).expect("balance point");
+    let bp = arrivals_received() - before;
+    println!("BP {} {bp}", ctx.rank());
+    ctx.check(
+        "balance-point-root-messages",
+        ctx.rank() != 0 || bp <= 2 * groups,
+        format!("{bp} messages at the root for {groups} host groups"),
+    );
 }

@@ -136,6 +136,8 @@ impl Balancer {
         let h = detect_hosts(&self.comm)?;
         info!(hosts = h.len(), "detected hosts");
         self.two_level = Some(TwoLevel::new(&self.comm, &h)?);
+        // From now on the checked entries go through the host leaders too.
+        self.cp.set_hosts(Some(&h.host_of), self.comm.rank());
         Ok(self.hosts.insert(h))
     }
 
@@ -161,6 +163,8 @@ impl Balancer {
             Hosts::from_leaders(&leaders, &names)
         })?;
         self.two_level = Some(TwoLevel::new(&self.comm, &h)?);
+        // From now on the checked entries go through the host leaders too.
+        self.cp.set_hosts(Some(&h.host_of), self.comm.rank());
         Ok(self.hosts.insert(h))
     }
 

@@ -19,7 +19,9 @@
 //!   missing ranks, speaks first) and then abort too, naming the root. Cost
 //!   when all is well: `3(p − 1)` small messages to and from the root,
 //!   polling (yielding the core now and then, never sleeping: see
-//!   [`crate::runtime::clock`]); O(p) work at the root.
+//!   [`crate::runtime::clock`]); O(p) work at the root. Once a balancer
+//!   knows its hosts the entry goes through host leaders (module `tree`): `3H`
+//!   messages at the root for `H` hosts, each leader `3m` for its `m` ranks.
 //! * [`guard`] — a watchdog thread for code that blocks inside MPI where nuce
 //!   cannot poll (halo exchanges, the application's own calls). A guard arms a
 //!   deadline; dropping it disarms it. If a deadline passes, the thread prints
@@ -74,8 +76,12 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(5);
 pub(crate) const FORWARD_GRACE: Duration = Duration::from_millis(500);
 use crate::runtime::tags::{
     ARRIVE as TAG_ARRIVE, REFUSING as TAG_REFUSING, ROOT_HERE as TAG_ROOT_HERE,
-    VERDICT as TAG_VERDICT,
+    SUMMARY as TAG_SUMMARY, VERDICT as TAG_VERDICT,
 };
+
+mod tree;
+use tree::Tally;
+pub(crate) use tree::Tree;
 
 /// Parses a timeout value: seconds as a positive decimal number, or `0` /
 /// `off` for no timeout. `None` (unset) gives [`DEFAULT_TIMEOUT_S`].
@@ -137,16 +143,6 @@ pub(crate) fn abort_job(timeout: &Error) -> ! {
     }
     std::thread::sleep(EXIT_GRACE);
     std::process::exit(ABORT_CODE)
-}
-
-/// Ranks in `0..size` not marked in `arrived`.
-pub(crate) fn missing_ranks(arrived: &[bool]) -> Vec<i32> {
-    arrived
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| !**a)
-        .map(|(r, _)| r as i32)
-        .collect()
 }
 
 /// What a rank tells the root when it arrives at a [`checkpoint`].
@@ -231,7 +227,8 @@ fn hosts() -> &'static Mutex<BTreeMap<i32, String>> {
     H.get_or_init(|| Mutex::new(BTreeMap::new()))
 }
 
-fn learn_host(world: i32, host: &str) {
+/// Records `host` as world rank `world`'s host (the first one learnt stays).
+pub(crate) fn learn_host(world: i32, host: &str) {
     if let Ok(mut h) = hosts().lock() {
         h.entry(world).or_insert_with(|| host.to_string());
     }
@@ -302,7 +299,8 @@ impl Drop for InCheckpoint {
 /// `MPI_Abort`; the other ranks do the same [`ROOT_FIRST`] later, naming the
 /// root, if the root did not. Without a timeout, the waits are unbounded,
 /// as MPI's. Cost: `3(p − 1)` small messages to and from the root, O(p · |op|)
-/// work at the root.
+/// work at the root (flat: the two-level entry through host leaders is
+/// for [`Checkpoints`] whose balancer knows its hosts, module `tree`).
 pub fn checkpoint<C: Communicator>(
     comm: &C,
     root: i32,
@@ -331,16 +329,19 @@ pub(crate) fn refusing_checkpoint<C: Communicator>(
         refused,
         ..Bringing::default()
     };
-    entry(comm, root, op, seq, timeout, bringing)
+    entry(comm, root, op, seq, timeout, None, bringing)
 }
 
-/// [`refusing_checkpoint`] with all a rank may bring ([`Bringing`]).
+/// [`refusing_checkpoint`] with all a rank may bring ([`Bringing`]): in
+/// two levels through `tree` when it fits the communicator and root
+/// ([`tree`]), flat otherwise.
 fn entry<C: Communicator>(
     comm: &C,
     root: i32,
     op: &str,
     seq: u64,
     timeout: Option<Duration>,
+    tree: Option<&Tree>,
     bringing: Bringing,
 ) -> Result<()> {
     let size = comm.size();
@@ -358,6 +359,9 @@ fn entry<C: Communicator>(
     };
     if bringing.notify {
         notify_refusal(comm);
+    }
+    if let Some(t) = tree.filter(|t| t.fits(comm, root)) {
+        return tree::entry(comm, t, op, seq, timeout, world, bringing);
     }
     if comm.rank() == root {
         root_side(comm, root, op, seq, timeout, world, bringing)
@@ -377,14 +381,24 @@ fn entry<C: Communicator>(
 
 /// Arrival messages this process has received as the root of a checkpoint.
 static ARRIVALS: AtomicU64 = AtomicU64::new(0);
+/// The bytes of those messages.
+static ARRIVAL_BYTES: AtomicU64 = AtomicU64::new(0);
 
-/// How many checkpoint arrival messages this process has received as a root
-/// (a diagnostic: ghost exchanges add none, unless `NUCE_CHECK=full`).
+/// How many checkpoint arrival messages this process has received as a
+/// collector: as a root, or as a host's leader in two-level checkpoints,
+/// where the root receives one summary per host (module `tree`) (a diagnostic:
+/// ghost exchanges add none, unless `NUCE_CHECK=full`).
 pub fn arrivals_received() -> u64 {
     ARRIVALS.load(Ordering::Relaxed)
 }
 
-/// The root's part of [`checkpoint`].
+/// The bytes of the checkpoint messages counted by [`arrivals_received`].
+pub fn arrival_bytes_received() -> u64 {
+    ARRIVAL_BYTES.load(Ordering::Relaxed)
+}
+
+/// The root's part of a flat [`checkpoint`]: every other rank's arrival,
+/// then the verdict to each.
 fn root_side<C: Communicator>(
     comm: &C,
     root: i32,
@@ -394,117 +408,49 @@ fn root_side<C: Communicator>(
     world: i32,
     bringing: Bringing,
 ) -> Result<()> {
-    let size = comm.size();
-    let start = Instant::now();
-    // The lowest refusing rank and its error.
-    let mut refusal: Option<(i32, Error)> = bringing.refused.map(|e| (root, e.clone()));
-    // The ranks that come stalled from a ghost exchange (at this checkpoint).
-    let mut stalls: Vec<(i32, Stalled)> = bringing
-        .stalled
-        .map(|s| (root, s.clone()))
-        .into_iter()
-        .collect();
-    // The ranks that sent every rank a refusal notice.
-    let mut notifiers: Vec<i32> = bringing.notify.then_some(root).into_iter().collect();
-    let mut arrived = vec![false; size as usize];
-    arrived[root as usize] = true;
-    let mut count = 1;
-    // (call, ranks) of the ranks whose call differs from the root's.
-    let mut differ: BTreeMap<String, Vec<i32>> = BTreeMap::new();
-    mpi::request::scope(|scope| {
-        // Tell every rank the root is here, so that they can name a missing root.
-        let here: Vec<_> = (0..size)
-            .filter(|&r| r != root)
-            .map(|r| {
-                comm.process_at_rank(r)
-                    .immediate_send_with_tag(scope, &seq, TAG_ROOT_HERE)
-            })
-            .collect();
-        let mut polls = Poller::default();
-        while count < size {
-            let mut got = false;
-            while let Some((msg, status)) = comm
-                .any_process()
-                .immediate_matched_probe_with_tag(TAG_ARRIVE)
-            {
-                got = true;
-                ARRIVALS.fetch_add(1, Ordering::Relaxed);
-                let src = status.source_rank();
-                let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
-                let call = match decode::<Arrival>(&bytes, src) {
-                    Ok(a) => {
-                        learn_host(a.world, &a.host);
-                        if let Some(e) = a.refused {
-                            if refusal.as_ref().is_none_or(|(r, _)| src < *r) {
-                                refusal = Some((src, e));
-                            }
-                        }
-                        if let Some(st) = a.stalled.filter(|_| a.seq == seq) {
-                            stalls.push((src, st));
-                        }
-                        if a.notified {
-                            notifiers.push(src);
-                        }
-                        if a.seq != seq {
-                            Some(format!("{} at checkpoint #{}", a.op, a.seq))
-                        } else if a.op != op {
-                            Some(a.op)
-                        } else {
-                            None
-                        }
-                    }
-                    Err(e) => Some(format!("an unreadable arrival message ({e})")),
-                };
-                if let Some(c) = call {
-                    differ.entry(c).or_default().push(src);
-                }
-                if let Some(a) = arrived.get_mut(src as usize) {
-                    if !*a {
-                        *a = true;
-                        count += 1;
-                    }
-                }
-            }
-            if count == size {
-                break;
-            }
-            if let Some(t) = timeout {
-                if start.elapsed() > t {
-                    abort_job(&missing_at_root(comm, root, op, t, &arrived));
-                }
-            }
-            if !got {
-                polls.pause();
-            }
-        }
-        for h in here {
-            h.wait();
-        }
-    });
-    let differing = (!differ.is_empty()).then(|| {
-        let seq_note = if differ.keys().any(|c| c.contains(" at checkpoint #")) {
-            format!(" at checkpoint #{seq}")
-        } else {
-            String::new()
-        };
-        disagreement(root, &format!("{op}{seq_note}"), &differ)
-    });
-    let error = match refusal {
-        Some((r, e)) if r == root => Some(e),
-        Some((r, e)) => Some(Error::Remote {
-            rank: r,
-            source: Box::new(e),
-        }),
-        None => stalled_verdict(comm, root, &stalls).or(differing),
-    };
-    notifiers.sort_unstable();
+    let others: Vec<i32> = (0..comm.size()).filter(|&r| r != root).collect();
+    let mut tally = Tally::own(root, seq, op, &bringing);
+    tree::collect(
+        comm,
+        &others,
+        TAG_ARRIVE,
+        seq,
+        timeout,
+        |src, bytes| tally.add(src, bytes.and_then(|b| decode::<Arrival>(&b, src))),
+        |missing| {
+            missing_at_root(
+                comm,
+                root,
+                op,
+                timeout.unwrap_or_default(),
+                missing,
+                "the root",
+            )
+        },
+    );
+    decide(comm, root, op, seq, world, tally, &others)
+}
+
+/// The root's verdict from `tally`, sent to `to` (every other rank, or
+/// the host leaders, who forward it); then the refusal notices.
+fn decide<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    seq: u64,
+    world: i32,
+    tally: Tally,
+    to: &[i32],
+) -> Result<()> {
+    let notifiers = tally.notifiers();
+    let error = tally.verdict(comm, root, op, seq);
     let verdict = encode(&Verdict {
         host: host_name().to_string(),
         world,
         error: error.clone(),
         notifiers: notifiers.clone(),
     })?;
-    send_to_others(comm, &verdict, TAG_VERDICT);
+    send_to(comm, to, &verdict, TAG_VERDICT);
     receive_notices(comm, &notifiers);
     match error {
         Some(e) => Err(e),
@@ -564,8 +510,9 @@ fn stalled_verdict<C: Communicator>(
     })
 }
 
-/// The [`Error::Timeout`] of a root that waited `t` in vain for the ranks of
-/// `comm` not marked in `arrived` at the checkpoint of `op`: it names them
+/// The [`Error::Timeout`] of a collector (`role`: the root, or a host's
+/// leader, rank `root`) that waited `t` in vain for `ranks` of `comm` at
+/// the checkpoint of `op`: it names them
 /// with their hosts and, when they wait at another of nuce's collectives,
 /// which (their arrival messages there are received now: the job ends).
 fn missing_at_root<C: Communicator>(
@@ -573,9 +520,9 @@ fn missing_at_root<C: Communicator>(
     root: i32,
     op: &str,
     t: Duration,
-    arrived: &[bool],
+    ranks: Vec<i32>,
+    role: &str,
 ) -> Error {
-    let ranks = missing_ranks(arrived);
     let missing: Vec<String> = ranks.iter().map(|&r| describe_rank(comm, r)).collect();
     let elsewhere = calls_elsewhere(channel_id(comm));
     let why = if elsewhere.is_empty() {
@@ -595,23 +542,21 @@ fn missing_at_root<C: Communicator>(
         ranks,
         size: comm.size(),
         waiter: root,
-        note: format!(
-            "{why}; the root, rank {root} on host {}, waited",
-            host_name()
-        ),
+        note: format!("{why}; {role}, rank {root} on host {}, waited", host_name()),
     }
 }
 
 /// The [`Error::Timeout`] of rank `rank` of `comm` that waited `limit` in
-/// vain for the root's verdict at the checkpoint of `op`: it names the root
-/// if the root did not arrive (`root_here` false), else tells that the root
-/// names the missing ranks.
+/// vain for the verdict at the checkpoint of `op` from `root` (`role`: the
+/// root, or its host's leader): it names `root` if that did not arrive
+/// (`root_here` false), else tells that it names the missing ranks.
 fn missing_at_member<C: Communicator>(
     comm: &C,
     root: i32,
     op: &str,
     limit: Duration,
     root_here: bool,
+    role: &str,
 ) -> Error {
     let rank = comm.rank();
     let (ranks, hosts, note) = if root_here {
@@ -620,7 +565,7 @@ fn missing_at_member<C: Communicator>(
             Vec::new(),
             format!(
                 "rank {rank} is on host {} and waited for ranks that did not arrive; \
-                 the root, {}, arrived and names them",
+                 {role}, {}, arrived and names them",
                 host_name(),
                 describe_rank(comm, root)
             ),
@@ -630,7 +575,7 @@ fn missing_at_member<C: Communicator>(
             vec![root],
             vec![host_of(comm, root)],
             format!(
-                "rank {rank} on host {} waited for the root, {}, which did not arrive \
+                "rank {rank} on host {} waited for {role}, {}, which did not arrive \
                  (slow, stopped or dead)",
                 host_name(),
                 describe_rank(comm, root)
@@ -648,7 +593,7 @@ fn missing_at_member<C: Communicator>(
     }
 }
 
-/// A non-root rank's part of [`checkpoint`].
+/// A non-root rank's part of a flat [`checkpoint`].
 fn member_side<C: Communicator>(
     comm: &C,
     root: i32,
@@ -656,37 +601,57 @@ fn member_side<C: Communicator>(
     timeout: Option<Duration>,
     arrival: &[u8],
 ) -> Result<()> {
-    let start = Instant::now();
     let limit = timeout.map(|t| t + ROOT_FIRST);
-    let verdict = mpi::request::scope(|scope| {
+    let (verdict, _) = await_verdict(comm, (root, "the root"), op, limit, (arrival, TAG_ARRIVE))?;
+    accept(comm, verdict)
+}
+
+/// Sends `bytes` with `tag` to `parent` (the root, or this rank's host
+/// leader, with the words that name its role) and waits for its "here" and its verdict: the verdict, decoded
+/// and as received. Past `limit` it ends the job naming `parent` if it
+/// never announced itself.
+fn await_verdict<C: Communicator>(
+    comm: &C,
+    (parent, role): (i32, &str),
+    op: &str,
+    limit: Option<Duration>,
+    (bytes, tag): (&[u8], mpi::Tag),
+) -> Result<(Verdict, Vec<u8>)> {
+    let start = Instant::now();
+    let raw = mpi::request::scope(|scope| {
         let send = comm
-            .process_at_rank(root)
-            .immediate_send_with_tag(scope, arrival, TAG_ARRIVE);
-        let from_root = comm.process_at_rank(root);
-        let mut root_here = false;
+            .process_at_rank(parent)
+            .immediate_send_with_tag(scope, bytes, tag);
+        let from = comm.process_at_rank(parent);
+        let mut here = false;
         let mut polls = Poller::default();
-        let verdict = loop {
-            if !root_here {
-                if let Some((msg, _)) = from_root.immediate_matched_probe_with_tag(TAG_ROOT_HERE) {
+        let raw = loop {
+            if !here {
+                if let Some((msg, _)) = from.immediate_matched_probe_with_tag(TAG_ROOT_HERE) {
                     let mut theirs = 0u64;
                     msg.matched_receive_into(&mut theirs);
-                    root_here = true;
+                    here = true;
                 }
             }
-            if root_here {
-                if let Some(m) = from_root.immediate_matched_probe_with_tag(TAG_VERDICT) {
-                    let (bytes, _) = m.matched_receive_vec::<u8>();
-                    break decode::<Verdict>(&bytes, root);
+            if here {
+                if let Some(m) = from.immediate_matched_probe_with_tag(TAG_VERDICT) {
+                    break m.matched_receive_vec::<u8>().0;
                 }
             }
             if let Some(limit) = limit.filter(|l| start.elapsed() > *l) {
-                abort_job(&missing_at_member(comm, root, op, limit, root_here));
+                abort_job(&missing_at_member(comm, parent, op, limit, here, role));
             }
             polls.pause();
         };
         send.wait();
-        verdict
-    })?;
+        raw
+    });
+    Ok((decode::<Verdict>(&raw, parent)?, raw))
+}
+
+/// A rank's end of a checkpoint with the root's verdict: learns the root's
+/// host, receives the refusal notices, returns the verdict's error.
+fn accept<C: Communicator>(comm: &C, verdict: Verdict) -> Result<()> {
     learn_host(verdict.world, &verdict.host);
     receive_notices(comm, &verdict.notifiers);
     match verdict.error {
@@ -702,6 +667,7 @@ struct Channel {
     root: i32,
     seq: Arc<AtomicU64>,
     timeout: Option<Duration>,
+    tree: Option<Arc<Tree>>,
 }
 
 /// A raw communicator handle in the registry. `MPI_Comm` is a pointer in
@@ -771,19 +737,26 @@ fn calls_elsewhere(this: u64) -> Vec<String> {
                     ));
                 }
             }
+            // Two-level checkpoints: a host leader's summary.
+            while let Some((msg, status)) = comm
+                .any_process()
+                .immediate_matched_probe_with_tag(TAG_SUMMARY)
+            {
+                let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
+                out.extend(tree::calls_in_summary(&bytes, status.source_rank()));
+            }
         });
     }
     out
 }
 
-/// Sends `bytes` with `tag` to every rank of `comm` but this one, and waits
-/// until the sends complete.
-fn send_to_others<C: Communicator>(comm: &C, bytes: &[u8], tag: mpi::Tag) {
-    let me = comm.rank();
+/// Sends `bytes` with `tag` to each of `ranks` of `comm`, and waits until
+/// the sends complete.
+fn send_to<C: Communicator>(comm: &C, ranks: &[i32], bytes: &[u8], tag: mpi::Tag) {
     mpi::request::scope(|scope| {
-        let sends: Vec<_> = (0..comm.size())
-            .filter(|&r| r != me)
-            .map(|r| {
+        let sends: Vec<_> = ranks
+            .iter()
+            .map(|&r| {
                 comm.process_at_rank(r)
                     .immediate_send_with_tag(scope, bytes, tag)
             })
@@ -797,7 +770,9 @@ fn send_to_others<C: Communicator>(comm: &C, bytes: &[u8], tag: mpi::Tag) {
 /// Tells every other rank of `comm` that this rank refuses the call it
 /// brings to the checkpoint (an empty message each; [`Bringing::notify`]).
 fn notify_refusal<C: Communicator>(comm: &C) {
-    send_to_others(comm, &[], TAG_REFUSING);
+    let me = comm.rank();
+    let others: Vec<i32> = (0..comm.size()).filter(|&r| r != me).collect();
+    send_to(comm, &others, &[], TAG_REFUSING);
 }
 
 /// Receives the refusal notice of each of `notifiers` (other than this
@@ -835,16 +810,13 @@ pub(crate) fn refusal_under_way<C: Communicator>(own: &C) -> Option<Option<u64>>
 /// rank is its root) an arrival message waits. Probes only (nothing is
 /// received); O(number of live channels).
 pub(crate) fn checkpoint_under_way() -> Option<u64> {
-    live_channel_where(|comm, root| {
-        if comm.rank() == root {
-            comm.any_process()
-                .immediate_probe_with_tag(TAG_ARRIVE)
-                .is_some()
-        } else {
-            comm.process_at_rank(root)
-                .immediate_probe_with_tag(TAG_ROOT_HERE)
-                .is_some()
-        }
+    // Only collectors (the root, host leaders) receive arrivals and
+    // summaries, and only they announce themselves: the same test holds
+    // for flat and two-level checkpoints.
+    live_channel_where(|comm, _| {
+        [TAG_ARRIVE, TAG_SUMMARY, TAG_ROOT_HERE]
+            .iter()
+            .any(|&tag| comm.any_process().immediate_probe_with_tag(tag).is_some())
     })
 }
 
@@ -876,18 +848,21 @@ pub(crate) fn join_checkpoint<C: Communicator>(
     let found = channel.and_then(|id| {
         live().lock().ok().and_then(|l| {
             l.get(&id)
-                .map(|c| (c.comm, c.root, c.seq.clone(), c.timeout))
+                .map(|c| (c.comm, c.root, c.seq.clone(), c.timeout, c.tree.clone()))
         })
     });
     match found {
-        Some((h, root, seq, timeout)) => {
+        Some((h, root, seq, timeout, tree)) => {
             let n = seq.fetch_add(1, Ordering::SeqCst);
-            with_comm(h, |c| entry(c, root, op, n, timeout, bringing))
+            with_comm(h, |c| {
+                entry(c, root, op, n, timeout, tree.as_deref(), bringing)
+            })
         }
         None => {
             let n = own.seq.fetch_add(1, Ordering::SeqCst);
             own.register(comm);
-            entry(comm, own.root, op, n, own.timeout, bringing)
+            let tree = own.tree.as_deref();
+            entry(comm, own.root, op, n, own.timeout, tree, bringing)
         }
     }
 }
@@ -908,6 +883,8 @@ pub struct Checkpoints {
     /// no checkpoint is under way: its balancer's, common to all the
     /// objects the balancer serves.
     parent: Option<u64>,
+    /// The two-level entry through host leaders, once the hosts are known.
+    tree: Option<Arc<Tree>>,
 }
 
 impl Checkpoints {
@@ -920,6 +897,7 @@ impl Checkpoints {
             root,
             timeout,
             parent: None,
+            tree: None,
         }
     }
 
@@ -929,6 +907,15 @@ impl Checkpoints {
     pub(crate) fn adopt(&mut self, parent: &Checkpoints) {
         self.timeout = parent.timeout;
         self.parent = Some(parent.id);
+        self.tree = parent.tree.clone();
+    }
+
+    /// Makes the next checkpoints go through host leaders (local; every
+    /// rank must do the same): this rank `rank`'s place among the ranks on
+    /// hosts `host_of` ([`tree`]); `None` makes them flat again. The root
+    /// then receives one message per host instead of one per rank.
+    pub(crate) fn set_hosts(&mut self, host_of: Option<&[usize]>, rank: i32) {
+        self.tree = host_of.map(|h| Arc::new(Tree::new(h, self.root, rank)));
     }
 
     /// This object's number among the [`Checkpoints`] this process created
@@ -988,6 +975,7 @@ impl Checkpoints {
                     root: self.root,
                     seq: self.seq.clone(),
                     timeout: self.timeout,
+                    tree: self.tree.clone(),
                 },
             );
         }
@@ -1020,7 +1008,12 @@ impl Checkpoints {
     ) -> Result<()> {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst);
         self.register(comm);
-        refusing_checkpoint(comm, self.root, op, seq, self.timeout, refused)
+        let bringing = Bringing {
+            refused,
+            ..Bringing::default()
+        };
+        let tree = self.tree.as_deref();
+        entry(comm, self.root, op, seq, self.timeout, tree, bringing)
     }
 }
 
@@ -1211,7 +1204,6 @@ mod tests {
         for bad in ["", "-1", "NaN", "inf", "1e10", "5s"] {
             assert!(parse_timeout(Some(bad)).is_err(), "{bad}");
         }
-        assert_eq!(missing_ranks(&[true, false, true, false]), vec![1, 3]);
     }
 
     /// The messages of a job ended by a timeout are [`Error::Timeout`]'s
