@@ -248,7 +248,7 @@ impl<T: GraphValue> Pieces<T> {
 
     /// The same vertices in increasing id order (moved, not copied, when
     /// they already are).
-    fn sorted(self, weighted: bool, dim: usize) -> Self {
+    pub(crate) fn sorted(self, weighted: bool, dim: usize) -> Self {
         if self.ids.windows(2).all(|w| w[0] < w[1]) {
             return self;
         }
@@ -630,7 +630,8 @@ impl<T: GraphValue> GraphPart<T> {
         to.adj
             .extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
         if weighted {
-            to.ewgt.extend((a..b).map(|k| self.ewgt.get(k).copied().unwrap_or(1.0)));
+            to.ewgt
+                .extend((a..b).map(|k| self.ewgt.get(k).copied().unwrap_or(1.0)));
         }
         to.vwgt.push(self.vwgt[i]);
         to.coords
@@ -942,7 +943,10 @@ impl<T: GraphValue> DistGraph<T> {
     ) -> Result<Self> {
         let (comm, cp) = Checkpoints::duplicate_checked(
             comm,
-            &format!("DistGraph::from_pieces({n} vertices, {}-byte values)", T::BYTES),
+            &format!(
+                "DistGraph::from_pieces({n} vertices, {}-byte values)",
+                T::BYTES
+            ),
         )?;
         let part = GraphPart::build(&comm, n, weighted, dim, pieces)?;
         Ok(Self::of_part(comm, cp, part, strategy))

@@ -239,6 +239,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("format 9"));
+        let mut graph = prefixed(Kind::Graph, &encode(&h).unwrap());
+        graph.resize(end as usize, 0);
+        std::fs::write(&p, &graph).unwrap();
+        assert!(read_header(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("the save file of a graph"));
         std::fs::write(&p, b"hello").unwrap();
         assert!(read_header(&p)
             .unwrap_err()

@@ -43,11 +43,13 @@ use super::layout::{Field, Grid, RawField};
 
 mod arrays;
 mod checksum;
+mod graphs;
 mod header;
 mod mpiio;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Shape3, Stencil};
 use checksum::{all_sums, local_sums};
+pub use graphs::SavedGraph;
 pub use header::SAVE_FORMAT;
 use header::{prefixed, read_header, Header, Kind, ALIGN, PREFIX};
 use mpiio::{transfer, MpiFile};
