@@ -54,6 +54,8 @@ use crate::plan::graph::ids::vertex_id;
 use crate::plan::graph::{Coords, Graph, Partition};
 use mpi::topology::SimpleCommunicator;
 
+mod membership;
+
 /// What a [`DistGraph::remap`] moved (identical on every rank).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct MigrateStats {
@@ -355,6 +357,28 @@ impl<T: GraphValue> Pieces<T> {
             return Err(Error::invalid_input("non-finite coordinate"));
         }
         Ok(())
+    }
+}
+
+impl<T> Default for GraphPart<T> {
+    fn default() -> Self {
+        GraphPart {
+            rank: 0,
+            size: 0,
+            n_global: 0,
+            owned: Vec::new(),
+            xadj: vec![0],
+            adj: Vec::new(),
+            ewgt: Vec::new(),
+            vwgt: Vec::new(),
+            dim: 0,
+            coords: Vec::new(),
+            values: Vec::new(),
+            ghosts: Vec::new(),
+            ghost_owner: Vec::new(),
+            ghost_values: Vec::new(),
+            halo: Halo::default(),
+        }
     }
 }
 
@@ -1149,18 +1173,9 @@ impl<T: GraphValue> DistGraph<T> {
         let st = self.part.migrate(&self.comm, new_owner)?;
         // A graph balanced from a root index: the root learns the new owners
         // (it holds the whole graph anyway); only the owned ids travel.
-        if any_rank(&self.comm, self.index.is_some()) {
+        if let Some(at) = self.index_rank() {
             let p = self.part.size;
             let mut to_root = vec![0usize; p];
-            // The index lives on one rank (the balancer's root): find it.
-            let mine = if self.index.is_some() {
-                self.part.rank
-            } else {
-                0
-            };
-            let mut at = 0usize;
-            self.comm
-                .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
             to_root[at] = self.part.owned.len();
             let (ids, from) = alltoallv_flat(&self.comm, &self.part.owned, &to_root)?;
             if let Some(index) = self.index.as_mut() {
@@ -1174,6 +1189,15 @@ impl<T: GraphValue> DistGraph<T> {
             }
         }
         Ok(st)
+    }
+
+    /// The rank that holds the root's index, if one does (collective).
+    fn index_rank(&self) -> Option<usize> {
+        let mine = self.index.as_ref().map_or(-1, |_| self.part.rank as i64);
+        let mut at = -1i64;
+        self.comm
+            .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
+        usize::try_from(at).ok()
     }
 
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).
@@ -1247,6 +1271,13 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn prefix_cut(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
         self.check_targets("prefix_cut", targets)?;
+        let order = self.curve_order()?;
+        geometric::prefix_cut(&self.comm, &self.part.vwgt, &order, targets)
+    }
+
+    /// The owned vertices along the Hilbert curve through every rank's
+    /// coordinates (ties by id): local indices. Collective.
+    fn curve_order(&self) -> Result<Vec<usize>> {
         let pts = self.points()?;
         let keys = geometric::hilbert_keys(&self.comm, &pts);
         let mut order: Vec<usize> = (0..keys.len()).collect();
@@ -1255,7 +1286,7 @@ impl<T: GraphValue> DistGraph<T> {
                 .total_cmp(&keys[b])
                 .then(pts.ids[a].cmp(&pts.ids[b]))
         });
-        geometric::prefix_cut(&self.comm, pts.weights, &order, targets)
+        Ok(order)
     }
 
     /// For a move of every owned vertex `i` to `dest[i]` (valid ranks), on

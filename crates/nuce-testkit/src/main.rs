@@ -15,6 +15,7 @@ mod curve;
 mod decisions;
 mod depart;
 mod depart_array;
+mod depart_graph;
 mod dgraph;
 mod exchange;
 mod faults;
@@ -94,6 +95,7 @@ fn main() {
         s if s.starts_with("save-graph") => save_graph::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
         s if s.starts_with("depart-array") => depart_array::run(s, &ctx),
+        s if s.starts_with("depart-graph") => depart_graph::run(s, &ctx),
         s if s.starts_with("depart-") => depart::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),

@@ -43,14 +43,14 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
     true
 }
 
-type G = DistGraph<(f64, u32)>;
+pub(crate) type G = DistGraph<(f64, u32)>;
 
-const STEPS: usize = 3;
-const GEO: (usize, usize, usize) = (7, 6, 5);
-const FLAT: (usize, usize, usize) = (9, 8, 1);
+pub(crate) const STEPS: usize = 3;
+pub(crate) const GEO: (usize, usize, usize) = (7, 6, 5);
+pub(crate) const FLAT: (usize, usize, usize) = (9, 8, 1);
 
 /// The initial value of vertex `v`: a non-trivial bit pattern.
-fn value(v: usize) -> (f64, u32) {
+pub(crate) fn value(v: usize) -> (f64, u32) {
     (
         f64::from_bits(
             0x3ff0_0000_0000_0000 | (v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 12,
@@ -69,7 +69,7 @@ fn edge_weight(u: usize, v: usize) -> f64 {
 }
 
 /// The whole generator graph of `dims` (with coordinates when `coords`).
-fn whole(dims: (usize, usize, usize), coords: bool) -> Graph {
+pub(crate) fn whole(dims: (usize, usize, usize), coords: bool) -> Graph {
     let n = dims.0 * dims.1 * dims.2;
     let s = grid_slab(dims, 0, n, 0.3).expect("grid");
     let ew = ewgts(&s.xadj, &s.adjncy, &s.ids);
@@ -97,8 +97,8 @@ fn ewgts(xadj: &[usize], adj: &[usize], ids: &[usize]) -> Vec<f64> {
 }
 
 /// This rank's slab of the `geo` graph, partitioned for the balancer's speeds.
-fn geo(ctx: &Ctx, bal: &mut Balancer) -> G {
-    let (p, r) = (ctx.world.size() as usize, ctx.rank() as usize);
+pub(crate) fn geo(bal: &mut Balancer) -> G {
+    let (p, r) = (bal.comm().size() as usize, bal.comm().rank() as usize);
     let n = GEO.0 * GEO.1 * GEO.2;
     let (lo, hi) = block_of(n, r, p);
     let s = grid_slab(GEO, lo, hi, 0.3).expect("slab");
@@ -124,7 +124,7 @@ fn geo(ctx: &Ctx, bal: &mut Balancer) -> G {
 }
 
 /// The `root` graph given out by the balancer.
-fn flat(bal: &mut Balancer) -> G {
+pub(crate) fn flat(bal: &mut Balancer) -> G {
     let root = bal.comm().rank() == 0;
     let g = root.then(|| whole(FLAT, false));
     let n = FLAT.0 * FLAT.1;
@@ -135,7 +135,7 @@ fn flat(bal: &mut Balancer) -> G {
 
 /// One step: each value's first part becomes the weighted average of its
 /// own and its neighbours' (in the global adjacency's order).
-fn step(g: &mut G) {
+pub(crate) fn step(g: &mut G) {
     g.exchange_ghosts().expect("exchange");
     let new: Vec<f64> = (0..g.owned().len())
         .map(|i| {
@@ -153,7 +153,7 @@ fn step(g: &mut G) {
 }
 
 /// The serial run of `steps` steps on the whole graph.
-fn serial(g: &Graph, steps: usize) -> Vec<(f64, u32)> {
+pub(crate) fn serial(g: &Graph, steps: usize) -> Vec<(f64, u32)> {
     let mut x: Vec<(f64, u32)> = (0..g.n()).map(value).collect();
     for _ in 0..steps {
         let new: Vec<f64> = (0..g.n())
@@ -186,7 +186,7 @@ fn path(ctx: &Ctx, name: &str) -> std::path::PathBuf {
 
 fn write(ctx: &Ctx) {
     let mut bal = balancer(ctx, |r| (r + 1) as f64);
-    for (name, mut g) in [("geo", geo(ctx, &mut bal)), ("root", flat(&mut bal))] {
+    for (name, mut g) in [("geo", geo(&mut bal)), ("root", flat(&mut bal))] {
         for _ in 0..STEPS {
             step(&mut g);
         }
@@ -206,7 +206,7 @@ fn write(ctx: &Ctx) {
 
 /// Every owned vertex of `g` has its neighbours, weights and coordinates in
 /// `whole` (`coords`: compared), and every vertex is owned once.
-fn same_graph(ctx: &Ctx, g: &G, whole: &Graph, coords: bool) -> bool {
+pub(crate) fn same_graph(g: &G, whole: &Graph, coords: bool) -> bool {
     let id = |s: usize| {
         let no = g.owned().len();
         if s < no {
@@ -225,8 +225,8 @@ fn same_graph(ctx: &Ctx, g: &G, whole: &Graph, coords: bool) -> bool {
         nb == want && g.vertex_weight(i) == whole.vertex_weight(v) && c
     });
     let n = whole.n() as f64;
-    let count = sum_f64(&ctx.world, g.owned().len() as f64);
-    let ids = sum_f64(&ctx.world, g.owned().iter().map(|&v| v as f64).sum());
+    let count = sum_f64(g.comm(), g.owned().len() as f64);
+    let ids = sum_f64(g.comm(), g.owned().iter().map(|&v| v as f64).sum());
     mine && count == n && ids == n * (n - 1.0) / 2.0
 }
 
@@ -243,7 +243,7 @@ fn read(ctx: &Ctx) {
         let w = whole(dims, coords);
         ctx.check(
             &format!("{name}-graph"),
-            same_graph(ctx, &g, &w, coords),
+            same_graph(&g, &w, coords),
             "the graph differs",
         );
         ctx.check(
