@@ -4,7 +4,9 @@
 //! rank); each grid is planned for the ranks that stay, at their speeds,
 //! with empty boxes for those that leave ([`Departure::plan_grid`]: a
 //! pending move, completed by [`Grid::move_fields`] into the application's
-//! buffers for the new box, as after any remap); then
+//! buffers for the new box, as after any remap; arrays and graphs move at
+//! once: [`Departure::plan_array3`], [`Departure::plan_array2`],
+//! [`Departure::plan_graph`]); then
 //! [`Departure::finish`] splits the communicator: on the ranks that stay
 //! the balancer and grids are replaced by their successors on the new,
 //! smaller communicator (in their old order: the first rank that stays is

@@ -1,7 +1,9 @@
 //! Save files of a grid: its fields, its cost per cell and the
 //! application's own state in one portable file, written collectively and
 //! read back on **any number of ranks** (restart after a job ends, a node
-//! is lost, or on another allocation).
+//! is lost, or on another allocation). Arrays use the grid's file
+//! (`arrays`); graphs have a file of their own kind (`graphs`,
+//! [`SavedGraph`]), told apart by the first bytes.
 //!
 //! * **Write** ([`Grid::save`]): every rank writes its box of every field
 //!   with MPI-IO, one contiguous `MPI_File_write_all` per field (the file
@@ -24,7 +26,7 @@
 //!   format, a corrupt header, fields that do not match are the same
 //!   error on every rank, never a crash.
 //!
-//! File layout (format 1): 8 bytes `NUCESAVE`, the format (u32 LE), the
+//! File layout (format 1): 8 bytes `NUCESAVE` (a graph's: `NUCEGRPH`), the format (u32 LE), the
 //! header's length (u32 LE) and its FNV-1a hash (u64 LE), the header
 //! (bincode, with the writing plan's boxes), then from [`Header`]'s
 //! `data_offset` each field's cells box by box, then the cost (f64 per
