@@ -9,7 +9,11 @@
  * and every record still belongs to its vertex (checked by global id, and
  * gathered on rank 0). Bad pieces (a duplicate id, a neighbour nobody owns,
  * NULL on one rank, no coordinates) are the same error on every rank.
- * Run by scripts/test_capi.sh with 1, 2 and 3 ranks; prints
+ * The graph is then saved (nuce_graph_save) and restarted on the ranks
+ * but the last (nuce_saved_graph_open / _create on a sub-communicator,
+ * speeds p' − r): the same vertices and records, in proportion to those
+ * speeds; records of another size, or the file opened as a grid's, are
+ * errors. Run by scripts/test_capi.sh with 1, 2 and 3 ranks; prints
  * "dgraph: all N checks passed on P ranks" on rank 0 and exits 0 when all
  * pass. Usage: dgraph [rows cols]. */
 #include <mpi.h>
@@ -17,6 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static int rank, size, checks, failures;
 
@@ -131,6 +137,56 @@ static void record_phase(nuce_balancer *b, size_t owned, int iters, double speed
   check(nuce_record_phase(b, work, work / speed * 1e-6) == NUCE_OK, "record_phase");
 }
 
+/* The saved graph at `path` (n vertices, saved from `saved` ranks) restarted
+ * on the ranks of `sub` at speeds p' − r: every record with its vertex,
+ * each rank about its share. */
+static void restart(MPI_Comm sub, const char *path, int64_t n, int64_t cols, int saved) {
+  int sr, ss;
+  MPI_Comm_rank(sub, &sr);
+  MPI_Comm_size(sub, &ss);
+  nuce_balancer *b = NULL;
+  check(nuce_balancer_create(sub, &b) == NUCE_OK, "restart: balancer");
+  double *sp = malloc(ss * sizeof *sp);
+  for (int r = 0; r < ss; r++) sp[r] = (double)(ss - r);
+  check(nuce_set_speeds(b, sp, ss) == NUCE_OK, "restart: set_speeds");
+  nuce_saved_graph *s = NULL;
+  check(nuce_saved_graph_open(b, path, &s) == NUCE_OK, "restart: saved_graph_open");
+  int64_t sn = 0;
+  int from = 0;
+  const void *user = NULL;
+  size_t ulen = 0;
+  check(nuce_saved_graph_info(s, &sn, &from, &user, &ulen) == NUCE_OK && sn == n && from == saved && ulen == 6 &&
+            memcmp(user, "dgraph", 6) == 0,
+        "restart: the saved graph's size, ranks and user bytes");
+  nuce_graph *g = NULL;
+  check(nuce_saved_graph_create(s, b, 200, &g) == NUCE_ERR_SHAPE_MISMATCH && g == NULL,
+        "restart: records of another size refused");
+  check(nuce_saved_graph_create(s, b, sizeof(record), &g) == NUCE_OK, "restart: saved_graph_create");
+  size_t owned = 0, ghosts = 0, arcs = 0;
+  check(nuce_graph_sizes(g, &owned, &ghosts, &arcs) == NUCE_OK, "restart: sizes");
+  size_t len = owned + ghosts;
+  record *slots = calloc(len + 1, sizeof *slots);
+  int64_t *ids = malloc((len + 1) * sizeof *ids);
+  check(nuce_graph_read(g, slots, len) == NUCE_OK, "restart: read");
+  check(nuce_graph_exchange_ghosts(g, slots, len) == NUCE_OK, "restart: exchange_ghosts");
+  check(nuce_graph_owned(g, ids, owned) == NUCE_OK && nuce_graph_ghosts(g, ids + owned, ghosts) == NUCE_OK,
+        "restart: ids");
+  int ok = 1;
+  for (size_t k = 0; k < len; k++) ok &= slots[k].id == ids[k] && slots[k].x == record_of(ids[k]).x;
+  check(ok, "restart: every record belongs to its global id");
+  int64_t mine = (int64_t)owned, total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, sub);
+  double share = (double)n * (ss - sr) / (ss * (ss + 1) / 2.0);
+  check(total == n && mine > 0.75 * share - cols && mine < 1.25 * share + cols,
+        "restart: every vertex once, each rank about its share");
+  free(slots);
+  free(ids);
+  free(sp);
+  nuce_graph_free(g);
+  nuce_saved_graph_free(s);
+  nuce_balancer_free(b);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -186,6 +242,25 @@ int main(int argc, char **argv) {
     check(ok, "gathered records in global order");
     free(all);
   }
+
+  /* Save, then restart on the ranks but the last (on the one rank alone). */
+  char path[512];
+  const char *dir = getenv("TMPDIR");
+  long pid = (long)getpid();
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  snprintf(path, sizeof path, "%s/nuce-dgraph-%ld.nuce", dir ? dir : "/tmp", pid);
+  expect_all(nuce_graph_save(g, path, slots, len, "dgraph", 6), NUCE_OK, "graph_save");
+  nuce_saved *as_grid = NULL;
+  expect_all(nuce_saved_open(b, path, &as_grid), NUCE_ERR_INVALID_INPUT, "a graph's file opened as a grid's");
+  int in = size == 1 || rank < size - 1;
+  MPI_Comm sub;
+  MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, rank, &sub);
+  if (in) {
+    restart(sub, path, n, cols, size);
+    MPI_Comm_free(&sub);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) remove(path);
 
   /* Bad pieces: the same error on every rank, no handle. */
   nuce_graph *bad = NULL;

@@ -32,6 +32,7 @@ mod grid;
 mod partition;
 mod pool;
 mod ranges;
+mod saved_graph;
 mod savefile;
 mod settings;
 mod staged;
@@ -59,6 +60,7 @@ pub use grid::*;
 pub use partition::*;
 pub use pool::*;
 pub use ranges::*;
+pub use saved_graph::*;
 pub use savefile::*;
 pub use tasks::*;
 
@@ -227,6 +229,7 @@ pub(crate) fn in_c_words(msg: &str) -> String {
         .iter()
         .chain(GRAPH_NAMES.iter())
         .chain(savefile::SAVE_NAMES.iter())
+        .chain(saved_graph::SAVED_GRAPH_NAMES.iter())
         .chain(depart::DEPART_NAMES.iter())
         .chain(pool::POOL_NAMES.iter())
         .chain(C_NAMES.iter())
