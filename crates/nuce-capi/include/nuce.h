@@ -455,6 +455,20 @@ int nuce_depart(struct nuce_balancer *b, int leaving, int *nleaving);
 // already pending is the same error on every rank.
 int nuce_grid_depart(struct nuce_balancer *b, struct nuce_grid *g);
 
+// Moves graph `g`'s vertices to the ranks that stay, in proportion to
+// their speeds, with their records read from the slot buffer `values`
+// (`len` records), moving little (the graph's order is cut again for the
+// ranks that stay); collective over the graph's ranks. A leaving rank
+// owns no vertex afterwards. The layout has changed: after
+// [`nuce_depart_finish_all`], on a rank that stays, ask
+// `nuce_graph_sizes`, allocate a new slot buffer, `nuce_graph_read` and
+// exchange ghosts. No departure (no `nuce_depart` before) is the same
+// error on every rank.
+int nuce_graph_depart(struct nuce_balancer *b,
+                      struct nuce_graph *g,
+                      const void *values,
+                      size_t len);
+
 // Completes the departure (collective over the balancer's ranks): the
 // `ngrids` grids at `grids` (every grid of the balancer, each moved with
 // `nuce_grid_move` after [`nuce_grid_depart`]). On a rank that stays, the
@@ -472,6 +486,20 @@ int nuce_depart_finish(struct nuce_balancer *b,
                        struct nuce_grid *const *grids,
                        MPI_Comm *comm,
                        int *released);
+
+// [`nuce_depart_finish`] with the balancer's graphs too: the `ngraphs`
+// graphs at `graphs`, each moved with [`nuce_graph_depart`]; on a rank
+// that stays the graph handles, like the grids', act on the ranks that
+// stay (the same vertices; ask the sizes and read the records again, as
+// after a remap). A graph not moved for the departure is the same error
+// on every rank, and nothing changes then.
+int nuce_depart_finish_all(struct nuce_balancer *b,
+                           int ngrids,
+                           struct nuce_grid *const *grids,
+                           int ngraphs,
+                           struct nuce_graph *const *graphs,
+                           MPI_Comm *comm,
+                           int *released);
 
 // [`nuce_depart_finish`] for Fortran: `*comm` is the new communicator's
 // Fortran handle (`MPI_Comm_c2f`; that of `MPI_COMM_NULL` on a leaving rank).

@@ -20,7 +20,7 @@ use mpi::traits::*;
 use nuce::internals::balancer::RemapReport;
 use nuce::internals::comm::{agree, check_identical};
 use nuce::plan::graph::Partition;
-use nuce::{waiting, Balancer, DistGraph, Error, GraphValue, Result};
+use nuce::{waiting, Balancer, Departing, Departure, DistGraph, Error, GraphValue, Result};
 
 use crate::partition::{nuce_csr, read_csr};
 use crate::{
@@ -56,6 +56,10 @@ trait Records {
     fn timeout(&self) -> Option<std::time::Duration>;
     /// Saves the graph ([`DistGraph::save`]).
     fn save(&self, path: &str, user: &[u8]) -> Result<()>;
+    /// Moves the vertices off the leaving ranks ([`Departure::plan_graph`]).
+    fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()>;
+    /// The graph as data that a departure carries over.
+    fn departing(&mut self) -> &mut dyn Departing;
 }
 
 impl<const N: usize> Records for DistGraph<[u8; N]>
@@ -113,6 +117,12 @@ where
     }
     fn save(&self, path: &str, user: &[u8]) -> Result<()> {
         DistGraph::save(self, path, user).map(drop)
+    }
+    fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()> {
+        d.plan_graph(bal, self).map(drop)
+    }
+    fn departing(&mut self) -> &mut dyn Departing {
+        self
     }
 }
 
@@ -292,24 +302,39 @@ impl nuce_graph {
         Ok(nuce_graph { g, elem })
     }
 
-    /// Saves the graph with the owned records of the application's slot
-    /// buffer at `values` (`len` records), after the checked entry of
-    /// `op` (collective).
+    /// The checked entry of `op` with this rank's slot buffer at `values`
+    /// (`len` records) and its other arguments `local`, then the owned
+    /// records loaded: `local` back (collective).
     ///
     /// # Safety
     /// `values` is NULL or `len × elem_size` readable bytes.
-    pub(crate) unsafe fn save_from(
+    pub(crate) unsafe fn loaded<L>(
         &mut self,
         (values, len): (*const c_void, usize),
-        local: Result<(String, &[u8])>,
+        local: Result<L>,
         op: &str,
-    ) -> Result<()> {
+    ) -> Result<L> {
         // SAFETY: the caller's contract.
         let app = unsafe { self.values(values, len) };
         let local = local.and_then(|l| Ok((l, app?)));
-        let ((path, user), app) = checked(local, |r| self.g.entry(op, r))?;
+        let (l, app) = checked(local, |r| self.g.entry(op, r))?;
         self.load(app);
-        self.g.save(&path, user)
+        Ok(l)
+    }
+
+    /// Saves the graph ([`nuce::DistGraph::save`]; collective).
+    pub(crate) fn save(&self, path: &str, user: &[u8]) -> Result<()> {
+        self.g.save(path, user)
+    }
+
+    /// Moves the vertices off the leaving ranks of `d` (collective).
+    pub(crate) fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()> {
+        self.g.plan_departure(d, bal)
+    }
+
+    /// The graph as data that a departure carries over.
+    pub(crate) fn departing(&mut self) -> &mut dyn Departing {
+        self.g.departing()
     }
 }
 

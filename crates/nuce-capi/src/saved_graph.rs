@@ -43,7 +43,8 @@ pub extern "C" fn nuce_graph_save(
         // SAFETY: NULL or a string; NULL or `user_len` bytes (contract).
         let local = unsafe { path_arg(path).and_then(|p| Ok((p, user_bytes(user, user_len)?))) };
         // SAFETY: `values` NULL or `len × elem_size` readable bytes (contract).
-        unsafe { g.save_from((values, len), local, "nuce_graph_save") }
+        let (p, u) = unsafe { g.loaded((values, len), local, "nuce_graph_save") }?;
+        g.save(&p, u)
     })
 }
 
