@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::plan::graph::Graph;
 use crate::runtime::balancer::Balancer;
 use crate::runtime::clock::waiting;
-use crate::runtime::comm::{agree, check_identical, fnv1a, root_compute};
+use crate::runtime::comm::{agree, check_identical, root_compute};
 use crate::runtime::graph::{DistGraph, GraphStrategy, GraphValue, Pieces};
 use crate::runtime::graph_value::{pack, unpack};
 
@@ -174,29 +174,32 @@ fn records<T: GraphValue>(s: &[Vec<u8>; 7]) -> Pieces<T> {
 }
 
 /// The sum over `p`'s vertices of a hash of each one's id and record
-/// (degree, neighbours, edge weights, weight, coordinates, value): the
-/// same whichever ranks hold which vertices, changed by any change of a
-/// record. The records must be consistent (degrees summing to the arcs).
+/// (degree, neighbours, edge weights, weight, coordinates, value, as
+/// 64-bit words chained by an odd multiplier: a bijection of each word, so
+/// any change of one changes it): the same whichever ranks hold which
+/// vertices. The records must be consistent (degrees summing to the arcs).
 fn records_sum<T: GraphValue>(p: &Pieces<T>, weighted: bool, dim: usize) -> u64 {
     let mut sum = 0u64;
     let mut at = 0;
-    let mut rec = Vec::new();
+    let mut value = vec![0u8; T::BYTES.div_ceil(8) * 8];
     for (k, &id) in p.ids.iter().enumerate() {
         let d = p.deg[k];
-        rec.clear();
-        rec.extend_from_slice(&(d as u64).to_le_bytes());
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut mix = |w: u64| h = (h ^ w).wrapping_mul(0x0100_0000_01b3);
+        mix(d as u64);
         for a in at..at + d {
-            rec.extend_from_slice(&(p.adj[a] as u64).to_le_bytes());
+            mix(p.adj[a] as u64);
             if weighted {
-                rec.extend_from_slice(&p.ewgt[a].to_bits().to_le_bytes());
+                mix(p.ewgt[a].to_bits());
             }
         }
-        rec.extend_from_slice(&p.vwgt[k].to_bits().to_le_bytes());
-        for x in &p.coords[k * dim..(k + 1) * dim] {
-            rec.extend_from_slice(&x.to_bits().to_le_bytes());
-        }
-        pack(std::iter::once(&p.values[k]), &mut rec);
-        sum = sum.wrapping_add(word_hash(id as u64, fnv1a(&rec)));
+        mix(p.vwgt[k].to_bits());
+        p.coords[k * dim..(k + 1) * dim]
+            .iter()
+            .for_each(|x| mix(x.to_bits()));
+        p.values[k].write(&mut value[..T::BYTES]);
+        words(&value).for_each(&mut mix);
+        sum = sum.wrapping_add(word_hash(id as u64, h));
         at += d;
     }
     sum
