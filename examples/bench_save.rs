@@ -19,6 +19,9 @@
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/slab_graph.rs"]
+mod slab_graph;
+use slab_graph::slab_graph;
 
 use std::ffi::CString;
 use std::time::Instant;
@@ -26,8 +29,6 @@ use std::time::Instant;
 use mpi::ffi;
 use mpi::traits::*;
 use nuce::plan::array3d::Stencil;
-use nuce::plan::graph::slab::{block_of, grid_slab};
-use nuce::plan::graph::Coords;
 use nuce::{Balancer, DistGraph, Field, SavedGraph, SavedGrid};
 
 fn median(v: &mut [f64]) -> f64 {
@@ -92,6 +93,21 @@ fn raw_io<C: Communicator>(comm: &C, path: &str, buf: &mut [u8], write: bool) ->
     t.elapsed().as_secs_f64()
 }
 
+/// Prints `head` nuce … raw … (ratio), then `read` … `raw` … (ratio): the
+/// medians of the write (nuce, raw) and read (nuce, raw) times.
+fn report(head: &str, read: &str, raw: &str, times: [&mut Vec<f64>; 4]) {
+    let [ws, wr, rs, rr] = times.map(|v| median(v));
+    println!(
+        "{head} nuce {:.1} ms raw {:.1} ms (ratio raw/nuce {:.3}); {read} {:.1} ms {raw} {:.1} ms (ratio {:.3})",
+        ws * 1e3,
+        wr * 1e3,
+        wr / ws,
+        rs * 1e3,
+        rr * 1e3,
+        rr / rs
+    );
+}
+
 fn main() -> nuce::Result<()> {
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
@@ -136,22 +152,15 @@ fn main() -> nuce::Result<()> {
     }
     if world.rank() == 0 {
         let bytes = (n * n * n * 8) as f64;
-        let (ws, rs, wr, rr) = (
-            median(&mut ws),
-            median(&mut rs),
-            median(&mut wr),
-            median(&mut rr),
-        );
-        println!(
-            "bench_save: {n}^3 f64 ({:.1} MB) on {} ranks, {rounds} rounds: write nuce {:.1} ms raw {:.1} ms (ratio raw/nuce {:.3}); read nuce {:.1} ms raw {:.1} ms (ratio {:.3})",
-            bytes / 1e6,
-            world.size(),
-            ws * 1e3,
-            wr * 1e3,
-            wr / ws,
-            rs * 1e3,
-            rr * 1e3,
-            rr / rs
+        report(
+            &format!(
+                "bench_save: {n}^3 f64 ({:.1} MB) on {} ranks, {rounds} rounds: write",
+                bytes / 1e6,
+                world.size()
+            ),
+            "read nuce",
+            "raw",
+            [&mut ws, &mut wr, &mut rs, &mut rr],
         );
         let _ = std::fs::remove_file(&save_path);
         let _ = std::fs::remove_file(&raw_path);
@@ -166,24 +175,8 @@ fn graph(
     rounds: usize,
     (save, raw): (&str, &str),
 ) -> nuce::Result<()> {
-    let (p, r) = (bal.comm().size() as usize, bal.comm().rank() as usize);
-    let (lo, hi) = block_of(n * n * n, r, p);
-    let s = grid_slab((n, n, n), lo, hi, 0.0)?;
-    let values: Vec<f64> = s.ids.iter().map(|&v| v as f64 * 0.5).collect();
-    let coords = Coords {
-        dim: 3,
-        data: s.coords,
-    };
-    let mut g = DistGraph::from_local(
-        bal.comm(),
-        s.ids,
-        s.xadj,
-        s.adjncy,
-        None,
-        None,
-        Some(coords),
-        values,
-    )?;
+    let p = bal.comm().size() as usize;
+    let mut g = slab_graph(bal.comm(), (n, n, n), 0.0)?;
     bal.partition_distributed(&mut g)?;
     let comm = bal.comm().duplicate();
     let bytes = g.save(save, b"")?.bytes;
@@ -205,21 +198,14 @@ fn graph(
         g = back;
     }
     if comm.rank() == 0 {
-        let (ws, rs, wr, rr) = (
-            median(&mut ws),
-            median(&mut rs),
-            median(&mut wr),
-            median(&mut rr),
-        );
-        println!(
-            "bench_save --graph: {n}^3 vertices ({:.1} MB file) on {p} ranks, {rounds} rounds: save nuce {:.1} ms raw {:.1} ms (ratio raw/nuce {:.3}); restart nuce {:.1} ms raw read {:.1} ms (ratio {:.3})",
-            bytes as f64 / 1e6,
-            ws * 1e3,
-            wr * 1e3,
-            wr / ws,
-            rs * 1e3,
-            rr * 1e3,
-            rr / rs
+        report(
+            &format!(
+                "bench_save --graph: {n}^3 vertices ({:.1} MB file) on {p} ranks, {rounds} rounds: save",
+                bytes as f64 / 1e6
+            ),
+            "restart nuce",
+            "raw read",
+            [&mut ws, &mut wr, &mut rs, &mut rr],
         );
         let _ = std::fs::remove_file(save);
         let _ = std::fs::remove_file(raw);
