@@ -6,12 +6,22 @@
 //! variants alternate, `--rounds` times; prints the medians and the ratios
 //! raw time / nuce time (bandwidth of nuce relative to raw).
 //!
+//! With `--graph`: the `N³` grid graph (6 neighbours, 3D coordinates, one
+//! f64 per vertex) built from per-rank slabs and partitioned for the
+//! speeds, saved with `DistGraph::save` and restarted with `SavedGraph`
+//! (`new_graph`: the read, the checksum, the build and the parallel
+//! partition for this run's speeds), against raw MPI-IO of the file's bytes.
+//!
 //! ```sh
 //! mpirun -np 2 target/release/examples/bench_save --n 160 --rounds 5 --dir /tmp
+//! mpirun -np 2 target/release/examples/bench_save --graph --n 60 --rounds 5 --dir /tmp
 //! ```
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/slab_graph.rs"]
+mod slab_graph;
+use slab_graph::slab_graph;
 
 use std::ffi::CString;
 use std::time::Instant;
@@ -19,7 +29,7 @@ use std::time::Instant;
 use mpi::ffi;
 use mpi::traits::*;
 use nuce::plan::array3d::Stencil;
-use nuce::{Balancer, Field, SavedGrid};
+use nuce::{Balancer, DistGraph, Field, SavedGraph, SavedGrid};
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -83,6 +93,21 @@ fn raw_io<C: Communicator>(comm: &C, path: &str, buf: &mut [u8], write: bool) ->
     t.elapsed().as_secs_f64()
 }
 
+/// Prints `head` nuce … raw … (ratio), then `read` … `raw` … (ratio): the
+/// medians of the write (nuce, raw) and read (nuce, raw) times.
+fn report(head: &str, read: &str, raw: &str, times: [&mut Vec<f64>; 4]) {
+    let [ws, wr, rs, rr] = times.map(|v| median(v));
+    println!(
+        "{head} nuce {:.1} ms raw {:.1} ms (ratio raw/nuce {:.3}); {read} {:.1} ms {raw} {:.1} ms (ratio {:.3})",
+        ws * 1e3,
+        wr * 1e3,
+        wr / ws,
+        rs * 1e3,
+        rr * 1e3,
+        rr / rs
+    );
+}
+
 fn main() -> nuce::Result<()> {
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
@@ -101,6 +126,9 @@ fn main() -> nuce::Result<()> {
 
     let mut bal = Balancer::new(&world)?;
     bal.measure()?;
+    if args.iter().any(|a| a == "--graph") {
+        return graph(&mut bal, n, rounds, (&save_path, &raw_path));
+    }
     let mut grid = bal.new_grid((n, n, n), Stencil::seven(1))?;
     let pad = [1, 1, 1];
     let mut u: Vec<f64> = (0..grid.padded_len(pad)?).map(|i| i as f64).collect();
@@ -124,25 +152,63 @@ fn main() -> nuce::Result<()> {
     }
     if world.rank() == 0 {
         let bytes = (n * n * n * 8) as f64;
-        let (ws, rs, wr, rr) = (
-            median(&mut ws),
-            median(&mut rs),
-            median(&mut wr),
-            median(&mut rr),
-        );
-        println!(
-            "bench_save: {n}^3 f64 ({:.1} MB) on {} ranks, {rounds} rounds: write nuce {:.1} ms raw {:.1} ms (ratio raw/nuce {:.3}); read nuce {:.1} ms raw {:.1} ms (ratio {:.3})",
-            bytes / 1e6,
-            world.size(),
-            ws * 1e3,
-            wr * 1e3,
-            wr / ws,
-            rs * 1e3,
-            rr * 1e3,
-            rr / rs
+        report(
+            &format!(
+                "bench_save: {n}^3 f64 ({:.1} MB) on {} ranks, {rounds} rounds: write",
+                bytes / 1e6,
+                world.size()
+            ),
+            "read nuce",
+            "raw",
+            [&mut ws, &mut wr, &mut rs, &mut rr],
         );
         let _ = std::fs::remove_file(&save_path);
         let _ = std::fs::remove_file(&raw_path);
+    }
+    Ok(())
+}
+
+/// The `--graph` variant (see the module's documentation).
+fn graph(
+    bal: &mut Balancer,
+    n: usize,
+    rounds: usize,
+    (save, raw): (&str, &str),
+) -> nuce::Result<()> {
+    let p = bal.comm().size() as usize;
+    let mut g = slab_graph(bal.comm(), (n, n, n), 0.0)?;
+    bal.partition_distributed(&mut g)?;
+    let comm = bal.comm().duplicate();
+    let bytes = g.save(save, b"")?.bytes;
+    let mut buf = vec![7u8; (bytes as usize).div_ceil(p)];
+    let (mut ws, mut rs, mut wr, mut rr) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        comm.barrier();
+        let t = Instant::now();
+        g.save(save, b"")?;
+        comm.barrier();
+        ws.push(t.elapsed().as_secs_f64());
+        wr.push(raw_io(&comm, raw, &mut buf, true));
+        comm.barrier();
+        let t = Instant::now();
+        let back: DistGraph<f64> = SavedGraph::open(&comm, save)?.new_graph(bal)?;
+        comm.barrier();
+        rs.push(t.elapsed().as_secs_f64());
+        rr.push(raw_io(&comm, raw, &mut buf, false));
+        g = back;
+    }
+    if comm.rank() == 0 {
+        report(
+            &format!(
+                "bench_save --graph: {n}^3 vertices ({:.1} MB file) on {p} ranks, {rounds} rounds: save",
+                bytes as f64 / 1e6
+            ),
+            "restart nuce",
+            "raw read",
+            [&mut ws, &mut wr, &mut rs, &mut rr],
+        );
+        let _ = std::fs::remove_file(save);
+        let _ = std::fs::remove_file(raw);
     }
     Ok(())
 }

@@ -28,12 +28,16 @@
 
 use std::time::Instant;
 
+#[path = "common/slab_graph.rs"]
+mod slab_graph;
+use slab_graph::slab_graph;
+
 use clap::Parser;
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use nuce::plan::graph::slab::{block_of, grid_slab};
-use nuce::plan::graph::{Algo, Coords, Graph, Grouping};
+use nuce::plan::graph::slab::grid_slab;
+use nuce::plan::graph::{Algo, Graph, Grouping};
 use nuce::{Balancer, DistGraph, Error, Result};
 
 #[derive(Parser, Debug)]
@@ -269,23 +273,7 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
         drop(values);
         (g, 0.0, t_part, (0u64, tm.elapsed().as_secs_f64()))
     } else {
-        let (lo, hi) = block_of(n, rank, p);
-        let s = grid_slab((nx, ny, nz), lo, hi, o.jitter)?;
-        let values: Vec<f64> = s.ids.iter().map(|&v| v as f64).collect();
-        let coords = Coords {
-            dim: 3,
-            data: s.coords,
-        };
-        let mut g = DistGraph::from_local(
-            world,
-            s.ids,
-            s.xadj,
-            s.adjncy,
-            None,
-            None,
-            Some(coords),
-            values,
-        )?;
+        let mut g = slab_graph(world, (nx, ny, nz), o.jitter)?;
         let t_build = max(world, t.elapsed().as_secs_f64());
         let mut t_part = f64::INFINITY;
         let mut dest = Vec::new();

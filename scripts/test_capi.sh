@@ -172,7 +172,10 @@ done
 # (examples/c/dgraph.c, nuce_graph_from_local): the first partition follows
 # nuce_set_speeds, maybe_remap and maybe_remap_ahead move vertices after the
 # speeds change, every record stays with its global id, bad pieces are the
-# same error on every rank. Built with pkg-config and with CMake.
+# same error on every rank; the graph is saved (nuce_graph_save) and
+# restarted on all ranks but the last (nuce_saved_graph_*), then the last
+# rank leaves (nuce_graph_depart, nuce_depart_finish_all). Built with
+# pkg-config and with CMake.
 "$mpicc" -O2 -Wall -Wextra -Werror examples/c/dgraph.c $(pkg-config --cflags --libs nuce) "$rpath" -o "$tmp/dgraph"
 for np in 1 2 3; do
   bin="$tmp/dgraph"

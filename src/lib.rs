@@ -101,7 +101,7 @@ pub use runtime::master_worker::{
 pub use runtime::object::MoveStats;
 pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;
-pub use runtime::savefile::{SaveStats, SavedGrid, SAVE_FORMAT};
+pub use runtime::savefile::{SaveStats, SavedGraph, SavedGrid, SAVE_FORMAT};
 pub use runtime::watchdog::{guard, Guard, ENV_TIMEOUT};
 pub use speed::PhaseTimer;
 

@@ -7,8 +7,12 @@
 //! move is exact), the departure set is the same on every rank, the
 //! leaving ranks are released with empty boxes, the ranks that stay go on
 //! with exchanges and a balance point on the new communicator, and the
-//! move never carries less than the minimum; a `DistArray3` moves to the
-//! ranks that stay and works on the new communicator. Joining: 1–3 standby ranks
+//! move never carries less than the minimum; a `DistArray3` and a
+//! `DistArray2` move to the ranks that stay and work on the new
+//! communicator; graphs of each strategy (geometric, root index, manual)
+//! move off rank 0, the last rank or two ranks, in proportion to the
+//! speeds of the ranks that stay, and their values go on bit-identical to
+//! a run that never changed membership. Joining: 1–3 standby ranks
 //! admitted after phase 0–2 get cells (planned for their measured speeds)
 //! and every cell stays exact; the ranks never admitted are released and
 //! used little CPU while they waited; admitting more ranks than wait is the
@@ -118,6 +122,98 @@ fn a_dist_array3_follows_the_ranks_that_stay() {
             "{}",
             run.stdout
         );
+    }
+}
+
+#[test]
+fn a_dist_array2_follows_the_ranks_that_stay() {
+    for (np, leavers) in [(2, "0"), (3, "1"), (4, "0,2"), (4, "3")] {
+        let case = format!("np {np} leaving {leavers}");
+        let run = common::mpirun(np, &["depart-array2", leavers], Duration::from_secs(120));
+        let gone = leavers.split(',').count();
+        assert_eq!(
+            run.lines_with("RELEASED ").len(),
+            gone,
+            "{case}:\n{}",
+            run.stdout
+        );
+        // 1 check on a leaving rank, 3 on a rank that stays.
+        let oks = run
+            .lines_with("CHECK ")
+            .iter()
+            .filter(|l| l.ends_with(" ok"))
+            .count();
+        assert_eq!(oks, gone + 3 * (np - gone), "{case}:\n{}", run.stdout);
+        run.assert_ok();
+        let res = run.lines_with("RESULT depart2 ");
+        assert_eq!(res.len(), 1, "{case}:\n{}", run.stdout);
+        // The ranks that stay hold the cells in proportion to their speeds.
+        let stay: Vec<f64> = (1..=np)
+            .filter(|r| !leavers.split(',').any(|l| l == (r - 1).to_string()))
+            .map(|r| r as f64)
+            .collect();
+        assert_proportional(&common::field(&res[0], "areas"), &stay, 23.0 * 17.0, &case);
+    }
+}
+
+/// Each of the comma-separated `works` is its share of `total` by `speeds`,
+/// within 6% of the total and 3 units.
+fn assert_proportional(works: &str, speeds: &[f64], total: f64, case: &str) {
+    let works: Vec<f64> = works.split(',').map(|w| w.parse().unwrap()).collect();
+    let sum: f64 = speeds.iter().sum();
+    assert_eq!(works.len(), speeds.len(), "{case}: {works:?}");
+    for (w, s) in works.iter().zip(speeds) {
+        let want = total * s / sum;
+        assert!(
+            (w - want).abs() <= 0.06 * total + 3.0,
+            "{case}: works {works:?} for speeds {speeds:?}"
+        );
+    }
+}
+
+#[test]
+fn graphs_follow_the_ranks_that_stay_bit_identical() {
+    for kind in ["geo", "root", "manual"] {
+        for (np, leavers) in [(2, "1"), (3, "0"), (4, "3"), (4, "0,2"), (5, "1,4")] {
+            let case = format!("{kind} on {np} ranks, leaving {leavers}");
+            let run = common::mpirun(
+                np,
+                &["depart-graph", kind, leavers],
+                Duration::from_secs(120),
+            );
+            let gone: Vec<usize> = leavers.split(',').map(|r| r.parse().unwrap()).collect();
+            assert_eq!(
+                run.lines_with("RELEASED ").len(),
+                gone.len(),
+                "{case}:\n{}",
+                run.stdout
+            );
+            // 1 check on a leaving rank, 2 on a rank that stays, 1 more on the new root.
+            let oks = run
+                .lines_with("CHECK ")
+                .iter()
+                .filter(|l| l.ends_with(" ok"))
+                .count();
+            assert_eq!(
+                oks,
+                gone.len() + 2 * (np - gone.len()) + 1,
+                "{case}:\n{}",
+                run.stdout
+            );
+            run.assert_ok();
+            let res = run.lines_with("RESULT depart-graph ");
+            assert_eq!(res.len(), 1, "{case}:\n{}", run.stdout);
+            let stay: Vec<f64> = (0..np)
+                .filter(|r| !gone.contains(r))
+                .map(|r| (r + 1) as f64)
+                .collect();
+            // Vertex weights 1, 2, 3 in turn: 420 on the 7x6x5 grid, 144 on the 9x8 one.
+            let total = if kind == "geo" { 420.0 } else { 144.0 };
+            assert_proportional(&common::field(&res[0], "works"), &stay, total, &case);
+            let moved: u64 = common::field(&res[0], "moved").parse().unwrap();
+            let minimum: u64 = common::field(&res[0], "minimum").parse().unwrap();
+            assert!(moved >= minimum && minimum > 0, "{case}: {}", res[0]);
+        }
     }
 }
 

@@ -6,7 +6,12 @@
 //! grid that do not match, and a path that differs between ranks are the
 //! same error on every rank; a save killed while writing leaves the
 //! previous file readable. A `DistArray3` and a `DistArray2` saved on 3
-//! ranks restart on 1, 2 and 4 (the 3D one also as a grid).
+//! ranks restart on 1, 2 and 4 (the 3D one also as a grid). Graphs (one
+//! balanced geometrically, one by the root's index) saved on 3 ranks
+//! restart on 1, 2 and 5: the same global graph, planned for the new
+//! speeds, and values that go on bit-identical to a run that never
+//! stopped; a spoilt graph file, a grid's file read as a graph's and the
+//! reverse are the same error on every rank.
 
 mod common;
 
@@ -125,6 +130,46 @@ fn a_save_killed_while_writing_leaves_the_previous_file() {
         std::thread::sleep(Duration::from_millis(300));
         let run = common::checks_pass(2, &["save-read", d]);
         run.assert_checks(2, 3);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn graphs_saved_on_3_ranks_restart_on_1_2_and_5_bit_identical() {
+    let dir = folder("graphs");
+    let d = dir.to_str().unwrap();
+    common::checks_pass(3, &["save-graph-write", d]);
+    for np in [1, 2, 5] {
+        let run = common::checks_pass(np, &["save-graph-read", d]);
+        // Per graph: the graph, the saved state, the values (root), the type error.
+        run.assert_checks(np, 6);
+        let res = run.lines_with("RESULT graph-read ");
+        assert_eq!(res.len(), 2, "{}", run.stdout);
+        for r in &res {
+            assert!(r.contains("saved_ranks=3"), "{r}");
+            // Planned for this run's speeds p, …, 1: the first rank works the most.
+            let works: Vec<f64> = common::field(r, "works")
+                .split(',')
+                .map(|w| w.parse().unwrap())
+                .collect();
+            assert_eq!(works.len(), np, "{r}");
+            assert!(np == 1 || works[0] > works[np - 1], "{r}");
+        }
+    }
+    for (case, needle) in [
+        ("truncated", "truncated"),
+        ("data", "do not match their checksum"),
+        ("header", "corrupt"),
+        ("format", "format 7"),
+        ("degree", "a degree exceeds the arcs"),
+        ("missing", "cannot open"),
+        ("grid", "the save file of a grid or array"),
+        ("as-grid", "the save file of a graph"),
+    ] {
+        for np in [2, 3] {
+            let err = common::same_error_on_every_rank(np, &["save-graph-errors", d, case]);
+            assert!(err.contains(needle), "{case} on {np}: {err}");
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,7 +9,12 @@
  * and every record still belongs to its vertex (checked by global id, and
  * gathered on rank 0). Bad pieces (a duplicate id, a neighbour nobody owns,
  * NULL on one rank, no coordinates) are the same error on every rank.
- * Run by scripts/test_capi.sh with 1, 2 and 3 ranks; prints
+ * The graph is then saved (nuce_graph_save) and restarted on the ranks
+ * but the last (nuce_saved_graph_open / _create on a sub-communicator,
+ * speeds p' − r): the same vertices and records, in proportion to those
+ * speeds; records of another size, or the file opened as a grid's, are
+ * errors. Finally the last rank leaves (nuce_depart, nuce_graph_depart,
+ * nuce_depart_finish_all): the others hold every vertex and record. Run by scripts/test_capi.sh with 1, 2 and 3 ranks; prints
  * "dgraph: all N checks passed on P ranks" on rank 0 and exits 0 when all
  * pass. Usage: dgraph [rows cols]. */
 #include <mpi.h>
@@ -17,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static int rank, size, checks, failures;
 
@@ -131,6 +138,70 @@ static void record_phase(nuce_balancer *b, size_t owned, int iters, double speed
   check(nuce_record_phase(b, work, work / speed * 1e-6) == NUCE_OK, "record_phase");
 }
 
+/* After a layout change on the ranks of `comm`: every record (read, ghosts
+ * exchanged) with its global id, every vertex once, and with `speeds` each
+ * rank about its share. */
+static void verify(nuce_graph *g, MPI_Comm comm, int64_t n, int64_t cols, const double *speeds, const char *when) {
+  int cr, cs;
+  char msg[160];
+  MPI_Comm_rank(comm, &cr);
+  MPI_Comm_size(comm, &cs);
+  size_t owned = 0, ghosts = 0, arcs = 0;
+  snprintf(msg, sizeof msg, "%s: sizes, read, exchange, ids", when);
+  check(nuce_graph_sizes(g, &owned, &ghosts, &arcs) == NUCE_OK, msg);
+  size_t len = owned + ghosts;
+  record *slots = calloc(len + 1, sizeof *slots);
+  int64_t *ids = malloc((len + 1) * sizeof *ids);
+  check(nuce_graph_read(g, slots, len) == NUCE_OK && nuce_graph_exchange_ghosts(g, slots, len) == NUCE_OK &&
+            nuce_graph_owned(g, ids, owned) == NUCE_OK && nuce_graph_ghosts(g, ids + owned, ghosts) == NUCE_OK,
+        msg);
+  int ok = 1;
+  for (size_t k = 0; k < len; k++) ok &= slots[k].id == ids[k] && slots[k].x == record_of(ids[k]).x;
+  snprintf(msg, sizeof msg, "%s: every record belongs to its global id", when);
+  check(ok, msg);
+  int64_t mine = (int64_t)owned, total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+  double t = 0;
+  for (int r = 0; speeds && r < cs; r++) t += speeds[r];
+  double share = speeds ? (double)n * speeds[cr] / t : (double)mine;
+  snprintf(msg, sizeof msg, "%s: every vertex once, rank owns %lld, share %.1f", when, (long long)mine, share);
+  check(total == n && mine > 0.75 * share - cols && mine < 1.25 * share + cols, msg);
+  free(slots);
+  free(ids);
+}
+
+/* The saved graph at `path` (n vertices, saved from `saved` ranks) restarted
+ * on the ranks of `sub` at speeds p' − r: every record with its vertex,
+ * each rank about its share. */
+static void restart(MPI_Comm sub, const char *path, int64_t n, int64_t cols, int saved) {
+  int sr, ss;
+  MPI_Comm_rank(sub, &sr);
+  MPI_Comm_size(sub, &ss);
+  nuce_balancer *b = NULL;
+  check(nuce_balancer_create(sub, &b) == NUCE_OK, "restart: balancer");
+  double *sp = malloc(ss * sizeof *sp);
+  for (int r = 0; r < ss; r++) sp[r] = (double)(ss - r);
+  check(nuce_set_speeds(b, sp, ss) == NUCE_OK, "restart: set_speeds");
+  nuce_saved_graph *s = NULL;
+  check(nuce_saved_graph_open(b, path, &s) == NUCE_OK, "restart: saved_graph_open");
+  int64_t sn = 0;
+  int from = 0;
+  const void *user = NULL;
+  size_t ulen = 0;
+  check(nuce_saved_graph_info(s, &sn, &from, &user, &ulen) == NUCE_OK && sn == n && from == saved && ulen == 6 &&
+            memcmp(user, "dgraph", 6) == 0,
+        "restart: the saved graph's size, ranks and user bytes");
+  nuce_graph *g = NULL;
+  check(nuce_saved_graph_create(s, b, 200, &g) == NUCE_ERR_SHAPE_MISMATCH && g == NULL,
+        "restart: records of another size refused");
+  check(nuce_saved_graph_create(s, b, sizeof(record), &g) == NUCE_OK, "restart: saved_graph_create");
+  verify(g, sub, n, cols, sp, "restart");
+  free(sp);
+  nuce_graph_free(g);
+  nuce_saved_graph_free(s);
+  nuce_balancer_free(b);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -187,6 +258,25 @@ int main(int argc, char **argv) {
     free(all);
   }
 
+  /* Save, then restart on the ranks but the last (on the one rank alone). */
+  char path[512];
+  const char *dir = getenv("TMPDIR");
+  long pid = (long)getpid();
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  snprintf(path, sizeof path, "%s/nuce-dgraph-%ld.nuce", dir ? dir : "/tmp", pid);
+  expect_all(nuce_graph_save(g, path, slots, len, "dgraph", 6), NUCE_OK, "graph_save");
+  nuce_saved *as_grid = NULL;
+  expect_all(nuce_saved_open(b, path, &as_grid), NUCE_ERR_INVALID_INPUT, "a graph's file opened as a grid's");
+  int in = size == 1 || rank < size - 1;
+  MPI_Comm sub;
+  MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, rank, &sub);
+  if (in) {
+    restart(sub, path, n, cols, size);
+    MPI_Comm_free(&sub);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) remove(path);
+
   /* Bad pieces: the same error on every rank, no handle. */
   nuce_graph *bad = NULL;
   int64_t keep = p.n ? p.ids[0] : 0;
@@ -210,6 +300,20 @@ int main(int argc, char **argv) {
   expect_all(nuce_graph_from_local(b, p.n, p.ids, p.xadj, p.adj, NULL, NULL, 0, NULL, sizeof(record), p.values, &bad),
              NUCE_ERR_INVALID_INPUT, "no coordinates");
   check(bad == NULL, "no handle after an error");
+
+  /* The last rank leaves: its vertices move to the others, which go on. */
+  if (size > 1) {
+    int nleaving = 0, released = 0;
+    MPI_Comm stay = MPI_COMM_NULL;
+    expect_all(nuce_depart(b, rank == size - 1, &nleaving), NUCE_OK, "depart");
+    expect_all(nuce_graph_depart(b, g, slots, len), NUCE_OK, "graph_depart");
+    expect_all(nuce_depart_finish_all(b, 0, NULL, 1, &g, &stay, &released), NUCE_OK, "depart_finish_all");
+    check(nleaving == 1 && released == (rank == size - 1), "the last rank released, the others stay");
+    if (!released) {
+      verify(g, stay, n, cols, NULL, "after the last rank left");
+      MPI_Comm_free(&stay);
+    }
+  }
 
   free(slots);
   nuce_graph_free(g);

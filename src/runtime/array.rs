@@ -804,6 +804,25 @@ impl<T: Element> DistArray2<T> {
         &mut self.cp
     }
 
+    /// This array on `comm` laid out by `plan`, in which this rank has the
+    /// same rectangle as now: the block moves over without a copy
+    /// (collective on `comm`; a departure's successor on the ranks that
+    /// stay, as [`super::array3::DistArray3`]'s). `self` is left with an
+    /// empty block.
+    pub(crate) fn successor(&mut self, comm: &SimpleCommunicator, plan: ArrayPlan) -> Result<Self> {
+        let mut n = DistArray2::new(comm, plan, self.tiles.ghost)?;
+        let same = if n.rect() == self.rect() {
+            Ok(())
+        } else {
+            Err(Error::invalid_input(
+                "DistArray2: the successor's rectangle differs",
+            ))
+        };
+        agree(&*n.comm, 0, same)?;
+        std::mem::swap(&mut n.tiles.data, &mut self.tiles.data);
+        Ok(n)
+    }
+
     /// The array's communicator (a duplicate of the one it was created on).
     pub fn comm(&self) -> &SimpleCommunicator {
         &self.comm

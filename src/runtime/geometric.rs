@@ -480,36 +480,61 @@ pub fn prefix_cut<C: Communicator>(
     order: &[usize],
     targets: &[f64],
 ) -> Result<Vec<usize>> {
-    let ok = check_targets(targets, comm.size() as usize).and_then(|()| {
-        let mut seen = vec![false; weights.len()];
-        let perm = order.len() == weights.len()
-            && order
-                .iter()
-                .all(|&i| i < seen.len() && !std::mem::replace(&mut seen[i], true));
-        if !perm {
-            Err(Error::invalid_input(
-                "prefix_cut: order is not a permutation of the local points",
-            ))
-        } else if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-            Err(Error::invalid_input(
-                "vertex weights must be finite and >= 0",
-            ))
-        } else {
-            Ok(())
-        }
-    });
+    let all: Vec<usize> = (0..comm.size() as usize).collect();
+    prefix_cut_onto(comm, weights, order, targets, &all)
+}
+
+/// [`prefix_cut`] into the intervals of the parts `onto` (ranks, in the
+/// order of the cut), `targets[k]` the weight of part `onto[k]`: the other
+/// ranks get no point (e.g. ranks that leave). Collective; errors agree.
+pub fn prefix_cut_onto<C: Communicator>(
+    comm: &C,
+    weights: &[f64],
+    order: &[usize],
+    targets: &[f64],
+    onto: &[usize],
+) -> Result<Vec<usize>> {
+    let p = comm.size() as usize;
+    let ok = check_targets(targets, onto.len())
+        .and_then(|()| {
+            if onto.iter().all(|&r| r < p) {
+                Ok(())
+            } else {
+                Err(Error::invalid_input(format!(
+                    "prefix_cut: parts {onto:?} for {p} ranks"
+                )))
+            }
+        })
+        .and_then(|()| {
+            let mut seen = vec![false; weights.len()];
+            let perm = order.len() == weights.len()
+                && order
+                    .iter()
+                    .all(|&i| i < seen.len() && !std::mem::replace(&mut seen[i], true));
+            if !perm {
+                Err(Error::invalid_input(
+                    "prefix_cut: order is not a permutation of the local points",
+                ))
+            } else if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+                Err(Error::invalid_input(
+                    "vertex weights must be finite and >= 0",
+                ))
+            } else {
+                Ok(())
+            }
+        });
     agree(comm, 0, ok)?;
     let (before, total) = super::comm::weight_prefix(comm, weights.iter().sum());
     if total <= 0.0 && super::comm::sum_f64(comm, weights.len() as f64) > 0.0 {
         // All weights zero: cut by vertex counts instead.
-        return prefix_cut(comm, &vec![1.0; weights.len()], order, targets);
+        return prefix_cut_onto(comm, &vec![1.0; weights.len()], order, targets, onto);
     }
     // Each point in the target interval of its weight's midpoint (plan::curve1d).
     let bounds = target_bounds(total, targets);
     let mut part = vec![0usize; weights.len()];
     let mut at = before;
     for &i in order {
-        part[i] = part_of(&bounds, at, weights[i]);
+        part[i] = onto[part_of(&bounds, at, weights[i])];
         at += weights[i];
     }
     Ok(part)

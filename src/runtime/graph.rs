@@ -54,6 +54,8 @@ use crate::plan::graph::ids::vertex_id;
 use crate::plan::graph::{Coords, Graph, Partition};
 use mpi::topology::SimpleCommunicator;
 
+mod membership;
+
 /// What a [`DistGraph::remap`] moved (identical on every rank).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct MigrateStats {
@@ -65,19 +67,20 @@ pub struct MigrateStats {
 
 /// Vertices as they travel (a rank's piece of a graph, or what it sends to
 /// one rank): flat arrays, vertex after vertex.
+/// Also the records of a save file (`savefile::graphs`).
 #[derive(Debug, Clone)]
-struct Pieces<T> {
-    ids: Vec<usize>,
+pub(crate) struct Pieces<T> {
+    pub(crate) ids: Vec<usize>,
     /// Degree of every vertex.
-    deg: Vec<usize>,
+    pub(crate) deg: Vec<usize>,
     /// Neighbours (global ids), all vertices' one after the other.
-    adj: Vec<usize>,
+    pub(crate) adj: Vec<usize>,
     /// Edge weights parallel to `adj` (empty when the graph is unweighted).
-    ewgt: Vec<f64>,
-    vwgt: Vec<f64>,
+    pub(crate) ewgt: Vec<f64>,
+    pub(crate) vwgt: Vec<f64>,
     /// `dim` coordinates per vertex (empty when `dim` is 0).
-    coords: Vec<f64>,
-    values: Vec<T>,
+    pub(crate) coords: Vec<f64>,
+    pub(crate) values: Vec<T>,
 }
 
 /// The neighbour-only halo: for each neighbour rank, the owned vertices it
@@ -247,7 +250,7 @@ impl<T: GraphValue> Pieces<T> {
 
     /// The same vertices in increasing id order (moved, not copied, when
     /// they already are).
-    fn sorted(self, weighted: bool, dim: usize) -> Self {
+    pub(crate) fn sorted(self, weighted: bool, dim: usize) -> Self {
         if self.ids.windows(2).all(|w| w[0] < w[1]) {
             return self;
         }
@@ -354,6 +357,28 @@ impl<T: GraphValue> Pieces<T> {
             return Err(Error::invalid_input("non-finite coordinate"));
         }
         Ok(())
+    }
+}
+
+impl<T> Default for GraphPart<T> {
+    fn default() -> Self {
+        GraphPart {
+            rank: 0,
+            size: 0,
+            n_global: 0,
+            owned: Vec::new(),
+            xadj: vec![0],
+            adj: Vec::new(),
+            ewgt: Vec::new(),
+            vwgt: Vec::new(),
+            dim: 0,
+            coords: Vec::new(),
+            values: Vec::new(),
+            ghosts: Vec::new(),
+            ghost_owner: Vec::new(),
+            ghost_values: Vec::new(),
+            halo: Halo::default(),
+        }
     }
 }
 
@@ -600,17 +625,7 @@ impl<T: GraphValue> GraphPart<T> {
                 bytes += record_bytes::<T>(b - a, weighted, self.dim);
                 &mut out
             };
-            to.ids.push(self.owned[i]);
-            to.deg.push(b - a);
-            to.adj
-                .extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
-            if weighted {
-                to.ewgt.extend_from_slice(&self.ewgt[a..b]);
-            }
-            to.vwgt.push(self.vwgt[i]);
-            to.coords
-                .extend_from_slice(&self.coords[i * self.dim..(i + 1) * self.dim]);
-            to.values.push(self.values[i].clone());
+            self.push_vertex(i, weighted, to);
         }
         let messages = counts.iter().filter(|&&c| c > 0).count() as u64;
         let got = out.ship(comm, &counts, weighted, self.dim)?;
@@ -628,6 +643,24 @@ impl<T: GraphValue> GraphPart<T> {
             moved_vertices: sum_f64(comm, moved as f64) as u64,
             moves: stats(comm, bytes, messages, bytes + received, t0),
         })
+    }
+
+    /// Appends owned vertex `i` to `to`, its neighbours as global ids (its
+    /// edge weights when `weighted`: 1 where this rank has none).
+    fn push_vertex(&self, i: usize, weighted: bool, to: &mut Pieces<T>) {
+        let (a, b) = (self.xadj[i], self.xadj[i + 1]);
+        to.ids.push(self.owned[i]);
+        to.deg.push(b - a);
+        to.adj
+            .extend(self.adj[a..b].iter().map(|&s| self.slot_id(s)));
+        if weighted {
+            to.ewgt
+                .extend((a..b).map(|k| self.ewgt.get(k).copied().unwrap_or(1.0)));
+        }
+        to.vwgt.push(self.vwgt[i]);
+        to.coords
+            .extend_from_slice(&self.coords[i * self.dim..(i + 1) * self.dim]);
+        to.values.push(self.values[i].clone());
     }
 
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).
@@ -899,7 +932,17 @@ impl<T: GraphValue> DistGraph<T> {
         } else {
             GraphStrategy::Manual
         };
-        Ok(DistGraph {
+        Ok(Self::of_part(comm, cp, part, strategy))
+    }
+
+    /// A graph of `part` on `comm` (its own duplicate) with no index.
+    fn of_part(
+        comm: SimpleCommunicator,
+        cp: Checkpoints,
+        part: GraphPart<T>,
+        strategy: GraphStrategy,
+    ) -> Self {
+        DistGraph {
             comm: OwnComm::new(comm),
             part,
             index: None,
@@ -908,7 +951,42 @@ impl<T: GraphValue> DistGraph<T> {
             exchanges: 0,
             full_checks: halo::full_checks_from_env(),
             exchange_fp: None,
-        })
+        }
+    }
+
+    /// A graph of `n` vertices built from each rank's `pieces` (any
+    /// vertices, any order; `weighted` and `dim` the same on every rank)
+    /// on a duplicate of `comm`, with `strategy` and no index: a restart
+    /// from a save file. Collective; errors agree.
+    pub(crate) fn from_pieces<C: Communicator>(
+        comm: &C,
+        n: usize,
+        (weighted, dim): (bool, usize),
+        pieces: Pieces<T>,
+        strategy: GraphStrategy,
+    ) -> Result<Self> {
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
+            &format!(
+                "DistGraph::from_pieces({n} vertices, {}-byte values)",
+                T::BYTES
+            ),
+        )?;
+        let part = GraphPart::build(&comm, n, weighted, dim, pieces)?;
+        Ok(Self::of_part(comm, cp, part, strategy))
+    }
+
+    /// This rank's vertices as records (increasing ids, neighbours as
+    /// global ids, edge weights when the graph has them on some rank),
+    /// with whether it has edge weights and its coordinates' dimension (the
+    /// same on every rank). Collective (one all-reduce).
+    pub(crate) fn pieces(&self) -> (Pieces<T>, bool, usize) {
+        let weighted = any_rank(&*self.comm, !self.part.ewgt.is_empty());
+        let mut out = Pieces::default();
+        for i in 0..self.part.owned.len() {
+            self.part.push_vertex(i, weighted, &mut out);
+        }
+        (out, weighted, self.part.dim)
     }
 
     /// Builds a distributed graph from per-rank pieces, on a duplicate of
@@ -1010,16 +1088,7 @@ impl<T: GraphValue> DistGraph<T> {
         };
         drop(xadj);
         let part = GraphPart::build(&comm, n, weighted, dim, pieces)?;
-        Ok(DistGraph {
-            comm: OwnComm::new(comm),
-            part,
-            index: None,
-            strategy: GraphStrategy::Geometric,
-            cp,
-            exchanges: 0,
-            full_checks: halo::full_checks_from_env(),
-            exchange_fp: None,
-        })
+        Ok(Self::of_part(comm, cp, part, GraphStrategy::Geometric))
     }
 
     /// Receives the current values of all ghosts from their owners.
@@ -1104,18 +1173,9 @@ impl<T: GraphValue> DistGraph<T> {
         let st = self.part.migrate(&*self.comm, new_owner)?;
         // A graph balanced from a root index: the root learns the new owners
         // (it holds the whole graph anyway); only the owned ids travel.
-        if any_rank(&*self.comm, self.index.is_some()) {
+        if let Some(at) = self.index_rank() {
             let p = self.part.size;
             let mut to_root = vec![0usize; p];
-            // The index lives on one rank (the balancer's root): find it.
-            let mine = if self.index.is_some() {
-                self.part.rank
-            } else {
-                0
-            };
-            let mut at = 0usize;
-            self.comm
-                .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
             to_root[at] = self.part.owned.len();
             let (ids, from) = alltoallv_flat(&*self.comm, &self.part.owned, &to_root)?;
             if let Some(index) = self.index.as_mut() {
@@ -1129,6 +1189,15 @@ impl<T: GraphValue> DistGraph<T> {
             }
         }
         Ok(st)
+    }
+
+    /// The rank that holds the root's index, if one does (collective).
+    fn index_rank(&self) -> Option<usize> {
+        let mine = self.index.as_ref().map_or(-1, |_| self.part.rank as i64);
+        let mut at = -1i64;
+        self.comm
+            .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
+        usize::try_from(at).ok()
     }
 
     /// Gathers all values in global vertex order on `root` (`None` elsewhere).
@@ -1202,6 +1271,13 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn prefix_cut(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
         self.check_targets("prefix_cut", targets)?;
+        let order = self.curve_order()?;
+        geometric::prefix_cut(&*self.comm, &self.part.vwgt, &order, targets)
+    }
+
+    /// The owned vertices along the Hilbert curve through every rank's
+    /// coordinates (ties by id): local indices. Collective.
+    fn curve_order(&self) -> Result<Vec<usize>> {
         let pts = self.points()?;
         let keys = geometric::hilbert_keys(&*self.comm, &pts);
         let mut order: Vec<usize> = (0..keys.len()).collect();
@@ -1210,7 +1286,7 @@ impl<T: GraphValue> DistGraph<T> {
                 .total_cmp(&keys[b])
                 .then(pts.ids[a].cmp(&pts.ids[b]))
         });
-        geometric::prefix_cut(&*self.comm, pts.weights, &order, targets)
+        Ok(order)
     }
 
     /// For a move of every owned vertex `i` to `dest[i]` (valid ranks), on

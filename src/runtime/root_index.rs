@@ -14,7 +14,7 @@ use crate::plan::policy::{RemapDecision, RemapPolicy};
 /// [`Balancer`](super::balancer::Balancer): the one-dimensional ordering, the
 /// current cut of it, the graph itself, and what the remap decision needs of
 /// every vertex.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RootIndex {
     /// The graph (the root-based path holds it on the root anyway).
     pub(crate) graph: Graph,

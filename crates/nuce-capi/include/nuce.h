@@ -138,6 +138,10 @@ typedef struct nuce_pool nuce_pool;
 // A save file opened for a restart (opaque), from [`nuce_saved_open`].
 typedef struct nuce_saved nuce_saved;
 
+// A graph's save file opened for a restart (opaque), from
+// [`nuce_saved_graph_open`].
+typedef struct nuce_saved_graph nuce_saved_graph;
+
 // A CSR graph given by the application (read only), METIS-style:
 // vertices `0..n`, the neighbours of `v` are `adjncy[xadj[v] .. xadj[v + 1]]`,
 // every edge is stored in both directions, no self-loops, no repeated edges.
@@ -451,6 +455,20 @@ int nuce_depart(struct nuce_balancer *b, int leaving, int *nleaving);
 // already pending is the same error on every rank.
 int nuce_grid_depart(struct nuce_balancer *b, struct nuce_grid *g);
 
+// Moves graph `g`'s vertices to the ranks that stay, in proportion to
+// their speeds, with their records read from the slot buffer `values`
+// (`len` records), moving little (the graph's order is cut again for the
+// ranks that stay); collective over the graph's ranks. A leaving rank
+// owns no vertex afterwards. The layout has changed: after
+// [`nuce_depart_finish_all`], on a rank that stays, ask
+// `nuce_graph_sizes`, allocate a new slot buffer, `nuce_graph_read` and
+// exchange ghosts. No departure (no `nuce_depart` before) is the same
+// error on every rank.
+int nuce_graph_depart(struct nuce_balancer *b,
+                      struct nuce_graph *g,
+                      const void *values,
+                      size_t len);
+
 // Completes the departure (collective over the balancer's ranks): the
 // `ngrids` grids at `grids` (every grid of the balancer, each moved with
 // `nuce_grid_move` after [`nuce_grid_depart`]). On a rank that stays, the
@@ -468,6 +486,20 @@ int nuce_depart_finish(struct nuce_balancer *b,
                        struct nuce_grid *const *grids,
                        MPI_Comm *comm,
                        int *released);
+
+// [`nuce_depart_finish`] with the balancer's graphs too: the `ngraphs`
+// graphs at `graphs`, each moved with [`nuce_graph_depart`]; on a rank
+// that stays the graph handles, like the grids', act on the ranks that
+// stay (the same vertices; ask the sizes and read the records again, as
+// after a remap). A graph not moved for the departure is the same error
+// on every rank, and nothing changes then.
+int nuce_depart_finish_all(struct nuce_balancer *b,
+                           int ngrids,
+                           struct nuce_grid *const *grids,
+                           int ngraphs,
+                           struct nuce_graph *const *graphs,
+                           MPI_Comm *comm,
+                           int *released);
 
 // [`nuce_depart_finish`] for Fortran: `*comm` is the new communicator's
 // Fortran handle (`MPI_Comm_c2f`; that of `MPI_COMM_NULL` on a leaving rank).
@@ -897,6 +929,57 @@ int nuce_ownership_ranges(struct nuce_balancer *b,
 // themselves. Errors (every rank): some ranks recorded a phase and others
 // have no speed at all (call `nuce_measure` or `nuce_set_speeds` first).
 int nuce_update_speeds(struct nuce_balancer *b);
+
+// Saves graph `g` — every vertex's global id, neighbours, edge and vertex
+// weights, coordinates and record (the owned records read from the slot
+// buffer `values` of `len` records) — and how it is balanced, with
+// `user_len` bytes of the application's own at `user` (may be NULL when
+// `user_len` is 0; at most 64 MiB), to the file `path` (collective over
+// the graph's ranks; the same path on every rank). Written under the
+// path with `.nuce-tmp` appended and renamed when every rank succeeded.
+// Errors are the same on every rank, and `path` is unchanged then.
+int nuce_graph_save(struct nuce_graph *g,
+                    const char *path,
+                    const void *values,
+                    size_t len,
+                    const void *user,
+                    size_t user_len);
+
+// Opens the graph's save file `path` (collective over the balancer's
+// ranks, which may be more or fewer than those that saved it; the same
+// path on every rank) and writes the handle to `*out`. A missing file,
+// not a nuce save file, a grid's save file, another format, a corrupt
+// header or a truncated file is the same error on every rank.
+int nuce_saved_graph_open(struct nuce_balancer *b, const char *path, struct nuce_saved_graph **out);
+
+// The saved graph (local): its number of vertices, the number of ranks
+// that saved it, and the application's bytes given to
+// [`nuce_graph_save`] (`*user` points into the handle, valid until
+// [`nuce_saved_graph_free`]; `*user_len` their number). Any output
+// pointer may be NULL.
+int nuce_saved_graph_info(const struct nuce_saved_graph *s,
+                          int64_t *n,
+                          int *saved_ranks,
+                          const void **user,
+                          size_t *user_len);
+
+// The saved graph on the balancer's ranks, distributed for the
+// balancer's current speeds (measure them first for a balanced restart),
+// with `elem_size`-byte records (the size it was saved with; the same on
+// every rank), its handle written to `*out` (collective; a balance
+// point). A graph saved from [`crate::nuce_graph_from_local`] is read in
+// slices by every rank and cut in parallel; one from
+// [`crate::nuce_graph_scatter`] is read by rank 0 and scattered. Copy this
+// rank's records out with [`crate::nuce_graph_read`] and exchange ghosts.
+// Records of another size, or a corrupt file, are the same error on every
+// rank.
+int nuce_saved_graph_create(const struct nuce_saved_graph *s,
+                            struct nuce_balancer *b,
+                            size_t elem_size,
+                            struct nuce_graph **out);
+
+// Frees a graph's save-file handle (local; NULL is ignored).
+int nuce_saved_graph_free(struct nuce_saved_graph *s);
 
 // Saves the grid's `nfields` fields (this rank's box of each; ghost cells
 // are not saved), its cost per cell if one is set for the current box,

@@ -1,12 +1,13 @@
 //! Ranks that leave a running job (`nuce_depart`, `nuce_grid_depart`,
-//! `nuce_depart_finish`). Built on `nuce::Departure`; the reference is
+//! `nuce_graph_depart`, `nuce_depart_finish`, `nuce_depart_finish_all`). Built on `nuce::Departure`; the reference is
 //! `docs/c-api.md`, section "Ranks that leave".
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 use mpi::raw::AsRaw;
 use nuce::{waiting, Departing, Error, Result};
 
+use crate::graph::{graph, nuce_graph};
 use crate::grid::{grid, grid_handles, nuce_grid};
 use crate::nuce_balancer;
 use crate::{balancer, checked, guard, null, unreachable_null, MPI_Comm, MPI_Fint};
@@ -64,6 +65,40 @@ pub extern "C" fn nuce_grid_depart(b: *mut nuce_balancer, g: *mut nuce_grid) -> 
     })
 }
 
+/// Moves graph `g`'s vertices to the ranks that stay, in proportion to
+/// their speeds, with their records read from the slot buffer `values`
+/// (`len` records), moving little (the graph's order is cut again for the
+/// ranks that stay); collective over the graph's ranks. A leaving rank
+/// owns no vertex afterwards. The layout has changed: after
+/// [`nuce_depart_finish_all`], on a rank that stays, ask
+/// `nuce_graph_sizes`, allocate a new slot buffer, `nuce_graph_read` and
+/// exchange ghosts. No departure (no `nuce_depart` before) is the same
+/// error on every rank.
+#[no_mangle]
+pub extern "C" fn nuce_graph_depart(
+    b: *mut nuce_balancer,
+    g: *mut nuce_graph,
+    values: *const c_void,
+    len: usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `b` and `g` are NULL or live handles.
+        let h = unsafe { balancer(b) }
+            .map_err(|_| unreachable_null("the balancer", "nuce_graph_depart"))?;
+        // SAFETY: as above.
+        let g =
+            unsafe { graph(g) }.map_err(|_| unreachable_null("the graph", "nuce_graph_depart"))?;
+        let _w = waiting();
+        let local = h
+            .departure
+            .as_ref()
+            .ok_or_else(|| Error::invalid_input("no departure: call nuce_depart first"));
+        // SAFETY: `values` NULL or `len × elem_size` readable bytes (contract).
+        let d = unsafe { g.loaded((values, len), local, "nuce_graph_depart") }?;
+        g.plan_departure(d, &h.bal)
+    })
+}
+
 /// Completes the departure (collective over the balancer's ranks): the
 /// `ngrids` grids at `grids` (every grid of the balancer, each moved with
 /// `nuce_grid_move` after [`nuce_grid_depart`]). On a rank that stays, the
@@ -84,25 +119,49 @@ pub extern "C" fn nuce_depart_finish(
     comm: *mut MPI_Comm,
     released: *mut c_int,
 ) -> c_int {
+    nuce_depart_finish_all(b, ngrids, grids, 0, std::ptr::null(), comm, released)
+}
+
+/// [`nuce_depart_finish`] with the balancer's graphs too: the `ngraphs`
+/// graphs at `graphs`, each moved with [`nuce_graph_depart`]; on a rank
+/// that stays the graph handles, like the grids', act on the ranks that
+/// stay (the same vertices; ask the sizes and read the records again, as
+/// after a remap). A graph not moved for the departure is the same error
+/// on every rank, and nothing changes then.
+#[no_mangle]
+pub extern "C" fn nuce_depart_finish_all(
+    b: *mut nuce_balancer,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    ngraphs: c_int,
+    graphs: *const *mut nuce_graph,
+    comm: *mut MPI_Comm,
+    released: *mut c_int,
+) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle.
         let h = unsafe { balancer(b) }
             .map_err(|_| unreachable_null("the balancer", "nuce_depart_finish"))?;
         let _w = waiting();
-        // SAFETY: NULL or `ngrids` readable handles, each NULL or live and
-        // distinct; outputs NULL or writable (contract).
-        let local = unsafe { finish_args(ngrids, grids, comm, released) };
+        // SAFETY: NULL or `ngrids` (`ngraphs`) readable handles, each NULL
+        // or live and distinct; outputs NULL or writable (contract).
+        let local = unsafe { finish_args(ngrids, grids, comm, released) }.and_then(|a| {
+            // SAFETY: as above.
+            let gs = unsafe { crate::handles(ngraphs, graphs, "graphs") }?;
+            Ok((a, gs))
+        });
         let local = local.and_then(|a| {
             h.departure
                 .clone()
                 .map(|d| (d, a))
                 .ok_or_else(|| Error::invalid_input("no departure: call nuce_depart first"))
         });
-        let (d, (mut gs, comm, released)) =
+        let (d, ((mut gs, comm, released), mut graphs)) =
             checked(local, |r| h.bal.entry("nuce_depart_finish", r))?;
         let mut refs: Vec<&mut dyn Departing> = gs
             .iter_mut()
             .map(|g| &mut g.grid as &mut dyn Departing)
+            .chain(graphs.iter_mut().map(|g| g.departing()))
             .collect();
         // On an error nothing changed: the departure stays to finish again.
         let done = d.finish(&mut h.bal, &mut refs)?;
@@ -145,10 +204,11 @@ unsafe fn finish_args<'a>(
 }
 
 /// `in_c_words` for the departure's runtime names.
-pub(crate) const DEPART_NAMES: [(&str, &str); 3] = [
+pub(crate) const DEPART_NAMES: [(&str, &str); 4] = [
     ("Balancer::depart", "nuce_depart"),
     ("Departure::finish", "nuce_depart_finish"),
     ("Departure::plan_grid", "nuce_grid_depart"),
+    ("Departure::plan_graph", "nuce_graph_depart"),
 ];
 
 /// [`nuce_depart_finish`] for Fortran: `*comm` is the new communicator's

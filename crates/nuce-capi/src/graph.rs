@@ -20,7 +20,7 @@ use mpi::traits::*;
 use nuce::internals::balancer::RemapReport;
 use nuce::internals::comm::{agree, check_identical};
 use nuce::plan::graph::Partition;
-use nuce::{waiting, Balancer, DistGraph, Error, GraphValue, Result};
+use nuce::{waiting, Balancer, Departing, Departure, DistGraph, Error, GraphValue, Result};
 
 use crate::partition::{nuce_csr, read_csr};
 use crate::{
@@ -54,6 +54,12 @@ trait Records {
     /// The checked entry of the C call `op`, refused by this rank with `refused`.
     fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()>;
     fn timeout(&self) -> Option<std::time::Duration>;
+    /// Saves the graph ([`DistGraph::save`]).
+    fn save(&self, path: &str, user: &[u8]) -> Result<()>;
+    /// Moves the vertices off the leaving ranks ([`Departure::plan_graph`]).
+    fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()>;
+    /// The graph as data that a departure carries over.
+    fn departing(&mut self) -> &mut dyn Departing;
 }
 
 impl<const N: usize> Records for DistGraph<[u8; N]>
@@ -108,6 +114,15 @@ where
     }
     fn timeout(&self) -> Option<std::time::Duration> {
         DistGraph::timeout(self)
+    }
+    fn save(&self, path: &str, user: &[u8]) -> Result<()> {
+        DistGraph::save(self, path, user).map(drop)
+    }
+    fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()> {
+        d.plan_graph(bal, self).map(drop)
+    }
+    fn departing(&mut self) -> &mut dyn Departing {
+        self
     }
 }
 
@@ -214,6 +229,21 @@ impl Build for FromLocal<'_> {
     }
 }
 
+/// A saved graph restarted through the balancer ([`nuce::SavedGraph::new_graph`]).
+struct Restart<'a> {
+    bal: &'a mut Balancer,
+    saved: &'a nuce::SavedGraph,
+}
+
+impl Build for Restart<'_> {
+    fn build<const N: usize>(self, _elem: usize) -> Result<Box<dyn Records>>
+    where
+        [u8; N]: GraphValue,
+    {
+        Ok(Box::new(self.saved.new_graph::<[u8; N]>(self.bal)?))
+    }
+}
+
 /// A distributed graph (opaque) with one `elem_size`-byte record per
 /// vertex, bound to the balancer that created it.
 pub struct nuce_graph {
@@ -257,6 +287,55 @@ impl nuce_graph {
     fn load(&mut self, app: &[u8]) {
         self.g.load(app, self.elem);
     }
+
+    /// The saved graph `saved` on the balancer's ranks, `elem`-byte records
+    /// (checked: the same on every rank, a supported size; the saved
+    /// records' padded size must be this one's). Collective.
+    pub(crate) fn restarted(
+        bal: &mut Balancer,
+        saved: &nuce::SavedGraph,
+        elem: usize,
+    ) -> Result<nuce_graph> {
+        check_identical(bal.comm(), 0, "elem_size", &elem)?;
+        agree(bal.comm(), 0, record_size(elem))?;
+        let g = build_padded(Restart { bal, saved }, elem)?;
+        Ok(nuce_graph { g, elem })
+    }
+
+    /// The checked entry of `op` with this rank's slot buffer at `values`
+    /// (`len` records) and its other arguments `local`, then the owned
+    /// records loaded: `local` back (collective).
+    ///
+    /// # Safety
+    /// `values` is NULL or `len × elem_size` readable bytes.
+    pub(crate) unsafe fn loaded<L>(
+        &mut self,
+        (values, len): (*const c_void, usize),
+        local: Result<L>,
+        op: &str,
+    ) -> Result<L> {
+        // SAFETY: the caller's contract.
+        let app = unsafe { self.values(values, len) };
+        let local = local.and_then(|l| Ok((l, app?)));
+        let (l, app) = checked(local, |r| self.g.entry(op, r))?;
+        self.load(app);
+        Ok(l)
+    }
+
+    /// Saves the graph ([`nuce::DistGraph::save`]; collective).
+    pub(crate) fn save(&self, path: &str, user: &[u8]) -> Result<()> {
+        self.g.save(path, user)
+    }
+
+    /// Moves the vertices off the leaving ranks of `d` (collective).
+    pub(crate) fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()> {
+        self.g.plan_departure(d, bal)
+    }
+
+    /// The graph as data that a departure carries over.
+    pub(crate) fn departing(&mut self) -> &mut dyn Departing {
+        self.g.departing()
+    }
 }
 
 /// The graph behind a handle.
@@ -264,7 +343,7 @@ impl nuce_graph {
 /// # Safety
 /// `g` is NULL or a live handle from [`nuce_graph_scatter`] or
 /// [`nuce_graph_from_local`].
-unsafe fn graph<'a>(g: *mut nuce_graph) -> Result<&'a mut nuce_graph> {
+pub(crate) unsafe fn graph<'a>(g: *mut nuce_graph) -> Result<&'a mut nuce_graph> {
     // SAFETY: the caller's contract.
     unsafe { deref_mut(g, "graph") }
 }

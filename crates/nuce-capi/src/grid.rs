@@ -126,27 +126,8 @@ pub(crate) unsafe fn grid_handles<'a>(
     n: c_int,
     grids: *const *mut nuce_grid,
 ) -> Result<Vec<&'a mut nuce_grid>> {
-    let n = usize::try_from(n)
-        .map_err(|_| Error::invalid_input(format!("ngrids = {n}: at least 0")))?;
-    let handles: &[*mut nuce_grid] = if n == 0 {
-        &[]
-    } else if grids.is_null() {
-        return Err(null("grids"));
-    } else {
-        // SAFETY: `n` readable handles (contract).
-        unsafe { std::slice::from_raw_parts(grids, n) }
-    };
-    for (k, p) in handles.iter().enumerate() {
-        if handles[..k].contains(p) {
-            return Err(Error::invalid_input(format!("grids[{k}] is given twice")));
-        }
-    }
-    handles
-        .iter()
-        .enumerate()
-        // SAFETY: each NULL or a live, distinct handle (checked above).
-        .map(|(k, &p)| unsafe { grid(p) }.map_err(|_| null(&format!("grids[{k}]"))))
-        .collect()
+    // SAFETY: the caller's contract.
+    unsafe { crate::handles(n, grids, "grids") }
 }
 
 /// Plans an `n[0] × n[1] × n[2]` grid for the current speeds and makes its

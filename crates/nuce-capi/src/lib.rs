@@ -32,6 +32,7 @@ mod grid;
 mod partition;
 mod pool;
 mod ranges;
+mod saved_graph;
 mod savefile;
 mod settings;
 mod staged;
@@ -59,6 +60,7 @@ pub use grid::*;
 pub use partition::*;
 pub use pool::*;
 pub use ranges::*;
+pub use saved_graph::*;
 pub use savefile::*;
 pub use tasks::*;
 
@@ -227,6 +229,7 @@ pub(crate) fn in_c_words(msg: &str) -> String {
         .iter()
         .chain(GRAPH_NAMES.iter())
         .chain(savefile::SAVE_NAMES.iter())
+        .chain(saved_graph::SAVED_GRAPH_NAMES.iter())
         .chain(depart::DEPART_NAMES.iter())
         .chain(pool::POOL_NAMES.iter())
         .chain(C_NAMES.iter())
@@ -280,6 +283,38 @@ pub(crate) fn null(what: &str) -> Error {
 pub(crate) unsafe fn deref_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
     // SAFETY: the caller's contract: NULL or valid and unaliased.
     unsafe { p.as_mut() }.ok_or_else(|| null(what))
+}
+
+/// `n` distinct live handles at `ptrs` (an array named `what`; NULL allowed
+/// when `n` is 0).
+///
+/// # Safety
+/// `ptrs` is NULL or `n` readable pointers, each NULL or a live handle.
+pub(crate) unsafe fn handles<'a, H>(
+    n: c_int,
+    ptrs: *const *mut H,
+    what: &str,
+) -> Result<Vec<&'a mut H>> {
+    let n = usize::try_from(n)
+        .map_err(|_| Error::invalid_input(format!("n{what} = {n}: at least 0")))?;
+    let all: &[*mut H] = if n == 0 {
+        &[]
+    } else if ptrs.is_null() {
+        return Err(null(what));
+    } else {
+        // SAFETY: `n` readable handles (contract).
+        unsafe { std::slice::from_raw_parts(ptrs, n) }
+    };
+    for (k, p) in all.iter().enumerate() {
+        if all[..k].contains(p) {
+            return Err(Error::invalid_input(format!("{what}[{k}] is given twice")));
+        }
+    }
+    all.iter()
+        .enumerate()
+        // SAFETY: each NULL or a live, distinct handle (checked above).
+        .map(|(k, &p)| unsafe { deref_mut(p, &format!("{what}[{k}]")) })
+        .collect()
 }
 
 /// The bytes of a buffer of `len` elements of `elem` bytes, checked against

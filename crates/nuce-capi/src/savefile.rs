@@ -21,7 +21,7 @@ pub struct nuce_saved {
 ///
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
-unsafe fn path_arg(p: *const c_char) -> Result<String> {
+pub(crate) unsafe fn path_arg(p: *const c_char) -> Result<String> {
     if p.is_null() {
         return Err(null("path"));
     }
@@ -59,14 +59,7 @@ pub extern "C" fn nuce_grid_save(
         let args = caller::refused_or(unsafe {
             path_arg(path).and_then(|p| {
                 let f = raw_fields(nfields, fields, "fields")?;
-                let u: &[u8] = if user_len == 0 {
-                    &[]
-                } else if user.is_null() {
-                    return Err(null("user"));
-                } else {
-                    std::slice::from_raw_parts(user.cast(), user_len)
-                };
-                Ok((p, f, u))
+                Ok((p, f, user_bytes(user, user_len)?))
             })
         });
         let (p, f, u) = match args {
@@ -90,23 +83,60 @@ pub extern "C" fn nuce_saved_open(
     path: *const c_char,
     out: *mut *mut nuce_saved,
 ) -> c_int {
+    // SAFETY: the caller's contract (the same as open_handle's).
+    unsafe {
+        open_handle(b, path, out, "nuce_saved_open", |bal, p| {
+            Ok(nuce_saved {
+                saved: SavedGrid::open(bal.comm(), p)?,
+            })
+        })
+    }
+}
+
+/// The body of a save file's `open` call `name`: this rank's path and
+/// `out` checked (refused at the checked entry), the handle opened by
+/// `open` on the balancer's ranks and written to `*out`.
+///
+/// # Safety
+/// `b` is NULL or a live handle, `path` NULL or a NUL-terminated string,
+/// `out` NULL or writable.
+pub(crate) unsafe fn open_handle<H>(
+    b: *mut nuce_balancer,
+    path: *const c_char,
+    out: *mut *mut H,
+    name: &str,
+    open: impl FnOnce(&nuce::Balancer, &str) -> Result<H>,
+) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle.
-        let h = unsafe { balancer(b) }
-            .map_err(|_| unreachable_null("the balancer", "nuce_saved_open"))?;
+        let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", name))?;
         let _w = waiting();
         // SAFETY: NULL or a string; `out` NULL or writable (contract).
         let local = unsafe { path_arg(path) }.and_then(|p| {
-            // SAFETY: `out` is NULL or writable (contract).
+            // SAFETY: as above.
             let out = unsafe { out.as_mut() }.ok_or_else(|| null("out"))?;
             *out = std::ptr::null_mut();
             Ok((p, out))
         });
-        let (p, out) = checked(local, |r| h.bal.entry("nuce_saved_open", r))?;
-        let saved = SavedGrid::open(h.bal.comm(), &p)?;
-        *out = Box::into_raw(Box::new(nuce_saved { saved }));
+        let (p, out) = checked(local, |r| h.bal.entry(name, r))?;
+        *out = Box::into_raw(Box::new(open(&h.bal, &p)?));
         Ok(())
     })
+}
+
+/// `user_len` bytes at `user` (NULL allowed when `user_len` is 0).
+///
+/// # Safety
+/// `user` is NULL or `user_len` readable bytes.
+pub(crate) unsafe fn user_bytes<'a>(user: *const c_void, user_len: usize) -> Result<&'a [u8]> {
+    if user_len == 0 {
+        Ok(&[])
+    } else if user.is_null() {
+        Err(null("user"))
+    } else {
+        // SAFETY: the caller's contract.
+        Ok(unsafe { std::slice::from_raw_parts(user.cast(), user_len) })
+    }
 }
 
 /// The saved grid (local): its extents `n[3]`, ghost width, stencil
@@ -211,10 +241,33 @@ pub extern "C" fn nuce_saved_grid_create(
     b: *mut nuce_balancer,
     out: *mut *mut nuce_grid,
 ) -> c_int {
+    // SAFETY: the caller's contract (the same as create_handle's).
+    unsafe {
+        create_handle(s, b, out, "nuce_saved_grid_create", |sv, bal| {
+            Ok(nuce_grid {
+                grid: sv.saved.new_grid(bal)?,
+            })
+        })
+    }
+}
+
+/// The body of a restart's `create` call `name` from the opened file
+/// `s`: this rank's `s` and `out` checked (refused at the checked entry),
+/// the handle made by `make` on the balancer's ranks and written to
+/// `*out`.
+///
+/// # Safety
+/// `s` and `b` are NULL or live handles, `out` NULL or writable.
+pub(crate) unsafe fn create_handle<S, H>(
+    s: *const S,
+    b: *mut nuce_balancer,
+    out: *mut *mut H,
+    name: &str,
+    make: impl FnOnce(&S, &mut nuce::Balancer) -> Result<H>,
+) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle.
-        let h = unsafe { balancer(b) }
-            .map_err(|_| unreachable_null("the balancer", "nuce_saved_grid_create"))?;
+        let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", name))?;
         let _w = waiting();
         // SAFETY: `s` NULL or a live handle; `out` NULL or writable (contract).
         let local = unsafe { s.as_ref() }
@@ -225,9 +278,8 @@ pub extern "C" fn nuce_saved_grid_create(
                 *out = std::ptr::null_mut();
                 Ok((sv, out))
             });
-        let (sv, out) = checked(local, |r| h.bal.entry("nuce_saved_grid_create", r))?;
-        let grid = sv.saved.new_grid(&mut h.bal)?;
-        *out = Box::into_raw(Box::new(nuce_grid { grid }));
+        let (sv, out) = checked(local, |r| h.bal.entry(name, r))?;
+        *out = Box::into_raw(Box::new(make(sv, &mut h.bal)?));
         Ok(())
     })
 }

@@ -9,15 +9,21 @@
 //!   and takes a balance point on the new communicator. A leaving rank
 //!   prints `RELEASED rank`; the new root `RESULT depart3 ranks=P'
 //!   volumes=V`.
+//! * `depart-array2 LEAVERS` — the same for a 23 × 17 `DistArray2<f64>`,
+//!   ghost 1: every own cell after the move, every own cell and ghost on
+//!   the new communicator and after a balance point. The new root prints
+//!   `RESULT depart2 ranks=P' areas=A after_balance=B`
+//!   (the rectangles' areas after the move, and after the balance point).
 
 use mpi::traits::*;
-use nuce::{Balancer, DistArray3};
+use nuce::{Balancer, DistArray2, DistArray3};
 
 use crate::Ctx;
 
 pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "depart-array3" => array3(ctx),
+        "depart-array2" => array2(ctx),
         _ => return false,
     }
     true
@@ -93,6 +99,90 @@ fn array3(ctx: &Ctx) {
             "RESULT depart3 ranks={} volumes={}",
             comm.size(),
             crate::comma_list(&a.plan().volumes())
+        );
+    }
+}
+
+const SHAPE2: (usize, usize) = (23, 17);
+
+fn value2(i: usize, j: usize) -> f64 {
+    (i * 1000 + j) as f64 + 0.5
+}
+
+/// Values of `a`'s own cells and ghosts that differ from the global ones.
+fn wrong2(a: &DistArray2<f64>) -> usize {
+    let (r, g) = (a.rect(), a.ghost() as isize);
+    if r.is_empty() {
+        return 0;
+    }
+    a.padded()
+        .indexed_iter()
+        .filter(|&((i, j), &v)| {
+            let (gi, gj) = (
+                r.row as isize + i as isize - g,
+                r.col as isize + j as isize - g,
+            );
+            let inside = gi >= 0 && gj >= 0 && (gi as usize) < SHAPE2.0 && (gj as usize) < SHAPE2.1;
+            inside && v != value2(gi as usize, gj as usize)
+        })
+        .count()
+}
+
+fn array2(ctx: &Ctx) {
+    let leavers: Vec<usize> = ctx.args[0]
+        .split(',')
+        .map(|r| r.parse().expect("a rank"))
+        .collect();
+    let p = ctx.world.size() as usize;
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let speeds: Vec<f64> = (1..=p).map(|s| s as f64).collect();
+    bal.set_speeds(&speeds).expect("speeds");
+    let plan = bal.plan(SHAPE2.0, SHAPE2.1).expect("plan");
+    let mut a = DistArray2::<f64>::new(bal.comm(), plan, 1).expect("array");
+    let r = a.rect();
+    a.local_mut()
+        .indexed_iter_mut()
+        .for_each(|((i, j), v)| *v = value2(r.row + i, r.col + j));
+    let dep = bal
+        .depart(leavers.contains(&(ctx.rank() as usize)))
+        .expect("depart");
+    dep.plan_array2(&bal, &mut a).expect("move the array");
+    let own_wrong = {
+        let r = a.rect();
+        a.local()
+            .indexed_iter()
+            .filter(|&((i, j), &v)| v != value2(r.row + i, r.col + j))
+            .count()
+    };
+    ctx.check(
+        "depart2-moved",
+        own_wrong == 0 && (!dep.is_leaving() || a.rect().is_empty()),
+        format!("{:?}, {own_wrong} wrong", a.rect()),
+    );
+    let Some(comm) = dep.finish(&mut bal, &mut [&mut a]).expect("finish") else {
+        println!("RELEASED {}", ctx.rank());
+        return;
+    };
+    let areas = |a: &DistArray2<f64>| {
+        let v: Vec<usize> = a.plan().parts.iter().map(|r| r.rows * r.cols).collect();
+        crate::comma_list(&v)
+    };
+    let moved = areas(&a);
+    a.exchange_ghosts().expect("exchange");
+    let wrong = wrong2(&a);
+    ctx.check(
+        "depart2-successor",
+        a.comm().size() == comm.size() && wrong == 0,
+        format!("{wrong} wrong"),
+    );
+    bal.maybe_remap(&mut a, 1).expect("a balance point");
+    a.exchange_ghosts().expect("exchange");
+    ctx.check("depart2-end", wrong2(&a) == 0, "cells wrong");
+    if comm.rank() == 0 {
+        println!(
+            "RESULT depart2 ranks={} areas={moved} after_balance={}",
+            comm.size(),
+            areas(&a)
         );
     }
 }

@@ -15,6 +15,7 @@ mod curve;
 mod decisions;
 mod depart;
 mod depart_array;
+mod depart_graph;
 mod dgraph;
 mod exchange;
 mod faults;
@@ -27,6 +28,7 @@ mod planner3;
 mod ranges;
 mod save;
 mod save_array;
+mod save_graph;
 mod tasks;
 
 /// Context handed to every scenario.
@@ -90,8 +92,10 @@ fn main() {
         s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("planner3") => planner3::run(s, &ctx),
         s if s.starts_with("save-array") => save_array::run(s, &ctx),
+        s if s.starts_with("save-graph") => save_graph::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
         s if s.starts_with("depart-array") => depart_array::run(s, &ctx),
+        s if s.starts_with("depart-graph") => depart_graph::run(s, &ctx),
         s if s.starts_with("depart-") => depart::run(s, &ctx),
         s if s.starts_with("dgraph-") => dgraph::run(s, &ctx),
         s if s.starts_with("packing-") => packing::run(s, &ctx),

@@ -4,7 +4,9 @@
 //! rank); each grid is planned for the ranks that stay, at their speeds,
 //! with empty boxes for those that leave ([`Departure::plan_grid`]: a
 //! pending move, completed by [`Grid::move_fields`] into the application's
-//! buffers for the new box, as after any remap); then
+//! buffers for the new box, as after any remap; arrays and graphs move at
+//! once: [`Departure::plan_array3`], [`Departure::plan_array2`],
+//! [`Departure::plan_graph`]); then
 //! [`Departure::finish`] splits the communicator: on the ranks that stay
 //! the balancer and grids are replaced by their successors on the new,
 //! smaller communicator (in their old order: the first rank that stays is
@@ -23,11 +25,14 @@ use mpi::traits::*;
 
 use super::Balancer;
 use crate::error::{Error, Result};
+use crate::plan::array2d::weighted::box_of;
+use crate::plan::array2d::{ArrayPlan, Rect};
 use crate::plan::array3d::{Box3, GridPlan3};
-use crate::runtime::array::Element;
+use crate::runtime::array::{DistArray2, Element};
 use crate::runtime::array3::DistArray3;
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::agree;
+use crate::runtime::graph::{DistGraph, GraphValue, MigrateStats};
 use crate::runtime::layout::Grid;
 use crate::runtime::object::MoveStats;
 
@@ -146,24 +151,36 @@ impl Departure {
             .collect()
     }
 
+    /// An error unless the data has one part per rank of the departure.
+    fn same_size(&self, parts: usize) -> Result<()> {
+        if parts != self.size {
+            return Err(Error::shape_mismatch(format!(
+                "the data has {parts} parts, the departure is from {} ranks",
+                self.size
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every rank's speed (uniform when none are known), and those of the
+    /// ranks that stay.
+    fn speeds(&self, bal: &Balancer) -> (Vec<f64>, Vec<f64>) {
+        let all: Vec<f64> = match bal.speeds() {
+            Some(s) if s.len() == self.size => s.to_vec(),
+            _ => vec![1.0; self.size],
+        };
+        let stay = self.staying().iter().map(|&r| all[r]).collect();
+        (all, stay)
+    }
+
     /// The plan of a grid laid out by `current` for the ranks that stay, in
     /// proportion to their speeds (uniform when none are known), with an
     /// empty box on every rank that leaves, mirrored to move the least
     /// (local: every rank computes the same plan).
     fn plan_for(&self, bal: &Balancer, current: &GridPlan3, ghost: usize) -> Result<GridPlan3> {
-        if current.len() != self.size {
-            return Err(Error::shape_mismatch(format!(
-                "the data has {} parts, the departure is from {} ranks",
-                current.len(),
-                self.size
-            )));
-        }
+        self.same_size(current.len())?;
         let stay = self.staying();
-        let all_speeds: Vec<f64> = match bal.speeds() {
-            Some(s) if s.len() == self.size => s.to_vec(),
-            _ => vec![1.0; self.size],
-        };
-        let speeds: Vec<f64> = stay.iter().map(|&r| all_speeds[r]).collect();
+        let (all_speeds, speeds) = self.speeds(bal);
         let p = bal
             .planner3
             .for_ghost(ghost)?
@@ -211,11 +228,65 @@ impl Departure {
         a.remap(&plan)
     }
 
+    /// Moves `a`'s cells to the ranks that stay, planned by the balancer's
+    /// 2D decomposer for their speeds (uniform when none are known), the
+    /// mirror image that keeps the most cells in place (collective on the
+    /// array's ranks, the balancer's): a leaving rank's rectangle is empty
+    /// afterwards. Then pass the array to [`Departure::finish`]. Errors are
+    /// the same on every rank, and the array then keeps its data.
+    pub fn plan_array2<T: Element>(
+        &self,
+        bal: &Balancer,
+        a: &mut DistArray2<T>,
+    ) -> Result<MoveStats> {
+        let _w = waiting();
+        let current = a.plan();
+        let local = self.same_size(current.parts.len()).and_then(|()| {
+            let p = bal
+                .planner()
+                .decompose(current.rows, current.cols, &self.speeds(bal).1)?;
+            let mut parts = vec![Rect::default(); self.size];
+            for (k, &r) in self.staying().iter().enumerate() {
+                parts[r] = p.parts[k];
+            }
+            let plan = ArrayPlan::new(
+                format!("{} (ranks {:?} leave)", p.algorithm, self.leaving),
+                current.rows,
+                current.cols,
+                parts,
+            )?;
+            Ok(plan.closest_mirror(current)?)
+        });
+        let plan = agree(a.comm(), 0, local)?;
+        a.remap(&plan)
+    }
+
+    /// Moves every vertex of `g` to the ranks that stay, in proportion to
+    /// their speeds (uniform when none are known), moving little: the
+    /// graph's order is cut again for those ranks — a graph with a root
+    /// index slides its cut's boundaries over the parts that stay (the
+    /// index moves to the first rank that stays), any other is cut rank by
+    /// rank, each rank's vertices along the Hilbert curve (by id without
+    /// coordinates), by prefix sums. Collective on the graph's ranks, the
+    /// balancer's: a leaving rank owns no vertex afterwards. Then pass the
+    /// graph to [`Departure::finish`]. Errors are the same on every rank,
+    /// and the graph then keeps its vertices.
+    pub fn plan_graph<T: GraphValue>(
+        &self,
+        bal: &Balancer,
+        g: &mut DistGraph<T>,
+    ) -> Result<MigrateStats> {
+        let _w = waiting();
+        agree(g.comm(), 0, self.same_size(g.comm().size() as usize))?;
+        g.depart_to(&self.staying(), &self.speeds(bal).1)
+    }
+
     /// Completes the departure (collective on the balancer's
     /// communicator): every grid's move must be complete
     /// ([`Grid::move_fields`] after [`Departure::plan_grid`]; a leaving
-    /// rank's box is empty), every [`DistArray3`] moved
-    /// ([`Departure::plan_array3`]). Splits the communicator. On a rank that
+    /// rank's box is empty), every [`DistArray3`], [`DistArray2`] and
+    /// [`DistGraph`] moved ([`Departure::plan_array3`],
+    /// [`Departure::plan_array2`], [`Departure::plan_graph`]). Splits the communicator. On a rank that
     /// stays, `bal` and every item of `data` are replaced by their
     /// successors on the ranks that stay (in their old order; the first is
     /// the new root; the balancer's settings and speed state, the grids'
@@ -274,11 +345,15 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Grid {}
     impl<T> Sealed for super::DistArray3<T> {}
+    impl<T> Sealed for super::DistArray2<T> {}
+    impl<T> Sealed for super::DistGraph<T> {}
 }
 
 /// Data that [`Departure::finish`] carries over to the ranks that stay:
-/// [`Grid`]s (after [`Departure::plan_grid`] and their move) and
-/// [`DistArray3`]s (after [`Departure::plan_array3`]). Sealed.
+/// [`Grid`]s (after [`Departure::plan_grid`] and their move),
+/// [`DistArray3`]s, [`DistArray2`]s and [`DistGraph`]s (after
+/// [`Departure::plan_array3`], [`Departure::plan_array2`],
+/// [`Departure::plan_graph`]). Sealed.
 pub trait Departing: sealed::Sealed {
     /// Whether the data gives no cell to a leaving rank and has no move
     /// pending (local).
@@ -294,10 +369,19 @@ pub trait Departing: sealed::Sealed {
 fn ready(plan: &GridPlan3, leaving: &[usize], size: usize) -> Result<()> {
     if plan.len() != size || leaving.iter().any(|&r| !plan.boxes[r].is_empty()) {
         Err(Error::invalid_input(
-            "it still gives cells to a leaving rank (Departure::plan_grid or plan_array3 first)",
+            "it still gives cells to a leaving rank (Departure::plan_grid, plan_array3, plan_array2 or plan_graph first)",
         ))
     } else {
         Ok(())
+    }
+}
+
+/// The grid plan `rows × cols × 1` of a 2D array's plan (for [`ready`]).
+fn as_grid(plan: &ArrayPlan) -> GridPlan3 {
+    GridPlan3 {
+        algorithm: plan.algorithm.clone(),
+        shape: (plan.rows, plan.cols, 1),
+        boxes: plan.parts.iter().map(box_of).collect(),
     }
 }
 
@@ -332,6 +416,54 @@ impl<T: Element> Departing for DistArray3<T> {
         if let Some(v) = self.cost().and_then(|c| c.values_for(self.local_box())) {
             n.set_cost(v);
         }
+        *self = n;
+        Ok(())
+    }
+}
+
+impl<T: Element> Departing for DistArray2<T> {
+    fn ready_to_leave(&self, leaving: &[usize], size: usize) -> Result<()> {
+        ready(&as_grid(self.plan()), leaving, size)
+    }
+
+    fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()> {
+        let plan = self.plan();
+        let kept = ArrayPlan {
+            algorithm: plan.algorithm.clone(),
+            rows: plan.rows,
+            cols: plan.cols,
+            parts: stay.iter().map(|&r| plan.parts[r]).collect(),
+        };
+        let mut n = self.successor(next.comm(), kept)?;
+        next.adopt_checks(n.checks_mut());
+        if let Some(v) = self.cost().and_then(|c| c.values_for(box_of(&self.rect()))) {
+            n.set_cost(v);
+        }
+        *self = n;
+        Ok(())
+    }
+}
+
+impl<T: GraphValue> Departing for DistGraph<T> {
+    fn ready_to_leave(&self, leaving: &[usize], size: usize) -> Result<()> {
+        let me = self.comm().rank() as usize;
+        if self.comm().size() as usize != size {
+            Err(Error::shape_mismatch(format!(
+                "a graph on {} ranks, the departure is from {size}",
+                self.comm().size()
+            )))
+        } else if leaving.binary_search(&me).is_ok() && !self.owned().is_empty() {
+            Err(Error::invalid_input(
+                "a graph still gives vertices to a leaving rank (Departure::plan_graph first)",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()> {
+        let mut n = self.successor(next.comm(), stay)?;
+        next.adopt_checks(&mut n.cp);
         *self = n;
         Ok(())
     }

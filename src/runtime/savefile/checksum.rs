@@ -77,7 +77,7 @@ fn row_hash(g: u64, bytes: &[u8], e: usize) -> u64 {
 /// The hash of the 8-byte word `w` at position `pos`: for a fixed position
 /// a bijection of `w` (xor, an odd multiplier, an xor-shift), so that any
 /// change of one word changes the sum.
-fn word_hash(pos: u64, w: u64) -> u64 {
+pub(super) fn word_hash(pos: u64, w: u64) -> u64 {
     let h = (w ^ pos.wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^ (h >> 31)
 }

@@ -11,9 +11,33 @@ use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
 use crate::runtime::comm::{decode, fnv1a};
 use crate::runtime::layout::MAX_GHOST;
 
-/// The first bytes of every save file.
-pub(super) const MAGIC: &[u8; 8] = b"NUCESAVE";
-/// The file format this nuce writes and reads.
+/// What a save file holds: its first eight bytes say which, so that a
+/// grid's file opened as a graph's (or the reverse) is a clear error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A grid, or a `DistArray2`/`DistArray3` ([`Header`]).
+    Grid,
+    /// A `DistGraph` (`super::graphs`).
+    Graph,
+}
+
+impl Kind {
+    /// The first bytes of its files.
+    pub(super) fn magic(self) -> &'static [u8; 8] {
+        match self {
+            Kind::Grid => b"NUCESAVE",
+            Kind::Graph => b"NUCEGRPH",
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Grid => "a grid or array (open it with SavedGrid::open)",
+            Kind::Graph => "a graph (open it with SavedGraph::open)",
+        }
+    }
+}
+
+/// The file format this nuce writes and reads (of both kinds).
 pub const SAVE_FORMAT: u32 = 1;
 /// Magic, format, header length, header hash.
 pub(super) const PREFIX: usize = 8 + 4 + 4 + 8;
@@ -76,10 +100,10 @@ impl Header {
     }
 }
 
-/// The fixed prefix and the header.
-pub(super) fn prefixed(head: &[u8]) -> Vec<u8> {
+/// The fixed prefix of a file of `kind` and the header.
+pub(super) fn prefixed(kind: Kind, head: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(PREFIX + head.len());
-    v.extend_from_slice(MAGIC);
+    v.extend_from_slice(kind.magic());
     v.extend_from_slice(&SAVE_FORMAT.to_le_bytes());
     v.extend_from_slice(&(head.len() as u32).to_le_bytes());
     v.extend_from_slice(&fnv1a(head).to_le_bytes());
@@ -87,8 +111,13 @@ pub(super) fn prefixed(head: &[u8]) -> Vec<u8> {
     v
 }
 
-/// The root's reading and checking of a save file's header.
-pub(super) fn read_header(path: &Path) -> Result<Header> {
+/// The root's reading of a save file of `kind`: its fixed prefix checked
+/// (magic, format, the header's length and hash), the header decoded;
+/// returns it with the file's size and where the header ends.
+pub(super) fn read_prefixed<H: serde::de::DeserializeOwned>(
+    path: &Path,
+    kind: Kind,
+) -> Result<(H, u64, u64)> {
     use std::io::Read;
     let bad = |m: String| Error::invalid_input(format!("save file {}: {m}", path.display()));
     let mut file = std::fs::File::open(path).map_err(|e| bad(format!("cannot open: {e}")))?;
@@ -99,8 +128,18 @@ pub(super) fn read_header(path: &Path) -> Result<Header> {
     let mut pre = [0u8; PREFIX];
     file.read_exact(&mut pre)
         .map_err(|_| bad(format!("{size} bytes: too short for a nuce save file")))?;
-    if &pre[..8] != MAGIC {
-        return Err(bad("not a nuce save file".into()));
+    if &pre[..8] != kind.magic() {
+        let other = [Kind::Grid, Kind::Graph]
+            .into_iter()
+            .find(|k| &pre[..8] == k.magic());
+        return Err(bad(match other {
+            Some(o) => format!(
+                "the save file of {}, not of {}",
+                o.name(),
+                kind.name().split(" (").next().unwrap_or_default()
+            ),
+            None => "not a nuce save file".into(),
+        }));
     }
     let word = |a: usize| u32::from_le_bytes(pre[a..a + 4].try_into().expect("4 bytes"));
     let format = word(8);
@@ -123,9 +162,16 @@ pub(super) fn read_header(path: &Path) -> Result<Header> {
             "the header does not match its checksum (a corrupt file)".into(),
         ));
     }
-    let h: Header = decode(&head, 0).map_err(|e| bad(format!("unreadable header: {e}")))?;
+    let h: H = decode(&head, 0).map_err(|e| bad(format!("unreadable header: {e}")))?;
+    Ok((h, size, PREFIX as u64 + len))
+}
+
+/// The root's reading and checking of a grid's save file header.
+pub(super) fn read_header(path: &Path) -> Result<Header> {
+    let bad = |m: String| Error::invalid_input(format!("save file {}: {m}", path.display()));
+    let (h, size, head_end): (Header, u64, u64) = read_prefixed(path, Kind::Grid)?;
     let (_, end) = h.offsets().map_err(|e| bad(e.to_string()))?;
-    if h.sums.len() != h.arrays().len() || h.data_offset < PREFIX as u64 + len {
+    if h.sums.len() != h.arrays().len() || h.data_offset < head_end {
         return Err(bad("an inconsistent header (a corrupt file)".into()));
     }
     if GridPlan3::new("saved", h.shape, h.boxes.clone()).is_err() || h.boxes.len() != h.ranks {
@@ -168,7 +214,7 @@ mod tests {
         let (offs, end) = h.offsets().unwrap();
         assert_eq!(offs, vec![4096, 4096 + 24 * 8, 4096 + 24 * 11]);
         assert_eq!(end, 4096 + 24 * 19);
-        let bytes = prefixed(&encode(&h).unwrap());
+        let bytes = prefixed(Kind::Grid, &encode(&h).unwrap());
         let dir = std::env::temp_dir().join(format!("nuce-save-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("h.nuce");
@@ -193,6 +239,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("format 9"));
+        let mut graph = prefixed(Kind::Graph, &encode(&h).unwrap());
+        graph.resize(end as usize, 0);
+        std::fs::write(&p, &graph).unwrap();
+        assert!(read_header(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("the save file of a graph"));
         std::fs::write(&p, b"hello").unwrap();
         assert!(read_header(&p)
             .unwrap_err()

@@ -1,7 +1,9 @@
 //! Save files of a grid: its fields, its cost per cell and the
 //! application's own state in one portable file, written collectively and
 //! read back on **any number of ranks** (restart after a job ends, a node
-//! is lost, or on another allocation).
+//! is lost, or on another allocation). Arrays use the grid's file
+//! (`arrays`); graphs have a file of their own kind (`graphs`,
+//! [`SavedGraph`]), told apart by the first bytes.
 //!
 //! * **Write** ([`Grid::save`]): every rank writes its box of every field
 //!   with MPI-IO, one contiguous `MPI_File_write_all` per field (the file
@@ -24,7 +26,7 @@
 //!   format, a corrupt header, fields that do not match are the same
 //!   error on every rank, never a crash.
 //!
-//! File layout (format 1): 8 bytes `NUCESAVE`, the format (u32 LE), the
+//! File layout (format 1): 8 bytes `NUCESAVE` (a graph's: `NUCEGRPH`), the format (u32 LE), the
 //! header's length (u32 LE) and its FNV-1a hash (u64 LE), the header
 //! (bincode, with the writing plan's boxes), then from [`Header`]'s
 //! `data_offset` each field's cells box by box, then the cost (f64 per
@@ -43,14 +45,16 @@ use super::layout::{Field, Grid, RawField};
 
 mod arrays;
 mod checksum;
+mod graphs;
 mod header;
 mod mpiio;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Shape3, Stencil};
 use checksum::{all_sums, local_sums};
+pub use graphs::SavedGraph;
 pub use header::SAVE_FORMAT;
-use header::{prefixed, read_header, Header, ALIGN, PREFIX};
-use mpiio::{transfer, Io};
+use header::{prefixed, read_header, Header, Kind, ALIGN, PREFIX};
+use mpiio::{transfer, MpiFile};
 
 /// What [`Grid::save`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -186,19 +190,12 @@ impl SavedGrid {
         let (offs, _) = h.offsets()?;
         let res = {
             let comm = grid.comm();
-            // SAFETY: the fields were checked against the layout (contract),
-            // the cost buffer holds the box.
-            let io = unsafe {
-                transfer(
-                    comm,
-                    &layout,
-                    &self.path,
-                    &offs,
-                    &h.boxes,
-                    &arrays,
-                    Io::Read,
-                )
-            };
+            let io = MpiFile::open(comm, &self.path, false).and_then(|mut file| {
+                // SAFETY: the fields were checked against the layout
+                // (contract), the cost buffer holds the box.
+                unsafe { transfer(&mut file, &layout, &offs, &h.boxes, &arrays) };
+                file.close()
+            });
             let io = agree(comm, 0, io);
             io.and_then(|()| {
                 let sums = local_sums(&layout, &arrays);
@@ -306,13 +303,8 @@ impl Grid {
             Err(Error::invalid_input(
                 "a move is pending on the grid: complete it before saving",
             ))
-        } else if user.len() > 64 << 20 {
-            Err(Error::invalid_input(format!(
-                "{} user bytes: at most 64 MiB",
-                user.len()
-            )))
         } else {
-            self.check_fields_now(fields, lens)
+            check_user(user).and_then(|()| self.check_fields_now(fields, lens))
         };
         self.checked_entry(&what, local.as_ref().err())?;
         let comm = self.comm();
@@ -349,50 +341,76 @@ impl Grid {
             data_offset: 0,
             sums,
         };
-        let head = encode(&header)?;
-        header.data_offset = (PREFIX + head.len()) as u64;
-        header.data_offset = header.data_offset.div_ceil(ALIGN) * ALIGN;
-        let head = encode(&header)?;
+        let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?;
         let (offs, len) = header.offsets()?;
-        let tmp = temporary(path);
-        if comm.rank() == 0 {
-            // A temporary file left by a killed save: written anew (not
-            // resized: extending a file block by block is faster).
-            let _ = std::fs::remove_file(&tmp);
-        }
-        let prefix = (comm.rank() == 0).then(|| prefixed(&head));
-        // SAFETY: the fields were checked against the layout (contract).
-        let io = unsafe {
-            transfer(
-                comm,
-                layout,
-                &tmp,
-                &offs,
-                &layout.plan().boxes,
-                &arrays,
-                Io::Write {
-                    header: prefix.as_deref(),
-                },
-            )
-        };
-        agree(comm, 0, io)?;
-        let renamed = if comm.rank() == 0 {
-            std::fs::rename(&tmp, path).map_err(|e| {
-                Error::invalid_input(format!(
-                    "cannot rename {} to {}: {e}",
-                    tmp.display(),
-                    path.display()
-                ))
-            })
-        } else {
-            Ok(())
-        };
-        agree(comm, 0, renamed)?;
+        let prefix = (comm.rank() == 0).then(|| prefixed(Kind::Grid, &head));
+        write_file(comm, path, prefix.as_deref(), |file| {
+            // SAFETY: the fields were checked against the layout (contract).
+            unsafe { transfer(file, layout, &offs, &layout.plan().boxes, &arrays) }
+        })?;
         Ok(SaveStats {
             bytes: len,
             seconds: start.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// Writes a save file (collective on `comm`): `PATH.nuce-tmp` created
+/// anew, the root's `prefix` (the fixed prefix and the header) at offset
+/// 0, then `body`'s collective writes, synced and closed; the root renames
+/// it to `path` once every rank succeeded. The same error on every rank
+/// otherwise, and `path` is then unchanged.
+fn write_file<C: Communicator>(
+    comm: &C,
+    path: &Path,
+    prefix: Option<&[u8]>,
+    body: impl FnOnce(&mut MpiFile),
+) -> Result<()> {
+    let tmp = temporary(path);
+    if comm.rank() == 0 {
+        // A temporary file left by a killed save: written anew (not
+        // resized: extending a file block by block is faster).
+        let _ = std::fs::remove_file(&tmp);
+    }
+    let written = MpiFile::open(comm, &tmp, true).and_then(|mut file| {
+        if let Some(h) = prefix {
+            file.write_header(h);
+        }
+        body(&mut file);
+        file.close()
+    });
+    agree(comm, 0, written)?;
+    let renamed = if comm.rank() == 0 {
+        std::fs::rename(&tmp, path).map_err(|e| {
+            Error::invalid_input(format!(
+                "cannot rename {} to {}: {e}",
+                tmp.display(),
+                path.display()
+            ))
+        })
+    } else {
+        Ok(())
+    };
+    agree(comm, 0, renamed)
+}
+
+/// The application's bytes of a save: at most 64 MiB.
+fn check_user(user: &[u8]) -> Result<()> {
+    if user.len() > 64 << 20 {
+        return Err(Error::invalid_input(format!(
+            "{} user bytes: at most 64 MiB",
+            user.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The encoded header `h` once `set` has put its data offset: the first
+/// multiple of [`ALIGN`] after the fixed prefix and the header.
+fn encode_aligned<H: serde::Serialize>(h: &mut H, set: impl Fn(&mut H, u64)) -> Result<Vec<u8>> {
+    let head = encode(&*h)?;
+    set(h, ((PREFIX + head.len()) as u64).div_ceil(ALIGN) * ALIGN);
+    encode(&*h)
 }
 
 /// The file a save writes before its rename.

@@ -21,14 +21,144 @@ use crate::plan::array3d::Box3;
 use crate::runtime::comm::{agree, mpi_check};
 use crate::runtime::layout::{Dtype, Layout, RawField};
 
-/// Which way [`transfer`] goes.
-pub(super) enum Io<'a> {
-    /// Write the arrays (and at the root the prefixed header at offset 0)
-    /// into a new file.
-    Write {
-        header: Option<&'a [u8]>,
-    },
-    Read,
+/// A file open with MPI-IO on every rank of a communicator, with the first
+/// local failure of its steps: every rank takes part in every collective
+/// step whatever failed before (so no rank hangs), and [`MpiFile::close`]
+/// returns that failure (the caller agrees on it).
+pub(super) struct MpiFile {
+    fh: ffi::MPI_File,
+    path: std::path::PathBuf,
+    write: bool,
+    first: Result<()>,
+}
+
+impl MpiFile {
+    /// Opens `path` on every rank of `comm` (collective): created for
+    /// writing, or read only. A failure on any rank is the same error on
+    /// every rank (agreed before any data moves).
+    pub(super) fn open<C: Communicator>(comm: &C, path: &Path, write: bool) -> Result<MpiFile> {
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| Error::invalid_input(format!("{}: a NUL in the path", path.display())));
+        let cpath = agree(comm, 0, cpath)?;
+        let mode = if write {
+            ffi::MPI_MODE_CREATE | ffi::MPI_MODE_WRONLY
+        } else {
+            ffi::MPI_MODE_RDONLY
+        } as c_int;
+        // SAFETY: reading a handle constant.
+        let mut fh = unsafe { ffi::RSMPI_FILE_NULL };
+        // SAFETY: a NUL-terminated path, a valid communicator, an out-pointer.
+        let opened = mpi_check(
+            unsafe {
+                ffi::MPI_File_open(
+                    comm.as_raw(),
+                    cpath.as_ptr(),
+                    mode,
+                    ffi::RSMPI_INFO_NULL,
+                    &mut fh,
+                )
+            },
+            &format!("MPI_File_open({})", path.display()),
+        );
+        agree(comm, 0, opened)?;
+        Ok(MpiFile {
+            fh,
+            path: path.to_path_buf(),
+            write,
+            first: Ok(()),
+        })
+    }
+
+    /// Records a step's result (the first failure is kept).
+    pub(super) fn keep(&mut self, r: Result<()>) {
+        if self.first.is_ok() {
+            self.first = r;
+        }
+    }
+
+    /// Writes `h` at offset 0 (not collective: the root's header).
+    pub(super) fn write_header(&mut self, h: &[u8]) {
+        // SAFETY: `h` is readable for its length.
+        let code = unsafe {
+            ffi::MPI_File_write_at(
+                self.fh,
+                0,
+                h.as_ptr().cast(),
+                h.len() as c_int,
+                ffi::RSMPI_UINT8_T,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+        self.keep(mpi_check(code, "MPI_File_write_at (header)"));
+    }
+
+    /// Writes (`write`) or reads `buf`, elements of `e` bytes, at byte
+    /// offset `off` (collective: `MPI_File_write_at_all` or
+    /// `MPI_File_read_at_all`; `e` the same on every rank; an empty `buf`
+    /// takes part with nothing).
+    pub(super) fn at_all(&mut self, off: u64, buf: &mut [u8], e: usize) {
+        let (words, base) = crate::runtime::halo::word_type(e.max(1));
+        let count = c_int::try_from(buf.len() / e.max(1) * words).map_err(|_| {
+            Error::invalid_input(format!(
+                "{} bytes exceed MPI-IO's int count of {}-byte words",
+                buf.len(),
+                e
+            ))
+        });
+        let count = match count {
+            Ok(c) => c,
+            Err(err) => {
+                self.keep(Err(err));
+                0
+            }
+        };
+        let mut dummy = 0u64;
+        let ptr: *mut c_void = if count == 0 {
+            (&mut dummy as *mut u64).cast()
+        } else {
+            buf.as_mut_ptr().cast()
+        };
+        // SAFETY: `ptr` holds `count` words of `base` (or is unused); an
+        // open file with the default view (byte offsets).
+        let code = unsafe {
+            if self.write {
+                ffi::MPI_File_write_at_all(
+                    self.fh,
+                    off as ffi::MPI_Offset,
+                    ptr,
+                    count,
+                    base,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            } else {
+                ffi::MPI_File_read_at_all(
+                    self.fh,
+                    off as ffi::MPI_Offset,
+                    ptr,
+                    count,
+                    base,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            }
+        };
+        self.keep(mpi_check(code, "MPI_File_write_at_all/read_at_all"));
+    }
+
+    /// Syncs a written file and closes it (collective); the first local
+    /// failure of all its steps.
+    pub(super) fn close(mut self) -> Result<()> {
+        if self.write {
+            // SAFETY: an open file; collective.
+            let code = unsafe { ffi::MPI_File_sync(self.fh) };
+            self.keep(mpi_check(code, "MPI_File_sync"));
+        }
+        // SAFETY: an open file; collective.
+        let code = unsafe { ffi::MPI_File_close(&mut self.fh) };
+        self.keep(mpi_check(code, "MPI_File_close"));
+        let path = self.path.display().to_string();
+        std::mem::replace(&mut self.first, Ok(()))
+            .map_err(|e| Error::invalid_input(format!("{path}: {e}")))
+    }
 }
 
 /// Where this rank's cells of one array lie in the file: `pieces` (sub-boxes
@@ -97,70 +227,24 @@ fn pieces(layout: &Layout, boxes: &[Box3], e: usize) -> Result<Pieces> {
     })
 }
 
-/// Writes or reads this rank's cells of each array at the file offsets
-/// `offs` (each array's region; the boxes of the writing plan `boxes`
-/// one after another) through MPI-IO, collective on `comm`. A local
-/// failure still takes part in every collective step (so no rank hangs)
-/// and is returned; the caller agrees on it.
+/// Writes (a file open for writing) or reads this rank's cells of each
+/// array at the file offsets `offs` (each array's region; the boxes of the
+/// writing plan `boxes` one after another) through MPI-IO, collective on
+/// the file's ranks. A local failure still takes part in every collective
+/// step (so no rank hangs) and is kept in `file` ([`MpiFile::close`]).
 ///
 /// # Safety
 /// Each array was checked against `layout` and points to a buffer of its
 /// padded length, writable for a read.
-pub(super) unsafe fn transfer<C: Communicator>(
-    comm: &C,
+pub(super) unsafe fn transfer(
+    file: &mut MpiFile,
     layout: &Layout,
-    path: &Path,
     offs: &[u64],
     boxes: &[Box3],
     arrays: &[RawField],
-    io: Io<'_>,
-) -> Result<()> {
-    let cpath = CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| Error::invalid_input(format!("{}: a NUL in the path", path.display())))?;
-    let mode = match io {
-        Io::Write { .. } => ffi::MPI_MODE_CREATE | ffi::MPI_MODE_WRONLY,
-        Io::Read => ffi::MPI_MODE_RDONLY,
-    } as c_int;
-    // SAFETY: reading a handle constant.
-    let mut fh = unsafe { ffi::RSMPI_FILE_NULL };
-    // SAFETY: a NUL-terminated path, a valid communicator, an out-pointer.
-    let opened = mpi_check(
-        unsafe {
-            ffi::MPI_File_open(
-                comm.as_raw(),
-                cpath.as_ptr(),
-                mode,
-                ffi::RSMPI_INFO_NULL,
-                &mut fh,
-            )
-        },
-        &format!("MPI_File_open({})", path.display()),
-    );
-    // MPI_File_open is collective: a failure on one rank is one on all
-    // (the same error is agreed on before any data moves).
-    agree(comm, 0, opened)?;
-    let mut first: Result<()> = Ok(());
-    let mut keep = |r: Result<()>| {
-        if first.is_ok() {
-            first = r;
-        }
-    };
-    if let Io::Write { header: Some(h) } = io {
-        // SAFETY: `h` is readable for its length.
-        keep(mpi_check(
-            unsafe {
-                ffi::MPI_File_write_at(
-                    fh,
-                    0,
-                    h.as_ptr().cast(),
-                    h.len() as c_int,
-                    ffi::RSMPI_UINT8_T,
-                    ffi::RSMPI_STATUS_IGNORE,
-                )
-            },
-            "MPI_File_write_at (header)",
-        ));
-    }
+) {
+    let (fh, write) = (file.fh, file.write);
+    let mut keep = |r: Result<()>| file.keep(r);
     let me = layout.local_box();
     for (f, &off) in arrays.iter().zip(offs) {
         let (words, base) = crate::runtime::halo::word_type(f.elem_size);
@@ -203,7 +287,7 @@ pub(super) unsafe fn transfer<C: Communicator>(
                 0
             }
         ];
-        if count > 0 && matches!(io, Io::Write { .. }) {
+        if count > 0 && write {
             // SAFETY: the rows lie inside the checked buffer (contract).
             for_rows(layout, f, pieces, |at, to, len| unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -235,15 +319,14 @@ pub(super) unsafe fn transfer<C: Communicator>(
         };
         // SAFETY: `buf` holds `count` words of `base` (or is unused).
         let code = unsafe {
-            match io {
-                Io::Write { .. } => {
-                    ffi::MPI_File_write_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE)
-                }
-                Io::Read => ffi::MPI_File_read_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE),
+            if write {
+                ffi::MPI_File_write_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE)
+            } else {
+                ffi::MPI_File_read_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE)
             }
         };
         keep(mpi_check(code, "MPI_File_write_all/read_all"));
-        if count > 0 && code == ffi::MPI_SUCCESS as c_int && matches!(io, Io::Read) {
+        if count > 0 && code == ffi::MPI_SUCCESS as c_int && !write {
             // SAFETY: the rows lie inside the checked, writable buffer (contract).
             for_rows(layout, f, pieces, |at, to, len| unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -254,19 +337,6 @@ pub(super) unsafe fn transfer<C: Communicator>(
             });
         }
     }
-    if matches!(io, Io::Write { .. }) {
-        // SAFETY: an open file; collective.
-        keep(mpi_check(
-            unsafe { ffi::MPI_File_sync(fh) },
-            "MPI_File_sync",
-        ));
-    }
-    // SAFETY: an open file; collective.
-    keep(mpi_check(
-        unsafe { ffi::MPI_File_close(&mut fh) },
-        "MPI_File_close",
-    ));
-    first.map_err(|e| Error::invalid_input(format!("{}: {e}", path.display())))
 }
 
 /// Calls `each(offset in f's padded buffer, offset in the staging buffer,

@@ -1,0 +1,166 @@
+//! A [`DistGraph`]'s part in a departure (issue 29; the protocol is
+//! `balancer::membership`'s): the move of every vertex off the ranks that
+//! leave, in proportion to the speeds of those that stay, and the graph's
+//! successor on their communicator.
+//!
+//! The move cuts the graph's one-dimensional order again, for the ranks
+//! that stay only, so that only vertices near the moved boundaries travel
+//! besides the leaving ranks' (\[KOR95\] §3): a graph with a root index
+//! slides the boundaries of the index's cut over the parts that stay
+//! ([`crate::plan::graph::Ordering::cut_in_sequence`]); any other cuts the
+//! vertices rank by rank, each rank's along the Hilbert curve (by id
+//! without coordinates), by prefix sums
+//! ([`geometric::prefix_cut_onto`]).
+
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::{geometric, halo, DistGraph, GraphStrategy, GraphValue, MigrateStats};
+use crate::error::{Error, Result};
+use crate::plan::graph::{IntervalCut, Partition};
+use crate::runtime::comm::{agree, decode, encode, root_compute};
+use crate::runtime::object::OwnComm;
+use crate::runtime::watchdog::Checkpoints;
+
+impl<T: GraphValue> DistGraph<T> {
+    /// Moves every vertex to the ranks `stay` (ranks of the graph's
+    /// communicator, ascending), in proportion to their `speeds` (one
+    /// each), moving little; a root index moves to `stay[0]` (the new
+    /// root). Collective; errors agree, and the graph then keeps its
+    /// vertices.
+    pub(crate) fn depart_to(&mut self, stay: &[usize], speeds: &[f64]) -> Result<MigrateStats> {
+        if self.strategy != GraphStrategy::RootIndex {
+            let order = if self.part.dim > 0 {
+                self.curve_order()?
+            } else {
+                (0..self.part.owned.len()).collect()
+            };
+            let dest =
+                geometric::prefix_cut_onto(&*self.comm, &self.part.vwgt, &order, speeds, stay)?;
+            return self.migrate(&dest);
+        }
+        let at = self.index_rank().unwrap_or(0);
+        let size = self.part.size;
+        let (cut, partition): (IntervalCut, Partition) =
+            root_compute(&*self.comm, at as i32, || {
+                let index = self
+                    .index
+                    .as_ref()
+                    .ok_or_else(|| Error::invalid_input("the graph's root index is missing"))?;
+                // The parts that stay in their order along the ordering,
+                // numbered as on the communicator of the ranks that stay.
+                let seq: Vec<usize> = index
+                    .cut
+                    .intervals
+                    .iter()
+                    .filter_map(|t| stay.binary_search(&t.0).ok())
+                    .collect();
+                let cut = index.ordering.cut_in_sequence(&seq, speeds)?;
+                let parts = index.ordering.to_partition(&cut)?.parts;
+                let parts = parts.into_iter().map(|k| stay[k]).collect();
+                Ok((cut, Partition::new(size, parts)?))
+            })?;
+        let stats = self.remap(&partition)?;
+        self.move_index(at, stay[0])?;
+        if let Some(index) = self.index.as_mut() {
+            index.cut = cut;
+        }
+        Ok(stats)
+    }
+
+    /// Sends the root index from rank `from` to rank `to` (collective: the
+    /// same error on every rank).
+    fn move_index(&mut self, from: usize, to: usize) -> Result<()> {
+        if from == to {
+            return Ok(());
+        }
+        let me = self.part.rank;
+        let mut got = Ok(());
+        if me == from {
+            // An empty message says that the index could not be encoded.
+            let bytes = self.index.take().map_or(Ok(Vec::new()), |i| encode(&i));
+            got = bytes.as_ref().map(|_| ()).map_err(Clone::clone);
+            let bytes = bytes.unwrap_or_default();
+            self.comm.process_at_rank(to as i32).send(&bytes[..]);
+        } else if me == to {
+            let (bytes, _) = self.comm.process_at_rank(from as i32).receive_vec::<u8>();
+            got = if bytes.is_empty() {
+                Err(Error::invalid_input("the root index could not be sent"))
+            } else {
+                decode(&bytes, from as i32).map(|i| self.index = Some(i))
+            };
+        }
+        agree(&*self.comm, 0, got)
+    }
+
+    /// The graph on `comm`, the communicator of the old ranks `stay`
+    /// (ascending) in their order, once no vertex lies on another rank: the
+    /// same vertices on the same ranks, its ghosts' owners, halo lists and
+    /// root index renumbered (no data moves). Collective on `comm`; `self`
+    /// is left empty; on error nothing changes.
+    pub(crate) fn successor(
+        &mut self,
+        comm: &SimpleCommunicator,
+        stay: &[usize],
+    ) -> Result<DistGraph<T>> {
+        let n = self.part.n_global;
+        let (comm, cp) = Checkpoints::duplicate_checked(
+            comm,
+            &format!(
+                "DistGraph successor ({n} vertices, {}-byte values)",
+                T::BYTES
+            ),
+        )?;
+        // Every rank this one knows of stays (checked before anything changes).
+        let p = &self.part;
+        let h = &p.halo;
+        let known = std::iter::once(p.rank)
+            .chain(p.ghost_owner.iter().map(|&o| o as usize))
+            .chain(
+                h.send_ranks
+                    .iter()
+                    .chain(&h.recv_ranks)
+                    .map(|&r| r as usize),
+            )
+            .chain(self.index.iter().flat_map(|i| i.parts.iter().copied()));
+        let gone = known
+            .filter(|r| stay.binary_search(r).is_err())
+            .map(|r| {
+                Err(Error::invalid_input(format!(
+                    "rank {r} leaves but still owns vertices"
+                )))
+            })
+            .next()
+            .unwrap_or(Ok(()));
+        agree(&comm, 0, gone)?;
+        let new = |r: usize| stay.binary_search(&r).unwrap_or_default();
+        let mut part = std::mem::take(&mut self.part);
+        part.rank = new(part.rank);
+        part.size = stay.len();
+        for o in part.ghost_owner.iter_mut() {
+            *o = new(*o as usize) as u32;
+        }
+        let h = &mut part.halo;
+        for r in h.send_ranks.iter_mut().chain(h.recv_ranks.iter_mut()) {
+            *r = new(*r as usize) as i32;
+        }
+        for (r, _) in h.send_ranges.iter_mut().chain(h.recv_ranges.iter_mut()) {
+            *r = new(*r as usize) as i32;
+        }
+        if let Some(index) = self.index.as_mut() {
+            for q in index.parts.iter_mut() {
+                *q = new(*q);
+            }
+        }
+        Ok(DistGraph {
+            comm: OwnComm::new(comm),
+            part,
+            index: self.index.take(),
+            strategy: self.strategy,
+            cp,
+            exchanges: 0,
+            full_checks: halo::full_checks_from_env(),
+            exchange_fp: None,
+        })
+    }
+}
