@@ -40,6 +40,9 @@ pub(super) enum Stuck {
     Notified(Option<u64>),
 }
 
+/// How often a waiting exchange looks around once it has waited [`QUIET`].
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_micros(500);
+
 /// Polls an exchange makes without yielding the core before it yields.
 const SPIN: u32 = 64;
 
@@ -60,6 +63,7 @@ pub(super) fn wait<C: Communicator>(
     let mut deadline = None;
     let mut channel = None;
     let (mut spins, mut unread) = (0u32, 0u32);
+    let mut next_look: Option<Instant> = None;
     // The time off the CPU from the first clock reading on (booked when
     // the wait returns): another process's, charged to this rank's speed.
     let mut polls = Poller::default();
@@ -68,41 +72,31 @@ pub(super) fn wait<C: Communicator>(
             return Ok(None);
         }
         unread += 1;
-        if unread < POLLS_PER_CLOCK && spins < SPIN {
-            spins += 1;
-            continue;
-        }
-        unread = 0;
-        let now = Instant::now();
-        let start = *start.get_or_insert_with(|| {
-            deadline = cp.timeout().map(|t| now + t.mul_f64(ALONE));
-            polls.measure_from(now);
-            now
-        });
-        if now - start >= QUIET {
-            if let Some(channel) = watchdog::refusal_under_way(comm) {
-                return Ok(Some(Stuck::Notified(channel)));
-            }
-            let pending = flight.pending_recv_peers()?;
-            if let Some(m) = foreign_message(comm, &pending, call)? {
-                // The message may belong to the next exchange of a neighbour
-                // whose message for this one just arrived: test again.
-                if !flight.test()? && flight.pending_recv_peers()?.contains(&m.rank) {
-                    return Ok(Some(Stuck::Mismatch(m, channel)));
+        if unread >= POLLS_PER_CLOCK {
+            unread = 0;
+            let now = Instant::now();
+            let start = *start.get_or_insert_with(|| {
+                deadline = cp.timeout().map(|t| now + t.mul_f64(ALONE));
+                polls.measure_from(now);
+                now
+            });
+            // Once QUIET has passed, look around at most every LOOK_EVERY:
+            // each look is a few MPI calls, and with Open MPI's
+            // `mpi_yield_when_idle` every one of them yields the core.
+            if now - start >= QUIET && next_look.is_none_or(|t| now >= t) {
+                next_look = Some(now + LOOK_EVERY);
+                if let Some(stuck) = look(
+                    comm,
+                    cp,
+                    call,
+                    flight,
+                    &mut channel,
+                    &mut deadline,
+                    start,
+                    now,
+                )? {
+                    return Ok(Some(stuck));
                 }
-            }
-            if channel.is_none() {
-                channel = watchdog::checkpoint_under_way();
-                if let (Some(_), Some(t)) = (channel, cp.timeout()) {
-                    let bound = now + t.mul_f64(AFTER_CHECKPOINT);
-                    deadline = Some(deadline.map_or(bound, |d| d.min(bound)));
-                }
-            }
-            if deadline.is_some_and(|d| now >= d) {
-                return Ok(Some(Stuck::Deadline {
-                    channel,
-                    waited: (now - start).as_secs_f64(),
-                }));
             }
         }
         if spins < SPIN {
@@ -111,6 +105,47 @@ pub(super) fn wait<C: Communicator>(
             polls.pause();
         }
     }
+}
+
+/// What a waiting exchange checks once it has waited [`QUIET`]: a refusal
+/// told by another rank, a neighbour's message of another exchange, a
+/// checkpoint under way elsewhere (which bounds the wait), the deadline.
+#[allow(clippy::too_many_arguments)]
+fn look<C: Communicator>(
+    comm: &C,
+    cp: &Checkpoints,
+    call: Call,
+    flight: &mut InFlight,
+    channel: &mut Option<u64>,
+    deadline: &mut Option<Instant>,
+    start: Instant,
+    now: Instant,
+) -> Result<Option<Stuck>> {
+    if let Some(channel) = watchdog::refusal_under_way(comm) {
+        return Ok(Some(Stuck::Notified(channel)));
+    }
+    let pending = flight.pending_recv_peers()?;
+    if let Some(m) = foreign_message(comm, &pending, call)? {
+        // The message may belong to the next exchange of a neighbour
+        // whose message for this one just arrived: test again.
+        if !flight.test()? && flight.pending_recv_peers()?.contains(&m.rank) {
+            return Ok(Some(Stuck::Mismatch(m, *channel)));
+        }
+    }
+    if channel.is_none() {
+        *channel = watchdog::checkpoint_under_way();
+        if let (Some(_), Some(t)) = (*channel, cp.timeout()) {
+            let bound = now + t.mul_f64(AFTER_CHECKPOINT);
+            *deadline = Some(deadline.map_or(bound, |d| d.min(bound)));
+        }
+    }
+    if deadline.is_some_and(|d| now >= d) {
+        return Ok(Some(Stuck::Deadline {
+            channel: *channel,
+            waited: (now - start).as_secs_f64(),
+        }));
+    }
+    Ok(None)
 }
 
 /// Turns a stuck exchange into the same error on every rank involved: joins
