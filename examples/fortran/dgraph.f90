@@ -251,7 +251,7 @@ contains
         end if
         xadj(i + 1) = k + 1
         coords(:, i) = [real(col, dp), real(row, dp)]
-        records(:, i) = [real(v, dp), value_of(real(v, dp))]
+        records(:, i) = [real(v, dp), value_of(real(v, dp), 0)]
       end do
     end do
     adjncy = adjncy(1:k)
