@@ -61,6 +61,9 @@ module nuce
   public :: nuce_saved, nuce_grid_save, nuce_saved_open, nuce_saved_grid, nuce_saved_user
   public :: nuce_saved_grid_create, nuce_saved_read, nuce_saved_free
   public :: nuce_depart, nuce_grid_depart, nuce_depart_finish
+  public :: nuce_saved_graph, nuce_graph_save, nuce_saved_graph_open, nuce_saved_graph_info
+  public :: nuce_saved_graph_create, nuce_saved_graph_free
+  public :: nuce_graph_depart, nuce_depart_finish_all
   public :: nuce_pool, nuce_pool_create, nuce_pool_wait, nuce_pool_admit, nuce_pool_release
   public :: nuce_pool_free
 
@@ -149,6 +152,11 @@ module nuce
   type :: nuce_saved
     type(c_ptr) :: ptr = c_null_ptr
   end type nuce_saved
+
+  !> A graph's save file opened for a restart (wraps `nuce_saved_graph *`).
+  type :: nuce_saved_graph
+    type(c_ptr) :: ptr = c_null_ptr
+  end type nuce_saved_graph
 
   !> A ghost exchange in flight (wraps `nuce_exchange *`), from
   !> nuce_grid_exchange_begin until nuce_grid_exchange_end.
@@ -311,14 +319,62 @@ module nuce
       type(c_ptr), value :: b, g
       integer(c_int) :: rc
     end function c_grid_depart
-    function c_depart_finish_f(b, ngrids, grids, comm, released) &
-        bind(c, name='nuce_depart_finish_f') result(rc)
+    function c_depart_finish_all_f(b, ngrids, grids, ngraphs, graphs, comm, released) &
+        bind(c, name='nuce_depart_finish_all_f') result(rc)
       import :: c_int, c_ptr
-      type(c_ptr), value :: b, grids
-      integer(c_int), value :: ngrids
+      type(c_ptr), value :: b, grids, graphs
+      integer(c_int), value :: ngrids, ngraphs
       integer(c_int), intent(out) :: comm, released
       integer(c_int) :: rc
-    end function c_depart_finish_f
+    end function c_depart_finish_all_f
+  end interface
+
+  ! Graphs' save files and departures (nuce.h's graph counterparts of the above).
+  interface
+    function c_graph_save(g, path, values, len, user, user_len) &
+        bind(c, name='nuce_graph_save') result(rc)
+      import :: c_int, c_ptr, c_char, c_size_t
+      type(c_ptr), value :: g, values, user
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_size_t), value :: len, user_len
+      integer(c_int) :: rc
+    end function c_graph_save
+    function c_saved_graph_open(b, path, out) bind(c, name='nuce_saved_graph_open') result(rc)
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: b
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: rc
+    end function c_saved_graph_open
+    function c_saved_graph_info(s, n, saved_ranks, user, user_len) &
+        bind(c, name='nuce_saved_graph_info') result(rc)
+      import :: c_int, c_ptr, c_int64_t, c_size_t
+      type(c_ptr), value :: s
+      integer(c_int64_t), intent(out) :: n
+      integer(c_int), intent(out) :: saved_ranks
+      type(c_ptr), intent(out) :: user
+      integer(c_size_t), intent(out) :: user_len
+      integer(c_int) :: rc
+    end function c_saved_graph_info
+    function c_saved_graph_create(s, b, elem_size, out) &
+        bind(c, name='nuce_saved_graph_create') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: s, b
+      integer(c_size_t), value :: elem_size
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: rc
+    end function c_saved_graph_create
+    function c_saved_graph_free(s) bind(c, name='nuce_saved_graph_free') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: s
+      integer(c_int) :: rc
+    end function c_saved_graph_free
+    function c_graph_depart(b, g, values, len) bind(c, name='nuce_graph_depart') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: b, g, values
+      integer(c_size_t), value :: len
+      integer(c_int) :: rc
+    end function c_graph_depart
   end interface
 
   interface
@@ -2045,18 +2101,38 @@ contains
     integer, intent(out), optional :: ierr
     type(c_ptr) :: pu
     integer(c_size_t) :: nu
-    pu = c_null_ptr
-    nu = 0
-    if (present(user)) then
-      if (size(user) > 0) then
-        pu = c_loc(user)
-        nu = int(size(user), c_size_t) * 8_c_size_t
-      end if
-    end if
+    call user_bytes(user, pu, nu)
     call fortran_call()
     call done(c_grid_save(g%ptr, trim(path) // c_null_char, size(fields, kind=c_int), &
                           fields_address(fields), pu, nu), 'nuce_grid_save', ierr)
   end subroutine nuce_grid_save
+
+  !> The address and byte count of a save's optional `user` words
+  !> (c_null_ptr and 0 when absent or empty).
+  subroutine user_bytes(user, p, nbytes)
+    integer(c_int64_t), intent(in), target, contiguous, optional :: user(:)
+    type(c_ptr), intent(out) :: p
+    integer(c_size_t), intent(out) :: nbytes
+    p = c_null_ptr
+    nbytes = 0
+    if (.not. present(user)) return
+    if (size(user) == 0) return
+    p = c_loc(user)
+    nbytes = int(size(user), c_size_t) * 8_c_size_t
+  end subroutine user_bytes
+
+  !> The `nbytes / 8` 64-bit words at `p` (a save file's user bytes; a
+  !> trailing part of fewer than 8 bytes is left out).
+  function user_words(p, nbytes) result(user)
+    type(c_ptr), intent(in) :: p
+    integer(c_size_t), intent(in) :: nbytes
+    integer(c_int64_t), allocatable :: user(:)
+    integer(c_int64_t), pointer :: words(:)
+    allocate (user(nbytes / 8))
+    if (size(user) == 0) return
+    call c_f_pointer(p, words, [size(user)])
+    user = words
+  end function user_words
 
   !> Opens the save file `path` (collective over the balancer's ranks, any
   !> number of them): a missing, truncated or corrupt file, or another
@@ -2098,16 +2174,13 @@ contains
     integer, intent(out), optional :: ierr
     type(c_ptr) :: p
     integer(c_size_t) :: nbytes
-    integer(c_int64_t), pointer :: words(:)
     integer(c_int) :: rc
+    p = c_null_ptr
     nbytes = 0
     call fortran_call()
     rc = c_saved_user(s%ptr, p, nbytes)
-    allocate (user(nbytes / 8))
-    if (rc == NUCE_OK .and. size(user) > 0) then
-      call c_f_pointer(p, words, [size(user)])
-      user = words
-    end if
+    if (rc /= NUCE_OK) nbytes = 0
+    user = user_words(p, nbytes)
     call done(rc, 'nuce_saved_user', ierr)
   end subroutine nuce_saved_user
 
@@ -2144,6 +2217,102 @@ contains
     call done(c_saved_free(s%ptr), 'nuce_saved_free', ierr)
     s%ptr = c_null_ptr
   end subroutine nuce_saved_free
+
+  ! --- Graphs' save files -------------------------------------------------------
+
+  !> Saves graph `g` (every vertex's global id, neighbours, weights,
+  !> coordinates and record, the owned records read from the slot buffer
+  !> `values(m, :)`), how it is balanced, and the application's own 64-bit
+  !> integers `user` (optional) to the file `path` (collective over the
+  !> graph's ranks; the same path on every rank), through
+  !> path // '.nuce-tmp' renamed once every rank succeeded.
+  subroutine nuce_graph_save(g, path, values, user, ierr)
+    type(nuce_graph), intent(in) :: g
+    character(len=*), intent(in) :: path
+    real(c_double), intent(in), target, contiguous :: values(:, :)
+    integer(c_int64_t), intent(in), target, contiguous, optional :: user(:)
+    integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count, nu
+    type(c_ptr) :: pu
+    why = ''
+    count = records_of(g, values, 'values', why)
+    call user_bytes(user, pu, nu)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
+    call done(c_graph_save(g%ptr, trim(path) // c_null_char, address(values), count, pu, nu), &
+              'nuce_graph_save', ierr)
+  end subroutine nuce_graph_save
+
+  !> Opens the graph's save file `path` (collective over the balancer's
+  !> ranks, any number of them): a missing, truncated or corrupt file, a
+  !> grid's save file or another format is the same error on every rank.
+  subroutine nuce_saved_graph_open(b, path, s, ierr)
+    type(nuce_balancer), intent(in) :: b
+    character(len=*), intent(in) :: path
+    type(nuce_saved_graph), intent(out) :: s
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_saved_graph_open(b%ptr, trim(path) // c_null_char, s%ptr), &
+              'nuce_saved_graph_open', ierr)
+  end subroutine nuce_saved_graph_open
+
+  !> The saved graph (local): its number of vertices `n`, the number of
+  !> ranks that saved it and the 64-bit integers given to nuce_graph_save
+  !> as `user` (empty when none were); every output but n optional.
+  subroutine nuce_saved_graph_info(s, n, saved_ranks, user, ierr)
+    type(nuce_saved_graph), intent(in) :: s
+    integer(c_int64_t), intent(out) :: n
+    integer, intent(out), optional :: saved_ranks
+    integer(c_int64_t), allocatable, intent(out), optional :: user(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: cn
+    integer(c_int) :: sr, rc
+    type(c_ptr) :: p
+    integer(c_size_t) :: nbytes
+    cn = 0
+    sr = 0
+    p = c_null_ptr
+    nbytes = 0
+    call fortran_call()
+    rc = c_saved_graph_info(s%ptr, cn, sr, p, nbytes)
+    if (rc /= NUCE_OK) nbytes = 0
+    n = cn
+    if (present(saved_ranks)) saved_ranks = int(sr)
+    if (present(user)) user = user_words(p, nbytes)
+    call done(rc, 'nuce_saved_graph_info', ierr)
+  end subroutine nuce_saved_graph_info
+
+  !> The saved graph on the balancer's ranks, distributed for its current
+  !> speeds, with `m` real(c_double) values per vertex (the record length
+  !> it was saved with; the same on every rank), numbered from `numflag`
+  !> (optional, 1 by default) in `g` (collective, a balance point). Then
+  !> nuce_graph_sizes, allocate, nuce_graph_read and exchange ghosts.
+  !> Records of another length are the same error on every rank.
+  subroutine nuce_saved_graph_create(s, b, m, g, numflag, ierr)
+    type(nuce_saved_graph), intent(in) :: s
+    type(nuce_balancer), intent(in) :: b
+    integer, intent(in) :: m
+    type(nuce_graph), intent(out) :: g
+    integer, intent(in), optional :: numflag
+    integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: why
+    why = ''
+    if (m < 1) why = 'm must be at least 1 (real(c_double) values per vertex)'
+    g%m = max(m, 1)
+    g%base = base_of(numflag)
+    call fortran_call(why, base=g%base)
+    call done(c_saved_graph_create(s%ptr, b%ptr, int(8 * g%m, c_size_t), g%ptr), &
+              'nuce_saved_graph_create', ierr)
+  end subroutine nuce_saved_graph_create
+
+  !> Frees a graph's save-file handle (local).
+  subroutine nuce_saved_graph_free(s, ierr)
+    type(nuce_saved_graph), intent(inout) :: s
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_saved_graph_free(s%ptr), 'nuce_saved_graph_free', ierr)
+    s%ptr = c_null_ptr
+  end subroutine nuce_saved_graph_free
 
   ! --- Ranks that leave --------------------------------------------------------
 
@@ -2182,21 +2351,66 @@ contains
     type(MPI_Comm), intent(out) :: comm
     logical, intent(out) :: released
     integer, intent(out), optional :: ierr
-    type(c_ptr), allocatable, target :: ptrs(:)
+    type(nuce_graph) :: no_graphs(0)
+    call finish_departure(b, grids, no_graphs, comm, released, 'nuce_depart_finish', ierr)
+  end subroutine nuce_depart_finish
+
+  !> Moves graph `g`'s vertices to the ranks that stay, in proportion to
+  !> their speeds, their records read from the slot buffer `values(m, :)`
+  !> (collective; a leaving rank owns no vertex afterwards). After
+  !> nuce_depart_finish_all, on a rank that stays: nuce_graph_sizes,
+  !> reallocate `values`, nuce_graph_read and exchange ghosts.
+  subroutine nuce_graph_depart(b, g, values, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_graph), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: values(:, :)
+    integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count
+    why = ''
+    count = records_of(g, values, 'values', why)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
+    call done(c_graph_depart(b%ptr, g%ptr, address(values), count), 'nuce_graph_depart', ierr)
+  end subroutine nuce_graph_depart
+
+  !> nuce_depart_finish with the balancer's graphs too, each moved with
+  !> nuce_graph_depart: on a rank that stays the same handles `graphs` work
+  !> on the ranks that stay (ask the sizes and read the records again). A
+  !> graph not moved for the departure is the same error on every rank.
+  subroutine nuce_depart_finish_all(b, grids, graphs, comm, released, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_grid), intent(in) :: grids(:)
+    type(nuce_graph), intent(in) :: graphs(:)
+    type(MPI_Comm), intent(out) :: comm
+    logical, intent(out) :: released
+    integer, intent(out), optional :: ierr
+    call finish_departure(b, grids, graphs, comm, released, 'nuce_depart_finish_all', ierr)
+  end subroutine nuce_depart_finish_all
+
+  !> nuce_depart_finish_all, reported as the call `what`.
+  subroutine finish_departure(b, grids, graphs, comm, released, what, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_grid), intent(in) :: grids(:)
+    type(nuce_graph), intent(in) :: graphs(:)
+    type(MPI_Comm), intent(out) :: comm
+    logical, intent(out) :: released
+    character(len=*), intent(in) :: what
+    integer, intent(out), optional :: ierr
+    type(c_ptr), allocatable, target :: grid_ptrs(:), graph_ptrs(:)
     integer(c_int) :: fcomm, rel
-    integer :: k
-    allocate (ptrs(max(size(grids), 1)))
-    do k = 1, size(grids)
-      ptrs(k) = grids(k)%ptr
-    end do
+    ! Never empty: C reads no handle when the count is 0.
+    allocate (grid_ptrs(max(size(grids), 1)), graph_ptrs(max(size(graphs), 1)))
+    grid_ptrs(1:size(grids)) = grids%ptr
+    graph_ptrs(1:size(graphs)) = graphs%ptr
     fcomm = 0
     rel = 0
     call fortran_call()
-    call done(c_depart_finish_f(b%ptr, size(grids, kind=c_int), c_loc(ptrs), fcomm, rel), &
-              'nuce_depart_finish', ierr)
+    call done(c_depart_finish_all_f(b%ptr, size(grids, kind=c_int), c_loc(grid_ptrs), &
+                                    size(graphs, kind=c_int), c_loc(graph_ptrs), fcomm, rel), &
+              what, ierr)
     comm%MPI_VAL = fcomm
     released = rel /= 0
-  end subroutine nuce_depart_finish
+  end subroutine finish_departure
 
   ! --- Ranks that join from a standby pool --------------------------------------
 

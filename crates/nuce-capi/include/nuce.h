@@ -509,6 +509,17 @@ int nuce_depart_finish_f(struct nuce_balancer *b,
                          MPI_Fint *comm,
                          int *released);
 
+// [`nuce_depart_finish_all`] for Fortran: `*comm` is the new
+// communicator's Fortran handle (`MPI_Comm_c2f`; that of `MPI_COMM_NULL`
+// on a leaving rank).
+int nuce_depart_finish_all_f(struct nuce_balancer *b,
+                             int ngrids,
+                             struct nuce_grid *const *grids,
+                             int ngraphs,
+                             struct nuce_graph *const *graphs,
+                             MPI_Fint *comm,
+                             int *released);
+
 // Partitions the root's graph `g` for the balancer's current speeds (equal
 // parts when none were measured) and scatters it with the root's
 // `records` (`n × elem_size` bytes, vertex after vertex), writing the

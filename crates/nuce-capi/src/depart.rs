@@ -1,5 +1,6 @@
 //! Ranks that leave a running job (`nuce_depart`, `nuce_grid_depart`,
-//! `nuce_graph_depart`, `nuce_depart_finish`, `nuce_depart_finish_all`). Built on `nuce::Departure`; the reference is
+//! `nuce_graph_depart`, `nuce_depart_finish`, `nuce_depart_finish_all`, their Fortran-handle
+//! variants `_f`). Built on `nuce::Departure`; the reference is
 //! `docs/c-api.md`, section "Ranks that leave".
 
 use std::ffi::{c_int, c_void};
@@ -221,8 +222,24 @@ pub extern "C" fn nuce_depart_finish_f(
     comm: *mut MPI_Fint,
     released: *mut c_int,
 ) -> c_int {
+    nuce_depart_finish_all_f(b, ngrids, grids, 0, std::ptr::null(), comm, released)
+}
+
+/// [`nuce_depart_finish_all`] for Fortran: `*comm` is the new
+/// communicator's Fortran handle (`MPI_Comm_c2f`; that of `MPI_COMM_NULL`
+/// on a leaving rank).
+#[no_mangle]
+pub extern "C" fn nuce_depart_finish_all_f(
+    b: *mut nuce_balancer,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    ngraphs: c_int,
+    graphs: *const *mut nuce_graph,
+    comm: *mut MPI_Fint,
+    released: *mut c_int,
+) -> c_int {
     let mut c = crate::pool::null_comm();
-    let rc = nuce_depart_finish(b, ngrids, grids, &mut c, released);
+    let rc = nuce_depart_finish_all(b, ngrids, grids, ngraphs, graphs, &mut c, released);
     crate::pool::fortran_comm(c, comm);
     rc
 }
