@@ -77,9 +77,12 @@ fn a_rank_sharing_its_core_measures_slower() {
     }
 }
 
-/// nuce rebalances: by the end rank 1 (the shared core) holds clearly less
-/// than rank 0, and the result is the same as without the load (heat2d
-/// checks it against a serial solve when run with its check).
+/// nuce rebalances by what it measures: after a balance point where rank 1
+/// (the shared core) measured clearly slower, the next plan gives it
+/// clearly less than rank 0. Checked on some balance point, not on the last
+/// plan alone: on a machine loaded by other jobs, load arriving on rank 0's
+/// core later is followed too (seen in a full suite run beside a build).
+/// heat2d checks its result against a serial solve when run with its check.
 #[test]
 fn nuce_gives_the_shared_rank_less_work() {
     let _alone = common::measured_speeds_lock();
@@ -87,11 +90,15 @@ fn nuce_gives_the_shared_rank_less_work() {
         return;
     }
     let v = heat_with_a_loop_on_cpu1(&[]);
-    let last = v["phases"].as_array().unwrap().last().unwrap().clone();
-    let areas = common::u64s(&last["areas"]);
+    let phases = v["phases"].as_array().unwrap();
+    let followed = phases.windows(2).any(|pair| {
+        let s = common::f64s(&pair[0]["speeds"]);
+        let areas = common::u64s(&pair[1]["areas"]);
+        s[0] >= 1.15 * s[1] && (areas[1] as f64) < 0.9 * areas[0] as f64
+    });
     assert!(
-        (areas[1] as f64) < 0.9 * areas[0] as f64,
-        "areas {areas:?}: {v}"
+        followed,
+        "no plan gave rank 1 clearly less after it measured slower: {v}"
     );
 }
 
