@@ -95,26 +95,44 @@ fn a_leave_and_a_speed_change_at_one_balance_point() {
     assert!(vols[2] > 2.0 * vols[0] && vols[2] > 2.0 * vols[1], "{res}");
 }
 
+/// Runs the departure scenario `args` on `np` ranks with the ranks in
+/// `leavers` (comma-separated) leaving: each of them is released, and the
+/// checks that pass are one per leaving rank, `per_stay` per rank that
+/// stays and `extra` more.
+fn departed(
+    np: usize,
+    args: &[&str],
+    leavers: &str,
+    per_stay: usize,
+    extra: usize,
+    case: &str,
+) -> common::Run {
+    let run = common::mpirun(np, args, Duration::from_secs(120));
+    let gone = leavers.split(',').count();
+    let released = run.lines_with("RELEASED ").len();
+    assert_eq!(released, gone, "{case}:\n{}", run.stdout);
+    let oks = run
+        .lines_with("CHECK ")
+        .iter()
+        .filter(|l| l.ends_with(" ok"))
+        .count();
+    assert_eq!(
+        oks,
+        gone + per_stay * (np - gone) + extra,
+        "{case}:\n{}",
+        run.stdout
+    );
+    run.assert_ok();
+    run
+}
+
 #[test]
 fn a_dist_array3_follows_the_ranks_that_stay() {
     for (np, leavers) in [(2, "0"), (3, "1"), (4, "0,2"), (4, "3")] {
-        let run = common::mpirun(np, &["depart-array3", leavers], Duration::from_secs(120));
-        let gone = leavers.split(',').count();
-        let released = run.lines_with("RELEASED ").len();
-        assert_eq!(released, gone, "np {np} leaving {leavers}:\n{}", run.stdout);
+        let case = format!("np {np} leaving {leavers}");
         // 1 check on a leaving rank, 3 on a rank that stays.
-        let oks = run
-            .lines_with("CHECK ")
-            .iter()
-            .filter(|l| l.ends_with(" ok"))
-            .count();
-        assert_eq!(
-            oks,
-            gone + 3 * (np - gone),
-            "np {np} leaving {leavers}:\n{}",
-            run.stdout
-        );
-        run.assert_ok();
+        let run = departed(np, &["depart-array3", leavers], leavers, 3, 0, &case);
+        let gone = leavers.split(',').count();
         let res = run.lines_with("RESULT depart3 ");
         let want = format!("ranks={}", np - gone);
         assert!(
@@ -129,22 +147,8 @@ fn a_dist_array3_follows_the_ranks_that_stay() {
 fn a_dist_array2_follows_the_ranks_that_stay() {
     for (np, leavers) in [(2, "0"), (3, "1"), (4, "0,2"), (4, "3")] {
         let case = format!("np {np} leaving {leavers}");
-        let run = common::mpirun(np, &["depart-array2", leavers], Duration::from_secs(120));
-        let gone = leavers.split(',').count();
-        assert_eq!(
-            run.lines_with("RELEASED ").len(),
-            gone,
-            "{case}:\n{}",
-            run.stdout
-        );
         // 1 check on a leaving rank, 3 on a rank that stays.
-        let oks = run
-            .lines_with("CHECK ")
-            .iter()
-            .filter(|l| l.ends_with(" ok"))
-            .count();
-        assert_eq!(oks, gone + 3 * (np - gone), "{case}:\n{}", run.stdout);
-        run.assert_ok();
+        let run = departed(np, &["depart-array2", leavers], leavers, 3, 0, &case);
         let res = run.lines_with("RESULT depart2 ");
         assert_eq!(res.len(), 1, "{case}:\n{}", run.stdout);
         // The ranks that stay hold the cells in proportion to their speeds.
@@ -176,31 +180,10 @@ fn graphs_follow_the_ranks_that_stay_bit_identical() {
     for kind in ["geo", "root", "manual"] {
         for (np, leavers) in [(2, "1"), (3, "0"), (4, "3"), (4, "0,2"), (5, "1,4")] {
             let case = format!("{kind} on {np} ranks, leaving {leavers}");
-            let run = common::mpirun(
-                np,
-                &["depart-graph", kind, leavers],
-                Duration::from_secs(120),
-            );
-            let gone: Vec<usize> = leavers.split(',').map(|r| r.parse().unwrap()).collect();
-            assert_eq!(
-                run.lines_with("RELEASED ").len(),
-                gone.len(),
-                "{case}:\n{}",
-                run.stdout
-            );
             // 1 check on a leaving rank, 2 on a rank that stays, 1 more on the new root.
-            let oks = run
-                .lines_with("CHECK ")
-                .iter()
-                .filter(|l| l.ends_with(" ok"))
-                .count();
-            assert_eq!(
-                oks,
-                gone.len() + 2 * (np - gone.len()) + 1,
-                "{case}:\n{}",
-                run.stdout
-            );
-            run.assert_ok();
+            let args = ["depart-graph", kind, leavers];
+            let run = departed(np, &args, leavers, 2, 1, &case);
+            let gone: Vec<usize> = leavers.split(',').map(|r| r.parse().unwrap()).collect();
             let res = run.lines_with("RESULT depart-graph ");
             assert_eq!(res.len(), 1, "{case}:\n{}", run.stdout);
             let stay: Vec<f64> = (0..np)

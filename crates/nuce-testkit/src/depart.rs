@@ -91,6 +91,18 @@ fn wrong_cells(grid: &Grid, u: &[u64]) -> usize {
     wrong
 }
 
+/// The ranks that leave, from a comma-separated argument (`"0,2"`), and a
+/// balancer whose ranks have the speeds `1, 2, …, p`: how the array and
+/// graph departure scenarios start.
+pub(crate) fn leavers_and_balancer(ctx: &Ctx, arg: &str) -> (Vec<usize>, Balancer) {
+    let leavers = arg.split(',').map(|r| r.parse().expect("a rank")).collect();
+    let p = ctx.world.size() as usize;
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let speeds: Vec<f64> = (1..=p).map(|s| s as f64).collect();
+    bal.set_speeds(&speeds).expect("speeds");
+    (leavers, bal)
+}
+
 fn list(s: &str) -> Vec<String> {
     if s == "none" {
         Vec::new()

@@ -16,7 +16,7 @@
 //!   (the rectangles' areas after the move, and after the balance point).
 
 use mpi::traits::*;
-use nuce::{Balancer, DistArray2, DistArray3};
+use nuce::{DistArray2, DistArray3};
 
 use crate::Ctx;
 
@@ -51,14 +51,7 @@ fn wrong(a: &DistArray3<f64>, ghosts: bool) -> usize {
 }
 
 fn array3(ctx: &Ctx) {
-    let leavers: Vec<usize> = ctx.args[0]
-        .split(',')
-        .map(|r| r.parse().expect("a rank"))
-        .collect();
-    let p = ctx.world.size() as usize;
-    let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let speeds: Vec<f64> = (1..=p).map(|s| s as f64).collect();
-    bal.set_speeds(&speeds).expect("speeds");
+    let (leavers, mut bal) = crate::depart::leavers_and_balancer(ctx, &ctx.args[0]);
     let plan = bal.plan3(SHAPE, 1).expect("plan");
     let mut a = DistArray3::<f64>::new(bal.comm(), plan, 1, 2).expect("array");
     let b = a.local_box();
@@ -129,14 +122,7 @@ fn wrong2(a: &DistArray2<f64>) -> usize {
 }
 
 fn array2(ctx: &Ctx) {
-    let leavers: Vec<usize> = ctx.args[0]
-        .split(',')
-        .map(|r| r.parse().expect("a rank"))
-        .collect();
-    let p = ctx.world.size() as usize;
-    let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let speeds: Vec<f64> = (1..=p).map(|s| s as f64).collect();
-    bal.set_speeds(&speeds).expect("speeds");
+    let (leavers, mut bal) = crate::depart::leavers_and_balancer(ctx, &ctx.args[0]);
     let plan = bal.plan(SHAPE2.0, SHAPE2.1).expect("plan");
     let mut a = DistArray2::<f64>::new(bal.comm(), plan, 1).expect("array");
     let r = a.rect();

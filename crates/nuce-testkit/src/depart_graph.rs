@@ -17,7 +17,7 @@
 
 use mpi::traits::*;
 use nuce::internals::comm::sum_f64;
-use nuce::{Balancer, DistGraph, Partition};
+use nuce::{DistGraph, Partition};
 
 use crate::save_graph::{flat, geo, same_graph, serial, step, value, whole, FLAT, G, GEO, STEPS};
 use crate::Ctx;
@@ -50,14 +50,7 @@ fn manual(ctx: &Ctx) -> G {
 
 fn graph(ctx: &Ctx) {
     let kind = ctx.args[0].clone();
-    let leavers: Vec<usize> = ctx.args[1]
-        .split(',')
-        .map(|r| r.parse().expect("a rank"))
-        .collect();
-    let p = ctx.world.size() as usize;
-    let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let speeds: Vec<f64> = (1..=p).map(|s| s as f64).collect();
-    bal.set_speeds(&speeds).expect("speeds");
+    let (leavers, mut bal) = crate::depart::leavers_and_balancer(ctx, &ctx.args[1]);
     let (mut g, dims) = match kind.as_str() {
         "geo" => (geo(&mut bal), GEO),
         "root" => (flat(&mut bal), FLAT),

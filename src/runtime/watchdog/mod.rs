@@ -166,6 +166,22 @@ struct Arrival {
     notified: bool,
 }
 
+impl Arrival {
+    /// This rank's arrival at checkpoint `seq` of the call `op`, with what
+    /// it brings.
+    fn own(seq: u64, op: &str, world: i32, bringing: &Bringing) -> Arrival {
+        Arrival {
+            seq,
+            op: op.to_string(),
+            host: host_name().to_string(),
+            world,
+            refused: bringing.refused.cloned(),
+            stalled: bringing.stalled.cloned(),
+            notified: bringing.notify,
+        }
+    }
+}
+
 /// A rank that stopped waiting for its neighbours' ghost messages and
 /// comes to a checkpoint from its exchange (`runtime::halo`): when every
 /// rank of the checkpoint comes stalled from an exchange of the same call
@@ -366,15 +382,7 @@ fn entry<C: Communicator>(
     if comm.rank() == root {
         root_side(comm, root, op, seq, timeout, world, bringing)
     } else {
-        let arrival = encode(&Arrival {
-            seq,
-            op: op.to_string(),
-            host: host_name().to_string(),
-            world,
-            refused: bringing.refused.cloned(),
-            stalled: bringing.stalled.cloned(),
-            notified: bringing.notify,
-        })?;
+        let arrival = encode(&Arrival::own(seq, op, world, &bringing))?;
         member_side(comm, root, op, timeout, &arrival)
     }
 }

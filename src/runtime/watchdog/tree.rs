@@ -379,17 +379,7 @@ pub(super) fn entry<C: Communicator>(
 ) -> Result<()> {
     let me = comm.rank();
     let root = tree.root;
-    let arrival = || {
-        encode(&Arrival {
-            seq,
-            op: op.to_string(),
-            host: host_name().to_string(),
-            world,
-            refused: bringing.refused.cloned(),
-            stalled: bringing.stalled.cloned(),
-            notified: bringing.notify,
-        })
-    };
+    let arrival = || encode(&Arrival::own(seq, op, world, &bringing));
     if me != root && tree.children.is_empty() {
         // A member (or a leader alone on its host: its arrival is its summary).
         let limit = timeout.map(|t| t + 3 * ROOT_FIRST);
