@@ -23,6 +23,18 @@ fn exchanges_fill_exactly_the_regions_of_every_field() {
     }
 }
 
+/// What a rank sends is its cells at the call, though the grid's exchanges
+/// leave their sends in flight: ranks that overwrite their cells as soon as
+/// an exchange returns, with small messages (fields combined) and large
+/// ones (one per field, more than `COMBINE_BYTES` each).
+#[test]
+fn neighbours_receive_the_cells_as_they_were_at_the_call() {
+    for np in [2, 3, 4] {
+        common::checks_pass(np, &["grid-generations", "7", "5", "9"]);
+        common::checks_pass(np, &["grid-generations", "40", "33", "36"]);
+    }
+}
+
 #[test]
 fn moves_carry_every_cell_and_only_the_cells_that_change_owner() {
     for np in [1, 2, 3, 4] {

@@ -41,6 +41,7 @@ use crate::Ctx;
 pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "grid-halo" => halo(ctx),
+        "grid-generations" => generations(ctx),
         "grid-move" => moves(ctx),
         "grid-balancer" => balancer_remap(ctx),
         "grid-errors" => errors(ctx),
@@ -196,6 +197,76 @@ fn halo(ctx: &Ctx) {
             }
         }
     }
+}
+
+/// Own cells of `buf` set to field `field`'s values (the other cells untouched).
+fn fill_own<T: TestCell>(l: &Layout, buf: &mut [T], pad: [usize; 3], field: u64) {
+    let (b, shape) = (l.local_box(), l.plan().shape);
+    for (x, v) in buf.iter_mut().enumerate() {
+        if let Some((i, j, k)) = cell_of(&b, pad, shape, x) {
+            if b.contains(i, j, k) {
+                *v = T::make(id(shape, i, j, k), field);
+            }
+        }
+    }
+}
+
+/// True when every ghost cell of `buf` inside a received region holds
+/// field `field`'s value.
+fn ghosts_hold<T: TestCell>(l: &Layout, buf: &[T], pad: [usize; 3], field: u64) -> bool {
+    let (b, shape) = (l.local_box(), l.plan().shape);
+    buf.iter()
+        .enumerate()
+        .all(|(x, v)| match cell_of(&b, pad, shape, x) {
+            Some((i, j, k))
+                if !b.contains(i, j, k) && l.regions().iter().any(|r| r.recv.contains(i, j, k)) =>
+            {
+                *v == T::make(id(shape, i, j, k), field)
+            }
+            _ => true,
+        })
+}
+
+/// Exchanges whose senders overwrite their own cells as soon as each
+/// exchange returns (ranks run ahead of each other, no barrier): every
+/// ghost cell still holds its neighbour's value of that exchange's
+/// generation — what a rank sends is the state of its cells at the call,
+/// whether the exchange waited for its sends or left them in flight.
+fn generations(ctx: &Ctx) {
+    let shape = shape_args(ctx);
+    let p = ctx.world.size() as usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    let plan = random_tiling3(shape, p, &mut rng);
+    let mut grid = Grid::new(&ctx.world, plan, Stencil::twenty_seven(1)).expect("grid");
+    let l = grid.layout().clone();
+    let (p8, p24) = ([1, 2, 1], [2, 1, 1]);
+    let mut a: Vec<u64> = filled(&l, p8, 0);
+    let mut c: Vec<[u64; 3]> = filled(&l, p24, 1);
+    let mut ok = true;
+    for gen in 0..12u64 {
+        let (fa, fc) = (10 * gen, 10 * gen + 1);
+        fill_own(&l, &mut a, p8, fa);
+        fill_own(&l, &mut c, p24, fc);
+        {
+            let mut fields = [Field::new(&mut a, p8), Field::new(&mut c, p24)];
+            if gen % 2 == 0 {
+                grid.exchange(&mut fields).expect("exchange");
+            } else {
+                let x = grid.exchange_begin(&mut fields).expect("begin");
+                x.end().expect("end");
+            }
+        }
+        // Spoil the own cells at once: a neighbour still receiving must
+        // not see this.
+        fill_own(&l, &mut a, p8, 1_000_000 + gen);
+        fill_own(&l, &mut c, p24, 1_000_000 + gen);
+        ok &= ghosts_hold(&l, &a, p8, fa) && ghosts_hold(&l, &c, p24, fc);
+    }
+    ctx.check(
+        "generations",
+        ok,
+        "a ghost cell holds another generation's value",
+    );
 }
 
 /// Cells of `old` whose owner changes in `new`.

@@ -218,7 +218,7 @@ impl InFlight {
             let code =
                 unsafe { ffi::MPI_Test(&mut self.reqs[k], &mut flag, ffi::RSMPI_STATUS_IGNORE) };
             mpi_check(code, "MPI_Test (ghost exchange)")?;
-            if flag == 0 && k < self.nrecv {
+            if flag == 0 && k < self.nrecv && !pending.contains(&self.peers[k]) {
                 pending.push(self.peers[k]);
             }
         }

@@ -1,7 +1,8 @@
 //! The MPI datatypes of a layout's messages (one subarray per field and
-//! region, combined over the fields into one struct type), the ghost
-//! exchange posted on them, and the transfer of cells between two layouts
-//! (a move) straight from the old buffers into the new ones.
+//! region, combined over consecutive fields into struct types of at most
+//! [`COMBINE_BYTES`] each), the ghost exchange posted on them, and the
+//! transfer of cells between two layouts (a move) straight from the old
+//! buffers into the new ones.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -102,9 +103,62 @@ impl Drop for Dtype {
     }
 }
 
-/// The datatypes of one exchange of a field set: per neighbour, its rank,
-/// what is sent and what is received.
-pub(super) type PeerTypes = Vec<(i32, Dtype, Dtype)>;
+/// The messages of one exchange of a field set with one neighbour.
+#[derive(Debug)]
+pub(super) struct PeerMessages {
+    /// The neighbour.
+    pub(super) rank: i32,
+    /// The datatypes of the messages sent to it, in order.
+    pub(super) send: Vec<Dtype>,
+    /// The datatypes of the messages received from it, in order.
+    pub(super) recv: Vec<Dtype>,
+}
+
+/// The datatypes of one exchange of a field set, per neighbour.
+pub(super) type PeerTypes = Vec<PeerMessages>;
+
+/// Largest message (bytes) into which the ghost exchange combines the
+/// regions of several fields; a field whose region is larger goes alone.
+///
+/// Small messages are cheaper combined (one message's latency for all the
+/// fields). Large ones are cheaper apart where a rank is not always running
+/// (another job shares its core): MPI moves a large message in fragments,
+/// with round trips between the two ranks, and a rank that finds nothing to
+/// do in its wait gives its core away for a scheduler turn (Open MPI with
+/// `mpi_yield_when_idle`); messages of one field each travel side by side
+/// and need fewer turns. Measured with 5 fields and a busy loop on one
+/// rank's core (BENCHMARKS.md, "Real load"): one message per neighbour for
+/// all the fields took 1.7–2.3× as long as one per field on 64³ blocks,
+/// whether nuce or a hand-written `MPI_Waitall` sent it, and 32 KiB
+/// messages were as slow as one; on quiet cores the two ways are equal
+/// within the noise. 4 KiB is Open MPI's eager limit in shared memory: a
+/// message up to it goes in one fragment, no round trip.
+pub const COMBINE_BYTES: usize = 4 * 1024;
+
+/// The fields (ranges of `elem_sizes`' indices, in order, covering them
+/// all) that share a message of a region of `cells` cells: consecutive
+/// fields while the message stays within [`COMBINE_BYTES`], a field alone
+/// when its own bytes exceed it. A function of the sizes only, so that the
+/// sender and the receiver of a region (the same cells, the same fields)
+/// cut it alike.
+pub(super) fn message_groups(elem_sizes: &[usize], cells: usize) -> Vec<std::ops::Range<usize>> {
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut bytes = 0usize;
+    for (k, &e) in elem_sizes.iter().enumerate() {
+        let b = e.saturating_mul(cells);
+        match groups.last_mut() {
+            Some(g) if bytes.saturating_add(b) <= COMBINE_BYTES => {
+                g.end = k + 1;
+                bytes += b;
+            }
+            _ => {
+                groups.push(k..k + 1);
+                bytes = b;
+            }
+        }
+    }
+    groups
+}
 
 /// The ghost exchange of one field on a layout: one subarray datatype per
 /// neighbour and direction, and the bytes it moves. What the Rust arrays
@@ -135,12 +189,18 @@ impl HaloTypes {
             bytes: (total(|r| r.send), total(|r| r.recv)),
         })
     }
+
+    /// Messages this rank sends per exchange.
+    fn messages_sent(&self) -> u64 {
+        self.peers.iter().map(|p| p.send.len() as u64).sum()
+    }
 }
 
 impl std::fmt::Debug for HaloTypes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HaloTypes")
             .field("neighbours", &self.peers.len())
+            .field("messages", &self.messages_sent())
             .field("bytes", &self.bytes)
             .finish()
     }
@@ -176,14 +236,14 @@ pub(crate) unsafe fn exchange_on<C: Communicator>(
     Ok(halo::ExchangeStats {
         bytes_sent: types.bytes.0,
         bytes_received: types.bytes.1,
-        messages_sent: types.peers.len() as u64,
+        messages_sent: types.messages_sent(),
         seconds: section.end().as_secs_f64(),
     })
 }
 
 /// Posts ghost exchange `call` of the field set at `base` (the first
 /// field's buffer) with the datatypes `types` ([`Layout::exchange_types`]):
-/// one message to and one from each neighbour, no staging copy; complete it
+/// the messages of each neighbour in order, no staging copy; complete it
 /// with [`halo::finish`].
 ///
 /// # Safety
@@ -202,10 +262,15 @@ pub(super) unsafe fn post_exchange<C: Communicator>(
         count: 1,
         dtype: t.0,
     };
-    let recvs = types.iter().map(|(q, _, r)| msg(*q, r));
-    let sends = types.iter().map(|(q, s, _)| msg(*q, s));
+    let recvs = types
+        .iter()
+        .flat_map(|p| p.recv.iter().map(move |t| msg(p.rank, t)));
+    let sends = types
+        .iter()
+        .flat_map(|p| p.send.iter().map(move |t| msg(p.rank, t)));
+    let nrecv = types.iter().map(|p| p.recv.len()).sum();
     // SAFETY: the caller's contract.
-    unsafe { halo::post(comm, call, types.len(), recvs.chain(sends)) }
+    unsafe { halo::post(comm, call, nrecv, recvs.chain(sends)) }
 }
 
 /// `MPI_REQUEST_NULL`.
@@ -335,4 +400,28 @@ pub(super) fn offsets(fields: &[RawField]) -> Vec<isize> {
         .iter()
         .map(|f| (f.data as isize).wrapping_sub(base))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_share_a_message_while_it_stays_small() {
+        // 5 fields of doubles on 32×32 faces: 8 KiB each, one message each.
+        assert_eq!(
+            message_groups(&[8; 5], 32 * 32),
+            vec![0..1, 1..2, 2..3, 3..4, 4..5]
+        );
+        // 8×8 faces: 512 bytes each, all in one message.
+        assert_eq!(message_groups(&[8; 5], 8 * 8), vec![0..5]);
+        // 16×12 faces of 1.5 KiB: two fit in 4 KiB, then two more, then one.
+        assert_eq!(message_groups(&[8; 5], 16 * 12), vec![0..2, 2..4, 4..5]);
+        // A field larger than the limit goes alone, and those after it start anew.
+        assert_eq!(message_groups(&[1, 64, 1, 1], 128), vec![0..1, 1..2, 2..4]);
+        assert_eq!(message_groups(&[4, 4, 4], 256), vec![0..3]);
+        // No cells: everything in one (empty) message; no fields: none.
+        assert_eq!(message_groups(&[8, 8], 0), vec![0..2]);
+        assert!(message_groups(&[], 100).is_empty());
+    }
 }

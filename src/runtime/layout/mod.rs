@@ -20,10 +20,11 @@
 //! Fortran codes reverse the axes (their first index is the fastest).
 //!
 //! * **Exchange** ([`Grid::exchange`], [`Grid::exchange_begin`] /
-//!   [`Exchange::end`]): one message to and from each neighbour, each an MPI
-//!   derived datatype (per field a subarray of the region, combined over
-//!   the fields into one struct type) built once per (layout, fields) and
-//!   cached: no staging copy, no copy loop. The messages carry the halo
+//!   [`Exchange::end`]): to and from each neighbour one message per group
+//!   of fields, each an MPI derived datatype (per field a subarray of the
+//!   region, consecutive fields combined into one struct type while the
+//!   message stays within [`COMBINE_BYTES`]) built once per (layout,
+//!   fields) and cached: no staging copy, no copy loop. The messages carry the halo
 //!   protocol of [`super::halo`] (tag = call fingerprint + sequence; a
 //!   neighbour at another exchange — other field count, element sizes,
 //!   stencil — or a skipped exchange escalates to a checkpoint, and every
@@ -76,8 +77,9 @@ use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 mod datatypes;
 mod grid;
 
+pub use datatypes::COMBINE_BYTES;
 pub(crate) use datatypes::{exchange_on, transfer, Dtype, HaloTypes};
-use datatypes::{offsets, PeerTypes};
+use datatypes::{message_groups, offsets, PeerMessages, PeerTypes};
 pub use grid::{Exchange, Grid, PendingExchange};
 
 /// Largest ghost width a [`Layout`] accepts.
@@ -335,18 +337,26 @@ impl Layout {
     }
 
     /// The datatypes of a ghost exchange of `fields` (each checked against
-    /// this layout by the caller): per neighbour, what is sent and what is
-    /// received, relative to the first field's buffer.
+    /// this layout by the caller): per neighbour, the messages sent and
+    /// those received, relative to the first field's buffer. Consecutive
+    /// fields share a message up to [`COMBINE_BYTES`] ([`message_groups`]).
     fn exchange_types(&self, fields: &[RawField]) -> Result<PeerTypes> {
         let offs = offsets(fields);
+        let sizes: Vec<usize> = fields.iter().map(|f| f.elem_size).collect();
+        let messages = |region: &Box3| {
+            message_groups(&sizes, region.volume())
+                .into_iter()
+                .map(|g| self.combined(&fields[g.clone()], &offs[g], region))
+                .collect::<Result<Vec<Dtype>>>()
+        };
         self.regions
             .iter()
             .map(|r| {
-                Ok((
-                    r.rank as i32,
-                    self.combined(fields, &offs, &r.send)?,
-                    self.combined(fields, &offs, &r.recv)?,
-                ))
+                Ok(PeerMessages {
+                    rank: r.rank as i32,
+                    send: messages(&r.send)?,
+                    recv: messages(&r.recv)?,
+                })
             })
             .collect()
     }
