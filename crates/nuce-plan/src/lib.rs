@@ -41,6 +41,7 @@ pub mod divisible;
 pub mod fpm;
 pub mod graph;
 pub mod packing;
+pub mod payoff;
 pub mod policy;
 #[cfg(test)]
 mod scale_tests;

@@ -109,6 +109,13 @@ pub enum DecisionRule {
     /// model at the snapped speeds said remap at this balance point and at
     /// the previous one(s), while the worst case within the noise did not.
     Persistent,
+    /// The last remap did not pay off: the measured time per iteration grew
+    /// after it ([`crate::payoff::Payoff::check`]); back to the work shares
+    /// before it, whatever the speeds say.
+    NoPayoff,
+    /// The cost model said remap, to shares like those of a recent remap
+    /// that did not pay off ([`crate::payoff::Payoff::vetoes`]): kept.
+    Vetoed,
 }
 
 /// How many consecutive balance points must find the same kind of

@@ -10,12 +10,14 @@ use mpi::traits::*;
 
 use nuce::internals::array::DistArray2;
 use nuce::internals::balancer::Balancer;
+use nuce::internals::clock::waiting;
 
 use crate::Ctx;
 
 pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "decide-replay" => replay(ctx),
+        "decide-payoff" => payoff(ctx),
         _ => return false,
     }
     true
@@ -125,6 +127,60 @@ fn replay(ctx: &Ctx) {
     let areas = a.plan().areas();
     ctx.check(
         "replay-tiling",
+        areas.iter().sum::<usize>() == 600 * 400 && areas[rank] == a.rect().area(),
+        format!("{areas:?}"),
+    );
+}
+
+/// `decide-payoff PENALTY_MS BPS [SWAP_AT]`: phases timed by nuce itself
+/// (no `record_phase`) on 2 ranks, each rank sleeping its cells' time of 4
+/// iterations at its true speed (rank 1 three times slower than rank 0;
+/// from balance point `SWAP_AT` on, rank 0 three times slower instead),
+/// then both waiting `PENALTY_MS` in a communication section whenever
+/// rank 1 holds fewer cells than rank 0 — what a rank whose core another
+/// job shares costs its neighbours at every exchange, whatever its share
+/// (the wait is not compute: the measured speeds stay 3 : 1). Rank 0
+/// prints one `RESULT bp=K remap=B rule=R area=A0:A1` line per balance point.
+fn payoff(ctx: &Ctx) {
+    let penalty = Duration::from_millis(ctx.arg(0, 0));
+    let bps: usize = ctx.arg(1, 10);
+    let swap_at: usize = ctx.arg(2, usize::MAX);
+    let rank = ctx.rank() as usize;
+    if ctx.world.size() != 2 {
+        ctx.check("args", false, "2 ranks");
+        return;
+    }
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let mut a: DistArray2<f64> = bal.new_array(600, 400, 1).expect("array");
+    let iters = 4;
+    for bp in 0..bps {
+        let slow = if bp >= swap_at { 0 } else { 1 };
+        // Cells per second: 24 M for a fast rank, 8 M for the slow one.
+        let speed = if rank == slow { 8.0e6 } else { 24.0e6 };
+        let cells = a.rect().area();
+        std::thread::sleep(Duration::from_secs_f64((cells * iters) as f64 / speed));
+        let areas = a.plan().areas();
+        {
+            let _w = waiting();
+            if areas[1] < areas[0] {
+                std::thread::sleep(penalty);
+            }
+            ctx.world.barrier();
+        }
+        let report = bal.maybe_remap(&mut a, iters).expect("maybe_remap");
+        if rank == 0 {
+            let areas: Vec<String> = a.plan().areas().iter().map(|x| x.to_string()).collect();
+            println!(
+                "RESULT bp={bp} remap={} rule={:?} area={}",
+                report.decision.remap,
+                report.decision.rule,
+                areas.join(":"),
+            );
+        }
+    }
+    let areas = a.plan().areas();
+    ctx.check(
+        "payoff-tiling",
         areas.iter().sum::<usize>() == 600 * 400 && areas[rank] == a.rect().area(),
         format!("{areas:?}"),
     );

@@ -96,7 +96,8 @@ use crate::plan::array3d::{CellCosts, GridPlan3, Shape3, Stencil, WeightedBisect
 use crate::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate, SpeedFunction};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
-use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};
+use crate::plan::payoff::Payoff;
+use crate::plan::policy::{migration_volume, DecisionRule, RemapDecision, RemapPolicy};
 use crate::plan::tasks::{TaskPlatform, TaskSchedule};
 use crate::speed::network::{LinkRecord, ProbeConfig};
 use crate::speed::{
@@ -176,6 +177,10 @@ pub struct Balancer {
     /// snapped speeds while none happened (the same on every rank: it
     /// follows the broadcast decisions; [`RemapDecision::persist`]).
     remap_streak: u32,
+    /// The last remap, checked at the next balance point against the time
+    /// per iteration it was for, and the shares vetoed after remaps that
+    /// did not pay off (used on the root).
+    payoff: Payoff,
     /// This rank's load under the last [`Balancer::plan1d_weighted`]: the
     /// work per iteration of its next phase.
     curve_load: Option<f64>,
@@ -244,6 +249,7 @@ impl Balancer {
             mem_caps: None,
             sweep_fns: None,
             remap_streak: 0,
+            payoff: Payoff::default(),
             curve_load: None,
         })
     }

@@ -492,31 +492,73 @@ impl Balancer {
         // not a cost field, whose sum moves with the costs (constant model).
         let functional = self.functional && data.cost_grid().is_none();
         let caps = self.mem_caps.as_deref();
+        // Every rank's work now (on the root: what an undone remap goes
+        // back to) with the model.
         let model_of = |gathered: Option<Vec<(RankReport, Option<SpeedFunction>, f64)>>| {
             let g = gathered.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?;
             let phase: Vec<RankReport> = g.iter().map(|r| r.0).collect();
             let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
             let fns: Vec<Option<SpeedFunction>> = g.iter().map(|r| r.1.clone()).collect();
-            let total = g.iter().map(|r| r.2).sum::<f64>().round().max(1.0) as usize;
+            let loads: Vec<f64> = g.iter().map(|r| r.2).collect();
+            let total = loads.iter().sum::<f64>().round().max(1.0) as usize;
             if caps.is_some() && !cells_are_work {
                 return Err(Error::invalid_input(
                     "maybe_remap: memory limits (Balancer::set_memory_limit) count cells; this data's work is not its cells (a graph, or an array with a cost field)",
                 ));
             }
-            PlanningModel::new(&est, Some(&fns), total, caps, functional).map_err(Error::from)
+            let model = PlanningModel::new(&est, Some(&fns), total, caps, functional)?;
+            Ok((model, loads))
         };
         let streak = self.remap_streak;
+        // The root's wall time of the phase, per iteration (per work unit
+        // once the total is known): what the last remap is checked against
+        // — for phases nuce timed itself; a phase the application recorded
+        // ([`Balancer::record_phase`]) may have any wall time.
+        let wall = (!self.own.recorded())
+            .then(|| self.phase.get().wall().as_secs_f64() / iterations.max(1) as f64);
+        let payoff = &mut self.payoff;
         let (decision, plan, model) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
+            let undo = data.propose(&ctx);
             root_compute(&self.comm, ROOT, || {
-                let model = model_of(gathered)?;
+                let (model, loads) = model_of(gathered)?;
+                let now = wall.map(|w| w / model.total_work as f64);
+                let undo_to = match now {
+                    Some(now) => payoff.check(now),
+                    None => {
+                        payoff.forget();
+                        None
+                    }
+                };
+                if let Some(loads) = undo_to {
+                    // Back to the shares before the last remap: speeds in
+                    // proportion to the work every rank had then.
+                    let scale = model.speeds.iter().sum::<f64>() / loads.iter().sum::<f64>();
+                    let back: Vec<f64> = loads.iter().map(|l| l * scale).collect();
+                    let before = PlanningModel {
+                        functions: None,
+                        speeds: back.clone(),
+                        ..model.clone()
+                    };
+                    let (mut d, plan) = undo(&before)?;
+                    (d.remap, d.rule, d.speeds) = (true, DecisionRule::NoPayoff, back);
+                    return Ok((d, plan, model));
+                }
                 let (d, plan) = proposal(&model)?;
-                Ok((d.persist(streak), plan, model))
+                let mut d = d.persist(streak);
+                if d.remap && payoff.vetoes(&d.speeds) {
+                    (d.remap, d.rule) = (false, DecisionRule::Vetoed);
+                }
+                if let (true, Some(now)) = (d.remap, now) {
+                    payoff.remapped(now, loads, &d.speeds);
+                }
+                Ok((d, plan, model))
             })?
         } else {
             // Every rank plans its own share for the broadcast speeds; the
-            // root weighs the O(p) loads and volumes.
-            let model = root_compute(&self.comm, ROOT, || model_of(gathered))?;
+            // root weighs the O(p) loads and volumes (no payoff check: the
+            // plan before a remap is not the root's to make again).
+            let model = root_compute(&self.comm, ROOT, || model_of(gathered).map(|m| m.0))?;
             let local = data.propose_collective(&model.speeds)?;
             let (policy, bandwidth) = ctx.policy;
             let decision = root_compute(&self.comm, ROOT, || {

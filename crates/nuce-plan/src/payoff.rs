@@ -1,0 +1,250 @@
+//! Did the last remap pay off? The balancer's decisions rest on measured
+//! speeds; a remap that the speeds promise to pay off can still make the
+//! application slower in wall-clock time — a rank whose core another job
+//! shares waits for its turn on the core at every exchange, whatever its
+//! share (BENCHMARKS.md, "Real load") — and the speeds measured after it
+//! would promise the same remap again. [`Payoff`] compares the measured time
+//! per iteration after a remap with the time before it: a remap after which
+//! the time grew by more than [`NO_PAYOFF_MARGIN`] in [`CONFIRM`]
+//! consecutive phases is undone (back to the work shares before it,
+//! [`DecisionRule::NoPayoff`]), and remaps to shares
+//! like the ones that failed are not made again for a while
+//! ([`DecisionRule::Vetoed`]), longer after each failure. A load that
+//! changes the shares beyond [`VETO_TOLERANCE`] is followed at once.
+//!
+//! [`DecisionRule::NoPayoff`]: crate::policy::DecisionRule::NoPayoff
+//! [`DecisionRule::Vetoed`]: crate::policy::DecisionRule::Vetoed
+
+use serde::{Deserialize, Serialize};
+
+/// How much longer (relative) the measured time per iteration and work
+/// unit may be after a remap than before it, before the remap counts as one
+/// that did not pay off. A remap is made for a predicted gain; this is a
+/// loss, beyond the noise of a phase's wall time on a quiet machine.
+pub const NO_PAYOFF_MARGIN: f64 = 0.05;
+
+/// Consecutive phases after a remap that must each be slower than the
+/// phase before it by [`NO_PAYOFF_MARGIN`] for the remap to be undone: one
+/// slow phase is as likely another job's noise (a remap is made for a
+/// gain, often of tens of percent); a remap that does not pay off stays
+/// slower. The first phase that is not slower accepts the remap.
+pub const CONFIRM: u32 = 2;
+
+/// Balance points during which remaps to shares like those of a remap that
+/// did not pay off are not made, after its first failure (doubled after
+/// each further failure of the same shares, up to [`VETO_MAX`]).
+pub const VETO_BALANCE_POINTS: u32 = 4;
+
+/// The longest veto, in balance points.
+pub const VETO_MAX: u32 = 64;
+
+/// Shares are alike when every rank's share differs by at most this
+/// fraction of the larger of the two (a load that arrives or leaves moves
+/// them further).
+pub const VETO_TOLERANCE: f64 = 0.15;
+
+/// What a balancer remembers of its remaps (at the root): the last remap,
+/// to check it at the next balance point, and the shares it vetoes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Payoff {
+    last: Option<Remapped>,
+    veto: Option<Veto>,
+}
+
+/// A remap awaiting its check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Remapped {
+    /// Measured seconds per iteration and work unit in the phase before it.
+    before: f64,
+    /// Every rank's work before it.
+    loads_before: Vec<f64>,
+    /// The shares it planned for.
+    shares: Vec<f64>,
+    /// Phases after it found slower so far.
+    slower: u32,
+}
+
+/// Shares not to remap to, for `left` more balance points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Veto {
+    shares: Vec<f64>,
+    left: u32,
+    /// How many remaps to these shares failed.
+    failures: u32,
+}
+
+/// `v` scaled to sum 1 (equal shares when it sums to nothing).
+fn shares(v: &[f64]) -> Vec<f64> {
+    let sum: f64 = v.iter().filter(|x| x.is_finite() && **x > 0.0).sum();
+    if sum > 0.0 {
+        v.iter()
+            .map(|x| if x.is_finite() { x.max(0.0) / sum } else { 0.0 })
+            .collect()
+    } else {
+        vec![1.0 / v.len().max(1) as f64; v.len()]
+    }
+}
+
+/// Whether two share vectors are alike ([`VETO_TOLERANCE`]).
+fn alike(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            let big = x.max(*y);
+            big <= 0.0 || (x - y).abs() <= VETO_TOLERANCE * big
+        })
+}
+
+impl Payoff {
+    /// At a balance point whose phase took `now` seconds per iteration and
+    /// work unit: when the last remap made it slower by more than
+    /// [`NO_PAYOFF_MARGIN`], for the [`CONFIRM`]-th phase in a row, the work
+    /// of every rank before that remap (plan for these speeds to go back),
+    /// and its shares are vetoed from now on. A phase that is not slower
+    /// accepts the remap (nothing more to check). `now` that is not a
+    /// positive finite number checks nothing.
+    pub fn check(&mut self, now: f64) -> Option<Vec<f64>> {
+        let mut last = self.last.take()?;
+        let valid = |t: f64| t.is_finite() && t > 0.0;
+        if !valid(now) || !valid(last.before) || now <= last.before * (1.0 + NO_PAYOFF_MARGIN) {
+            return None;
+        }
+        last.slower += 1;
+        if last.slower < CONFIRM {
+            self.last = Some(last);
+            return None;
+        }
+        let failures = match &self.veto {
+            Some(v) if alike(&v.shares, &last.shares) => v.failures + 1,
+            _ => 1,
+        };
+        let left = VETO_BALANCE_POINTS
+            .saturating_mul(1 << (failures - 1).min(16))
+            .min(VETO_MAX);
+        self.veto = Some(Veto {
+            shares: last.shares,
+            left,
+            failures,
+        });
+        Some(last.loads_before)
+    }
+
+    /// Whether a remap planned for `speeds` is vetoed (shares like those of
+    /// a remap that did not pay off, within the veto's balance points).
+    /// Counts one balance point of the veto.
+    pub fn vetoes(&mut self, speeds: &[f64]) -> bool {
+        let Some(v) = &mut self.veto else {
+            return false;
+        };
+        if v.left == 0 {
+            return false;
+        }
+        v.left -= 1;
+        alike(&v.shares, &shares(speeds))
+    }
+
+    /// Records a remap made at a balance point whose phase took `before`
+    /// seconds per iteration and work unit, from every rank's work
+    /// `loads_before` to a plan for `speeds` (checked at the next
+    /// [`Payoff::check`]). A remap made while the last one is still being
+    /// checked (it was slower once) corrects it: the check goes on against
+    /// the time and the work before the first.
+    pub fn remapped(&mut self, before: f64, loads_before: Vec<f64>, speeds: &[f64]) {
+        let shares = shares(speeds);
+        match &mut self.last {
+            Some(last) => last.shares = shares,
+            None => {
+                self.last = Some(Remapped {
+                    before,
+                    loads_before,
+                    shares,
+                    slower: 0,
+                })
+            }
+        }
+    }
+
+    /// Forgets the last remap (its check would compare unlike phases: the
+    /// ranks or the data changed).
+    pub fn forget(&mut self) {
+        self.last = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remap_that_made_the_iteration_slower_is_undone_and_vetoed() {
+        let mut p = Payoff::default();
+        assert_eq!(p.check(1.0), None, "nothing to check yet");
+        // 1:1 loads, remapped for speeds 2:1, then 10 % slower twice.
+        p.remapped(1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(1.10), None, "one slow phase may be noise");
+        assert_eq!(p.check(1.10), Some(vec![50.0, 50.0]));
+        // Checked until undone.
+        assert_eq!(p.check(2.0), None);
+        // The same shares (within the tolerance) are vetoed for a while...
+        let mut vetoed = 0;
+        while p.vetoes(&[1.95, 1.0]) {
+            vetoed += 1;
+        }
+        assert_eq!(vetoed, VETO_BALANCE_POINTS);
+        // ...then tried again; a second failure vetoes them twice as long.
+        p.remapped(1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert!(p.check(1.2).is_none());
+        assert!(p.check(1.2).is_some());
+        let mut vetoed = 0;
+        while p.vetoes(&[2.0, 1.0]) {
+            vetoed += 1;
+        }
+        assert_eq!(vetoed, 2 * VETO_BALANCE_POINTS);
+    }
+
+    #[test]
+    fn a_remap_that_paid_off_or_stayed_within_the_margin_stays() {
+        let mut p = Payoff::default();
+        p.remapped(1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(0.7), None);
+        assert_eq!(p.check(2.0), None, "accepted at the first phase not slower");
+        p.remapped(1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(1.0 + NO_PAYOFF_MARGIN * 0.9), None);
+        // One slow phase, then one that is not: accepted.
+        p.remapped(1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(1.5), None);
+        assert_eq!(p.check(0.9), None);
+        assert_eq!(p.check(1.5), None);
+        // Nothing vetoed.
+        assert!(!p.vetoes(&[2.0, 1.0]));
+        // Bad measurements check nothing.
+        for bad in [f64::NAN, 0.0, -1.0, f64::INFINITY] {
+            p.remapped(1.0, vec![1.0, 1.0], &[2.0, 1.0]);
+            assert_eq!(p.check(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_correction_of_a_slower_remap_is_checked_against_the_time_before_both() {
+        let mut p = Payoff::default();
+        p.remapped(1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(1.5), None);
+        // A correction to 2.2 : 1 at the slow phase.
+        p.remapped(1.5, vec![66.0, 34.0], &[2.2, 1.0]);
+        assert_eq!(p.check(1.5), Some(vec![50.0, 50.0]));
+        assert!(p.vetoes(&[2.2, 1.0]));
+    }
+
+    #[test]
+    fn other_shares_are_followed_at_once() {
+        let mut p = Payoff::default();
+        p.remapped(1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert!(p.check(1.5).is_none());
+        assert!(p.check(1.5).is_some());
+        // A load that arrives elsewhere: rank 0 now the slow one.
+        assert!(!p.vetoes(&[1.0, 3.0]));
+        // Shares 20 % apart are not alike; 10 % apart are.
+        assert!(!p.vetoes(&[0.6 / 0.4 * 1.0, 1.0]));
+        assert!(p.vetoes(&[2.0 * 0.93, 1.0]));
+        assert!(!alike(&[0.5, 0.5], &[0.5, 0.3, 0.2]));
+    }
+}
