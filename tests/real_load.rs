@@ -53,6 +53,21 @@ fn heat_with_a_loop_on_cpu1(extra: &[&str]) -> serde_json::Value {
     serde_json::from_str(line).expect("valid JSON")
 }
 
+/// Runs `attempt` up to 3 times until it holds: a machine loaded by other
+/// jobs on both cores (a build beside the suite) can dilute the competing
+/// loop's effect in one run; a nuce that never sees the shared core fails
+/// all three. Panics with every attempt's reason.
+fn within_three_runs(attempt: impl Fn() -> Result<(), String>) {
+    let mut why = Vec::new();
+    for _ in 0..3 {
+        match attempt() {
+            Ok(()) => return,
+            Err(e) => why.push(e),
+        }
+    }
+    panic!("3 runs failed:\n{}", why.join("\n"));
+}
+
 fn two_cpus() -> bool {
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     if n < 2 {
@@ -62,19 +77,25 @@ fn two_cpus() -> bool {
 }
 
 /// On the uniform split, the rank whose core the loop shares measures
-/// clearly slower than the other, every phase after the first.
+/// clearly slower than the other, every phase after the first (in one of
+/// up to three runs).
 #[test]
 fn a_rank_sharing_its_core_measures_slower() {
     let _alone = common::measured_speeds_lock();
     if !two_cpus() {
         return;
     }
-    let v = heat_with_a_loop_on_cpu1(&["--static-speeds", "1,1"]);
-    let phases = v["phases"].as_array().expect("phases");
-    for p in &phases[1..] {
-        let s = common::f64s(&p["speeds"]);
-        assert!(s[0] >= 1.15 * s[1], "speeds {s:?} in {p}");
-    }
+    within_three_runs(|| {
+        let v = heat_with_a_loop_on_cpu1(&["--static-speeds", "1,1"]);
+        let phases = v["phases"].as_array().expect("phases");
+        for p in &phases[1..] {
+            let s = common::f64s(&p["speeds"]);
+            if s[0] < 1.15 * s[1] {
+                return Err(format!("speeds {s:?} in {p}"));
+            }
+        }
+        Ok(())
+    });
 }
 
 /// nuce rebalances by what it measures: after a balance point where rank 1
@@ -89,17 +110,21 @@ fn nuce_gives_the_shared_rank_less_work() {
     if !two_cpus() {
         return;
     }
-    let v = heat_with_a_loop_on_cpu1(&[]);
-    let phases = v["phases"].as_array().unwrap();
-    let followed = phases.windows(2).any(|pair| {
-        let s = common::f64s(&pair[0]["speeds"]);
-        let areas = common::u64s(&pair[1]["areas"]);
-        s[0] >= 1.15 * s[1] && (areas[1] as f64) < 0.9 * areas[0] as f64
+    within_three_runs(|| {
+        let v = heat_with_a_loop_on_cpu1(&[]);
+        let phases = v["phases"].as_array().unwrap();
+        let followed = phases.windows(2).any(|pair| {
+            let s = common::f64s(&pair[0]["speeds"]);
+            let areas = common::u64s(&pair[1]["areas"]);
+            s[0] >= 1.15 * s[1] && (areas[1] as f64) < 0.9 * areas[0] as f64
+        });
+        match followed {
+            true => Ok(()),
+            false => Err(format!(
+                "no plan gave rank 1 clearly less after it measured slower: {v}"
+            )),
+        }
     });
-    assert!(
-        followed,
-        "no plan gave rank 1 clearly less after it measured slower: {v}"
-    );
 }
 
 /// The kit refuses bad arguments (exit 2) and leaves no busy loop behind,
