@@ -524,7 +524,7 @@ impl Balancer {
                 let (model, loads) = model_of(gathered)?;
                 let now = wall.map(|w| w / model.total_work as f64);
                 let undo_to = match now {
-                    Some(now) => payoff.check(now),
+                    Some(now) => payoff.check(now, &model.speeds),
                     None => {
                         payoff.forget();
                         None
@@ -549,8 +549,8 @@ impl Balancer {
                 if d.remap && payoff.vetoes(&d.speeds) {
                     (d.remap, d.rule) = (false, DecisionRule::Vetoed);
                 }
-                if let (true, Some(now)) = (d.remap, now) {
-                    payoff.remapped(now, loads, &d.speeds);
+                if d.remap {
+                    payoff.remapped(loads, &d.speeds);
                 }
                 Ok((d, plan, model))
             })?
