@@ -19,12 +19,18 @@ struct Point {
     imbalance: f64,
 }
 
-fn replay(args: &[&str]) -> Vec<Point> {
-    let mut all = vec!["decide-replay"];
+/// The `RESULT bp=` lines of testkit scenario `scenario` on 2 ranks (whose
+/// checks must pass).
+fn results(scenario: &str, args: &[&str]) -> Vec<String> {
+    let mut all = vec![scenario];
     all.extend_from_slice(args);
     let run = common::mpirun(2, &all, Duration::from_secs(120));
     run.assert_checks(2, 1);
     run.lines_with("RESULT bp=")
+}
+
+fn replay(args: &[&str]) -> Vec<Point> {
+    results("decide-replay", args)
         .iter()
         .map(|l| {
             let field = |k: &str| common::field(l, k);
@@ -121,11 +127,7 @@ fn a_load_that_comes_and_goes_is_followed_both_ways() {
 /// One balance point of `decide-payoff`: whether it remapped, the rule,
 /// and the two ranks' cells after it.
 fn payoff_run(args: &[&str]) -> Vec<(bool, String, [usize; 2])> {
-    let mut all = vec!["decide-payoff"];
-    all.extend_from_slice(args);
-    let run = common::mpirun(2, &all, Duration::from_secs(120));
-    run.assert_checks(2, 1);
-    run.lines_with("RESULT bp=")
+    results("decide-payoff", args)
         .iter()
         .map(|l| {
             let area = common::field(l, "area");

@@ -519,7 +519,6 @@ impl Balancer {
         let payoff = &mut self.payoff;
         let (decision, plan, model) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
-            let undo = data.propose(&ctx);
             root_compute(&self.comm, ROOT, || {
                 let (model, loads) = model_of(gathered)?;
                 let now = wall.map(|w| w / model.total_work as f64);
@@ -540,7 +539,7 @@ impl Balancer {
                         speeds: back.clone(),
                         ..model.clone()
                     };
-                    let (mut d, plan) = undo(&before)?;
+                    let (mut d, plan) = proposal(&before)?;
                     (d.remap, d.rule, d.speeds) = (true, DecisionRule::NoPayoff, back);
                     return Ok((d, plan, model));
                 }
