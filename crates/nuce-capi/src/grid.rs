@@ -97,8 +97,10 @@ pub(crate) unsafe fn raw_fields(
     v.iter()
         .enumerate()
         .map(|(k, f)| {
-            let pad = [0, 1, 2]
-                .map(|d| {
+            // The field's name is made only for an error: an exchange
+            // reads its fields at every call.
+            let pad = |d: usize| {
+                usize::try_from(f.pad[d]).or_else(|_| {
                     let name = if caller::fortran() {
                         format!("{}%{}", caller::element(what, k), caller::axis("pad", d))
                     } else {
@@ -106,12 +108,11 @@ pub(crate) unsafe fn raw_fields(
                     };
                     to_usize(f.pad[d], &name)
                 })
-                .into_iter()
-                .collect::<Result<Vec<usize>>>()?;
+            };
             Ok(RawField {
                 data: f.data,
                 elem_size: f.elem_size,
-                pad: [pad[0], pad[1], pad[2]],
+                pad: [pad(0)?, pad(1)?, pad(2)?],
             })
         })
         .collect()
