@@ -57,6 +57,7 @@ fn ranks_that_disagree_get_the_same_error() {
         for (case, needle) in [
             ("fields", "disagree"),
             ("elem", "disagree"),
+            ("type", "disagree"),
             ("length", "field 0 has"),
             ("shape", "8x6x5"),
         ] {

@@ -17,6 +17,9 @@ pub(crate) struct ArrayField<'py> {
     pub(crate) array: Bound<'py, PyUntypedArray>,
     pub(crate) raw: RawField,
     pub(crate) components: Vec<usize>,
+    /// The cells' type as exchanges name it (dtype and component shape):
+    /// ranks that differ get the same error.
+    pub(crate) cell_type: String,
 }
 
 /// The grid's padded block shape in the caller's axes (2 or 3 of them).
@@ -87,7 +90,13 @@ pub(crate) fn field<'py>(
         )));
     }
     let data = data_ptr(&array);
+    let cell_type = if components.is_empty() {
+        dtype.to_string()
+    } else {
+        format!("{dtype} x {components:?}")
+    };
     Ok(ArrayField {
+        cell_type,
         array,
         raw: RawField {
             data,
@@ -123,4 +132,9 @@ pub(crate) fn fields<'py>(
 /// The raw descriptions of checked fields.
 pub(crate) fn raw(fields: &[ArrayField<'_>]) -> Vec<RawField> {
     fields.iter().map(|f| f.raw).collect()
+}
+
+/// The cell type of each field ([`ArrayField::cell_type`]).
+pub(crate) fn cell_types<'a>(fields: &'a [ArrayField<'_>]) -> Vec<&'a str> {
+    fields.iter().map(|f| f.cell_type.as_str()).collect()
 }

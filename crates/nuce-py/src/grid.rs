@@ -184,13 +184,14 @@ impl PyGrid {
     fn exchange(&mut self, py: Python<'_>, fields: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
         let checked = self.exchange_fields(&fields)?;
         let raw = fields::raw(&checked);
+        let types = fields::cell_types(&checked);
         let grid = &mut *self.grid;
         // The arrays stay referenced by `fields` (and `checked`) meanwhile.
         ok(detached(py, || {
             // SAFETY: each field's buffer is the array's data, checked
             // against the layout, alive (referenced) until the exchange ends
             // below; no Python code runs on this thread meanwhile.
-            let x = unsafe { grid.exchange_begin_raw(&raw) }?;
+            let x = unsafe { grid.exchange_begin_raw_typed(&raw, &types) }?;
             grid.exchange_end_raw(x)
         }))
     }

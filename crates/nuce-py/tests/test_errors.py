@@ -56,11 +56,15 @@ def test_read_only_array(comm, bal):
     assert names == ["InputError"] * comm.size
 
 
-def test_other_cell_size_on_one_rank_is_a_disagreement(comm, bal):
+@pytest.mark.parametrize(
+    "other",
+    [np.float32, np.int64],  # another cell size; the same size, another type
+)
+def test_other_cell_type_on_one_rank_is_a_disagreement(comm, bal, other):
     if comm.size == 1:
         pytest.skip("one rank agrees with itself")
     grid = bal.grid((10, 10))
-    u = grid.zeros(np.float32 if last(comm) else np.float64)
+    u = grid.zeros(other if last(comm) else np.float64)
     name = raised(lambda: grid.exchange(u))
     names = comm.allgather((name, grid.neighbours))
     for r, (n, nb) in enumerate(names):

@@ -415,11 +415,14 @@ fn errors(ctx: &Ctx) {
         let mut a = vec![0f64; n];
         let mut b = vec![0f64; n];
         let mut c = vec![0f32; n];
+        let mut d = vec![0i64; n];
         match (case.as_str(), odd) {
             ("fields", true) => {
                 grid.exchange(&mut [Field::new(&mut a, pad), Field::new(&mut b, pad)])?
             }
             ("elem", true) => grid.exchange(&mut [Field::new(&mut c, pad)])?,
+            // The same size, another type: exchanged as bytes unless seen.
+            ("type", true) => grid.exchange(&mut [Field::new(&mut d, pad)])?,
             ("length", true) => grid.exchange(&mut [Field::new(&mut a[1..], pad)])?,
             _ => grid.exchange(&mut [Field::new(&mut a, pad)])?,
         }

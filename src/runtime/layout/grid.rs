@@ -83,7 +83,7 @@ pub struct Grid {
     in_flight: usize,
     cache: Vec<(FieldKey, Rc<PeerTypes>)>,
     /// The last exchange call: its fields' element sizes, description and fingerprint.
-    last_call: Option<(Vec<usize>, Rc<str>, u64)>,
+    last_call: Option<LastCall>,
     /// The cost per cell set by [`Grid::set_cost`], for the box it was set for.
     cost: Option<CostField>,
 }
@@ -96,6 +96,16 @@ impl std::fmt::Debug for Grid {
             .field("exchanges", &self.exchanges)
             .finish_non_exhaustive()
     }
+}
+
+/// The last exchange call's identity, kept while the next calls are the
+/// same (element sizes and cell types): its name and fingerprint.
+#[derive(Debug)]
+struct LastCall {
+    sizes: Vec<usize>,
+    types: Vec<String>,
+    what: Rc<str>,
+    fingerprint: u64,
 }
 
 impl Grid {
@@ -340,27 +350,38 @@ impl Grid {
     /// The exchange call of `fields` as errors name it, and its
     /// fingerprint: kept from the last exchange when the fields' element
     /// sizes are the same (the hot path formats nothing).
-    fn call_of(&mut self, fields: &[RawField]) -> (Rc<str>, u64) {
-        if let Some((sizes, what, fp)) = &self.last_call {
-            if sizes.len() == fields.len()
-                && sizes.iter().zip(fields).all(|(&s, f)| s == f.elem_size)
+    fn call_of(&mut self, fields: &[RawField], types: &[&str]) -> (Rc<str>, u64) {
+        if let Some(c) = &self.last_call {
+            if c.sizes.len() == fields.len()
+                && c.sizes.iter().zip(fields).all(|(&s, f)| s == f.elem_size)
+                && c.types.iter().map(String::as_str).eq(types.iter().copied())
             {
-                return (what.clone(), *fp);
+                return (c.what.clone(), c.fingerprint);
             }
         }
-        let what: Rc<str> = self.exchange_call(fields).into();
-        let fp = halo::fingerprint(&what);
-        let sizes = fields.iter().map(|f| f.elem_size).collect();
-        self.last_call = Some((sizes, what.clone(), fp));
-        (what, fp)
+        let what: Rc<str> = self.exchange_call(fields, types).into();
+        let fingerprint = halo::fingerprint(&what);
+        self.last_call = Some(LastCall {
+            sizes: fields.iter().map(|f| f.elem_size).collect(),
+            types: types.iter().map(|t| t.to_string()).collect(),
+            what: what.clone(),
+            fingerprint,
+        });
+        (what, fingerprint)
     }
 
-    /// The exchange call with its must-match arguments, as errors name it.
-    fn exchange_call(&self, fields: &[RawField]) -> String {
+    /// The exchange call with its must-match arguments, as errors name it:
+    /// the cells' types too where the caller names them.
+    fn exchange_call(&self, fields: &[RawField], types: &[&str]) -> String {
         let (nx, ny, nz) = self.layout.plan.shape;
         let sizes: Vec<usize> = fields.iter().map(|f| f.elem_size).collect();
+        let types = if types.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", types.join(", "))
+        };
         format!(
-            "Grid::exchange on a {nx}x{ny}x{nz} grid, {}-point stencil, ghost {}, {} fields of {sizes:?}-byte cells",
+            "Grid::exchange on a {nx}x{ny}x{nz} grid, {}-point stencil, ghost {}, {} fields of {sizes:?}-byte cells{types}",
             self.layout.stencil.points(),
             self.layout.stencil.ghost,
             fields.len(),
@@ -370,9 +391,10 @@ impl Grid {
     /// Fills the ghost cells of every field from the neighbours (one
     /// message to and from each, nothing through the root; see the
     /// module's documentation). Ghost cells outside the grid are left
-    /// untouched. Every rank must call it with the same number of fields
-    /// and element sizes (paddings may differ); a difference, or a wrong
-    /// slice length on one rank, is the same error on every rank involved.
+    /// untouched. Every rank must call it with the same number of fields,
+    /// element sizes and element types (paddings may differ); a difference,
+    /// or a wrong slice length on one rank, is the same error on every rank
+    /// involved.
     pub fn exchange(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
         self.exchange_begin(fields)?.end()
     }
@@ -383,9 +405,10 @@ impl Grid {
     pub fn exchange_begin<'a>(&'a mut self, fields: &'a mut [Field<'_>]) -> Result<Exchange<'a>> {
         let raw: Vec<RawField> = fields.iter().map(|f| f.raw).collect();
         let lens: Vec<usize> = fields.iter().map(|f| f.len).collect();
+        let types: Vec<&str> = fields.iter().map(|f| f.cell_type).collect();
         // SAFETY: the fields' slices are borrowed by the returned Exchange
         // until it ends (its drop ends it too); their lengths are checked.
-        let pending = unsafe { self.begin(&raw, Some(&lens)) }?;
+        let pending = unsafe { self.begin(&raw, Some(&lens), &types) }?;
         Ok(Exchange {
             grid: self,
             pending: Some(pending),
@@ -404,7 +427,33 @@ impl Grid {
     /// receives are not accessed until then.
     pub unsafe fn exchange_begin_raw(&mut self, fields: &[RawField]) -> Result<PendingExchange> {
         // SAFETY: the caller's contract.
-        unsafe { self.begin(fields, None) }
+        unsafe { self.begin(fields, None, &[]) }
+    }
+
+    /// [`Grid::exchange_begin_raw`] with the name of each field's cell type
+    /// (`types[k]` for `fields[k]`, e.g. a NumPy dtype): ranks whose types
+    /// differ get the same error on every rank, as for element sizes that
+    /// differ — cells of one size but another type (`f64` against `i64`)
+    /// would otherwise be exchanged as bytes. [`Grid::exchange`] names
+    /// the Rust types itself.
+    ///
+    /// # Safety
+    /// As [`Grid::exchange_begin_raw`].
+    pub unsafe fn exchange_begin_raw_typed(
+        &mut self,
+        fields: &[RawField],
+        types: &[&str],
+    ) -> Result<PendingExchange> {
+        if types.len() != fields.len() {
+            let why = Error::invalid_input(format!(
+                "{} fields but {} cell types",
+                fields.len(),
+                types.len()
+            ));
+            return Err(self.refuse_exchange(why));
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.begin(fields, None, types) }
     }
 
     /// Ends an exchange begun by [`Grid::exchange_begin_raw`] (ghost cells
@@ -425,9 +474,10 @@ impl Grid {
         &mut self,
         fields: &[RawField],
         lens: Option<&[usize]>,
+        types: &[&str],
     ) -> Result<PendingExchange> {
         let _w = polling();
-        let (what, fp) = self.call_of(fields);
+        let (what, fp) = self.call_of(fields, types);
         if self.pending.is_some() {
             return Err(Error::invalid_input(format!(
                 "{what}: a remap is pending; move the fields to their new buffers first (Grid::move_fields)"

@@ -121,6 +121,8 @@ pub struct RawField {
 pub struct Field<'a> {
     raw: RawField,
     len: usize,
+    /// The cells' Rust type, part of the exchange's identity.
+    pub(crate) cell_type: &'static str,
     _buf: PhantomData<&'a mut [u8]>,
 }
 
@@ -136,6 +138,7 @@ impl<'a> Field<'a> {
                 pad,
             },
             len: data.len(),
+            cell_type: std::any::type_name::<T>(),
             _buf: PhantomData,
         }
     }
