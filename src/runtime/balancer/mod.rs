@@ -114,6 +114,7 @@ mod network;
 mod phase_point;
 mod pool;
 mod rank_speed;
+mod rebalance;
 mod remap;
 mod speeds;
 mod tasks;
@@ -125,7 +126,8 @@ pub use membership::{Departing, Departure};
 pub use memory::MEMORY_FRACTION;
 pub use network::{network_policy, Network};
 pub use pool::{Joined, Pool};
-pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
+pub use rebalance::{GraphPlan, LocalProposal, Proposal, Rebalance, RootContext};
+pub use remap::RemapReport;
 pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
