@@ -7,7 +7,7 @@
 use std::ffi::c_int;
 
 use mpi::traits::*;
-use nuce::internals::comm::agree;
+use nuce::collective::agree;
 use nuce::plan::graph::{
     best_partition, metrics, Algo, FmRefiner, Graph, Grouping, Partition, Repartitioner,
 };
@@ -308,7 +308,7 @@ pub extern "C" fn nuce_graph_partition(
         let h = unsafe { balancer(b) }
             .map_err(|_| crate::unreachable_null("the balancer", "nuce_graph_partition"))?;
         let _w = waiting();
-        let (comm, root) = (h.bal.comm(), nuce::internals::balancer::ROOT);
+        let (comm, root) = (h.bal.comm(), nuce::ROOT);
         // The checked entry (bounded by the timeout; `algo` must match), then
         // the root's partitioning, which the others wait for.
         let op = format!("nuce_graph_partition(algo {algo})");

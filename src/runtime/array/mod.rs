@@ -28,7 +28,6 @@ use super::layout::exchange_on;
 use super::object::{next_call, MoveStats, OwnComm};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
-pub use crate::plan::array2d::cells_changing_owner;
 use crate::plan::array2d::weighted::box_of;
 use crate::plan::array2d::{ArrayPlan, Rect};
 
@@ -262,7 +261,7 @@ impl<T: Element> DistArray2<T> {
     /// Sets the cost per cell of this rank's block (`rows × cols` values of
     /// [`DistArray2::rect`] in C order, any unit, finite and `≥ 0`): the
     /// balancer then times, plans and decides by `Σ cost` instead of cell
-    /// counts (see [`super::cost`]). Local; checked at the next balance
+    /// counts (see module `cost`). Local; checked at the next balance
     /// point, where a bad cost on any rank is the same error on every rank.
     /// Set it again after a remap changes the block.
     pub fn set_cost(&mut self, costs: impl Into<Vec<f64>>) {
@@ -338,7 +337,7 @@ impl<T: Element> DistArray2<T> {
     }
 
     /// Sets the timeout of the array's collectives (local; every rank must
-    /// do the same). By default `NUCE_TIMEOUT_S` ([`super::watchdog`]);
+    /// do the same). By default `NUCE_TIMEOUT_S` (module `watchdog`);
     /// arrays made by a [`Balancer`](super::balancer::Balancer) take its timeout.
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
         self.cp.set_timeout(timeout);

@@ -124,7 +124,7 @@ use rank_speed::RankSpeed;
 
 pub use membership::{Departing, Departure};
 pub use memory::MEMORY_FRACTION;
-pub use network::{network_policy, Network};
+pub use network::Network;
 pub use pool::{Joined, Pool};
 pub use rebalance::{GraphPlan, LocalProposal, Proposal, Rebalance, RootContext};
 pub use remap::RemapReport;
@@ -193,7 +193,7 @@ impl Balancer {
     /// `MPI_Comm_dup`), with rank 0 as the root ([`ROOT`]). Arrays are planned by the
     /// optimal column-based decomposition ([`ColumnDp`], \[BBLRR01\] §3.2.4)
     /// unless [`Balancer::set_decomposer`] says otherwise. The collectives'
-    /// timeout comes from `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed
+    /// timeout comes from `NUCE_TIMEOUT_S` (module `watchdog`); a malformed
     /// value is an error on every rank.
     pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
         Balancer::new_as(comm, "Balancer::new")

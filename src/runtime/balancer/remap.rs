@@ -55,7 +55,7 @@ impl Balancer {
     /// ([`DistArray3::set_cost`], [`DistArray2::set_cost`],
     /// [`Grid::set_cost`](BufferGrid::set_cost)), timed by its
     /// summed cost, planned by the weighted bisection and decided on
-    /// `Σ cost / speed` ([`crate::runtime::cost`]); graphs follow the
+    /// `Σ cost / speed` (module `cost`); graphs follow the
     /// [`GraphStrategy`] they were built with: made by
     /// [`Balancer::scatter_graph`], re-cut along the root's index ordering
     /// (\[KOR95\] §3, few vertices move); made by [`DistGraph::from_local`],

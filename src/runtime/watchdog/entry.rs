@@ -112,7 +112,7 @@ pub(super) struct Verdict {
 /// rank has called it with the same `root`, and checks that all make the
 /// same call. `op` names the call and the arguments that must match (e.g.
 /// `Balancer::plan(300x240)`); `seq` numbers the checkpoints of `comm` (the
-/// caller keeps one counter per communicator, see [`Checkpoints`](super::Checkpoints)).
+/// caller keeps one counter per communicator, see `Checkpoints`).
 ///
 /// Every rank sends the root an arrival message (`seq`, `op`, its host);
 /// the root compares them with its own and answers every rank with the same
@@ -121,15 +121,15 @@ pub(super) struct Verdict {
 /// ranks, before anyone waits on data.
 ///
 /// With a `timeout`, a rank that does not arrive in time — slow, stopped or
-/// dead — ends the job: the root prints the [`abort_message`](super::abort_message) of an
+/// dead — ends the job: the root prints the `abort_message` of an
 /// [`Error::Timeout`],
 /// `nuce: timeout: rank(s) [..] of P did not reach <op> within T s (…)`, each
 /// missing rank with its host (learnt from earlier checkpoints), and calls
-/// `MPI_Abort`; the other ranks do the same [`ROOT_FIRST`] later, naming the
+/// `MPI_Abort`; the other ranks do the same `ROOT_FIRST` later, naming the
 /// root, if the root did not. Without a timeout, the waits are unbounded,
 /// as MPI's. Cost: `3(p − 1)` small messages to and from the root, O(p · |op|)
 /// work at the root (flat: the two-level entry through host leaders is
-/// for [`Checkpoints`](super::Checkpoints) whose balancer knows its hosts, module `tree`).
+/// for `Checkpoints` whose balancer knows its hosts, module `tree`).
 pub fn checkpoint<C: Communicator>(
     comm: &C,
     root: i32,

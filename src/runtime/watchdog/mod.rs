@@ -93,7 +93,7 @@ pub const EXIT_GRACE: Duration = Duration::from_secs(5);
 pub(crate) const FORWARD_GRACE: Duration = Duration::from_millis(500);
 
 /// Parses a timeout value: seconds as a positive decimal number, or `0` /
-/// `off` for no timeout. `None` (unset) gives [`DEFAULT_TIMEOUT_S`].
+/// `off` for no timeout. `None` (unset) gives `DEFAULT_TIMEOUT_S`.
 pub fn parse_timeout(value: Option<&str>) -> Result<Option<Duration>> {
     let Some(v) = value.map(str::trim) else {
         return Ok(Some(Duration::from_secs_f64(DEFAULT_TIMEOUT_S)));
