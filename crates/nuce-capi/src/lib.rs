@@ -943,6 +943,10 @@ pub extern "C" fn nuce_array_gather(
 /// rank): the application then asks [`nuce_array_padded_len`], allocates a
 /// buffer of that size, copies the new block into it with
 /// [`nuce_array_read`] and exchanges ghosts.
+///
+/// The balance point of a 2D array (`nuce_array`) only, despite its name
+/// without `array_` (kept for existing callers): a grid's is
+/// `nuce_grid_maybe_remap`, a graph's `nuce_graph_maybe_remap`.
 #[no_mangle]
 pub extern "C" fn nuce_maybe_remap(
     b: *mut nuce_balancer,
