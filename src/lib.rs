@@ -150,7 +150,8 @@ pub mod internals {
     pub mod comm {
         pub use crate::runtime::comm::{decode, displacements, encode, mpi_check};
     }
-    /// The checked entry and its diagnostics.
+    /// The checked entry and its diagnostics (`Checkpoints`: the type the
+    /// functions of `halo` take).
     pub mod watchdog {
         pub use crate::runtime::watchdog::{
             arrival_bytes_received, arrivals_received, checkpoint, parse_timeout, timeout_from_env,
