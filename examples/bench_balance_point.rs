@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use mpi::traits::*;
-use nuce::internals::comm::gather_values;
+use nuce::collective::gather_values;
 use nuce::internals::watchdog::{arrival_bytes_received, arrivals_received};
 use nuce::Balancer;
 

@@ -15,7 +15,8 @@ use mpi::datatype::Partition;
 use mpi::traits::*;
 use mpi::Count;
 use ndarray::Array2;
-use nuce::internals::comm::{displacements, max_f64};
+use nuce::collective::max_f64;
+use nuce::internals::comm::displacements;
 use nuce::plan::array2d::{ArrayDecomposer, RecursiveBisection2};
 use nuce::DistArray2;
 

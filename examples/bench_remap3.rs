@@ -16,12 +16,11 @@ use clap::Parser;
 use mpi::traits::*;
 use mpi::Count;
 use nuce::collective::max_f64;
-use nuce::internals::array3::DistArray3;
 use nuce::plan::array3d::best::Best3;
 use nuce::plan::array3d::plan::GridPlan3;
 use nuce::plan::array3d::GridDecomposer3;
 use nuce::plan::array3d::Stencil;
-use nuce::{Field, Grid};
+use nuce::{DistArray3, Field, Grid};
 
 #[path = "common/raw_move.rs"]
 mod raw_move;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use mpi::traits::*;
 
-use nuce::internals::comm::gather_values;
+use nuce::collective::gather_values;
 use nuce::internals::netprobe::link_to_root;
 use nuce::speed::network::{LinkRecord, ProbeConfig};
 use nuce::speed::topology;

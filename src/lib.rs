@@ -128,14 +128,61 @@ pub mod collective {
 }
 
 /// nuce's internals, public only for nuce's own crates: the C API
-/// (`nuce-capi`), the test driver (`nuce-testkit`), the benchmarks and the
-/// integration tests. **Not covered by semver**: anything here may change or
-/// disappear in any release. Applications use the crate root,
-/// [`collective`], [`speed`] and [`plan`] only.
+/// (`nuce-capi`), the Python bindings (`nuce-py`), the test driver
+/// (`nuce-testkit`), the benchmarks (`examples/`) and the integration tests.
+/// **Not covered by semver**: anything here may change or disappear in any
+/// release. Applications use the crate root, [`collective`], [`speed`] and
+/// [`plan`] only.
+///
+/// Only what those crates use and the crate root does not offer: they take
+/// every public type (`Balancer`, `Grid`, `DistArray2`, …) and the
+/// collectives ([`collective`]) from there.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::runtime::{
-        array, array3, auction, balancer, clock, comm, cost, graph, halo, hierarchy, layout,
-        master_worker, netprobe, packing, ranges, tags, watchdog,
-    };
+    // Whole modules: `clock` (the C API's `polling`) and `halo`, which the
+    // public docs of `DistGraph` (runtime/graph.rs) link to.
+    pub use crate::runtime::{clock, halo};
+    /// The bindings' view of a grid's fields and a split exchange.
+    pub mod layout {
+        pub use crate::runtime::layout::{PendingExchange, RawField};
+    }
+    /// Serde messages and MPI return codes.
+    pub mod comm {
+        pub use crate::runtime::comm::{decode, displacements, encode, mpi_check};
+    }
+    /// The checked entry and its diagnostics (`Checkpoints`: the type the
+    /// functions of `halo` take).
+    pub mod watchdog {
+        pub use crate::runtime::watchdog::{
+            arrival_bytes_received, arrivals_received, checkpoint, parse_timeout, timeout_from_env,
+            Checkpoints,
+        };
+    }
+    /// The speed model's setting from the environment, and the types of
+    /// [`Rebalance`](crate::Rebalance)'s hidden methods.
+    pub mod balancer {
+        pub use crate::runtime::balancer::{
+            functional_from_env, GraphPlan, LocalProposal, Proposal, RootContext,
+        };
+    }
+    /// The tasks' auction without a balancer.
+    pub mod auction {
+        pub use crate::runtime::auction::collective_assignment;
+    }
+    /// Host detection and the two-level collectives.
+    pub mod hierarchy {
+        pub use crate::runtime::hierarchy::{detect_hosts, TwoLevel};
+    }
+    /// A link's measurement to the root.
+    pub mod netprobe {
+        pub use crate::runtime::netprobe::link_to_root;
+    }
+    /// The AMR packing's collectives without a balancer.
+    pub mod packing {
+        pub use crate::runtime::packing::{allocate_collective, collective_tp, CollectivePacking};
+    }
+    /// The message tags nuce uses.
+    pub mod tags {
+        pub use crate::runtime::tags::{ALL, HALO_FIRST};
+    }
 }

@@ -11,13 +11,12 @@
 //! (The METIS / gmsh file readers of `src/plan/graph/io.rs` were not on main
 //! when this was written; see RELIABILITY.md.)
 
-use nuce::internals::balancer::Network;
 use nuce::internals::comm::{decode, encode};
-use nuce::internals::hierarchy::Hosts;
 use nuce::internals::watchdog::parse_timeout;
 use nuce::plan::array2d::{ArrayPlan, Rect};
 use nuce::speed::network::LinkRecord;
 use nuce::speed::SpeedRecord;
+use nuce::{Hosts, Network};
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 

@@ -6,7 +6,8 @@
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
 use mpi::Count;
-use nuce::internals::comm::{displacements, max_f64};
+use nuce::collective::max_f64;
+use nuce::internals::comm::displacements;
 
 /// Times one `MPI_Alltoallv` of `f64`s where this rank sends `send[q]` and
 /// receives `recv[q]` values to and from rank `q` (its own entries 0: kept

@@ -94,7 +94,7 @@ pub fn collective_assignment<C: Communicator>(
         .collect())
 }
 
-/// What a worker rank knows about itself for [`collective_max_tasks1`].
+/// What a worker rank knows about itself for `collective_max_tasks1`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WorkerSelf {
     /// Its measured seconds per task.

@@ -315,7 +315,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Checks that every rank passed an identical `value` (collective: two
-/// all-reduces of the [`fingerprint`], O(log p); only on a mismatch a gather
+/// all-reduces of the `fingerprint`, O(log p); only on a mismatch a gather
 /// of the fingerprints at `root`). Otherwise every rank returns the same
 /// [`Error::Disagreement`] naming the ranks whose `what` differs from `root`'s.
 pub fn check_identical<C: Communicator, T: Serialize + ?Sized>(

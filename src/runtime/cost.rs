@@ -62,7 +62,7 @@ macro_rules! cost_methods_3d {
             $name,
             "::local_box`] in C order, without ghosts or padding; any unit, finite and `≥ 0`): ",
             "the balancer then times, plans and decides by `Σ cost` instead of cell counts ",
-            "(see [`cost`](crate::runtime::cost)). Local; checked at the next balance point, where a bad cost ",
+            "(see module `cost`). Local; checked at the next balance point, where a bad cost ",
             "on any rank (NaN, negative, infinite, the wrong length, set on some ranks only, ",
             "all 0) is the same error on every rank."
         )]

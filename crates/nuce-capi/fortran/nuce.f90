@@ -1235,7 +1235,9 @@ contains
   !> `tpwgts(nparts)` (equal when absent) with algorithm `algo`
   !> (NUCE_ALGO_*, default NUCE_ALGO_BEST). `part(n)` gets the part of every
   !> vertex, 0 .. nparts - 1; `edgecut` the weight of the cut edges. Local
-  !> and pure (callable before MPI_Init).
+  !> and pure (callable before MPI_Init). Not nuce_graph_partition: the verb
+  !> first is the pure call with explicit targets, the nuce_graph_* name the
+  !> balancer's collective call for its speeds.
   subroutine nuce_partition_graph(xadj, adjncy, nparts, part, vwgt, ewgt, coords, tpwgts, &
                                   algo, numflag, edgecut, ierr)
     integer(c_int64_t), intent(in) :: xadj(:), adjncy(:)
@@ -1287,7 +1289,8 @@ contains
   !> balancer's speeds (collective; `algo` the same on every rank). `xadj`,
   !> `adjncy`, the weights, `coords`, `part(n)` (MPI ranks, 0-based) and
   !> `edgecut` are read and written on rank 0 only: elsewhere pass
-  !> zero-size arrays.
+  !> zero-size arrays. Not nuce_partition_graph (the pure, local call with
+  !> explicit targets): this nuce_graph_* call is the balancer's, collective.
   subroutine nuce_graph_partition(b, xadj, adjncy, part, vwgt, ewgt, coords, algo, numflag, &
                                   edgecut, ierr)
     type(nuce_balancer), intent(in) :: b

@@ -348,6 +348,10 @@ int nuce_array_gather(struct nuce_array *a,
 // rank): the application then asks [`nuce_array_padded_len`], allocates a
 // buffer of that size, copies the new block into it with
 // [`nuce_array_read`] and exchanges ghosts.
+//
+// The balance point of a 2D array (`nuce_array`) only, despite its name
+// without `array_` (kept for existing callers): a grid's is
+// `nuce_grid_maybe_remap`, a graph's `nuce_graph_maybe_remap`.
 int nuce_maybe_remap(struct nuce_balancer *b,
                      struct nuce_array *a,
                      int64_t iterations,
@@ -796,6 +800,10 @@ int nuce_grid_move(struct nuce_grid *g,
 // `part[n]` (values in `0..nparts`) and, when `edgecut` is not NULL, the
 // total weight of the cut edges. Local and pure (no MPI; callable before
 // `MPI_Init`), like `METIS_PartGraphKway` with `tpwgts`.
+//
+// Not [`nuce_graph_partition`]: the verb first (`partition_graph`, as
+// `nuce_repartition_graph`) is the pure call with explicit targets; the
+// `nuce_graph_*` name is the balancer's collective call for its speeds.
 int nuce_partition_graph(const struct nuce_csr *g,
                          int64_t nparts,
                          const double *tpwgts,
@@ -827,6 +835,10 @@ int nuce_repartition_graph(const struct nuce_csr *g,
 // algorithm `algo` (collective; `algo` identical on every rank). `g`,
 // `part[n]` and `edgecut` (may be NULL) are read and written on rank 0
 // only (may be NULL elsewhere); every rank returns the same code.
+//
+// Not [`nuce_partition_graph`]: this `nuce_graph_*` call is the
+// balancer's, collective, for its speeds; the verb-first name is the pure,
+// local call with explicit targets.
 int nuce_graph_partition(struct nuce_balancer *b,
                          const struct nuce_csr *g,
                          int algo,

@@ -17,10 +17,11 @@
 use std::ffi::{c_int, c_void};
 
 use mpi::traits::*;
-use nuce::internals::balancer::RemapReport;
-use nuce::internals::comm::{agree, check_identical};
+use nuce::collective::{agree, check_identical};
 use nuce::plan::graph::Partition;
-use nuce::{waiting, Balancer, Departing, Departure, DistGraph, Error, GraphValue, Result};
+use nuce::{
+    waiting, Balancer, Departing, Departure, DistGraph, Error, GraphValue, RemapReport, Result,
+};
 
 use crate::partition::{nuce_csr, read_csr};
 use crate::{
@@ -270,7 +271,7 @@ impl nuce_graph {
         let local =
             crate::caller::refused_or(unsafe { buffer(p, len, self.slots(), self.elem, "values") });
         let world = mpi::topology::SimpleCommunicator::world().rank();
-        let _dog = nuce::internals::watchdog::guard(world, call, self.g.timeout());
+        let _dog = nuce::guard(world, call, self.g.timeout());
         agree(self.g.comm(), 0, local)
     }
 
@@ -373,7 +374,7 @@ pub extern "C" fn nuce_graph_scatter(
             (h, out.as_mut())
         };
         let _w = waiting();
-        let (comm, root) = (h.bal.comm(), nuce::internals::balancer::ROOT);
+        let (comm, root) = (h.bal.comm(), nuce::ROOT);
         // This rank's own validation: its refusal at the checked entry.
         let local = out.ok_or_else(|| null("out")).and_then(|out| {
             *out = std::ptr::null_mut();

@@ -9,9 +9,9 @@
 use std::ffi::{c_int, c_void};
 
 use nuce::internals::clock::polling;
-use nuce::internals::layout::{Grid, PendingExchange, RawField};
+use nuce::internals::layout::{PendingExchange, RawField};
 use nuce::plan::array3d::Stencil;
-use nuce::{waiting, Error, Result};
+use nuce::{waiting, Error, Grid, Result};
 
 use crate::{balancer, checked, deref_mut, free_handle, guard, null, to_usize, unreachable_null};
 use crate::{caller, nuce_balancer};

@@ -573,7 +573,7 @@ pub extern "C" fn nuce_set_speeds(b: *mut nuce_balancer, speeds: *const f64, n: 
         // SAFETY: `b` is NULL or a live handle.
         let h = unsafe { balancer(b) }
             .map_err(|_| unreachable_null("the balancer", "nuce_set_speeds"))?;
-        let root = h.bal.comm().rank() == nuce::internals::balancer::ROOT;
+        let root = h.bal.comm().rank() == nuce::ROOT;
         let local = if root && speeds.is_null() {
             Err(null("speeds"))
         } else {
@@ -743,7 +743,7 @@ fn new_array(
         // SAFETY: `b` is NULL or a live handle.
         let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", call))?;
         let _w = waiting();
-        let root = h.bal.comm().rank() == nuce::internals::balancer::ROOT;
+        let root = h.bal.comm().rank() == nuce::ROOT;
         // This rank's own validation: its refusal at the checked entry.
         let [rn, cn] = caller::extent_names();
         let local = to_usize(rows, rn).and_then(|r| {
@@ -943,6 +943,10 @@ pub extern "C" fn nuce_array_gather(
 /// rank): the application then asks [`nuce_array_padded_len`], allocates a
 /// buffer of that size, copies the new block into it with
 /// [`nuce_array_read`] and exchanges ghosts.
+///
+/// The balance point of a 2D array (`nuce_array`) only, despite its name
+/// without `array_` (kept for existing callers): a grid's is
+/// `nuce_grid_maybe_remap`, a graph's `nuce_graph_maybe_remap`.
 #[no_mangle]
 pub extern "C" fn nuce_maybe_remap(
     b: *mut nuce_balancer,

@@ -7,7 +7,7 @@
 use std::ffi::c_int;
 
 use mpi::traits::*;
-use nuce::internals::comm::agree;
+use nuce::collective::agree;
 use nuce::plan::graph::{
     best_partition, metrics, Algo, FmRefiner, Graph, Grouping, Partition, Repartitioner,
 };
@@ -222,6 +222,10 @@ unsafe fn part_targets(nparts: i64, tpwgts: *const f64) -> Result<(usize, Vec<f6
 /// `part[n]` (values in `0..nparts`) and, when `edgecut` is not NULL, the
 /// total weight of the cut edges. Local and pure (no MPI; callable before
 /// `MPI_Init`), like `METIS_PartGraphKway` with `tpwgts`.
+///
+/// Not [`nuce_graph_partition`]: the verb first (`partition_graph`, as
+/// `nuce_repartition_graph`) is the pure call with explicit targets; the
+/// `nuce_graph_*` name is the balancer's collective call for its speeds.
 #[no_mangle]
 pub extern "C" fn nuce_partition_graph(
     g: *const nuce_csr,
@@ -295,6 +299,10 @@ pub extern "C" fn nuce_repartition_graph(
 /// algorithm `algo` (collective; `algo` identical on every rank). `g`,
 /// `part[n]` and `edgecut` (may be NULL) are read and written on rank 0
 /// only (may be NULL elsewhere); every rank returns the same code.
+///
+/// Not [`nuce_partition_graph`]: this `nuce_graph_*` call is the
+/// balancer's, collective, for its speeds; the verb-first name is the pure,
+/// local call with explicit targets.
 #[no_mangle]
 pub extern "C" fn nuce_graph_partition(
     b: *mut nuce_balancer,
@@ -308,7 +316,7 @@ pub extern "C" fn nuce_graph_partition(
         let h = unsafe { balancer(b) }
             .map_err(|_| crate::unreachable_null("the balancer", "nuce_graph_partition"))?;
         let _w = waiting();
-        let (comm, root) = (h.bal.comm(), nuce::internals::balancer::ROOT);
+        let (comm, root) = (h.bal.comm(), nuce::ROOT);
         // The checked entry (bounded by the timeout; `algo` must match), then
         // the root's partitioning, which the others wait for.
         let op = format!("nuce_graph_partition(algo {algo})");

@@ -7,8 +7,7 @@ use std::mem::ManuallyDrop;
 
 use mpi::raw::{AsRaw, FromRaw};
 use mpi::topology::SimpleCommunicator;
-use nuce::internals::layout::Grid;
-use nuce::{waiting, Error, Pool, Result};
+use nuce::{waiting, Error, Grid, Pool, Result};
 
 use crate::grid::{grid_handles, nuce_grid};
 use crate::nuce_balancer;

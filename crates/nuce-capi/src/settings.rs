@@ -5,9 +5,8 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
 use std::time::Duration;
 
-use nuce::internals::clock::Waiting;
 use nuce::plan::array2d::decomposer_by_name;
-use nuce::{waiting, Error, Result};
+use nuce::{waiting, Error, Result, Waiting};
 
 use super::{balancer, checked, guard, nuce_balancer, null, unreachable_null};
 

@@ -6,8 +6,8 @@
 //! `itemsize × components` bytes). Checks give a [`nuce::Error`] naming the
 //! field, which the collective call passes to every rank.
 
-use nuce::internals::layout::{Layout, RawField};
-use nuce::Error;
+use nuce::internals::layout::RawField;
+use nuce::{Error, Layout};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 

@@ -2,8 +2,8 @@
 //! data lives in the caller's NumPy arrays ([`nuce::Grid`]). Made by
 //! `Balancer.grid`; exchanges fill the arrays' ghost cells in place.
 
-use nuce::internals::layout::{Grid, Layout};
 use nuce::plan::array3d::Box3;
+use nuce::{Grid, Layout};
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 

@@ -4,9 +4,11 @@
 
 use mpi::traits::*;
 use ndarray::Array2;
-use nuce::internals::array::{cells_changing_owner, DistArray2};
-use nuce::internals::comm::{bcast_value, root_compute};
-use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, Rect, RecursiveBisection2};
+use nuce::collective::{bcast_value, root_compute};
+use nuce::plan::array2d::{
+    cells_changing_owner, ArrayDecomposer, ArrayPlan, Rect, RecursiveBisection2,
+};
+use nuce::DistArray2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -298,7 +300,7 @@ fn errors(ctx: &Ctx) {
                 .collect();
             root_compute(w, 0, || Ok(RecursiveBisection2.decompose(m, n, &speeds)?)).map(|_| ())
         }
-        "too-many-ranks" => nuce::internals::balancer::Balancer::new(w)
+        "too-many-ranks" => nuce::Balancer::new(w)
             .map(|mut b| {
                 b.set_decomposer(RecursiveBisection2);
                 b
@@ -424,7 +426,7 @@ fn sweep(ctx: &Ctx) {
     // first plan is the column DP's for the planning model of the gathered
     // functions (functional when some function is not flat).
     use nuce::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate};
-    let fns = nuce::internals::comm::gather_values(w, 0, &bal.speed_function().cloned())
+    let fns = nuce::collective::gather_values(w, 0, &bal.speed_function().cloned())
         .expect("gather the functions");
     let functional = nuce::internals::balancer::functional_from_env().expect("speed model");
     let (speeds, want_plan, model) = root_compute(w, 0, || {

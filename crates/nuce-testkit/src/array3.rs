@@ -4,7 +4,7 @@
 //! change owner, and bad inputs giving the same error on every rank.
 
 use mpi::traits::*;
-use nuce::internals::comm::sum_f64;
+use nuce::collective::sum_f64;
 use nuce::plan::array3d::{Box3, GridPlan3, Stencil};
 use nuce::DistArray3;
 use rand::{Rng, SeedableRng};

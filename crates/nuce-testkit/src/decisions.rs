@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use mpi::traits::*;
 
-use nuce::internals::array::DistArray2;
-use nuce::internals::balancer::Balancer;
-use nuce::internals::clock::waiting;
+use nuce::{waiting, Balancer, DistArray2};
 
 use crate::Ctx;
 

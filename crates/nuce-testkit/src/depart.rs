@@ -27,9 +27,8 @@
 //!   volumes=V`.
 
 use mpi::traits::*;
-use nuce::internals::layout::Field;
 use nuce::plan::array3d::{Box3, Stencil};
-use nuce::{Balancer, Grid, Pool};
+use nuce::{Balancer, Field, Grid, Pool};
 
 use crate::Ctx;
 

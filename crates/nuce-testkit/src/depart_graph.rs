@@ -16,7 +16,7 @@
 //!   point (for the measured speeds).
 
 use mpi::traits::*;
-use nuce::internals::comm::sum_f64;
+use nuce::collective::sum_f64;
 use nuce::{DistGraph, Partition};
 
 use crate::save_graph::{flat, geo, same_graph, serial, step, value, whole, FLAT, G, GEO, STEPS};

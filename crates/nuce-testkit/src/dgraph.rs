@@ -6,10 +6,10 @@
 //! bounded by the local size, and bad pieces failing alike on every rank.
 
 use mpi::traits::*;
-use nuce::internals::comm::{max_f64, sum_f64};
-use nuce::internals::graph::{DistGraph, GraphStrategy};
+use nuce::collective::{max_f64, sum_f64};
 use nuce::plan::graph::slab::{block_of, grid_slab};
 use nuce::plan::graph::{Coords, Graph};
+use nuce::{DistGraph, GraphStrategy};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -26,11 +26,10 @@
 
 use mpi::traits::*;
 use ndarray::Array2;
-use nuce::internals::balancer::Balancer;
 use nuce::internals::tags;
 use nuce::internals::watchdog::arrivals_received;
 use nuce::plan::graph::grid_graph;
-use nuce::Error;
+use nuce::{Balancer, Error};
 
 use crate::Ctx;
 

@@ -30,11 +30,9 @@
 
 use mpi::traits::*;
 use ndarray::Array2;
-use nuce::internals::array::DistArray2;
-use nuce::internals::balancer::Balancer;
-use nuce::internals::comm::{bcast_value, gather_values};
+use nuce::collective::{bcast_value, gather_values};
 use nuce::plan::array2d::{ArrayPlan, Rect};
-use nuce::Error;
+use nuce::{Balancer, DistArray2, Error};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

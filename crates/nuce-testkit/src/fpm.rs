@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use mpi::traits::*;
 
-use nuce::internals::array::DistArray2;
-use nuce::internals::balancer::Balancer;
+use nuce::{Balancer, DistArray2};
 
 use crate::Ctx;
 

@@ -3,8 +3,8 @@
 //! successive migrations, and a bad partition giving the same error everywhere.
 
 use mpi::traits::*;
-use nuce::internals::graph::DistGraph;
 use nuce::plan::graph::{Algo, Graph, Grouping, Partition};
+use nuce::DistGraph;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -174,8 +174,8 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 ctx.check("ghost-values", ok, "ghost values differ");
                 // Bytes on the wire: one f64 (8 bytes) per ghost, no framing;
                 // the figures are this rank's own (no collective per exchange).
-                let ghosts = nuce::internals::comm::sum_f64(world, dg.ghosts().len() as f64) as u64;
-                let sent = nuce::internals::comm::sum_f64(world, st.bytes_sent as f64) as u64;
+                let ghosts = nuce::collective::sum_f64(world, dg.ghosts().len() as f64) as u64;
+                let sent = nuce::collective::sum_f64(world, st.bytes_sent as f64) as u64;
                 let owners: std::collections::BTreeSet<u32> =
                     dg.ghost_owners().iter().copied().collect();
                 ctx.check(
@@ -183,8 +183,8 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                     sent == 8 * ghosts && st.bytes_received == 8 * dg.ghosts().len() as u64,
                     format!("{sent} bytes sent, expected {}", 8 * ghosts),
                 );
-                let msgs = nuce::internals::comm::sum_f64(world, st.messages_sent as f64) as u64;
-                let pairs = nuce::internals::comm::sum_f64(world, owners.len() as f64) as u64;
+                let msgs = nuce::collective::sum_f64(world, st.messages_sent as f64) as u64;
+                let pairs = nuce::collective::sum_f64(world, owners.len() as f64) as u64;
                 ctx.check(
                     "ghost-neighbour-only",
                     msgs == pairs && !owners.contains(&(ctx.rank() as u32)),

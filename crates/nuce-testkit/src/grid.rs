@@ -28,10 +28,9 @@
 //!   ranks): `AFTER rank same-grid=true|false|none|error … new-grid=…`.
 
 use mpi::traits::*;
-use nuce::internals::comm::sum_f64;
-use nuce::internals::layout::{Field, Layout, Plain};
+use nuce::collective::sum_f64;
 use nuce::plan::array3d::{Box3, GridPlan3, Stencil};
-use nuce::{Balancer, Grid};
+use nuce::{Balancer, Field, Grid, Layout, Plain};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 

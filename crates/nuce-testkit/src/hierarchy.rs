@@ -19,13 +19,12 @@
 //!   error on every rank (`ERR rank case error`); agreeing calls work after.
 
 use mpi::traits::*;
-use nuce::internals::balancer::Balancer;
-use nuce::internals::comm::{check_identical, gather_values};
-use nuce::internals::hierarchy::{detect_hosts, Hosts, TwoLevel};
+use nuce::collective::{check_identical, gather_values};
+use nuce::internals::hierarchy::{detect_hosts, TwoLevel};
 use nuce::internals::watchdog::arrivals_received;
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp};
 use nuce::plan::array3d::Stencil;
-use nuce::Error;
+use nuce::{Balancer, Error, Hosts};
 
 use crate::Ctx;
 

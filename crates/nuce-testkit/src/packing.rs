@@ -2,12 +2,12 @@
 //! sequential TP and allocator, agreed errors, and per-round timing.
 
 use mpi::traits::*;
-use nuce::internals::balancer::Balancer;
-use nuce::internals::comm::gather_values;
+use nuce::collective::gather_values;
 use nuce::internals::packing::{allocate_collective, collective_tp};
 use nuce::plan::packing::{
     Grid, Mesh, Packer, PackingOrder, Scaling, SubmeshAllocator, TightPacking,
 };
+use nuce::Balancer;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

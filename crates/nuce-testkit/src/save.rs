@@ -17,9 +17,8 @@
 //!   on the last rank); every rank prints `ERR rank error`.
 
 use mpi::traits::*;
-use nuce::internals::layout::Field;
 use nuce::plan::array3d::{Box3, Stencil};
-use nuce::{Balancer, Grid, SavedGrid};
+use nuce::{Balancer, Field, Grid, SavedGrid};
 
 use crate::Ctx;
 

@@ -24,12 +24,11 @@
 //!   `ERR rank error`.
 
 use mpi::traits::*;
-use nuce::internals::comm::sum_f64;
-use nuce::internals::layout::Field;
+use nuce::collective::sum_f64;
 use nuce::plan::array3d::Stencil;
 use nuce::plan::graph::slab::{block_of, grid_slab};
 use nuce::plan::graph::{Coords, Graph};
-use nuce::{Balancer, DistGraph, GraphStrategy, SavedGraph, SavedGrid};
+use nuce::{Balancer, DistGraph, Field, GraphStrategy, SavedGraph, SavedGrid};
 
 use crate::Ctx;
 

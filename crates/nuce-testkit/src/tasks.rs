@@ -19,10 +19,8 @@
 use std::time::Instant;
 
 use mpi::traits::*;
-use nuce::internals::auction::{collective_assignment, WorkerSelf};
-use nuce::internals::balancer::Balancer;
-use nuce::internals::comm::all_gather_values;
-use nuce::internals::master_worker::{run_master_worker, ExecPlan};
+use nuce::collective::all_gather_values;
+use nuce::internals::auction::collective_assignment;
 use nuce::internals::netprobe::link_to_root;
 use nuce::plan::tasks::auction::auction;
 use nuce::plan::tasks::matching::Assignment;
@@ -30,6 +28,7 @@ use nuce::plan::tasks::{
     AssignmentSolver, Matching, MaxTasksSolver, TaskPlatform, TaskSchedule, TwoFactor,
 };
 use nuce::speed::network::ProbeConfig;
+use nuce::{run_master_worker, Balancer, ExecPlan, WorkerSelf};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -352,7 +352,7 @@ impl<T: Element> DistArray3<T> {
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes
-    /// travel, on the grid layer ([`super::layout`]): one derived-datatype
+    /// travel, on the grid layer (module `layout`): one derived-datatype
     /// message per pair of ranks, from the old block straight into the new
     /// one (no staging), the kept cells copied locally. One checked entry
     /// first (a rank moving to another plan is a disagreement there). On

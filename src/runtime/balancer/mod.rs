@@ -114,6 +114,7 @@ mod network;
 mod phase_point;
 mod pool;
 mod rank_speed;
+mod rebalance;
 mod remap;
 mod speeds;
 mod tasks;
@@ -123,9 +124,10 @@ use rank_speed::RankSpeed;
 
 pub use membership::{Departing, Departure};
 pub use memory::MEMORY_FRACTION;
-pub use network::{network_policy, Network};
+pub use network::Network;
 pub use pool::{Joined, Pool};
-pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
+pub use rebalance::{GraphPlan, LocalProposal, Proposal, Rebalance, RootContext};
+pub use remap::RemapReport;
 pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
@@ -191,7 +193,7 @@ impl Balancer {
     /// `MPI_Comm_dup`), with rank 0 as the root ([`ROOT`]). Arrays are planned by the
     /// optimal column-based decomposition ([`ColumnDp`], \[BBLRR01\] §3.2.4)
     /// unless [`Balancer::set_decomposer`] says otherwise. The collectives'
-    /// timeout comes from `NUCE_TIMEOUT_S` ([`super::watchdog`]); a malformed
+    /// timeout comes from `NUCE_TIMEOUT_S` (module `watchdog`); a malformed
     /// value is an error on every rank.
     pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
         Balancer::new_as(comm, "Balancer::new")

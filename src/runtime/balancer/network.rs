@@ -99,12 +99,12 @@ pub fn network_policy(
 
 impl Balancer {
     /// Measures every rank's link to the root with the ping-pong probe
-    /// ([`crate::runtime::netprobe`]) and keeps the result on every rank. From then
+    /// (module `netprobe`) and keeps the result on every rank. From then
     /// on, remap decisions use the slowest link's bandwidth (until a large
     /// remap has been timed, see [`Balancer::bandwidth`]) and the largest
     /// latency as the per-message cost, and [`Network::latency_cells`]
     /// gives the latency for the latency-aware decomposers. Cost: see
-    /// [`probe_links`], serialised at the root.
+    /// `probe_links`, serialised at the root.
     pub fn measure_network(&mut self, cfg: &ProbeConfig) -> Result<&Network> {
         let _w = waiting();
         let _span = info_span!("measure_network").entered();

@@ -30,7 +30,7 @@ impl Balancer {
     }
 
     /// The MaxTasks1 schedule of a master–worker run, solved collectively
-    /// ([`collective_max_tasks1`], \[BBLRR01\] §4.3): every worker passes its
+    /// (`collective_max_tasks1`, \[BBLRR01\] §4.3): every worker passes its
     /// own measured costs, the root (the master) `None`; every rank returns
     /// the same platform and schedule within `deadline`.
     pub fn schedule_tasks(

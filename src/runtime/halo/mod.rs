@@ -123,7 +123,7 @@ impl Call {
     }
 }
 
-/// Fingerprint of a call's description ([`fnv1a`]).
+/// Fingerprint of a call's description (`fnv1a`).
 pub fn fingerprint(s: &str) -> u64 {
     fnv1a(s.as_bytes())
 }

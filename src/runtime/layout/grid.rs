@@ -329,7 +329,7 @@ impl Grid {
     /// An exchange this rank cannot take part in (`why`: e.g. its field
     /// list is unreadable): it takes the exchange's place in the sequence
     /// and joins the escalation at once, so that every rank involved
-    /// returns `why` ([`halo::refuse`]). For bindings.
+    /// returns `why` (`halo::refuse`). For bindings.
     pub fn refuse_exchange(&mut self, why: Error) -> Error {
         let _w = waiting();
         let what = format!("Grid::exchange (refused: {why})");

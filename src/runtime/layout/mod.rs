@@ -23,7 +23,7 @@
 //!   [`Exchange::end`]): to and from each neighbour one message per group
 //!   of fields, each an MPI derived datatype (per field a subarray of the
 //!   region, consecutive fields combined into one struct type while the
-//!   message stays within [`COMBINE_BYTES`]) built once per (layout,
+//!   message stays within [`COMBINE_BYTES`](datatypes::COMBINE_BYTES)) built once per (layout,
 //!   fields) and cached: no staging copy, no copy loop. The messages carry the halo
 //!   protocol of [`super::halo`] (tag = call fingerprint + sequence; a
 //!   neighbour at another exchange — other field count, element sizes,
@@ -77,7 +77,6 @@ use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 mod datatypes;
 mod grid;
 
-pub use datatypes::COMBINE_BYTES;
 pub(crate) use datatypes::{exchange_on, transfer, Dtype, HaloTypes};
 use datatypes::{message_groups, offsets, PeerMessages, PeerTypes};
 pub use grid::{Exchange, Grid, PendingExchange};
@@ -342,7 +341,8 @@ impl Layout {
     /// The datatypes of a ghost exchange of `fields` (each checked against
     /// this layout by the caller): per neighbour, the messages sent and
     /// those received, relative to the first field's buffer. Consecutive
-    /// fields share a message up to [`COMBINE_BYTES`] ([`message_groups`]).
+    /// fields share a message up to
+    /// [`COMBINE_BYTES`](datatypes::COMBINE_BYTES) ([`message_groups`]).
     fn exchange_types(&self, fields: &[RawField]) -> Result<PeerTypes> {
         let offs = offsets(fields);
         let sizes: Vec<usize> = fields.iter().map(|f| f.elem_size).collect();

@@ -28,14 +28,19 @@ use std::time::{Duration, Instant};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    abort_job, encode, host_name, learn_host, missing_at_root, send_to, stalled_verdict, Arrival,
-    Bringing, Stalled, ARRIVALS, ARRIVAL_BYTES, ROOT_FIRST, TAG_ROOT_HERE,
+use super::entry::{
+    accept, await_verdict, decide, send_to, Arrival, Bringing, Stalled, ARRIVALS, ARRIVAL_BYTES,
 };
+use super::errors::{disagreement, missing_at_root, stalled_verdict};
+use super::hosts::{host_name, learn_host};
+use super::{abort_job, ROOT_FIRST};
 use crate::error::{Error, Result};
 use crate::runtime::clock::Poller;
-use crate::runtime::comm::decode;
-use crate::runtime::tags::{ARRIVE as TAG_ARRIVE, SUMMARY as TAG_SUMMARY};
+use crate::runtime::comm::{decode, encode};
+use crate::runtime::tags::{
+    ARRIVE as TAG_ARRIVE, ROOT_HERE as TAG_ROOT_HERE, SUMMARY as TAG_SUMMARY,
+    VERDICT as TAG_VERDICT,
+};
 
 /// This rank's place in the two-level checked entry of a communicator.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,7 +193,7 @@ impl Tally {
 
     /// The root's verdict at checkpoint `seq` of its call `op`: the lowest
     /// refusal, else a stall every rank shares, else the calls that differ
-    /// from the root's ([`super::disagreement`]), else none.
+    /// from the root's ([`disagreement`]), else none.
     pub(super) fn verdict<C: Communicator>(
         self,
         comm: &C,
@@ -213,7 +218,7 @@ impl Tally {
             } else {
                 String::new()
             };
-            super::disagreement(root, &format!("{op}{seq_note}"), &differ)
+            disagreement(root, &format!("{op}{seq_note}"), &differ)
         });
         let stalls: Vec<(i32, Stalled)> = self
             .stalls
@@ -282,7 +287,7 @@ struct Summary {
 
 /// The calls a host leader's summary (`bytes`, from rank `src`) reports,
 /// as `rank(s) [..] (host H) are at OP`, for a root that timed out
-/// ([`super::calls_elsewhere`]).
+/// ([`super::channels::calls_elsewhere`]).
 pub(super) fn calls_in_summary(bytes: &[u8], src: i32) -> Vec<String> {
     decode::<Summary>(bytes, src).map_or_else(
         |_| Vec::new(),
@@ -366,6 +371,29 @@ pub(super) fn collect<C: Communicator>(
     });
 }
 
+/// Receives the [`Arrival`] of each of `from` into `tally` ([`collect`]) as
+/// the collector `me` (`role`: the root, or a host's leader); past `timeout`
+/// it ends the job naming the ranks still missing.
+pub(super) fn collect_arrivals<C: Communicator>(
+    comm: &C,
+    from: &[i32],
+    op: &str,
+    seq: u64,
+    timeout: Option<Duration>,
+    tally: &mut Tally,
+    (me, role): (i32, &str),
+) {
+    collect(
+        comm,
+        from,
+        TAG_ARRIVE,
+        seq,
+        timeout,
+        |src, bytes| tally.add(src, bytes.and_then(|b| decode::<Arrival>(&b, src))),
+        |missing| missing_at_root(comm, me, op, timeout.unwrap_or_default(), missing, role),
+    );
+}
+
 /// The two-level checked entry ([`super::checkpoint`]'s semantics) on
 /// `comm` by `tree`: this rank's part, as root, leader or member.
 pub(super) fn entry<C: Communicator>(
@@ -399,8 +427,8 @@ pub(super) fn entry<C: Communicator>(
             "its host's leader"
         };
         let parent = (tree.parent, role);
-        let (verdict, _) = super::await_verdict(comm, parent, op, limit, (&bytes, tag))?;
-        return super::accept(comm, verdict);
+        let (verdict, _) = await_verdict(comm, parent, op, limit, (&bytes, tag))?;
+        return accept(comm, verdict);
     }
     let mut tally = Tally::own(me, seq, op, &bringing);
     if me == root {
@@ -429,27 +457,11 @@ pub(super) fn entry<C: Communicator>(
                 )
             },
         );
-        return super::decide(comm, root, op, seq, world, tally, &tree.children);
+        return decide(comm, root, op, seq, world, tally, &tree.children);
     }
     // A leader: its host's arrivals, one summary to the root, the verdict back.
-    collect(
-        comm,
-        &tree.children,
-        TAG_ARRIVE,
-        seq,
-        timeout,
-        |src, bytes| tally.add(src, bytes.and_then(|b| decode::<Arrival>(&b, src))),
-        |missing| {
-            missing_at_root(
-                comm,
-                me,
-                op,
-                timeout.unwrap_or_default(),
-                missing,
-                "its host's leader",
-            )
-        },
-    );
+    let leader = (me, "its host's leader");
+    collect_arrivals(comm, &tree.children, op, seq, timeout, &mut tally, leader);
     let summary = encode(&Summary {
         world,
         host: host_name().to_string(),
@@ -457,9 +469,9 @@ pub(super) fn entry<C: Communicator>(
     })?;
     let limit = timeout.map(|t| t + 2 * ROOT_FIRST);
     let up = (&summary[..], TAG_SUMMARY);
-    let (verdict, bytes) = super::await_verdict(comm, (root, "the root"), op, limit, up)?;
-    send_to(comm, &tree.children, &bytes, super::TAG_VERDICT);
-    super::accept(comm, verdict)
+    let (verdict, bytes) = await_verdict(comm, (root, "the root"), op, limit, up)?;
+    send_to(comm, &tree.children, &bytes, TAG_VERDICT);
+    accept(comm, verdict)
 }
 
 #[cfg(test)]
