@@ -392,7 +392,8 @@ impl Grid {
     /// message to and from each, nothing through the root; see the
     /// module's documentation). Ghost cells outside the grid are left
     /// untouched. Every rank must call it with the same number of fields,
-    /// element sizes and element types (paddings may differ); a difference,
+    /// element sizes and element types (compared where they are primitive
+    /// numbers: `f64` against `i64`; paddings may differ); a difference,
     /// or a wrong slice length on one rank, is the same error on every rank
     /// involved.
     pub fn exchange(&mut self, fields: &mut [Field<'_>]) -> Result<()> {
@@ -405,7 +406,12 @@ impl Grid {
     pub fn exchange_begin<'a>(&'a mut self, fields: &'a mut [Field<'_>]) -> Result<Exchange<'a>> {
         let raw: Vec<RawField> = fields.iter().map(|f| f.raw).collect();
         let lens: Vec<usize> = fields.iter().map(|f| f.len).collect();
-        let types: Vec<&str> = fields.iter().map(|f| f.cell_type).collect();
+        // Named only when every field's type is (see `Field::new`).
+        let types: Vec<&str> = if fields.iter().all(|f| !f.cell_type.is_empty()) {
+            fields.iter().map(|f| f.cell_type).collect()
+        } else {
+            Vec::new()
+        };
         // SAFETY: the fields' slices are borrowed by the returned Exchange
         // until it ends (its drop ends it too); their lengths are checked.
         let pending = unsafe { self.begin(&raw, Some(&lens), &types) }?;

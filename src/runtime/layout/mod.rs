@@ -115,6 +115,23 @@ pub struct RawField {
     pub pad: [usize; 3],
 }
 
+/// The name of a primitive number type `T` (`"f64"`, `"i64"`, …), or `""`
+/// for any other type: an exchange's identity names the cells' type only
+/// where every program names it alike (the ranks of an MPMD job may
+/// define their own record types under other paths).
+fn cell_type<T>() -> &'static str {
+    let name = std::any::type_name::<T>();
+    const PRIMITIVE: [&str; 14] = [
+        "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+        "u128", "usize",
+    ];
+    if PRIMITIVE.contains(&name) {
+        name
+    } else {
+        ""
+    }
+}
+
 /// A field of the safe API: the application's slice with its padding.
 #[derive(Debug)]
 pub struct Field<'a> {
@@ -137,7 +154,7 @@ impl<'a> Field<'a> {
                 pad,
             },
             len: data.len(),
-            cell_type: std::any::type_name::<T>(),
+            cell_type: cell_type::<T>(),
             _buf: PhantomData,
         }
     }
