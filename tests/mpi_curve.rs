@@ -26,8 +26,17 @@ fn counts_follow_recorded_phase_speeds() {
 #[test]
 fn counts_follow_timed_phases() {
     let _alone = common::measured_speeds_lock();
-    let run = common::checks_pass(2, &["curve-timed"]);
-    assert_eq!(run.lines_with("RESULT curve-timed").len(), 2);
+    // Real timings (rank 1 repeats its work 3 times): in one of up to three
+    // runs, so that other jobs' load on the machine cannot fail it alone.
+    common::within_three_runs(|| {
+        let run = common::mpirun(2, &["curve-timed"], std::time::Duration::from_secs(120));
+        if run.code != Some(0) || run.stdout.contains("FAIL") {
+            return Err(run.stdout);
+        }
+        run.assert_checks(2, 1);
+        assert_eq!(run.lines_with("RESULT curve-timed").len(), 2);
+        Ok(())
+    });
 }
 
 #[test]

@@ -53,21 +53,6 @@ fn heat_with_a_loop_on_cpu1(extra: &[&str]) -> serde_json::Value {
     serde_json::from_str(line).expect("valid JSON")
 }
 
-/// Runs `attempt` up to 3 times until it holds: a machine loaded by other
-/// jobs on both cores (a build beside the suite) can dilute the competing
-/// loop's effect in one run; a nuce that never sees the shared core fails
-/// all three. Panics with every attempt's reason.
-fn within_three_runs(attempt: impl Fn() -> Result<(), String>) {
-    let mut why = Vec::new();
-    for _ in 0..3 {
-        match attempt() {
-            Ok(()) => return,
-            Err(e) => why.push(e),
-        }
-    }
-    panic!("3 runs failed:\n{}", why.join("\n"));
-}
-
 fn two_cpus() -> bool {
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     if n < 2 {
@@ -85,7 +70,7 @@ fn a_rank_sharing_its_core_measures_slower() {
     if !two_cpus() {
         return;
     }
-    within_three_runs(|| {
+    common::within_three_runs(|| {
         let v = heat_with_a_loop_on_cpu1(&["--static-speeds", "1,1"]);
         let phases = v["phases"].as_array().expect("phases");
         for p in &phases[1..] {
@@ -110,7 +95,7 @@ fn nuce_gives_the_shared_rank_less_work() {
     if !two_cpus() {
         return;
     }
-    within_three_runs(|| {
+    common::within_three_runs(|| {
         let v = heat_with_a_loop_on_cpu1(&[]);
         let phases = v["phases"].as_array().unwrap();
         let followed = phases.windows(2).any(|pair| {
