@@ -115,6 +115,7 @@ mod phase_point;
 mod pool;
 mod rank_speed;
 mod remap;
+mod saved_speeds;
 mod speeds;
 mod tasks;
 
@@ -125,6 +126,7 @@ pub use membership::{Departing, Departure};
 pub use memory::MEMORY_FRACTION;
 pub use network::{network_policy, Network};
 pub use pool::{Joined, Pool};
+pub use saved_speeds::SavedSpeeds;
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
 pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
@@ -374,7 +376,7 @@ impl Balancer {
     }
 
     /// Checks (collectively) that `other` has this balancer's ranks in the same order.
-    fn same_ranks(&self, other: &SimpleCommunicator, what: &str) -> Result<()> {
+    pub(crate) fn same_ranks(&self, other: &SimpleCommunicator, what: &str) -> Result<()> {
         let same = matches!(
             self.comm.compare(other),
             CommunicatorRelation::Identical | CommunicatorRelation::Congruent

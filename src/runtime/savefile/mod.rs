@@ -38,12 +38,13 @@ use std::time::Instant;
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
 
-use super::balancer::Balancer;
+use super::balancer::{Balancer, SavedSpeeds};
 use super::clock::waiting;
 use super::comm::{agree, encode, root_compute};
 use super::layout::{Field, Grid, RawField};
 
 mod arrays;
+mod checkpoint;
 mod checksum;
 mod graphs;
 mod header;
@@ -116,12 +117,23 @@ impl SavedGrid {
     pub fn user(&self) -> &[u8] {
         &self.header.user
     }
+    /// The speed state of the balancer that wrote the file, one entry per
+    /// saved rank ([`Balancer::checkpoint_grid`]); `None` for a plain
+    /// [`Grid::save`] and for files of format 1.
+    pub fn speeds(&self) -> Option<&SavedSpeeds> {
+        self.header.speeds.as_ref()
+    }
 
     /// A grid of the saved shape and stencil planned for the balancer's
-    /// current speeds ([`Balancer::new_grid`]: measure them first, e.g.
-    /// with [`Balancer::measure`], for a balanced restart). Collective on
-    /// the balancer's communicator, which may have any number of ranks.
+    /// current speeds ([`Balancer::new_grid`]). When the balancer knows no
+    /// speeds yet, a restart on as many ranks as saved the file starts from
+    /// the saved speeds ([`Balancer::restore_speeds`]: the saved plan comes
+    /// back, nothing is measured); on another number of ranks, measure them
+    /// first (e.g. [`Balancer::measure`]) for a balanced restart, or the
+    /// plan is uniform. Collective on the balancer's communicator, which may
+    /// have any number of ranks.
     pub fn new_grid(&self, bal: &mut Balancer) -> Result<Grid> {
+        bal.restore_if_unmeasured(self.speeds());
         bal.new_grid(self.header.shape, self.header.stencil)
     }
 
@@ -264,7 +276,7 @@ impl Grid {
         let raw: Vec<RawField> = fields.iter().map(|f| f.raw()).collect();
         let lens: Vec<usize> = fields.iter().map(|f| f.len()).collect();
         // SAFETY: the slices are borrowed for the call, lengths checked.
-        unsafe { self.save_checked(path.as_ref(), &raw, Some(&lens), user) }
+        unsafe { self.save_checked(path.as_ref(), &raw, Some(&lens), user, None) }
     }
 
     /// [`Grid::save`] on raw fields (the C API).
@@ -279,17 +291,21 @@ impl Grid {
         user: &[u8],
     ) -> Result<SaveStats> {
         // SAFETY: the caller's contract.
-        unsafe { self.save_checked(path.as_ref(), fields, None, user) }
+        unsafe { self.save_checked(path.as_ref(), fields, None, user, None) }
     }
 
+    /// [`Grid::save_raw`] with the balancer's `speeds` in the header
+    /// (the root's; ignored elsewhere).
+    ///
     /// # Safety
-    /// See [`Grid::save_raw`].
-    unsafe fn save_checked(
+    /// See [`Grid::save_raw`]; `lens` are the buffers' lengths when known.
+    pub(super) unsafe fn save_checked(
         &self,
         path: &Path,
         fields: &[RawField],
         lens: Option<&[usize]>,
         user: &[u8],
+        speeds: Option<SavedSpeeds>,
     ) -> Result<SaveStats> {
         let _w = waiting();
         let start = Instant::now();
@@ -340,6 +356,7 @@ impl Grid {
             user: user.to_vec(),
             data_offset: 0,
             sums,
+            speeds,
         };
         let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?;
         let (offs, len) = header.offsets()?;
