@@ -11,7 +11,11 @@
 //! restart on 1, 2 and 5: the same global graph, planned for the new
 //! speeds, and values that go on bit-identical to a run that never
 //! stopped; a spoilt graph file, a grid's file read as a graph's and the
-//! reverse are the same error on every rank.
+//! reverse are the same error on every rank. Checkpoints hold the
+//! balancer's speeds: a restart on as many ranks starts from them (the
+//! saved plans, bit-identical speeds and speed functions), one on another
+//! number only reports them; a spoilt speed section is the same error on
+//! every rank.
 
 mod common;
 
@@ -168,6 +172,32 @@ fn graphs_saved_on_3_ranks_restart_on_1_2_and_5_bit_identical() {
     ] {
         for np in [2, 3] {
             let err = common::same_error_on_every_rank(np, &["save-graph-errors", d, case]);
+            assert!(err.contains(needle), "{case} on {np}: {err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn checkpoints_hold_the_speeds_and_a_restart_on_as_many_ranks_starts_from_them() {
+    let dir = folder("speeds");
+    let d = dir.to_str().unwrap();
+    let wrote = common::checks_pass(3, &["speeds-write", d]);
+    let wrote = wrote.lines_with("RESULT speeds-write ");
+    assert_eq!(wrote.len(), 1);
+    // On 3 ranks: the saved speeds, so the saved plans, without measuring.
+    let run = common::checks_pass(3, &["speeds-read", d]);
+    run.assert_checks(3, 4);
+    assert_eq!(run.lines_with("RESULT speeds-read "), wrote);
+    // On 2 and 4: the speeds are reported, the new ranks are not given them.
+    for np in [2, 4] {
+        let run = common::checks_pass(np, &["speeds-read", d]);
+        run.assert_checks(np, 3);
+        assert_ne!(run.lines_with("RESULT speeds-read "), wrote);
+    }
+    for (case, needle) in [("speeds", "corrupt"), ("cut", "truncated")] {
+        for np in [2, 3] {
+            let err = common::same_error_on_every_rank(np, &["speeds-errors", d, case]);
             assert!(err.contains(needle), "{case} on {np}: {err}");
         }
     }
