@@ -22,7 +22,7 @@ use crate::plan::array2d::ArrayPlan;
 use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 use crate::runtime::array::{DistArray2, Element};
 use crate::runtime::array3::DistArray3;
-use crate::runtime::balancer::{Balancer, SavedSpeeds};
+use crate::runtime::balancer::Balancer;
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::agree;
 use crate::runtime::layout::{Grid, Plain, RawField, MAX_GHOST};
@@ -40,12 +40,12 @@ impl<T: Element + Plain> DistArray3<T> {
         self.save_with(path.as_ref(), user, None)
     }
 
-    /// [`DistArray3::save`] with the balancer's `speeds` (the root's).
+    /// [`DistArray3::save`], with `bal`'s speed state when given.
     pub(super) fn save_with(
         &self,
         path: &Path,
         user: &[u8],
-        speeds: Option<SavedSpeeds>,
+        bal: Option<&Balancer>,
     ) -> Result<SaveStats> {
         let _w = waiting();
         let mut grid = Grid::new(
@@ -64,7 +64,7 @@ impl<T: Element + Plain> DistArray3<T> {
         };
         // SAFETY: the array's padded block is the grid's field padded by the
         // ghost width (the module's documentation), borrowed for the call.
-        unsafe { grid.save_checked(path, &[field], None, user, speeds) }
+        unsafe { grid.save_checked(path, &[field], None, user, bal) }
     }
 }
 
@@ -168,12 +168,12 @@ impl<T: Element + Plain> DistArray2<T> {
         self.save_with(path.as_ref(), user, None)
     }
 
-    /// [`DistArray2::save`] with the balancer's `speeds` (the root's).
+    /// [`DistArray2::save`], with `bal`'s speed state when given.
     pub(super) fn save_with(
         &self,
         path: &Path,
         user: &[u8],
-        speeds: Option<SavedSpeeds>,
+        bal: Option<&Balancer>,
     ) -> Result<SaveStats> {
         let _w = waiting();
         let ordered = self.padded().as_slice().map(|_| ()).ok_or_else(|| {
@@ -194,7 +194,7 @@ impl<T: Element + Plain> DistArray2<T> {
         // SAFETY: a row-major padded block (checked on every rank above) is
         // the grid's field padded by `[ghost, ghost, 0]` (the module's
         // documentation); an empty rectangle's block is not read.
-        unsafe { grid.save_checked(path, &[field], None, user, speeds) }
+        unsafe { grid.save_checked(path, &[field], None, user, bal) }
     }
 }
 

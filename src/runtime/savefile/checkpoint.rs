@@ -11,28 +11,34 @@
 
 use std::path::Path;
 
+use mpi::topology::SimpleCommunicator;
+
 use crate::error::Result;
 use crate::runtime::array::{DistArray2, Element};
 use crate::runtime::array3::DistArray3;
 use crate::runtime::balancer::{Balancer, SavedSpeeds};
-use crate::runtime::clock::waiting;
 use crate::runtime::graph::{DistGraph, GraphValue};
 use crate::runtime::layout::{Field, Grid, Plain, RawField};
 
 use super::SaveStats;
 
-impl Balancer {
-    /// The speed state for a checkpoint of data on `comm` (collective):
-    /// the data must live on the balancer's ranks.
-    fn speeds_for(
-        &self,
-        comm: &mpi::topology::SimpleCommunicator,
-        what: &str,
-    ) -> Result<Option<SavedSpeeds>> {
-        self.same_ranks(comm, what)?;
-        self.saved_speeds()
+/// The speed state of `bal`, if given, for a save of data on `comm`
+/// (collective, after the save's checked entry): the data must live on the
+/// balancer's ranks; every rank's speed function is gathered at the root.
+pub(super) fn speeds_of(
+    bal: Option<&Balancer>,
+    comm: &SimpleCommunicator,
+) -> Result<Option<SavedSpeeds>> {
+    match bal {
+        Some(b) => {
+            b.same_ranks(comm, "a checkpoint")?;
+            b.saved_speeds()
+        }
+        None => Ok(None),
     }
+}
 
+impl Balancer {
     /// [`Grid::save`] with the balancer's speed state (collective on the
     /// balancer's ranks, which must be the grid's): see the module's
     /// documentation. Every rank returns the same error, and `path` is
@@ -44,12 +50,7 @@ impl Balancer {
         fields: &[Field<'_>],
         user: &[u8],
     ) -> Result<SaveStats> {
-        let _w = waiting();
-        let speeds = self.speeds_for(grid.comm(), "Balancer::checkpoint_grid")?;
-        let raw: Vec<RawField> = fields.iter().map(|f| f.raw()).collect();
-        let lens: Vec<usize> = fields.iter().map(|f| f.len()).collect();
-        // SAFETY: the slices are borrowed for the call, lengths checked.
-        unsafe { grid.save_checked(path.as_ref(), &raw, Some(&lens), user, speeds) }
+        grid.save_fields(path.as_ref(), fields, user, Some(self))
     }
 
     /// [`Balancer::checkpoint_grid`] on raw fields (the C API).
@@ -63,10 +64,8 @@ impl Balancer {
         fields: &[RawField],
         user: &[u8],
     ) -> Result<SaveStats> {
-        let _w = waiting();
-        let speeds = self.speeds_for(grid.comm(), "Balancer::checkpoint_grid")?;
         // SAFETY: the caller's contract.
-        unsafe { grid.save_checked(path.as_ref(), fields, None, user, speeds) }
+        unsafe { grid.save_checked(path.as_ref(), fields, None, user, Some(self)) }
     }
 
     /// [`DistArray3::save`] with the balancer's speed state (collective on
@@ -77,9 +76,7 @@ impl Balancer {
         path: impl AsRef<Path>,
         user: &[u8],
     ) -> Result<SaveStats> {
-        let _w = waiting();
-        let speeds = self.speeds_for(a.comm(), "Balancer::checkpoint_array3")?;
-        a.save_with(path.as_ref(), user, speeds)
+        a.save_with(path.as_ref(), user, Some(self))
     }
 
     /// [`DistArray2::save`] with the balancer's speed state (collective on
@@ -90,9 +87,7 @@ impl Balancer {
         path: impl AsRef<Path>,
         user: &[u8],
     ) -> Result<SaveStats> {
-        let _w = waiting();
-        let speeds = self.speeds_for(a.comm(), "Balancer::checkpoint_array2")?;
-        a.save_with(path.as_ref(), user, speeds)
+        a.save_with(path.as_ref(), user, Some(self))
     }
 
     /// [`DistGraph::save`] with the balancer's speed state (collective on
@@ -103,8 +98,6 @@ impl Balancer {
         path: impl AsRef<Path>,
         user: &[u8],
     ) -> Result<SaveStats> {
-        let _w = waiting();
-        let speeds = self.speeds_for(g.comm(), "Balancer::checkpoint_graph")?;
-        g.save_with(path.as_ref(), user, speeds)
+        g.save_with(path.as_ref(), user, Some(self))
     }
 }

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::checksum::{all_sums, word_hash};
 use super::header::{check_speeds, prefixed, read_prefixed, Kind};
 use super::mpiio::MpiFile;
+use super::checkpoint::speeds_of;
 use super::{check_user, encode_aligned, write_file, SaveStats};
 use crate::error::{Error, Result};
 use crate::plan::graph::Graph;
@@ -233,12 +234,12 @@ impl<T: GraphValue> DistGraph<T> {
         self.save_with(path.as_ref(), user, None)
     }
 
-    /// [`DistGraph::save`] with the balancer's `speeds` (the root's).
+    /// [`DistGraph::save`], with `bal`'s speed state when given.
     pub(super) fn save_with(
         &self,
         path: &Path,
         user: &[u8],
-        speeds: Option<SavedSpeeds>,
+        bal: Option<&Balancer>,
     ) -> Result<SaveStats> {
         let _w = waiting();
         let start = Instant::now();
@@ -254,6 +255,7 @@ impl<T: GraphValue> DistGraph<T> {
         )?;
         check_identical(self.comm(), 0, "save file path", &name)?;
         let comm = self.comm();
+        let speeds = speeds_of(bal, comm)?;
         let (pieces, weighted, dim) = self.pieces();
         let (before, total) = placed(comm, pieces.ids.len() as u64, pieces.adj.len() as u64);
         let mut header = GraphHeader {

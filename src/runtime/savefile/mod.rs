@@ -39,6 +39,7 @@ use mpi::collective::SystemOperation;
 use mpi::traits::*;
 
 use super::balancer::{Balancer, SavedSpeeds};
+use checkpoint::speeds_of;
 use super::clock::waiting;
 use super::comm::{agree, encode, root_compute};
 use super::layout::{Field, Grid, RawField};
@@ -273,10 +274,21 @@ impl Grid {
         fields: &[Field<'_>],
         user: &[u8],
     ) -> Result<SaveStats> {
+        self.save_fields(path.as_ref(), fields, user, None)
+    }
+
+    /// [`Grid::save`], with `bal`'s speed state when given.
+    pub(super) fn save_fields(
+        &self,
+        path: &Path,
+        fields: &[Field<'_>],
+        user: &[u8],
+        bal: Option<&Balancer>,
+    ) -> Result<SaveStats> {
         let raw: Vec<RawField> = fields.iter().map(|f| f.raw()).collect();
         let lens: Vec<usize> = fields.iter().map(|f| f.len()).collect();
         // SAFETY: the slices are borrowed for the call, lengths checked.
-        unsafe { self.save_checked(path.as_ref(), &raw, Some(&lens), user, None) }
+        unsafe { self.save_checked(path, &raw, Some(&lens), user, bal) }
     }
 
     /// [`Grid::save`] on raw fields (the C API).
@@ -294,8 +306,8 @@ impl Grid {
         unsafe { self.save_checked(path.as_ref(), fields, None, user, None) }
     }
 
-    /// [`Grid::save_raw`] with the balancer's `speeds` in the header
-    /// (the root's; ignored elsewhere).
+    /// [`Grid::save_raw`], with the speed state of `bal` in the header
+    /// when given (gathered after the checked entry).
     ///
     /// # Safety
     /// See [`Grid::save_raw`]; `lens` are the buffers' lengths when known.
@@ -305,7 +317,7 @@ impl Grid {
         fields: &[RawField],
         lens: Option<&[usize]>,
         user: &[u8],
-        speeds: Option<SavedSpeeds>,
+        bal: Option<&Balancer>,
     ) -> Result<SaveStats> {
         let _w = waiting();
         let start = Instant::now();
@@ -324,6 +336,7 @@ impl Grid {
         };
         self.checked_entry(&what, local.as_ref().err())?;
         let comm = self.comm();
+        let speeds = speeds_of(bal, comm)?;
         let layout = self.layout();
         let mut cost_values = self.cost().and_then(|c| c.values_for(layout.local_box()));
         // The cost is saved when every rank has one for its box.
