@@ -87,8 +87,7 @@ pub use runtime::array3::{DistArray3, MAX_GHOST3};
 pub use runtime::auction::WorkerSelf;
 pub use runtime::balancer::{
     Balancer, Departing, Departure, Joined, Network, Pool, Rebalance, RemapReport, SavedSpeeds,
-    SpeedModel,
-    ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
+    SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
 };
 pub use runtime::clock::{waiting, Waiting};
 pub use runtime::cost::CostField;

@@ -166,7 +166,11 @@ fn a_save_killed_while_writing_leaves_the_previous_file() {
     let dir = folder("killed");
     let d = dir.to_str().unwrap();
     write(d, 2, ["6", "7", "5"]);
-    killed_while_writing(&["save-write", d, "200", "200", "100"], &["save-read", d], 3);
+    killed_while_writing(
+        &["save-write", d, "200", "200", "100"],
+        &["save-read", d],
+        3,
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -126,8 +126,8 @@ pub use membership::{Departing, Departure};
 pub use memory::MEMORY_FRACTION;
 pub use network::{network_policy, Network};
 pub use pool::{Joined, Pool};
-pub use saved_speeds::SavedSpeeds;
 pub use remap::{GraphPlan, LocalProposal, Proposal, Rebalance, RemapReport, RootContext};
+pub use saved_speeds::SavedSpeeds;
 pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
 /// The rank of a balancer's communicator that gathers the speeds, plans

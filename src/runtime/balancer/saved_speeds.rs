@@ -142,7 +142,11 @@ mod tests {
     #[test]
     fn saved_speeds_are_checked_against_the_ranks_and_their_values() {
         assert!(saved(3).check(3).is_ok());
-        assert!(saved(3).check(2).unwrap_err().to_string().contains("corrupt"));
+        assert!(saved(3)
+            .check(2)
+            .unwrap_err()
+            .to_string()
+            .contains("corrupt"));
         let mut s = saved(3);
         s.functions.pop();
         assert!(s.check(3).is_err());

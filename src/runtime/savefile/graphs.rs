@@ -30,10 +30,10 @@ use std::time::Instant;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
+use super::checkpoint::speeds_of;
 use super::checksum::{all_sums, word_hash};
 use super::header::{check_speeds, prefixed, read_prefixed, Kind};
 use super::mpiio::MpiFile;
-use super::checkpoint::speeds_of;
 use super::{check_user, encode_aligned, write_file, SaveStats};
 use crate::error::{Error, Result};
 use crate::plan::graph::Graph;

@@ -363,7 +363,10 @@ mod tests {
         h.speeds = Some(wrong);
         std::fs::write(&p, file_of(&h, SAVE_FORMAT)).unwrap();
         let e = read_header(&p).unwrap_err().to_string();
-        assert!(e.contains("saved speeds of 3 ranks") && e.contains("corrupt"), "{e}");
+        assert!(
+            e.contains("saved speeds of 3 ranks") && e.contains("corrupt"),
+            "{e}"
+        );
         let mut wrong = speeds;
         wrong.speeds[0] = -1.0;
         h.speeds = Some(wrong);

@@ -39,10 +39,10 @@ use mpi::collective::SystemOperation;
 use mpi::traits::*;
 
 use super::balancer::{Balancer, SavedSpeeds};
-use checkpoint::speeds_of;
 use super::clock::waiting;
 use super::comm::{agree, encode, root_compute};
 use super::layout::{Field, Grid, RawField};
+use checkpoint::speeds_of;
 
 mod arrays;
 mod checkpoint;
