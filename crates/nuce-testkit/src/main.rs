@@ -23,6 +23,7 @@ mod fpm;
 mod graph;
 mod grid;
 mod hierarchy;
+mod join_data;
 mod packing;
 mod planner3;
 mod ranges;
@@ -96,6 +97,7 @@ fn main() {
         s if s.starts_with("save-graph") => save_graph::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
         s if s.starts_with("speeds-") => save_speeds::run(s, &ctx),
+        s if s.starts_with("join-data") => join_data::run(s, &ctx),
         s if s.starts_with("depart-array") => depart_array::run(s, &ctx),
         s if s.starts_with("depart-graph") => depart_graph::run(s, &ctx),
         s if s.starts_with("depart-") => depart::run(s, &ctx),

@@ -108,6 +108,7 @@ use crate::speed::{
 mod curve;
 mod data;
 mod grid_planner;
+mod joining;
 mod membership;
 mod memory;
 mod network;
@@ -122,6 +123,7 @@ mod tasks;
 use grid_planner::GridPlanner;
 use rank_speed::RankSpeed;
 
+pub use joining::{JoinItem, Joining};
 pub use membership::{Departing, Departure};
 pub use memory::MEMORY_FRACTION;
 pub use network::{network_policy, Network};
