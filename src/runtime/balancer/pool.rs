@@ -5,7 +5,8 @@
 //! of the new communicator) before they get work; each grid is re-made on
 //! the grown communicator and planned for those speeds, with a move
 //! pending ([`Grid::move_fields`] as after any remap: the new ranks' old
-//! fields are empty).
+//! fields are empty); arrays and graphs are moved at once
+//! ([`super::joining`]).
 //!
 //! Why a pool and not `MPI_Comm_spawn`: a pool needs nothing from the
 //! launcher or the resource manager beyond the ranks it started, behaves
