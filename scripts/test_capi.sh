@@ -114,13 +114,14 @@ grid2d() { # grid2d NP BINARY
 for np in 1 2 3; do grid2d "$np" "$tmp/grid2d"; done
 # restart.c: a 2D Jacobi run whose ranks change (examples/c/restart.c; its
 # Fortran twin below). rank_changes BINARY checks, against the hash of every
-# cell of a run that never changed: a save after 25 of 60 sweeps on 3 ranks
-# (nuce_grid_save) resumed on 1, 2 and 5 ranks (nuce_saved_*); rank R of P
+# cell of a run that never changed: a checkpoint after 25 of 60 sweeps on 3
+# ranks (nuce_grid_checkpoint) resumed on 1, 2, 3 (from the saved speeds,
+# nuce_saved_speeds) and 5 ranks (nuce_saved_*); rank R of P
 # leaving after sweep AT (nuce_depart, nuce_grid_depart, nuce_grid_move,
 # nuce_depart_finish; R must be released); K standby ranks of P joining after
 # sweep AT (nuce_pool_*). Every run must end bit-identical.
 rank_changes() { # rank_changes BINARY
-  local bin="$1" name whole got out c np
+  local bin="$1" name whole got out c np used want
   name="$(basename "$bin")"
   same() { # same WHAT: the hash in $got must be the whole run's
     [ -n "$whole" ] && [ "$got" = "$whole" ] ||
@@ -129,10 +130,15 @@ rank_changes() { # rank_changes BINARY
   }
   whole="$("$mpirun" -np 3 "$bin" 60 | sed -n 's/^restart: steps 60 ranks 3 hash //p')"
   "$mpirun" -np 3 "$bin" 60 25 "$tmp/$name.nuce" >/dev/null
-  for np in 1 2 5; do
-    out=""
-    got="$("$mpirun" -np "$np" "$bin" 60 --resume "$tmp/$name.nuce" | sed -n "s/^restart: steps 60 ranks $np hash //p")"
-    same "saved on 3 ranks, resumed on $np"
+  for np in 1 2 3 5; do
+    out="$("$mpirun" -np "$np" "$bin" 60 --resume "$tmp/$name.nuce")"
+    got="$(sed -n "s/^restart: steps 60 ranks $np hash //p" <<<"$out")"
+    # On 3 ranks the checkpoint's speeds are used, on the others not.
+    used=no want=no
+    grep -q '^restart: saved speeds of 3 ranks, used' <<<"$out" && used=yes
+    [ "$np" != 3 ] || want=yes
+    [ "$used" = "$want" ] || got="(saved speeds used: $used on $np ranks)"
+    same "saved on 3 ranks (a checkpoint), resumed on $np"
   done
   for c in "3 0 20" "3 2 20" "4 1 1"; do
     set -- $c

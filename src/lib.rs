@@ -85,9 +85,12 @@ pub use plan::graph::{Graph, Partition};
 pub use runtime::array::{DistArray2, Element};
 pub use runtime::array3::{DistArray3, MAX_GHOST3};
 pub use runtime::auction::WorkerSelf;
+/// In [`Joining`]'s signature only (what an admitted rank receives).
+#[doc(hidden)]
+pub use runtime::balancer::JoinItem;
 pub use runtime::balancer::{
-    Balancer, Departing, Departure, Joined, Network, Pool, Rebalance, RemapReport, SpeedModel,
-    ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
+    Balancer, Departing, Departure, Joined, Joining, Network, Pool, Rebalance, RemapReport,
+    SavedSpeeds, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
 };
 pub use runtime::clock::{waiting, Waiting};
 pub use runtime::cost::CostField;

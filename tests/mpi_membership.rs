@@ -16,7 +16,9 @@
 //! admitted after phase 0–2 get cells (planned for their measured speeds)
 //! and every cell stays exact; the ranks never admitted are released and
 //! used little CPU while they waited; admitting more ranks than wait is the
-//! same error on every active rank.
+//! same error on every active rank. 1–2 standby ranks join a `DistArray3`,
+//! a `DistArray2` and a geometric graph: every cell, ghost, vertex and
+//! value exact on the grown communicator, and every rank holds a part.
 
 mod common;
 
@@ -279,4 +281,24 @@ fn admitting_more_ranks_than_wait_is_the_same_error_on_every_active_rank() {
     );
     // The pool was released: both standby ranks returned.
     assert_eq!(run.lines_with("POOL-RELEASED ").len(), 2, "{}", run.stdout);
+}
+
+#[test]
+fn standby_ranks_join_arrays_and_graphs() {
+    // (ranks, active): 1 and 2 standby ranks.
+    for (np, active) in [(2, 1), (3, 2), (4, 2)] {
+        let run = common::checks_pass(np, &["join-data", &active.to_string()]);
+        run.assert_checks(np, 3);
+        let res = run.lines_with("RESULT join-data ");
+        assert_eq!(res.len(), 1, "{}", run.stdout);
+        assert!(res[0].contains(&format!("ranks={np} ")), "{res:?}");
+        // Every rank, the admitted ones too, got cells and vertices.
+        for key in ["volumes3", "areas2", "vertices"] {
+            let v: Vec<usize> = common::field(&res[0], key)
+                .split(',')
+                .map(|x| x.parse().unwrap())
+                .collect();
+            assert!(v.len() == np && v.iter().all(|&x| x > 0), "{key}: {res:?}");
+        }
+    }
 }

@@ -5,13 +5,17 @@
 //! flipped data or header byte, another format, missing), fields or a
 //! grid that do not match, and a path that differs between ranks are the
 //! same error on every rank; a save killed while writing leaves the
-//! previous file readable. A `DistArray3` and a `DistArray2` saved on 3
+//! previous file readable (a grid's and a graph's). A `DistArray3` and a `DistArray2` saved on 3
 //! ranks restart on 1, 2 and 4 (the 3D one also as a grid). Graphs (one
 //! balanced geometrically, one by the root's index) saved on 3 ranks
 //! restart on 1, 2 and 5: the same global graph, planned for the new
 //! speeds, and values that go on bit-identical to a run that never
 //! stopped; a spoilt graph file, a grid's file read as a graph's and the
-//! reverse are the same error on every rank.
+//! reverse are the same error on every rank. Checkpoints hold the
+//! balancer's speeds: a restart on as many ranks starts from them (the
+//! saved plans, bit-identical speeds and speed functions), one on another
+//! number only reports them; a spoilt speed section is the same error on
+//! every rank.
 
 mod common;
 
@@ -98,39 +102,88 @@ fn spoilt_or_mismatched_save_files_give_the_same_error_on_every_rank() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Saves of `write` (a large one over the file `read` loads) killed after
+/// 60, 75 and 90 % of the time a whole one takes (timed first): wherever
+/// each was (starting, filling, writing the temporary file, renaming), the
+/// file at the path is a whole save, the old one or the new one, and `read`
+/// on 2 ranks passes its `checks` checks.
+fn killed_while_writing(write: &[&str], read: &[&str], checks: usize) {
+    let _alone = common::measured_speeds_lock();
+    let launch = || {
+        let mut cmd = Command::new(common::launcher());
+        cmd.args(["-np", "2"])
+            .args(common::oversubscribe_opts())
+            .arg(common::check_binary())
+            .args(write)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        common::mpi_env(&mut cmd);
+        cmd.spawn().expect("mpirun")
+    };
+    let start = std::time::Instant::now();
+    let whole = launch().wait().expect("a whole save");
+    assert!(whole.success(), "the whole save failed");
+    let took = start.elapsed();
+    for percent in [60, 75, 90] {
+        let mut child = launch();
+        std::thread::sleep(took * percent / 100);
+        // The ranks themselves (a killed mpirun's would finish their
+        // writes), then mpirun.
+        kill_children(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        std::thread::sleep(Duration::from_millis(300));
+        let run = common::checks_pass(2, read);
+        run.assert_checks(2, checks);
+    }
+}
+
+/// Sends SIGKILL to every process whose parent is `parent` (read from
+/// `/proc`: mpirun's ranks, each in its own process group).
+fn kill_children(parent: u32) {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // `pid (comm) state ppid …`: comm may hold spaces, not `)`.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            // SAFETY: a signal to a process id read just above.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
 #[test]
 fn a_save_killed_while_writing_leaves_the_previous_file() {
     let dir = folder("killed");
     let d = dir.to_str().unwrap();
     write(d, 2, ["6", "7", "5"]);
-    // A large save over the same path, killed after a moment: wherever it
-    // was (filling, writing the temporary file, renaming), the file at the
-    // path is a whole save, the old one or the new one.
-    let _alone = common::measured_speeds_lock();
-    for wait_ms in [150, 400, 900] {
-        let mut cmd = Command::new(common::launcher());
-        cmd.args(["-np", "2"])
-            .args(common::oversubscribe_opts())
-            .args([
-                &common::check_binary(),
-                "save-write",
-                d,
-                "240",
-                "240",
-                "120",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        common::mpi_env(&mut cmd);
-        let mut child = cmd.spawn().expect("mpirun");
-        std::thread::sleep(Duration::from_millis(wait_ms));
-        let _ = child.kill();
-        let _ = child.wait();
-        // mpirun's ranks may outlive it for a moment.
-        std::thread::sleep(Duration::from_millis(300));
-        let run = common::checks_pass(2, &["save-read", d]);
-        run.assert_checks(2, 3);
-    }
+    killed_while_writing(
+        &["save-write", d, "200", "200", "100"],
+        &["save-read", d],
+        3,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_graph_save_killed_while_writing_leaves_the_previous_file() {
+    let dir = folder("graph-killed");
+    let d = dir.to_str().unwrap();
+    common::checks_pass(2, &["save-graph-write", d]);
+    killed_while_writing(
+        &["save-graph-big", d, "80", "80", "80"],
+        &["save-graph-load", d],
+        1,
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -168,6 +221,32 @@ fn graphs_saved_on_3_ranks_restart_on_1_2_and_5_bit_identical() {
     ] {
         for np in [2, 3] {
             let err = common::same_error_on_every_rank(np, &["save-graph-errors", d, case]);
+            assert!(err.contains(needle), "{case} on {np}: {err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn checkpoints_hold_the_speeds_and_a_restart_on_as_many_ranks_starts_from_them() {
+    let dir = folder("speeds");
+    let d = dir.to_str().unwrap();
+    let wrote = common::checks_pass(3, &["speeds-write", d]);
+    let wrote = wrote.lines_with("RESULT speeds-write ");
+    assert_eq!(wrote.len(), 1);
+    // On 3 ranks: the saved speeds, so the saved plans, without measuring.
+    let run = common::checks_pass(3, &["speeds-read", d]);
+    run.assert_checks(3, 4);
+    assert_eq!(run.lines_with("RESULT speeds-read "), wrote);
+    // On 2 and 4: the speeds are reported, the new ranks are not given them.
+    for np in [2, 4] {
+        let run = common::checks_pass(np, &["speeds-read", d]);
+        run.assert_checks(np, 3);
+        assert_ne!(run.lines_with("RESULT speeds-read "), wrote);
+    }
+    for (case, needle) in [("speeds", "corrupt"), ("cut", "truncated")] {
+        for np in [2, 3] {
+            let err = common::same_error_on_every_rank(np, &["speeds-errors", d, case]);
             assert!(err.contains(needle), "{case} on {np}: {err}");
         }
     }

@@ -9,7 +9,8 @@
  * and every record still belongs to its vertex (checked by global id, and
  * gathered on rank 0). Bad pieces (a duplicate id, a neighbour nobody owns,
  * NULL on one rank, no coordinates) are the same error on every rank.
- * The graph is then saved (nuce_graph_save) and restarted on the ranks
+ * The graph is then checkpointed with the balancer's speeds
+ * (nuce_graph_checkpoint, nuce_saved_graph_speeds) and restarted on the ranks
  * but the last (nuce_saved_graph_open / _create on a sub-communicator,
  * speeds p' − r): the same vertices and records, in proportion to those
  * speeds; records of another size, or the file opened as a grid's, are
@@ -191,6 +192,11 @@ static void restart(MPI_Comm sub, const char *path, int64_t n, int64_t cols, int
   check(nuce_saved_graph_info(s, &sn, &from, &user, &ulen) == NUCE_OK && sn == n && from == saved && ulen == 6 &&
             memcmp(user, "dgraph", 6) == 0,
         "restart: the saved graph's size, ranks and user bytes");
+  double saved_speeds[8];
+  int nspeeds = -1;
+  check(nuce_saved_graph_speeds(s, 8, saved_speeds, &nspeeds) == NUCE_OK && nspeeds == saved &&
+            saved_speeds[0] > 0.0,
+        "restart: the checkpoint's speeds of the ranks that saved it");
   nuce_graph *g = NULL;
   check(nuce_saved_graph_create(s, b, 200, &g) == NUCE_ERR_SHAPE_MISMATCH && g == NULL,
         "restart: records of another size refused");
@@ -264,7 +270,8 @@ int main(int argc, char **argv) {
   long pid = (long)getpid();
   MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
   snprintf(path, sizeof path, "%s/nuce-dgraph-%ld.nuce", dir ? dir : "/tmp", pid);
-  expect_all(nuce_graph_save(g, path, slots, len, "dgraph", 6), NUCE_OK, "graph_save");
+  /* A checkpoint: the graph and the balancer's speeds. */
+  expect_all(nuce_graph_checkpoint(b, g, path, slots, len, "dgraph", 6), NUCE_OK, "graph_checkpoint");
   nuce_saved *as_grid = NULL;
   expect_all(nuce_saved_open(b, path, &as_grid), NUCE_ERR_INVALID_INPUT, "a graph's file opened as a grid's");
   int in = size == 1 || rank < size - 1;

@@ -11,7 +11,11 @@
  *                                                pool and join after sweep AT
  *
  * The grid is n = {1, NY, NX} on the program's own buffers; the saved step
- * travels as the save's user bytes. Prints "restart: steps S ranks P hash H",
+ * travels as the save's user bytes. The save is a checkpoint
+ * (nuce_grid_checkpoint): it holds the balancer's speeds, so a resume on as
+ * many ranks as saved starts from them (the saved plan, nothing measured;
+ * it prints "restart: saved speeds of N ranks, used"), one on another
+ * number measures its ranks. Prints "restart: steps S ranks P hash H",
  * H a hash of every cell's bits that does not depend on the decomposition: a
  * resumed run, one a rank left or ranks joined, prints the same H as a run that
  * never changed. A rank that leaves prints "restart: rank R released". */
@@ -114,10 +118,15 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(comm, &me);
   }
   CHECK(nuce_balancer_create(comm, &b));
-  CHECK(nuce_measure(b));
   nuce_saved *s = NULL;
   if (resume) {
     CHECK(nuce_saved_open(b, file, &s));
+    int nspeeds;
+    CHECK(nuce_saved_speeds(s, 0, NULL, &nspeeds));
+    /* On as many ranks as saved, nuce_saved_grid_create starts from the
+       saved speeds when none were measured; on another number, measure. */
+    if (nspeeds != size) CHECK(nuce_measure(b));
+    else if (me == 0) printf("restart: saved speeds of %d ranks, used\n", nspeeds);
     const void *user; size_t len;
     CHECK(nuce_saved_user(s, &user, &len));
     if (len != sizeof step) { fprintf(stderr, "unexpected user bytes\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
@@ -125,6 +134,7 @@ int main(int argc, char **argv) {
     CHECK(nuce_saved_grid_create(s, b, &g)); /* planned for this run's ranks and speeds */
   } else {
     int64_t n[3] = {1, NY, NX};
+    CHECK(nuce_measure(b));
     CHECK(nuce_grid_create(b, n, 1, NUCE_STENCIL_FACES, &g));
   }
   allocate(g, me, &p);
@@ -151,7 +161,7 @@ run:
     int64_t next = step + 1;
     if (next == save_at) {
       nuce_field sf = field(p.u);
-      CHECK(nuce_grid_save(g, file, 1, &sf, &next, sizeof next));
+      CHECK(nuce_grid_checkpoint(b, g, file, 1, &sf, &next, sizeof next));
     }
     if (next == change_at && leaving) {
       int nleaving, released;

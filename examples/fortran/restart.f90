@@ -29,6 +29,7 @@ program restart_f
   type(nuce_grid), allocatable :: gs(:)
   type(MPI_Comm) :: comm, grown
   real(dp), allocatable, target :: u(:,:,:), v(:,:,:), t(:,:,:)
+  real(dp), allocatable :: speeds(:)
   type(nuce_field) :: f(1), nf(1)
   integer :: rank, me, ranks, leave_rank, nleaving, nargs, size, join_count
   integer(i8) :: i, j, join_at
@@ -85,14 +86,23 @@ program restart_f
   else
     if (join_count > 0) call MPI_Comm_rank(comm, me)
     call nuce_balancer_create(comm, b)
-    call nuce_measure(b)
     if (resume) then
       call nuce_saved_open(b, trim(file), s)
+      ! On as many ranks as saved, nuce_saved_grid_create starts from the
+      ! saved speeds when none were measured; on another number, measure.
+      call nuce_saved_speeds(s, speeds)
+      call MPI_Comm_size(comm, ranks)
+      if (ubound(speeds, 1) /= ranks) then
+        call nuce_measure(b)
+      else if (me == 0) then
+        print '(a, i0, a)', 'restart: saved speeds of ', ranks, ' ranks, used'
+      end if
       call nuce_saved_user(s, user)
       step = user(1)
       call nuce_saved_grid_create(s, b, g)     ! planned for this run's ranks and speeds
     else
       n = [nx, ny, 1_i8]
+      call nuce_measure(b)
       call nuce_grid_create(b, n, 1_i8, NUCE_STENCIL_FACES, g)
     end if
     call nuce_grid_box(g, me, lo, hi)
@@ -129,7 +139,7 @@ program restart_f
     step = step + 1
     if (step == save_at) then
       f = [nuce_grid_field(u, pad)]
-      call nuce_grid_save(g, trim(file), f, [step])
+      call nuce_grid_checkpoint(b, g, trim(file), f, [step])
     end if
     if (step == leave_at) then
       call nuce_depart(b, rank == leave_rank, nleaving)

@@ -60,6 +60,8 @@ module nuce
   public :: nuce_grid_set_cost, nuce_grid_clear_cost
   public :: nuce_saved, nuce_grid_save, nuce_saved_open, nuce_saved_grid, nuce_saved_user
   public :: nuce_saved_grid_create, nuce_saved_read, nuce_saved_free
+  public :: nuce_grid_checkpoint, nuce_graph_checkpoint, nuce_saved_speeds
+  public :: nuce_saved_graph_speeds
   public :: nuce_depart, nuce_grid_depart, nuce_depart_finish
   public :: nuce_saved_graph, nuce_graph_save, nuce_saved_graph_open, nuce_saved_graph_info
   public :: nuce_saved_graph_create, nuce_saved_graph_free
@@ -268,6 +270,30 @@ module nuce
       integer(c_size_t), value :: user_len
       integer(c_int) :: rc
     end function c_grid_save
+    function c_grid_checkpoint(b, g, path, nfields, fields, user, user_len) &
+        bind(c, name='nuce_grid_checkpoint') result(rc)
+      import :: c_int, c_ptr, c_char, c_size_t
+      type(c_ptr), value :: b, g, fields, user
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: nfields
+      integer(c_size_t), value :: user_len
+      integer(c_int) :: rc
+    end function c_grid_checkpoint
+    function c_saved_speeds(s, n, speeds, count) bind(c, name='nuce_saved_speeds') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: s, speeds
+      integer(c_int), value :: n
+      integer(c_int), intent(out) :: count
+      integer(c_int) :: rc
+    end function c_saved_speeds
+    function c_saved_graph_speeds(s, n, speeds, count) &
+        bind(c, name='nuce_saved_graph_speeds') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: s, speeds
+      integer(c_int), value :: n
+      integer(c_int), intent(out) :: count
+      integer(c_int) :: rc
+    end function c_saved_graph_speeds
     function c_saved_open(b, path, out) bind(c, name='nuce_saved_open') result(rc)
       import :: c_int, c_ptr, c_char
       type(c_ptr), value :: b
@@ -339,6 +365,14 @@ module nuce
       integer(c_size_t), value :: len, user_len
       integer(c_int) :: rc
     end function c_graph_save
+    function c_graph_checkpoint(b, g, path, values, len, user, user_len) &
+        bind(c, name='nuce_graph_checkpoint') result(rc)
+      import :: c_int, c_ptr, c_char, c_size_t
+      type(c_ptr), value :: b, g, values, user
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_size_t), value :: len, user_len
+      integer(c_int) :: rc
+    end function c_graph_checkpoint
     function c_saved_graph_open(b, path, out) bind(c, name='nuce_saved_graph_open') result(rc)
       import :: c_int, c_ptr, c_char
       type(c_ptr), value :: b
@@ -2110,6 +2144,70 @@ contains
                           fields_address(fields), pu, nu), 'nuce_grid_save', ierr)
   end subroutine nuce_grid_save
 
+  !> nuce_grid_save that also saves the balancer's speed state (collective
+  !> over the balancer's ranks, the grid's): a restart on as many ranks as
+  !> saved the file starts from those speeds (nothing measured); on another
+  !> number they are reported (nuce_saved_speeds).
+  subroutine nuce_grid_checkpoint(b, g, path, fields, user, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_grid), intent(in) :: g
+    character(len=*), intent(in) :: path
+    type(nuce_field), intent(in), target, contiguous :: fields(:)
+    integer(c_int64_t), intent(in), target, contiguous, optional :: user(:)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: pu
+    integer(c_size_t) :: nu
+    call user_bytes(user, pu, nu)
+    call fortran_call()
+    call done(c_grid_checkpoint(b%ptr, g%ptr, trim(path) // c_null_char, &
+                                size(fields, kind=c_int), fields_address(fields), pu, nu), &
+              'nuce_grid_checkpoint', ierr)
+  end subroutine nuce_grid_checkpoint
+
+  !> The speeds of the ranks that wrote a grid's checkpoint (local; empty
+  !> for a plain nuce_grid_save or an older nuce's file).
+  subroutine nuce_saved_speeds(s, speeds, ierr)
+    type(nuce_saved), intent(in) :: s
+    real(c_double), allocatable, target, intent(out) :: speeds(:)
+    integer, intent(out), optional :: ierr
+    call saved_speeds_of(s%ptr, .false., speeds, ierr)
+  end subroutine nuce_saved_speeds
+
+  !> The speeds of the ranks that wrote a graph's checkpoint (local; empty
+  !> without).
+  subroutine nuce_saved_graph_speeds(s, speeds, ierr)
+    type(nuce_saved_graph), intent(in) :: s
+    real(c_double), allocatable, target, intent(out) :: speeds(:)
+    integer, intent(out), optional :: ierr
+    call saved_speeds_of(s%ptr, .true., speeds, ierr)
+  end subroutine nuce_saved_graph_speeds
+
+  !> The body of nuce_saved_speeds (`graph` false) and nuce_saved_graph_speeds.
+  subroutine saved_speeds_of(p, graph, speeds, ierr)
+    type(c_ptr), intent(in) :: p
+    logical, intent(in) :: graph
+    real(c_double), allocatable, target, intent(out) :: speeds(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: count, got, rc
+    count = 0
+    got = 0
+    call fortran_call()
+    if (graph) then
+      rc = c_saved_graph_speeds(p, 0_c_int, c_null_ptr, count)
+    else
+      rc = c_saved_speeds(p, 0_c_int, c_null_ptr, count)
+    end if
+    allocate (speeds(max(count, 0_c_int)))
+    if (rc == NUCE_OK .and. count > 0) then
+      if (graph) then
+        rc = c_saved_graph_speeds(p, count, c_loc(speeds), got)
+      else
+        rc = c_saved_speeds(p, count, c_loc(speeds), got)
+      end if
+    end if
+    call done(rc, 'nuce_saved_speeds', ierr)
+  end subroutine saved_speeds_of
+
   !> The address and byte count of a save's optional `user` words
   !> (c_null_ptr and 0 when absent or empty).
   subroutine user_bytes(user, p, nbytes)
@@ -2245,6 +2343,26 @@ contains
     call done(c_graph_save(g%ptr, trim(path) // c_null_char, address(values), count, pu, nu), &
               'nuce_graph_save', ierr)
   end subroutine nuce_graph_save
+
+  !> nuce_graph_save that also saves the balancer's speed state (collective
+  !> over the balancer's ranks, the graph's); see nuce_grid_checkpoint.
+  subroutine nuce_graph_checkpoint(b, g, path, values, user, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_graph), intent(in) :: g
+    character(len=*), intent(in) :: path
+    real(c_double), intent(in), target, contiguous :: values(:, :)
+    integer(c_int64_t), intent(in), target, contiguous, optional :: user(:)
+    integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: why
+    integer(c_size_t) :: count, nu
+    type(c_ptr) :: pu
+    why = ''
+    count = records_of(g, values, 'values', why)
+    call user_bytes(user, pu, nu)
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
+    call done(c_graph_checkpoint(b%ptr, g%ptr, trim(path) // c_null_char, address(values), &
+                                 count, pu, nu), 'nuce_graph_checkpoint', ierr)
+  end subroutine nuce_graph_checkpoint
 
   !> Opens the graph's save file `path` (collective over the balancer's
   !> ranks, any number of them): a missing, truncated or corrupt file, a

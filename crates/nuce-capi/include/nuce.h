@@ -968,6 +968,21 @@ int nuce_graph_save(struct nuce_graph *g,
                     const void *user,
                     size_t user_len);
 
+// [`nuce_graph_save`] that also saves the balancer's speed state: every
+// rank's speed, its estimate and noise, and its speed function (collective
+// over the balancer's ranks, which must be the graph's). A restart on as
+// many ranks as saved the file starts from those speeds; on another number
+// they are reported ([`nuce_saved_graph_speeds`]). Errors are the same on
+// every rank (a NULL balancer on some rank included), and `path` is
+// unchanged then.
+int nuce_graph_checkpoint(struct nuce_balancer *b,
+                          struct nuce_graph *g,
+                          const char *path,
+                          const void *values,
+                          size_t len,
+                          const void *user,
+                          size_t user_len);
+
 // Opens the graph's save file `path` (collective over the balancer's
 // ranks, which may be more or fewer than those that saved it; the same
 // path on every rank) and writes the handle to `*out`. A missing file,
@@ -985,6 +1000,13 @@ int nuce_saved_graph_info(const struct nuce_saved_graph *s,
                           int *saved_ranks,
                           const void **user,
                           size_t *user_len);
+
+// The speeds of the ranks that wrote a graph's checkpoint (local), as
+// [`crate::nuce_saved_speeds`] gives a grid's: `*count` is their number (0
+// without), the first `min(n, *count)` are written to `speeds`. On as many
+// ranks as saved the file, [`nuce_saved_graph_create`] starts from them
+// when the balancer knows no speeds yet.
+int nuce_saved_graph_speeds(const struct nuce_saved_graph *s, int n, double *speeds, int *count);
 
 // The saved graph on the balancer's ranks, distributed for the
 // balancer's current speeds (measure them first for a balanced restart),
@@ -1020,6 +1042,21 @@ int nuce_grid_save(struct nuce_grid *g,
                    const void *user,
                    size_t user_len);
 
+// [`nuce_grid_save`] that also saves the balancer's speed state: every
+// rank's speed, its estimate and noise, and its speed function (collective
+// over the balancer's ranks, which must be the grid's). A restart on as
+// many ranks as saved the file starts from those speeds (the saved plan,
+// nothing measured); on another number they are reported
+// ([`nuce_saved_speeds`]). Errors are the same on every rank (a NULL
+// balancer on some rank included), and `path` is unchanged then.
+int nuce_grid_checkpoint(struct nuce_balancer *b,
+                         struct nuce_grid *g,
+                         const char *path,
+                         int nfields,
+                         const struct nuce_field *fields,
+                         const void *user,
+                         size_t user_len);
+
 // Opens the save file `path` (collective over the balancer's ranks, which
 // may be more or fewer than those that saved it; the same path on every
 // rank) and writes the handle to `*out`. A missing file, not a nuce save
@@ -1036,6 +1073,14 @@ int nuce_saved_grid(const struct nuce_saved *s,
                     int *stencil,
                     int *nfields,
                     int *saved_ranks);
+
+// The speeds of the ranks that wrote a checkpoint (local): `*count` is
+// their number (0 for a file written by [`nuce_grid_save`], or by an older
+// nuce), and the first `min(n, *count)` of them (work units per second, as
+// planned) are written to `speeds` (may be NULL when `n` is 0). On as many
+// ranks as saved the file, [`nuce_saved_grid_create`] starts from them
+// when the balancer knows no speeds yet.
+int nuce_saved_speeds(const struct nuce_saved *s, int n, double *speeds, int *count);
 
 // Bytes per cell of saved field `k` (0-based) in `*elem_size` (local).
 int nuce_saved_field_size(const struct nuce_saved *s, int k, size_t *elem_size);

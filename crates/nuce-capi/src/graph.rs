@@ -55,8 +55,9 @@ trait Records {
     /// The checked entry of the C call `op`, refused by this rank with `refused`.
     fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()>;
     fn timeout(&self) -> Option<std::time::Duration>;
-    /// Saves the graph ([`DistGraph::save`]).
-    fn save(&self, path: &str, user: &[u8]) -> Result<()>;
+    /// Saves the graph ([`DistGraph::save`]), with `bal`'s speed state
+    /// when given ([`Balancer::checkpoint_graph`]).
+    fn save(&self, path: &str, user: &[u8], bal: Option<&Balancer>) -> Result<()>;
     /// Moves the vertices off the leaving ranks ([`Departure::plan_graph`]).
     fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()>;
     /// The graph as data that a departure carries over.
@@ -116,8 +117,12 @@ where
     fn timeout(&self) -> Option<std::time::Duration> {
         DistGraph::timeout(self)
     }
-    fn save(&self, path: &str, user: &[u8]) -> Result<()> {
-        DistGraph::save(self, path, user).map(drop)
+    fn save(&self, path: &str, user: &[u8], bal: Option<&Balancer>) -> Result<()> {
+        match bal {
+            Some(b) => b.checkpoint_graph(self, path, user),
+            None => DistGraph::save(self, path, user),
+        }
+        .map(drop)
     }
     fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()> {
         d.plan_graph(bal, self).map(drop)
@@ -323,9 +328,10 @@ impl nuce_graph {
         Ok(l)
     }
 
-    /// Saves the graph ([`nuce::DistGraph::save`]; collective).
-    pub(crate) fn save(&self, path: &str, user: &[u8]) -> Result<()> {
-        self.g.save(path, user)
+    /// Saves the graph ([`nuce::DistGraph::save`]; collective), with
+    /// `bal`'s speed state when given.
+    pub(crate) fn save(&self, path: &str, user: &[u8], bal: Option<&Balancer>) -> Result<()> {
+        self.g.save(path, user, bal)
     }
 
     /// Moves the vertices off the leaving ranks of `d` (collective).

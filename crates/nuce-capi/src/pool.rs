@@ -7,7 +7,7 @@ use std::mem::ManuallyDrop;
 
 use mpi::raw::{AsRaw, FromRaw};
 use mpi::topology::SimpleCommunicator;
-use nuce::{waiting, Error, Grid, Pool, Result};
+use nuce::{waiting, Error, Joining, Pool, Result};
 
 use crate::grid::{grid_handles, nuce_grid};
 use crate::nuce_balancer;
@@ -151,7 +151,10 @@ pub extern "C" fn nuce_pool_admit(
         // handles; `comm` NULL or writable (contract).
         let local = unsafe { admit_args(p, count, ngrids, grids, comm) };
         let (h, count, mut gs, comm) = checked(local, |r| hb.bal.entry("nuce_pool_admit", r))?;
-        let mut refs: Vec<&mut Grid> = gs.iter_mut().map(|g| &mut g.grid).collect();
+        let mut refs: Vec<&mut dyn Joining> = gs
+            .iter_mut()
+            .map(|g| &mut g.grid as &mut dyn Joining)
+            .collect();
         let c = h.pool.admit(&mut hb.bal, count, &mut refs)?;
         *comm = c.as_raw();
         std::mem::forget(c);

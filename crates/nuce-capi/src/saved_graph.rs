@@ -9,8 +9,8 @@ use std::ffi::{c_char, c_int, c_void};
 use nuce::{waiting, SavedGraph};
 
 use crate::graph::{graph, nuce_graph};
-use crate::savefile::{create_handle, open_handle, path_arg, user_bytes};
-use crate::{free_handle, guard, nuce_balancer, null, unreachable_null};
+use crate::savefile::{create_handle, open_handle, path_arg, user_bytes, write_speeds};
+use crate::{balancer, free_handle, guard, nuce_balancer, null, unreachable_null};
 
 /// A graph's save file opened for a restart (opaque), from
 /// [`nuce_saved_graph_open`].
@@ -35,16 +35,63 @@ pub extern "C" fn nuce_graph_save(
     user: *const c_void,
     user_len: usize,
 ) -> c_int {
+    // SAFETY: the caller's contract (save_graph's).
+    unsafe { save_graph(None, g, path, (values, len), (user, user_len)) }
+}
+
+/// [`nuce_graph_save`] that also saves the balancer's speed state: every
+/// rank's speed, its estimate and noise, and its speed function (collective
+/// over the balancer's ranks, which must be the graph's). A restart on as
+/// many ranks as saved the file starts from those speeds; on another number
+/// they are reported ([`nuce_saved_graph_speeds`]). Errors are the same on
+/// every rank (a NULL balancer on some rank included), and `path` is
+/// unchanged then.
+#[no_mangle]
+pub extern "C" fn nuce_graph_checkpoint(
+    b: *mut nuce_balancer,
+    g: *mut nuce_graph,
+    path: *const c_char,
+    values: *const c_void,
+    len: usize,
+    user: *const c_void,
+    user_len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract (save_graph's).
+    unsafe { save_graph(Some(b), g, path, (values, len), (user, user_len)) }
+}
+
+/// The body of [`nuce_graph_save`] (`b`: `None`) and
+/// [`nuce_graph_checkpoint`].
+///
+/// # Safety
+/// `b` NULL or a live balancer, `g` NULL or a live graph, `path` NULL or a
+/// string, `values` NULL or `len` records, `user` NULL or `user_len` bytes.
+unsafe fn save_graph(
+    b: Option<*mut nuce_balancer>,
+    g: *mut nuce_graph,
+    path: *const c_char,
+    values: (*const c_void, usize),
+    (user, user_len): (*const c_void, usize),
+) -> c_int {
+    let name = if b.is_some() {
+        "nuce_graph_checkpoint"
+    } else {
+        "nuce_graph_save"
+    };
     guard(|| {
         // SAFETY: `g` is NULL or a live handle.
-        let g =
-            unsafe { graph(g) }.map_err(|_| unreachable_null("the graph", "nuce_graph_save"))?;
+        let g = unsafe { graph(g) }.map_err(|_| unreachable_null("the graph", name))?;
         let _w = waiting();
-        // SAFETY: NULL or a string; NULL or `user_len` bytes (contract).
-        let local = unsafe { path_arg(path).and_then(|p| Ok((p, user_bytes(user, user_len)?))) };
+        // SAFETY: NULL or a live balancer; NULL or a string; NULL or
+        // `user_len` bytes (contract).
+        let local = unsafe {
+            b.map(|b| balancer(b).map(|hb| &hb.bal))
+                .transpose()
+                .and_then(|bal| Ok((bal, path_arg(path)?, user_bytes(user, user_len)?)))
+        };
         // SAFETY: `values` NULL or `len × elem_size` readable bytes (contract).
-        let (p, u) = unsafe { g.loaded((values, len), local, "nuce_graph_save") }?;
-        g.save(&p, u)
+        let (bal, p, u) = unsafe { g.loaded(values, local, name) }?;
+        g.save(&p, u, bal)
     })
 }
 
@@ -102,6 +149,24 @@ pub extern "C" fn nuce_saved_graph_info(
         }
         Ok(())
     })
+}
+
+/// The speeds of the ranks that wrote a graph's checkpoint (local), as
+/// [`crate::nuce_saved_speeds`] gives a grid's: `*count` is their number (0
+/// without), the first `min(n, *count)` are written to `speeds`. On as many
+/// ranks as saved the file, [`nuce_saved_graph_create`] starts from them
+/// when the balancer knows no speeds yet.
+#[no_mangle]
+pub extern "C" fn nuce_saved_graph_speeds(
+    s: *const nuce_saved_graph,
+    n: c_int,
+    speeds: *mut f64,
+    count: *mut c_int,
+) -> c_int {
+    // SAFETY: `s` is NULL or a live handle (contract).
+    let sv = unsafe { s.as_ref() }.map(|h| h.saved.speeds());
+    // SAFETY: the caller's contract (write_speeds').
+    unsafe { write_speeds(sv, n, speeds, count) }
 }
 
 /// The saved graph on the balancer's ranks, distributed for the

@@ -50,25 +50,76 @@ pub extern "C" fn nuce_grid_save(
     user: *const c_void,
     user_len: usize,
 ) -> c_int {
+    // SAFETY: the caller's contract (save_grid's).
+    unsafe { save_grid(None, g, path, (nfields, fields), (user, user_len)) }
+}
+
+/// [`nuce_grid_save`] that also saves the balancer's speed state: every
+/// rank's speed, its estimate and noise, and its speed function (collective
+/// over the balancer's ranks, which must be the grid's). A restart on as
+/// many ranks as saved the file starts from those speeds (the saved plan,
+/// nothing measured); on another number they are reported
+/// ([`nuce_saved_speeds`]). Errors are the same on every rank (a NULL
+/// balancer on some rank included), and `path` is unchanged then.
+#[no_mangle]
+pub extern "C" fn nuce_grid_checkpoint(
+    b: *mut nuce_balancer,
+    g: *mut nuce_grid,
+    path: *const c_char,
+    nfields: c_int,
+    fields: *const nuce_field,
+    user: *const c_void,
+    user_len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract (save_grid's).
+    unsafe { save_grid(Some(b), g, path, (nfields, fields), (user, user_len)) }
+}
+
+/// The body of [`nuce_grid_save`] (`b`: `None`) and
+/// [`nuce_grid_checkpoint`].
+///
+/// # Safety
+/// `b` NULL or a live balancer, `g` NULL or a live grid, `path` NULL or a
+/// string, `fields` NULL or `nfields` fields, `user` NULL or `user_len`
+/// bytes.
+unsafe fn save_grid(
+    b: Option<*mut nuce_balancer>,
+    g: *mut nuce_grid,
+    path: *const c_char,
+    (nfields, fields): (c_int, *const nuce_field),
+    (user, user_len): (*const c_void, usize),
+) -> c_int {
+    let name = if b.is_some() {
+        "nuce_grid_checkpoint"
+    } else {
+        "nuce_grid_save"
+    };
     guard(|| {
         // SAFETY: `g` is NULL or a live handle.
-        let h = unsafe { grid(g) }.map_err(|_| unreachable_null("the grid", "nuce_grid_save"))?;
+        let h = unsafe { grid(g) }.map_err(|_| unreachable_null("the grid", name))?;
         let _w = waiting();
-        // SAFETY: NULL or a string; NULL or `nfields` fields; NULL or
-        // `user_len` bytes (contract).
+        // SAFETY: NULL or a live balancer; NULL or a string; NULL or
+        // `nfields` fields; NULL or `user_len` bytes (contract).
         let args = caller::refused_or(unsafe {
-            path_arg(path).and_then(|p| {
-                let f = raw_fields(nfields, fields, "fields")?;
-                Ok((p, f, user_bytes(user, user_len)?))
-            })
+            b.map(|b| balancer(b).map(|hb| &hb.bal))
+                .transpose()
+                .and_then(|bal| {
+                    let p = path_arg(path)?;
+                    let f = raw_fields(nfields, fields, "fields")?;
+                    Ok((bal, p, f, user_bytes(user, user_len)?))
+                })
         });
-        let (p, f, u) = match args {
+        let (bal, p, f, u) = match args {
             Ok(a) => a,
             Err(e) => return Err(h.grid.refuse_call("Grid::save", e)),
         };
         // SAFETY: the buffers hold the padded blocks (contract; sizes
         // checked against the layout).
-        unsafe { h.grid.save_raw(p, &f, u) }.map(|_| ())
+        match bal {
+            Some(bal) => unsafe { bal.checkpoint_grid_raw(&h.grid, p, &f, u) },
+            None => unsafe { h.grid.save_raw(p, &f, u) },
+        }
+        .map(|_| ())
     })
 }
 
@@ -178,6 +229,55 @@ pub extern "C" fn nuce_saved_grid(
                 *r = sv.saved_ranks() as c_int;
             }
         }
+        Ok(())
+    })
+}
+
+/// The speeds of the ranks that wrote a checkpoint (local): `*count` is
+/// their number (0 for a file written by [`nuce_grid_save`], or by an older
+/// nuce), and the first `min(n, *count)` of them (work units per second, as
+/// planned) are written to `speeds` (may be NULL when `n` is 0). On as many
+/// ranks as saved the file, [`nuce_saved_grid_create`] starts from them
+/// when the balancer knows no speeds yet.
+#[no_mangle]
+pub extern "C" fn nuce_saved_speeds(
+    s: *const nuce_saved,
+    n: c_int,
+    speeds: *mut f64,
+    count: *mut c_int,
+) -> c_int {
+    // SAFETY: `s` is NULL or a live handle (contract).
+    let sv = unsafe { s.as_ref() }.map(|h| h.saved.speeds());
+    // SAFETY: the caller's contract (write_speeds').
+    unsafe { write_speeds(sv, n, speeds, count) }
+}
+
+/// The body of the `nuce_saved_*speeds` calls: `saved` is `None` for a
+/// NULL handle, `Some(None)` for a file without speeds.
+///
+/// # Safety
+/// `speeds` is NULL or `n` writable doubles, `count` NULL or writable.
+pub(crate) unsafe fn write_speeds(
+    saved: Option<Option<&nuce::SavedSpeeds>>,
+    n: c_int,
+    speeds: *mut f64,
+    count: *mut c_int,
+) -> c_int {
+    guard(|| {
+        let saved = saved.ok_or_else(|| null("saved"))?;
+        let n = usize::try_from(n).map_err(|_| Error::invalid_input(format!("n = {n}")))?;
+        // SAFETY: the caller's contract.
+        let count = unsafe { count.as_mut() }.ok_or_else(|| null("count"))?;
+        let all = saved.map_or(&[][..], |s| &s.speeds[..]);
+        let k = n.min(all.len());
+        if k > 0 {
+            if speeds.is_null() {
+                return Err(null("speeds"));
+            }
+            // SAFETY: `speeds` holds `n` >= `k` doubles (contract).
+            unsafe { std::slice::from_raw_parts_mut(speeds, k) }.copy_from_slice(&all[..k]);
+        }
+        *count = all.len() as c_int;
         Ok(())
     })
 }

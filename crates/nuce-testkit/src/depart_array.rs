@@ -16,7 +16,7 @@
 //!   (the rectangles' areas after the move, and after the balance point).
 
 use mpi::traits::*;
-use nuce::{DistArray2, DistArray3};
+use nuce::{Balancer, DistArray2, DistArray3};
 
 use crate::Ctx;
 
@@ -29,7 +29,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
     true
 }
 
-const SHAPE: (usize, usize, usize) = (10, 9, 8);
+pub(crate) const SHAPE: (usize, usize, usize) = (10, 9, 8);
 
 fn value(i: usize, j: usize, k: usize, c: usize) -> f64 {
     (((i * 100 + j) * 100 + k) * 2 + c) as f64
@@ -37,7 +37,7 @@ fn value(i: usize, j: usize, k: usize, c: usize) -> f64 {
 
 /// Values of `a`'s own cells (and its face ghosts with `ghosts`) that
 /// differ from the global ones.
-fn wrong(a: &DistArray3<f64>, ghosts: bool) -> usize {
+pub(crate) fn wrong(a: &DistArray3<f64>, ghosts: bool) -> usize {
     let b = a.local_box();
     crate::array3::cells_and_ghosts(a, false)
         .into_iter()
@@ -50,8 +50,8 @@ fn wrong(a: &DistArray3<f64>, ghosts: bool) -> usize {
         .sum()
 }
 
-fn array3(ctx: &Ctx) {
-    let (leavers, mut bal) = crate::depart::leavers_and_balancer(ctx, &ctx.args[0]);
+/// The 3D array planned for the balancer's speeds, holding its global values.
+pub(crate) fn filled3(bal: &Balancer) -> DistArray3<f64> {
     let plan = bal.plan3(SHAPE, 1).expect("plan");
     let mut a = DistArray3::<f64>::new(bal.comm(), plan, 1, 2).expect("array");
     let b = a.local_box();
@@ -65,6 +65,23 @@ fn array3(ctx: &Ctx) {
             }
         }
     }
+    a
+}
+
+/// The 2D array planned for the balancer's speeds, holding its global values.
+pub(crate) fn filled2(bal: &Balancer) -> DistArray2<f64> {
+    let plan = bal.plan(SHAPE2.0, SHAPE2.1).expect("plan");
+    let mut a = DistArray2::<f64>::new(bal.comm(), plan, 1).expect("array");
+    let r = a.rect();
+    a.local_mut()
+        .indexed_iter_mut()
+        .for_each(|((i, j), v)| *v = value2(r.row + i, r.col + j));
+    a
+}
+
+fn array3(ctx: &Ctx) {
+    let (leavers, mut bal) = crate::depart::leavers_and_balancer(ctx, &ctx.args[0]);
+    let mut a = filled3(&bal);
     let dep = bal
         .depart(leavers.contains(&(ctx.rank() as usize)))
         .expect("depart");
@@ -96,14 +113,14 @@ fn array3(ctx: &Ctx) {
     }
 }
 
-const SHAPE2: (usize, usize) = (23, 17);
+pub(crate) const SHAPE2: (usize, usize) = (23, 17);
 
 fn value2(i: usize, j: usize) -> f64 {
     (i * 1000 + j) as f64 + 0.5
 }
 
 /// Values of `a`'s own cells and ghosts that differ from the global ones.
-fn wrong2(a: &DistArray2<f64>) -> usize {
+pub(crate) fn wrong2(a: &DistArray2<f64>) -> usize {
     let (r, g) = (a.rect(), a.ghost() as isize);
     if r.is_empty() {
         return 0;
@@ -123,12 +140,7 @@ fn wrong2(a: &DistArray2<f64>) -> usize {
 
 fn array2(ctx: &Ctx) {
     let (leavers, mut bal) = crate::depart::leavers_and_balancer(ctx, &ctx.args[0]);
-    let plan = bal.plan(SHAPE2.0, SHAPE2.1).expect("plan");
-    let mut a = DistArray2::<f64>::new(bal.comm(), plan, 1).expect("array");
-    let r = a.rect();
-    a.local_mut()
-        .indexed_iter_mut()
-        .for_each(|((i, j), v)| *v = value2(r.row + i, r.col + j));
+    let mut a = filled2(&bal);
     let dep = bal
         .depart(leavers.contains(&(ctx.rank() as usize)))
         .expect("depart");

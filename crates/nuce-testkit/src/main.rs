@@ -23,12 +23,14 @@ mod fpm;
 mod graph;
 mod grid;
 mod hierarchy;
+mod join_data;
 mod packing;
 mod planner3;
 mod ranges;
 mod save;
 mod save_array;
 mod save_graph;
+mod save_speeds;
 mod tasks;
 
 /// Context handed to every scenario.
@@ -94,6 +96,8 @@ fn main() {
         s if s.starts_with("save-array") => save_array::run(s, &ctx),
         s if s.starts_with("save-graph") => save_graph::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),
+        s if s.starts_with("speeds-") => save_speeds::run(s, &ctx),
+        s if s.starts_with("join-data") => join_data::run(s, &ctx),
         s if s.starts_with("depart-array") => depart_array::run(s, &ctx),
         s if s.starts_with("depart-graph") => depart_graph::run(s, &ctx),
         s if s.starts_with("depart-") => depart::run(s, &ctx),

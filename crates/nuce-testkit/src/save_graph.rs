@@ -22,6 +22,13 @@
 //!   and reads it; `grid`: a grid's save file read as a graph's; `as-grid`:
 //!   the graph's file read as a grid's; `missing`. Every rank prints
 //!   `ERR rank error`.
+//! * `save-graph-big DIR NX NY NZ` — the generator graph of those
+//!   dimensions (with coordinates, as built by rows) saved over
+//!   `DIR/geo.nuce`, its dimensions in the user bytes (for a save killed
+//!   while writing).
+//! * `save-graph-load DIR` — `DIR/geo.nuce` restarted, whichever it holds
+//!   (`geo`, or a big one by its user bytes): every vertex with its
+//!   generator's neighbours, weights and coordinates.
 
 use mpi::traits::*;
 use nuce::collective::sum_f64;
@@ -37,6 +44,8 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
         "save-graph-write" => write(ctx),
         "save-graph-read" => read(ctx),
         "save-graph-errors" => errors(ctx),
+        "save-graph-big" => big(ctx),
+        "save-graph-load" => load(ctx),
         _ => return false,
     }
     true
@@ -97,14 +106,21 @@ fn ewgts(xadj: &[usize], adj: &[usize], ids: &[usize]) -> Vec<f64> {
 
 /// This rank's slab of the `geo` graph, partitioned for the balancer's speeds.
 pub(crate) fn geo(bal: &mut Balancer) -> G {
+    let mut g = slab(bal, GEO);
+    bal.partition_distributed(&mut g).expect("partition");
+    g
+}
+
+/// This rank's slab of the generator graph of `dims`, as built (by rows).
+fn slab(bal: &Balancer, dims: (usize, usize, usize)) -> G {
     let (p, r) = (bal.comm().size() as usize, bal.comm().rank() as usize);
-    let n = GEO.0 * GEO.1 * GEO.2;
+    let n = dims.0 * dims.1 * dims.2;
     let (lo, hi) = block_of(n, r, p);
-    let s = grid_slab(GEO, lo, hi, 0.3).expect("slab");
+    let s = grid_slab(dims, lo, hi, 0.3).expect("slab");
     let ew = ewgts(&s.xadj, &s.adjncy, &s.ids);
     let vw = s.ids.iter().map(|&v| vertex_weight(v)).collect();
     let values = s.ids.iter().map(|&v| value(v)).collect();
-    let mut g = DistGraph::from_local(
+    DistGraph::from_local(
         bal.comm(),
         s.ids,
         s.xadj,
@@ -117,9 +133,7 @@ pub(crate) fn geo(bal: &mut Balancer) -> G {
         }),
         values,
     )
-    .expect("from_local");
-    bal.partition_distributed(&mut g).expect("partition");
-    g
+    .expect("from_local")
 }
 
 /// The `root` graph given out by the balancer.
@@ -288,6 +302,37 @@ fn read(ctx: &Ctx) {
                     .join(",")
             );
         }
+    }
+}
+
+fn big(ctx: &Ctx) {
+    let dims = (ctx.arg(1, 8), ctx.arg(2, 8), ctx.arg(3, 8));
+    let bal = Balancer::new(&ctx.world).expect("balancer");
+    let g = slab(&bal, dims);
+    let user = format!("dims={},{},{}", dims.0, dims.1, dims.2);
+    g.save(path(ctx, "geo.nuce"), user.as_bytes())
+        .expect("save");
+}
+
+fn load(ctx: &Ctx) {
+    let mut bal = Balancer::new(&ctx.world).expect("balancer");
+    let saved = SavedGraph::open(bal.comm(), path(ctx, "geo.nuce")).expect("open");
+    let user = String::from_utf8_lossy(saved.user()).into_owned();
+    let dims = match user.strip_prefix("dims=") {
+        Some(d) => {
+            let d: Vec<usize> = d.split(',').map(|x| x.parse().expect("dims")).collect();
+            (d[0], d[1], d[2])
+        }
+        None => GEO,
+    };
+    let g: G = saved.new_graph(&mut bal).expect("restart");
+    ctx.check(
+        "load-graph",
+        same_graph(&g, &whole(dims, true), true),
+        format!("the graph of {dims:?} differs"),
+    );
+    if ctx.rank() == 0 {
+        println!("RESULT graph-load n={}", saved.global_len());
     }
 }
 

@@ -108,6 +108,7 @@ use crate::speed::{
 mod curve;
 mod data;
 mod grid_planner;
+mod joining;
 mod membership;
 mod memory;
 mod network;
@@ -116,18 +117,21 @@ mod pool;
 mod rank_speed;
 mod rebalance;
 mod remap;
+mod saved_speeds;
 mod speeds;
 mod tasks;
 
 use grid_planner::GridPlanner;
 use rank_speed::RankSpeed;
 
+pub use joining::{JoinItem, Joining};
 pub use membership::{Departing, Departure};
 pub use memory::MEMORY_FRACTION;
 pub use network::Network;
 pub use pool::{Joined, Pool};
 pub use rebalance::{GraphPlan, LocalProposal, Proposal, Rebalance, RootContext};
 pub use remap::RemapReport;
+pub use saved_speeds::SavedSpeeds;
 pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
@@ -376,7 +380,7 @@ impl Balancer {
     }
 
     /// Checks (collectively) that `other` has this balancer's ranks in the same order.
-    fn same_ranks(&self, other: &SimpleCommunicator, what: &str) -> Result<()> {
+    pub(crate) fn same_ranks(&self, other: &SimpleCommunicator, what: &str) -> Result<()> {
         let same = matches!(
             self.comm.compare(other),
             CommunicatorRelation::Identical | CommunicatorRelation::Congruent

@@ -5,7 +5,8 @@
 //! of the new communicator) before they get work; each grid is re-made on
 //! the grown communicator and planned for those speeds, with a move
 //! pending ([`Grid::move_fields`] as after any remap: the new ranks' old
-//! fields are empty).
+//! fields are empty); arrays and graphs are moved at once
+//! ([`super::joining`]).
 //!
 //! Why a pool and not `MPI_Comm_spawn`: a pool needs nothing from the
 //! launcher or the resource manager beyond the ranks it started, behaves
@@ -14,6 +15,7 @@
 //! needs free slots the batch system knows of and a launcher that allows
 //! it (oversubscription, `--host` lists), and is not built.
 
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::time::Duration;
@@ -24,9 +26,9 @@ use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
+use super::joining::{joined_grid, rest, JoinItem, Joining};
 use super::Balancer;
 use crate::error::{Error, Result};
-use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::{decode, encode, mpi_check};
 use crate::runtime::layout::Grid;
@@ -37,11 +39,8 @@ const NAP: Duration = Duration::from_millis(5);
 /// What the active root tells the pool.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum Notice {
-    /// The first `count` standby ranks join; the grids, in order.
-    Admit {
-        count: usize,
-        grids: Vec<(GridPlan3, Stencil)>,
-    },
+    /// The first `count` standby ranks join; the items, in order.
+    Admit { count: usize, items: Vec<JoinItem> },
     /// The pool is released: every standby rank returns.
     Release,
 }
@@ -70,6 +69,9 @@ pub struct Joined {
     /// The active ranks' grids on it, a move pending (this rank's old box
     /// is empty: its old fields are empty slices).
     pub grids: Vec<Grid>,
+    /// The other items, in order: taken by [`Joined::array3`],
+    /// [`Joined::array2`] and [`Joined::graph`].
+    pub(super) rest: VecDeque<JoinItem>,
 }
 
 impl Pool {
@@ -176,7 +178,7 @@ impl Pool {
         loop {
             match self.notice(None)? {
                 Notice::Release => return Ok(None),
-                Notice::Admit { count, grids } => {
+                Notice::Admit { count, items } => {
                     let admitted = self.admitted(count);
                     let comm = self.grow(&admitted);
                     self.record(&admitted);
@@ -184,19 +186,21 @@ impl Pool {
                     self.is_active = true;
                     let mut balancer = Balancer::new_as(&comm, "Pool::admit")?;
                     balancer.measure()?;
-                    let grids = grids
-                        .into_iter()
-                        .map(|(plan, stencil)| joined_grid(&balancer, plan, stencil))
+                    let grids = items
+                        .iter()
+                        .filter_map(|i| match i {
+                            JoinItem::Grid(plan, stencil) => {
+                                Some(joined_grid(&balancer, plan, *stencil))
+                            }
+                            _ => None,
+                        })
                         .collect::<Result<Vec<Grid>>>()?;
-                    let mut j = Joined {
+                    return Ok(Some(Joined {
                         comm,
                         balancer,
                         grids,
-                    };
-                    for g in &mut j.grids {
-                        replan(&j.balancer, g)?;
-                    }
-                    return Ok(Some(j));
+                        rest: rest(&items),
+                    }));
                 }
             }
         }
@@ -230,21 +234,37 @@ impl Pool {
 
     /// On the active ranks (collective with them and with every waiting
     /// standby rank): admits `count` standby ranks (at most
-    /// [`Pool::waiting`]) at a balance point. `bal` and every grid of
-    /// `grids` are replaced by their successors on the grown communicator
+    /// [`Pool::waiting`]) at a balance point. `bal` and every item of
+    /// `data` are replaced by their successors on the grown communicator
     /// (the active ranks first, in their order: the root stays), the
     /// speeds of every rank are measured (the built-in kernel), and each
-    /// grid is planned for them with a move pending: ask the new box, and
-    /// [`Grid::move_fields`] as after a remap. Returns the grown
-    /// communicator for the application's own communication (the new
-    /// ranks need the application's state from it, e.g. the step).
+    /// item is planned for them ([`super::Joining`]): a grid with its move
+    /// pending (ask the new box, and [`Grid::move_fields`] as after a
+    /// remap), a [`DistArray3`](crate::DistArray3),
+    /// [`DistArray2`](crate::DistArray2) or [`DistGraph`](crate::DistGraph)
+    /// moved at once. The admitted ranks get the grids from [`Pool::wait`]
+    /// and the other items, in their order, from [`Joined::array3`],
+    /// [`Joined::array2`] and [`Joined::graph`]. The grids are made first,
+    /// then the other items in order. Returns the grown communicator for
+    /// the application's own communication (the new ranks need the
+    /// application's state from it, e.g. the step). An item that cannot
+    /// join (a grid's move pending, a graph with a root index) is the same
+    /// error on every rank before anything changes.
     pub fn admit(
         &mut self,
         bal: &mut Balancer,
         count: usize,
-        grids: &mut [&mut Grid],
+        data: &mut [&mut dyn Joining],
     ) -> Result<SimpleCommunicator> {
         let _w = waiting();
+        let items: Result<Vec<JoinItem>> = data
+            .iter()
+            .enumerate()
+            .map(|(k, d)| {
+                d.join_item()
+                    .map_err(|e| Error::invalid_input(format!("item {k}: {e}")))
+            })
+            .collect();
         let local = if !self.is_active {
             Err(Error::invalid_input("Pool::admit on a standby rank"))
         } else if count == 0 || count > self.standbys.len() {
@@ -252,21 +272,16 @@ impl Pool {
                 "Pool::admit({count}): 1 to {} standby ranks wait",
                 self.standbys.len()
             )))
-        } else if let Some(k) = grids.iter().position(|g| g.pending().is_some()) {
-            Err(Error::invalid_input(format!("grid {k}: a move is pending")))
         } else {
-            Ok(())
+            items.as_ref().map(drop).map_err(Clone::clone)
         };
         bal.entry(
-            &format!("Pool::admit({count} ranks, {} grids)", grids.len()),
+            &format!("Pool::admit({count} ranks, {} items)", data.len()),
             local.as_ref().err(),
         )?;
         let notice = Notice::Admit {
             count,
-            grids: grids
-                .iter()
-                .map(|g| (g.plan().clone(), g.stencil()))
-                .collect(),
+            items: items?,
         };
         let is_root = self.all.rank() as usize == self.actives[0];
         self.notice(is_root.then_some(&notice))?;
@@ -278,17 +293,13 @@ impl Pool {
         let mut next = Balancer::new_as(&comm, "Pool::admit")?;
         next.adopt_settings(bal);
         next.measure()?;
-        let mut made = Vec::with_capacity(grids.len());
-        for g in grids.iter() {
-            made.push(joined_grid(&next, g.plan().clone(), g.stencil())?);
-        }
-        for g in &mut made {
-            replan(&next, g)?;
+        let (grids, others): (Vec<_>, Vec<_>) = data
+            .iter_mut()
+            .partition(|d| matches!(d.join_item(), Ok(JoinItem::Grid(..))));
+        for d in grids.into_iter().chain(others) {
+            d.grow(&next)?;
         }
         *bal = next;
-        for (g, n) in grids.iter_mut().zip(made) {
-            **g = n;
-        }
         Ok(comm)
     }
 
@@ -308,24 +319,4 @@ impl Pool {
         self.standbys.clear();
         Ok(())
     }
-}
-
-/// A grid of the active ranks' `plan` on `bal`'s (grown) communicator: their boxes,
-/// then an empty box per admitted rank.
-fn joined_grid(bal: &Balancer, plan: GridPlan3, stencil: Stencil) -> Result<Grid> {
-    let mut boxes = plan.boxes;
-    boxes.resize(bal.comm.size() as usize, Box3::default());
-    let grown = GridPlan3 {
-        algorithm: plan.algorithm,
-        shape: plan.shape,
-        boxes,
-    };
-    bal.grid_of(grown, stencil)
-}
-
-/// Plans `g` for the balancer's speeds, a move pending.
-fn replan(bal: &Balancer, g: &mut Grid) -> Result<()> {
-    let plan = bal.plan3(g.global_shape(), g.stencil().ghost)?;
-    let plan = plan.closest_mirror(g.plan());
-    g.start_remap(plan)
 }

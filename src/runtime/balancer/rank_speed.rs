@@ -210,6 +210,21 @@ impl RankSpeed {
         })
     }
 
+    /// A checkpoint's speed function of this rank (`Balancer::restore_speeds`):
+    /// the function of the phases timed before the restart, in the
+    /// application's units (not a sweep's).
+    pub(crate) fn restored(&mut self, f: Option<SpeedFunction>) {
+        self.speed_fn = f;
+        self.unscaled_sweep = false;
+        self.stamps.clear();
+    }
+
+    /// The speed function in the application's units, for a checkpoint:
+    /// none while it holds only a size sweep's points (kernel units).
+    pub(crate) fn phase_function(&self) -> Option<&SpeedFunction> {
+        self.speed_fn.as_ref().filter(|_| !self.unscaled_sweep)
+    }
+
     /// The speed function of the timed phases, once one was timed.
     pub(crate) fn speed_function(&self) -> Option<&SpeedFunction> {
         self.speed_fn.as_ref()

@@ -37,6 +37,16 @@ impl<T: Element + Plain> DistArray3<T> {
     /// [`SavedGrid::new_grid`] and [`SavedGrid::read`]). Every rank returns
     /// the same error, and `path` is then unchanged.
     pub fn save(&self, path: impl AsRef<Path>, user: &[u8]) -> Result<SaveStats> {
+        self.save_with(path.as_ref(), user, None)
+    }
+
+    /// [`DistArray3::save`], with `bal`'s speed state when given.
+    pub(super) fn save_with(
+        &self,
+        path: &Path,
+        user: &[u8],
+        bal: Option<&Balancer>,
+    ) -> Result<SaveStats> {
         let _w = waiting();
         let mut grid = Grid::new(
             self.comm(),
@@ -54,7 +64,7 @@ impl<T: Element + Plain> DistArray3<T> {
         };
         // SAFETY: the array's padded block is the grid's field padded by the
         // ghost width (the module's documentation), borrowed for the call.
-        unsafe { grid.save_raw(path, &[field], user) }
+        unsafe { grid.save_checked(path, &[field], None, user, bal) }
     }
 }
 
@@ -75,6 +85,7 @@ impl SavedGrid {
         ncomp: usize,
     ) -> Result<DistArray3<T>> {
         let _w = waiting();
+        bal.restore_if_unmeasured(self.speeds());
         let mut grid = bal.new_grid(self.header.shape, Stencil::seven(ghost))?;
         let mut a = DistArray3::<T>::new(bal.comm(), grid.plan().clone(), ghost, ncomp)?;
         bal.adopt_checks(a.checks_mut());
@@ -154,6 +165,16 @@ impl<T: Element + Plain> DistArray2<T> {
     /// when some rank's padded block is not in row-major order), and `path`
     /// is then unchanged.
     pub fn save(&self, path: impl AsRef<Path>, user: &[u8]) -> Result<SaveStats> {
+        self.save_with(path.as_ref(), user, None)
+    }
+
+    /// [`DistArray2::save`], with `bal`'s speed state when given.
+    pub(super) fn save_with(
+        &self,
+        path: &Path,
+        user: &[u8],
+        bal: Option<&Balancer>,
+    ) -> Result<SaveStats> {
         let _w = waiting();
         let ordered = self.padded().as_slice().map(|_| ()).ok_or_else(|| {
             Error::invalid_input("the array's padded block is not in row-major order")
@@ -173,7 +194,7 @@ impl<T: Element + Plain> DistArray2<T> {
         // SAFETY: a row-major padded block (checked on every rank above) is
         // the grid's field padded by `[ghost, ghost, 0]` (the module's
         // documentation); an empty rectangle's block is not read.
-        unsafe { grid.save_raw(path, &[field], user) }
+        unsafe { grid.save_checked(path, &[field], None, user, bal) }
     }
 }
 
@@ -199,6 +220,7 @@ impl SavedGrid {
                 "the save file holds a {rows}x{cols}x{nz} grid, not a 2D array"
             )));
         }
+        bal.restore_if_unmeasured(self.speeds());
         let plan = bal.plan(rows, cols)?;
         let mut a = DistArray2::<T>::new(bal.comm(), plan, ghost)?;
         bal.adopt_checks(a.checks_mut());

@@ -30,13 +30,14 @@ use std::time::Instant;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
+use super::checkpoint::speeds_of;
 use super::checksum::{all_sums, word_hash};
-use super::header::{prefixed, read_prefixed, Kind};
+use super::header::{check_speeds, prefixed, read_prefixed, Kind};
 use super::mpiio::MpiFile;
 use super::{check_user, encode_aligned, write_file, SaveStats};
 use crate::error::{Error, Result};
 use crate::plan::graph::Graph;
-use crate::runtime::balancer::Balancer;
+use crate::runtime::balancer::{Balancer, SavedSpeeds};
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::{agree, check_identical, root_compute};
 use crate::runtime::graph::{DistGraph, GraphStrategy, GraphValue, Pieces};
@@ -66,6 +67,9 @@ struct GraphHeader {
     data_offset: u64,
     /// The sum over vertices of their records' hashes ([`records_sum`]).
     sum: u64,
+    /// The writing balancer's speed state ([`Balancer::checkpoint_graph`]);
+    /// none in a plain save and in format 1. Last (see `read_prefixed`).
+    speeds: Option<SavedSpeeds>,
 }
 
 /// Sections of a file: five per vertex, then two per arc.
@@ -110,6 +114,7 @@ impl GraphHeader {
 fn read_graph_header(path: &Path) -> Result<GraphHeader> {
     let bad = |m: String| Error::invalid_input(format!("save file {}: {m}", path.display()));
     let (h, size, head_end): (GraphHeader, u64, u64) = read_prefixed(path, Kind::Graph)?;
+    check_speeds(path, h.speeds.as_ref(), h.ranks)?;
     let (_, end) = h.offsets().map_err(|e| bad(e.to_string()))?;
     if h.data_offset < head_end || h.ranks == 0 {
         return Err(bad("an inconsistent header (a corrupt file)".into()));
@@ -226,9 +231,18 @@ impl<T: GraphValue> DistGraph<T> {
     /// are not saved (exchange after a restart). Every rank returns the
     /// same error, and `path` is then unchanged.
     pub fn save(&self, path: impl AsRef<Path>, user: &[u8]) -> Result<SaveStats> {
+        self.save_with(path.as_ref(), user, None)
+    }
+
+    /// [`DistGraph::save`], with `bal`'s speed state when given.
+    pub(super) fn save_with(
+        &self,
+        path: &Path,
+        user: &[u8],
+        bal: Option<&Balancer>,
+    ) -> Result<SaveStats> {
         let _w = waiting();
         let start = Instant::now();
-        let path = path.as_ref();
         let name = path.to_string_lossy().into_owned();
         let local = check_user(user);
         self.entry(
@@ -241,6 +255,7 @@ impl<T: GraphValue> DistGraph<T> {
         )?;
         check_identical(self.comm(), 0, "save file path", &name)?;
         let comm = self.comm();
+        let speeds = speeds_of(bal, comm)?;
         let (pieces, weighted, dim) = self.pieces();
         let (before, total) = placed(comm, pieces.ids.len() as u64, pieces.adj.len() as u64);
         let mut header = GraphHeader {
@@ -255,6 +270,7 @@ impl<T: GraphValue> DistGraph<T> {
             user: user.to_vec(),
             data_offset: 0,
             sum: all_sums(comm, &[records_sum(&pieces, weighted, dim)])[0],
+            speeds,
         };
         let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?;
         let (offs, len) = header.offsets()?;
@@ -321,10 +337,18 @@ impl SavedGraph {
     pub fn user(&self) -> &[u8] {
         &self.header.user
     }
+    /// The speed state of the balancer that wrote the file, one entry per
+    /// saved rank ([`Balancer::checkpoint_graph`]); `None` for a plain
+    /// [`DistGraph::save`] and for files of format 1.
+    pub fn speeds(&self) -> Option<&SavedSpeeds> {
+        self.header.speeds.as_ref()
+    }
 
     /// The saved graph on the balancer's communicator (any number of
-    /// ranks), distributed for the balancer's current speeds (measure them
-    /// first for a balanced restart), every vertex with its saved id,
+    /// ranks), distributed for the balancer's current speeds — when it
+    /// knows none yet, a restart on as many ranks as saved the file starts
+    /// from the saved ones ([`Balancer::restore_speeds`]); on another number
+    /// of ranks measure them first for a balanced restart — every vertex with its saved id,
     /// neighbours, weights, coordinates and value (ghost values: exchange
     /// afterwards). A graph saved as [`GraphStrategy::Geometric`] is read
     /// in slices by every rank and partitioned by
@@ -354,6 +378,7 @@ impl SavedGraph {
             ),
             local.as_ref().err(),
         )?;
+        bal.restore_if_unmeasured(self.speeds());
         let spread = h.strategy == GraphStrategy::Geometric;
         let pieces = self.read_records(bal.comm(), spread)?;
         let n = h.n as usize;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
+use crate::runtime::balancer::SavedSpeeds;
 use crate::runtime::comm::{decode, fnv1a};
 use crate::runtime::layout::MAX_GHOST;
 
@@ -37,8 +38,12 @@ impl Kind {
     }
 }
 
-/// The file format this nuce writes and reads (of both kinds).
-pub const SAVE_FORMAT: u32 = 1;
+/// The file format this nuce writes (of both kinds). Format 2 added the
+/// balancer's speed state at the end of the header ([`SavedSpeeds`]);
+/// format 1 files (older nuce) are still read, as files without it.
+pub const SAVE_FORMAT: u32 = 2;
+/// The oldest format this nuce reads.
+const OLDEST_FORMAT: u32 = 1;
 /// Magic, format, header length, header hash.
 pub(super) const PREFIX: usize = 8 + 4 + 4 + 8;
 /// The data start at a multiple of this (file systems' block size).
@@ -68,6 +73,9 @@ pub(super) struct Header {
     pub(super) data_offset: u64,
     /// Per field (then the cost): the sum of the cells' hashes.
     pub(super) sums: Vec<u64>,
+    /// The writing balancer's speed state ([`crate::Balancer::checkpoint_grid`]);
+    /// none in a plain save and in format 1. Last: see [`read_prefixed`].
+    pub(super) speeds: Option<SavedSpeeds>,
 }
 
 impl Header {
@@ -143,9 +151,9 @@ pub(super) fn read_prefixed<H: serde::de::DeserializeOwned>(
     }
     let word = |a: usize| u32::from_le_bytes(pre[a..a + 4].try_into().expect("4 bytes"));
     let format = word(8);
-    if format != SAVE_FORMAT {
+    if !(OLDEST_FORMAT..=SAVE_FORMAT).contains(&format) {
         return Err(bad(format!(
-            "format {format}; this nuce ({}) reads format {SAVE_FORMAT}",
+            "format {format}; this nuce ({}) reads formats {OLDEST_FORMAT} to {SAVE_FORMAT}",
             env!("CARGO_PKG_VERSION")
         )));
     }
@@ -162,14 +170,29 @@ pub(super) fn read_prefixed<H: serde::de::DeserializeOwned>(
             "the header does not match its checksum (a corrupt file)".into(),
         ));
     }
+    if format == 1 {
+        // Format 1 is format 2 without the speeds, the header's last
+        // field: bincode's `None` is one zero byte.
+        head.push(0);
+    }
     let h: H = decode(&head, 0).map_err(|e| bad(format!("unreadable header: {e}")))?;
     Ok((h, size, PREFIX as u64 + len))
+}
+
+/// An error unless `speeds`, if any, describe the `ranks` that wrote the
+/// file at `path`.
+pub(super) fn check_speeds(path: &Path, speeds: Option<&SavedSpeeds>, ranks: usize) -> Result<()> {
+    speeds.map_or(Ok(()), |s| {
+        s.check(ranks)
+            .map_err(|e| Error::invalid_input(format!("save file {}: {e}", path.display())))
+    })
 }
 
 /// The root's reading and checking of a grid's save file header.
 pub(super) fn read_header(path: &Path) -> Result<Header> {
     let bad = |m: String| Error::invalid_input(format!("save file {}: {m}", path.display()));
     let (h, size, head_end): (Header, u64, u64) = read_prefixed(path, Kind::Grid)?;
+    check_speeds(path, h.speeds.as_ref(), h.ranks)?;
     let (_, end) = h.offsets().map_err(|e| bad(e.to_string()))?;
     if h.sums.len() != h.arrays().len() || h.data_offset < head_end {
         return Err(bad("an inconsistent header (a corrupt file)".into()));
@@ -210,6 +233,7 @@ mod tests {
             user: vec![1, 2, 3],
             data_offset: 4096,
             sums: vec![1, 2, 3],
+            speeds: None,
         };
         let (offs, end) = h.offsets().unwrap();
         assert_eq!(offs, vec![4096, 4096 + 24 * 8, 4096 + 24 * 11]);
@@ -256,6 +280,99 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a nuce"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file of `h` in `format` (format 1: the header without its last
+    /// byte, the speeds' `None`), padded to its length.
+    fn file_of(h: &Header, format: u32) -> Vec<u8> {
+        let mut head = encode(h).unwrap();
+        if format == 1 {
+            assert_eq!(head.pop(), Some(0), "format 1 has no speeds");
+        }
+        let mut bytes = prefixed(Kind::Grid, &head);
+        bytes[8..12].copy_from_slice(&format.to_le_bytes());
+        bytes.resize(h.offsets().unwrap().1 as usize, 0);
+        bytes
+    }
+
+    #[test]
+    fn saved_speeds_round_trip_bit_identical_and_format_1_still_loads() {
+        use crate::plan::fpm::{SpeedEstimate, SpeedFunction};
+        let mut h = Header {
+            nuce: "x".into(),
+            shape: (2, 1, 1),
+            stencil: Stencil::seven(1),
+            elem_sizes: vec![8],
+            cost: false,
+            ranks: 2,
+            boxes: vec![
+                Box3::from_axes([0, 0, 0], [1, 1, 1]),
+                Box3::from_axes([1, 0, 0], [1, 1, 1]),
+            ],
+            user: vec![],
+            data_offset: 4096,
+            sums: vec![7],
+            speeds: None,
+        };
+        let dir = std::env::temp_dir().join(format!("nuce-speeds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("h.nuce");
+        // An older nuce's file: no speeds.
+        std::fs::write(&p, file_of(&h, 1)).unwrap();
+        assert_eq!(read_header(&p).unwrap(), h);
+        // Speeds with noise and a function: every bit back.
+        let f = SpeedFunction::new(&[(10.0, 0.5), (1000.0, 60.25)], 0.03).unwrap();
+        let speeds = SavedSpeeds {
+            speeds: vec![1.0 / 3.0, 2.0f64.sqrt()],
+            estimates: vec![
+                SpeedEstimate {
+                    mean: 0.1 + 0.2,
+                    noise: 0.017,
+                },
+                SpeedEstimate {
+                    mean: 1e-7,
+                    noise: 0.0,
+                },
+            ],
+            phase_units: true,
+            functions: vec![Some(f), None],
+        };
+        h.speeds = Some(speeds.clone());
+        std::fs::write(&p, file_of(&h, SAVE_FORMAT)).unwrap();
+        let back = read_header(&p).unwrap().speeds.unwrap();
+        let bits = |s: &SavedSpeeds| -> Vec<u64> {
+            let mut v: Vec<u64> = s.speeds.iter().map(|x| x.to_bits()).collect();
+            for e in &s.estimates {
+                v.extend([e.mean.to_bits(), e.noise.to_bits()]);
+            }
+            for f in s.functions.iter().flatten() {
+                for (x, t) in f.points() {
+                    v.extend([x.to_bits(), t.to_bits()]);
+                }
+                v.push(f.noise().to_bits());
+            }
+            v
+        };
+        assert_eq!(back, speeds);
+        assert_eq!(bits(&back), bits(&speeds));
+        // Speeds of another number of ranks than wrote the file, or not
+        // valid speeds, under a valid header checksum: a corrupt file.
+        let mut wrong = speeds.clone();
+        wrong.speeds.push(1.0);
+        h.speeds = Some(wrong);
+        std::fs::write(&p, file_of(&h, SAVE_FORMAT)).unwrap();
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("saved speeds of 3 ranks") && e.contains("corrupt"),
+            "{e}"
+        );
+        let mut wrong = speeds;
+        wrong.speeds[0] = -1.0;
+        h.speeds = Some(wrong);
+        std::fs::write(&p, file_of(&h, SAVE_FORMAT)).unwrap();
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(e.contains("saved speeds") && e.contains("corrupt"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -38,12 +38,14 @@ use std::time::Instant;
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
 
-use super::balancer::Balancer;
+use super::balancer::{Balancer, SavedSpeeds};
 use super::clock::waiting;
 use super::comm::{agree, encode, root_compute};
 use super::layout::{Field, Grid, RawField};
+use checkpoint::speeds_of;
 
 mod arrays;
+mod checkpoint;
 mod checksum;
 mod graphs;
 mod header;
@@ -116,12 +118,23 @@ impl SavedGrid {
     pub fn user(&self) -> &[u8] {
         &self.header.user
     }
+    /// The speed state of the balancer that wrote the file, one entry per
+    /// saved rank ([`Balancer::checkpoint_grid`]); `None` for a plain
+    /// [`Grid::save`] and for files of format 1.
+    pub fn speeds(&self) -> Option<&SavedSpeeds> {
+        self.header.speeds.as_ref()
+    }
 
     /// A grid of the saved shape and stencil planned for the balancer's
-    /// current speeds ([`Balancer::new_grid`]: measure them first, e.g.
-    /// with [`Balancer::measure`], for a balanced restart). Collective on
-    /// the balancer's communicator, which may have any number of ranks.
+    /// current speeds ([`Balancer::new_grid`]). When the balancer knows no
+    /// speeds yet, a restart on as many ranks as saved the file starts from
+    /// the saved speeds ([`Balancer::restore_speeds`]: the saved plan comes
+    /// back, nothing is measured); on another number of ranks, measure them
+    /// first (e.g. [`Balancer::measure`]) for a balanced restart, or the
+    /// plan is uniform. Collective on the balancer's communicator, which may
+    /// have any number of ranks.
     pub fn new_grid(&self, bal: &mut Balancer) -> Result<Grid> {
+        bal.restore_if_unmeasured(self.speeds());
         bal.new_grid(self.header.shape, self.header.stencil)
     }
 
@@ -261,10 +274,21 @@ impl Grid {
         fields: &[Field<'_>],
         user: &[u8],
     ) -> Result<SaveStats> {
+        self.save_fields(path.as_ref(), fields, user, None)
+    }
+
+    /// [`Grid::save`], with `bal`'s speed state when given.
+    pub(super) fn save_fields(
+        &self,
+        path: &Path,
+        fields: &[Field<'_>],
+        user: &[u8],
+        bal: Option<&Balancer>,
+    ) -> Result<SaveStats> {
         let raw: Vec<RawField> = fields.iter().map(|f| f.raw()).collect();
         let lens: Vec<usize> = fields.iter().map(|f| f.len()).collect();
         // SAFETY: the slices are borrowed for the call, lengths checked.
-        unsafe { self.save_checked(path.as_ref(), &raw, Some(&lens), user) }
+        unsafe { self.save_checked(path, &raw, Some(&lens), user, bal) }
     }
 
     /// [`Grid::save`] on raw fields (the C API).
@@ -279,17 +303,21 @@ impl Grid {
         user: &[u8],
     ) -> Result<SaveStats> {
         // SAFETY: the caller's contract.
-        unsafe { self.save_checked(path.as_ref(), fields, None, user) }
+        unsafe { self.save_checked(path.as_ref(), fields, None, user, None) }
     }
 
+    /// [`Grid::save_raw`], with the speed state of `bal` in the header
+    /// when given (gathered after the checked entry).
+    ///
     /// # Safety
-    /// See [`Grid::save_raw`].
-    unsafe fn save_checked(
+    /// See [`Grid::save_raw`]; `lens` are the buffers' lengths when known.
+    pub(super) unsafe fn save_checked(
         &self,
         path: &Path,
         fields: &[RawField],
         lens: Option<&[usize]>,
         user: &[u8],
+        bal: Option<&Balancer>,
     ) -> Result<SaveStats> {
         let _w = waiting();
         let start = Instant::now();
@@ -308,6 +336,7 @@ impl Grid {
         };
         self.checked_entry(&what, local.as_ref().err())?;
         let comm = self.comm();
+        let speeds = speeds_of(bal, comm)?;
         let layout = self.layout();
         let mut cost_values = self.cost().and_then(|c| c.values_for(layout.local_box()));
         // The cost is saved when every rank has one for its box.
@@ -340,6 +369,7 @@ impl Grid {
             user: user.to_vec(),
             data_offset: 0,
             sums,
+            speeds,
         };
         let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?;
         let (offs, len) = header.offsets()?;
