@@ -90,10 +90,13 @@ pub(crate) fn field<'py>(
         )));
     }
     let data = data_ptr(&array);
+    // NumPy's kind and size ("f8", "i8"): read from the descriptor, no
+    // Python call on the exchange's path.
+    let kind = format!("{}{}", char::from(dtype.kind()), dtype.itemsize());
     let cell_type = if components.is_empty() {
-        dtype.to_string()
+        kind
     } else {
-        format!("{dtype} x {components:?}")
+        format!("{kind} x {components:?}")
     };
     Ok(ArrayField {
         cell_type,
