@@ -82,7 +82,7 @@ pub struct Grid {
     cell_bytes: usize,
     in_flight: usize,
     cache: Vec<(FieldKey, Rc<PeerTypes>)>,
-    /// The last exchange call: its fields' element sizes, description and fingerprint.
+    /// The last exchange call's identity ([`LastCall`]).
     last_call: Option<LastCall>,
     /// The cost per cell set by [`Grid::set_cost`], for the box it was set for.
     cost: Option<CostField>,
@@ -349,7 +349,7 @@ impl Grid {
 
     /// The exchange call of `fields` as errors name it, and its
     /// fingerprint: kept from the last exchange when the fields' element
-    /// sizes are the same (the hot path formats nothing).
+    /// sizes and cell types are the same (the hot path formats nothing).
     fn call_of(&mut self, fields: &[RawField], types: &[&str]) -> (Rc<str>, u64) {
         if let Some(c) = &self.last_call {
             if c.sizes.len() == fields.len()
