@@ -118,7 +118,8 @@ for np in 1 2 3; do grid2d "$np" "$tmp/grid2d"; done
 # ranks (nuce_grid_checkpoint) resumed on 1, 2, 3 (from the saved speeds,
 # nuce_saved_speeds) and 5 ranks (nuce_saved_*); rank R of P
 # leaving after sweep AT (nuce_depart, nuce_grid_depart, nuce_grid_move,
-# nuce_depart_finish; R must be released); K standby ranks of P joining after
+# nuce_depart_finish; R must be released; with --leave-signal, R is told by a
+# SIGUSR1 caught by nuce_catch_leave_signal and every rank passes leaving = 0); K standby ranks of P joining after
 # sweep AT (nuce_pool_*). Every run must end bit-identical.
 rank_changes() { # rank_changes BINARY
   local bin="$1" name whole got out c np used want
@@ -140,12 +141,12 @@ rank_changes() { # rank_changes BINARY
     [ "$used" = "$want" ] || got="(saved speeds used: $used on $np ranks)"
     same "saved on 3 ranks (a checkpoint), resumed on $np"
   done
-  for c in "3 0 20" "3 2 20" "4 1 1"; do
+  for c in "3 0 20 --leave" "3 2 20 --leave" "4 1 1 --leave" "3 1 20 --leave-signal"; do
     set -- $c
-    out="$("$mpirun" -np "$1" "$bin" 60 --leave "$2" "$3")"
+    out="$("$mpirun" -np "$1" "$bin" 60 "$4" "$2" "$3")"
     got="$(sed -n "s/^restart: steps 60 ranks $(($1 - 1)) hash //p" <<<"$out")"
     grep -q "^restart: rank $2 released" <<<"$out" || got="(rank $2 not released)"
-    same "on $1 ranks, rank $2 left after sweep $3"
+    same "on $1 ranks, rank $2 left after sweep $3 ($4)"
   done
   for c in "3 1 20" "4 2 1"; do
     set -- $c

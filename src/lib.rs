@@ -98,6 +98,7 @@ pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue, LocalSizes, Migra
 pub use runtime::halo::{ExchangeStats, ENV_CHECK};
 pub use runtime::hierarchy::Hosts;
 pub use runtime::layout::{Exchange, Field, Grid, Layout, Plain, Region, MAX_GHOST};
+pub use runtime::notice::{catch_leave_signal, leave_signalled};
 pub use runtime::master_worker::{
     measure_worker_costs, run_master_worker, Dispatch, ExecPlan, ExecReport, MessageSizes,
 };
@@ -144,6 +145,7 @@ pub mod collective {
 pub mod internals {
     // Whole modules: `clock` (the C API's `polling`) and `halo`, which the
     // public docs of `DistGraph` (runtime/graph.rs) link to.
+    pub use crate::runtime::notice::leave_signal_number;
     pub use crate::runtime::{clock, halo};
     /// The bindings' view of a grid's fields and a split exchange.
     pub mod layout {

@@ -7,6 +7,11 @@
  *   mpirun -np P restart STEPS SAVE_AT FILE      ... and save after sweep SAVE_AT
  *   mpirun -np Q restart STEPS --resume FILE     resume from FILE up to STEPS
  *   mpirun -np P restart STEPS --leave R AT      rank R leaves after sweep AT
+ *   mpirun -np P restart STEPS --leave-signal R AT  the same, told by a signal:
+ *                                                every rank catches SIGUSR1 as its
+ *                                                leave notice (nuce_catch_leave_signal),
+ *                                                rank R gets one after sweep AT and
+ *                                                every rank calls nuce_depart(b, 0, ..)
  *   mpirun -np P restart STEPS --join K AT       the last K ranks wait in a standby
  *                                                pool and join after sweep AT
  *
@@ -21,10 +26,12 @@
  * never changed. A rank that leaves prints "restart: rank R released". */
 #include <mpi.h>
 #include <nuce.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK(call) do { int rc_ = (call); if (rc_ != NUCE_OK) { \
   fprintf(stderr, "rank %d: %s failed: %d %s\n", rank, #call, rc_, nuce_last_error()); \
@@ -81,7 +88,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int size; MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc != 2 && argc != 4 && argc != 5) {
-    if (rank == 0) fprintf(stderr, "usage: restart STEPS [SAVE_AT FILE | --resume FILE | --leave R AT | --join K AT]\n");
+    if (rank == 0) fprintf(stderr, "usage: restart STEPS [SAVE_AT FILE | --resume FILE | --leave R AT | --leave-signal R AT | --join K AT]\n");
     MPI_Finalize();
     return 2;
   }
@@ -89,7 +96,8 @@ int main(int argc, char **argv) {
   const int resume = argc == 4 && strcmp(argv[2], "--resume") == 0;
   const int64_t save_at = argc == 4 && !resume ? atoll(argv[2]) : -1;
   const char *file = argc == 4 ? argv[3] : NULL;
-  const int leaving = argc == 5 && strcmp(argv[2], "--leave") == 0;
+  const int by_signal = argc == 5 && strcmp(argv[2], "--leave-signal") == 0;
+  const int leaving = by_signal || (argc == 5 && strcmp(argv[2], "--leave") == 0);
   const int joining = argc == 5 && strcmp(argv[2], "--join") == 0;
   const int leave_rank = leaving ? atoi(argv[3]) : -1;
   const int join_count = joining ? atoi(argv[3]) : 0;
@@ -102,6 +110,7 @@ int main(int argc, char **argv) {
   part p;
   int64_t step = 0;
 
+  if (by_signal) CHECK(nuce_catch_leave_signal(SIGUSR1)); /* a preemption notice */
   if (joining) {
     /* The last join_count ranks wait in the pool; the others run. */
     int standby = rank >= size - join_count;
@@ -166,7 +175,8 @@ run:
     if (next == change_at && leaving) {
       int nleaving, released;
       part old = p;
-      CHECK(nuce_depart(b, rank == leave_rank, &nleaving));
+      if (by_signal && rank == leave_rank) kill(getpid(), SIGUSR1); /* the notice arrives */
+      CHECK(nuce_depart(b, !by_signal && rank == leave_rank, &nleaving));
       CHECK(nuce_grid_depart(b, g));               /* a move is pending */
       move(g, me, &p, &old);                       /* the new box: empty when leaving */
       release(&old);

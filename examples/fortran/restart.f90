@@ -6,6 +6,9 @@
 !   mpirun -np P restart_f STEPS SAVE_AT FILE    ... and save after sweep SAVE_AT
 !   mpirun -np Q restart_f STEPS --resume FILE   resume from FILE up to STEPS
 !   mpirun -np P restart_f STEPS --leave R AT    rank R leaves after sweep AT
+!   mpirun -np P restart_f STEPS --leave-signal R AT   the same, told by a SIGUSR1
+!                                                that every rank catches as its leave
+!                                                notice (nuce_catch_leave_signal)
 !   mpirun -np P restart_f STEPS --join K AT     the last K ranks wait in a standby
 !                                                pool and join after sweep AT
 !
@@ -33,7 +36,7 @@ program restart_f
   type(nuce_field) :: f(1), nf(1)
   integer :: rank, me, ranks, leave_rank, nleaving, nargs, size, join_count
   integer(i8) :: i, j, join_at
-  logical :: resume, released, standby, joined
+  logical :: resume, released, standby, joined, by_signal
   character(len=256) :: arg, file
 
   call MPI_Init()
@@ -42,14 +45,16 @@ program restart_f
   me = rank
   nargs = command_argument_count()
   call get_command_argument(1, arg); read (arg, *) steps
-  save_at = -1; leave_at = -1; leave_rank = -1; resume = .false.; file = ''
+  save_at = -1; leave_at = -1; leave_rank = -1; resume = .false.; file = ''; by_signal = .false.
   join_at = -1; join_count = 0; standby = .false.
   if (nargs >= 3) then
     call get_command_argument(2, arg)
     if (arg == '--resume') then
       resume = .true.
       call get_command_argument(3, file)
-    else if (arg == '--leave') then
+    else if (arg == '--leave' .or. arg == '--leave-signal') then
+      by_signal = arg == '--leave-signal'
+      if (by_signal) call nuce_catch_leave_signal('SIGUSR1')  ! a preemption notice
       call get_command_argument(3, arg); read (arg, *) leave_rank
       call get_command_argument(4, arg); read (arg, *) leave_at
     else if (arg == '--join') then
@@ -142,7 +147,9 @@ program restart_f
       call nuce_grid_checkpoint(b, g, trim(file), f, [step])
     end if
     if (step == leave_at) then
-      call nuce_depart(b, rank == leave_rank, nleaving)
+      ! The notice arrives (GNU Fortran's kill; 10 is SIGUSR1 on Linux).
+      if (by_signal .and. rank == leave_rank) call kill(getpid(), 10)
+      call nuce_depart(b, .not. by_signal .and. rank == leave_rank, nleaving)
       call nuce_grid_depart(b, g)              ! a move is pending
       call move_to_new_box()                   ! the new box: empty when leaving
       call nuce_depart_finish(b, [g], comm, released)

@@ -25,6 +25,7 @@ pub mod hierarchy;
 pub mod layout;
 pub mod master_worker;
 pub mod netprobe;
+pub(crate) mod notice;
 pub(crate) mod object;
 pub mod packing;
 pub mod ranges;

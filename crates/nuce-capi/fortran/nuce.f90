@@ -63,6 +63,7 @@ module nuce
   public :: nuce_grid_checkpoint, nuce_graph_checkpoint, nuce_saved_speeds
   public :: nuce_saved_graph_speeds
   public :: nuce_depart, nuce_grid_depart, nuce_depart_finish
+  public :: nuce_catch_leave_signal, nuce_leave_signalled
   public :: nuce_saved_graph, nuce_graph_save, nuce_saved_graph_open, nuce_saved_graph_info
   public :: nuce_saved_graph_create, nuce_saved_graph_free
   public :: nuce_graph_depart, nuce_depart_finish_all
@@ -340,6 +341,17 @@ module nuce
       integer(c_int), intent(out) :: nleaving
       integer(c_int) :: rc
     end function c_depart
+    function c_catch_leave_signal_name(name) bind(c, name='nuce_catch_leave_signal_name') &
+        result(rc)
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int) :: rc
+    end function c_catch_leave_signal_name
+    function c_leave_signalled(flag) bind(c, name='nuce_leave_signalled') result(rc)
+      import :: c_int
+      integer(c_int), intent(out) :: flag
+      integer(c_int) :: rc
+    end function c_leave_signalled
     function c_grid_depart(b, g) bind(c, name='nuce_grid_depart') result(rc)
       import :: c_int, c_ptr
       type(c_ptr), value :: b, g
@@ -2437,8 +2449,30 @@ contains
 
   ! --- Ranks that leave --------------------------------------------------------
 
+  !> Catches the signal named `name` ('SIGTERM', 'SIGINT', 'SIGHUP',
+  !> 'SIGUSR1', 'SIGUSR2' or 'SIGXCPU') as this rank's leave notice (local):
+  !> it then sets a flag, calls the handler installed before (if any), and
+  !> nuce_depart counts this rank as leaving.
+  subroutine nuce_catch_leave_signal(name, ierr)
+    character(len=*), intent(in) :: name
+    integer, intent(out), optional :: ierr
+    call done(c_catch_leave_signal_name(trim(name) // c_null_char), &
+              'nuce_catch_leave_signal', ierr)
+  end subroutine nuce_catch_leave_signal
+
+  !> Whether a leave notice (nuce_catch_leave_signal) arrived on this rank (local).
+  subroutine nuce_leave_signalled(signalled, ierr)
+    logical, intent(out) :: signalled
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: f
+    f = 0
+    call done(c_leave_signalled(f), 'nuce_leave_signalled', ierr)
+    signalled = f /= 0
+  end subroutine nuce_leave_signalled
+
   !> A balance point where every rank says whether it leaves (collective);
-  !> `nleaving` ranks leave (the same on every rank).
+  !> `nleaving` ranks leave (the same on every rank); a rank whose leave
+  !> notice arrived leaves whatever `leaving` says.
   subroutine nuce_depart(b, leaving, nleaving, ierr)
     type(nuce_balancer), intent(in) :: b
     logical, intent(in) :: leaving

@@ -447,9 +447,26 @@ int nuce_plan_1d_weighted(struct nuce_balancer *b,
 // non-zero; collective over the balancer's ranks). Writes the number of
 // ranks that leave to `*nleaving` (the same on every rank) and keeps the
 // departure in the balancer for [`nuce_grid_depart`] and
-// [`nuce_depart_finish`]. Every rank leaving is the same error on every
-// rank.
+// [`nuce_depart_finish`]. A rank whose leave notice arrived
+// ([`nuce_catch_leave_signal`]) leaves whatever its `leaving` says. Every
+// rank leaving is the same error on every rank.
 int nuce_depart(struct nuce_balancer *b, int leaving, int *nleaving);
+
+// Catches signal `signum` (`SIGTERM`, `SIGINT`, `SIGHUP`, `SIGUSR1`,
+// `SIGUSR2` or `SIGXCPU`) as this rank's leave notice (local): from now on
+// the signal sets a flag ([`nuce_leave_signalled`]) and calls the handler
+// installed for it before, if any (install yours first; without one the
+// signal no longer ends the process), and [`nuce_depart`] counts this rank
+// as leaving whatever its `leaving` says. Another signal is an error.
+int nuce_catch_leave_signal(int signum);
+
+// [`nuce_catch_leave_signal`] by the signal's name (`"SIGTERM"` or
+// `"TERM"`, any case): for Fortran, which has no `signal.h`.
+int nuce_catch_leave_signal_name(const char *name);
+
+// Writes 1 to `*flag` if a signal caught by [`nuce_catch_leave_signal`]
+// arrived on this rank, else 0 (local).
+int nuce_leave_signalled(int *flag);
 
 // Plans grid `g` for the ranks that stay, at their speeds, with an empty
 // box on every leaving rank, and leaves the move pending (collective over

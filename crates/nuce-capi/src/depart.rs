@@ -1,9 +1,9 @@
-//! Ranks that leave a running job (`nuce_depart`, `nuce_grid_depart`,
+//! Ranks that leave a running job (`nuce_catch_leave_signal`, `nuce_leave_signalled`, `nuce_depart`, `nuce_grid_depart`,
 //! `nuce_graph_depart`, `nuce_depart_finish`, `nuce_depart_finish_all`, their Fortran-handle
 //! variants `_f`). Built on `nuce::Departure`; the reference is
 //! `docs/c-api.md`, section "Ranks that leave".
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 
 use mpi::raw::AsRaw;
 use nuce::{waiting, Departing, Error, Result};
@@ -17,8 +17,9 @@ use crate::{balancer, checked, guard, null, unreachable_null, MPI_Comm, MPI_Fint
 /// non-zero; collective over the balancer's ranks). Writes the number of
 /// ranks that leave to `*nleaving` (the same on every rank) and keeps the
 /// departure in the balancer for [`nuce_grid_depart`] and
-/// [`nuce_depart_finish`]. Every rank leaving is the same error on every
-/// rank.
+/// [`nuce_depart_finish`]. A rank whose leave notice arrived
+/// ([`nuce_catch_leave_signal`]) leaves whatever its `leaving` says. Every
+/// rank leaving is the same error on every rank.
 #[no_mangle]
 pub extern "C" fn nuce_depart(
     b: *mut nuce_balancer,
@@ -37,6 +38,43 @@ pub extern "C" fn nuce_depart(
         let d = h.bal.depart(leaving != 0)?;
         *out = d.leaving().len() as c_int;
         h.departure = Some(d);
+        Ok(())
+    })
+}
+
+/// Catches signal `signum` (`SIGTERM`, `SIGINT`, `SIGHUP`, `SIGUSR1`,
+/// `SIGUSR2` or `SIGXCPU`) as this rank's leave notice (local): from now on
+/// the signal sets a flag ([`nuce_leave_signalled`]) and calls the handler
+/// installed for it before, if any (install yours first; without one the
+/// signal no longer ends the process), and [`nuce_depart`] counts this rank
+/// as leaving whatever its `leaving` says. Another signal is an error.
+#[no_mangle]
+pub extern "C" fn nuce_catch_leave_signal(signum: c_int) -> c_int {
+    guard(|| nuce::catch_leave_signal(signum))
+}
+
+/// [`nuce_catch_leave_signal`] by the signal's name (`"SIGTERM"` or
+/// `"TERM"`, any case): for Fortran, which has no `signal.h`.
+#[no_mangle]
+pub extern "C" fn nuce_catch_leave_signal_name(name: *const c_char) -> c_int {
+    guard(|| {
+        if name.is_null() {
+            return Err(null("name"));
+        }
+        // SAFETY: non-null and NUL-terminated (contract).
+        let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+        nuce::catch_leave_signal(nuce::internals::leave_signal_number(&name)?)
+    })
+}
+
+/// Writes 1 to `*flag` if a signal caught by [`nuce_catch_leave_signal`]
+/// arrived on this rank, else 0 (local).
+#[no_mangle]
+pub extern "C" fn nuce_leave_signalled(flag: *mut c_int) -> c_int {
+    guard(|| {
+        // SAFETY: `flag` is NULL or writable (contract).
+        let flag = unsafe { flag.as_mut() }.ok_or_else(|| null("flag"))?;
+        *flag = c_int::from(nuce::leave_signalled());
         Ok(())
     })
 }

@@ -55,8 +55,11 @@ impl Balancer {
     /// when every rank would leave. With nobody leaving, the grids' plans
     /// and [`Departure::finish`] change nothing but still must be called
     /// on every rank (or skipped on every rank: test
-    /// [`Departure::is_empty`]).
+    /// [`Departure::is_empty`]). A rank whose leave notice arrived
+    /// ([`crate::catch_leave_signal`], [`crate::leave_signalled`]) leaves
+    /// whatever `leaving` says.
     pub fn depart(&mut self, leaving: bool) -> Result<Departure> {
+        let leaving = leaving || crate::leave_signalled();
         let _w = waiting();
         self.arrive("Balancer::depart")?;
         let size = self.comm.size() as usize;
