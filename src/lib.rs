@@ -98,10 +98,10 @@ pub use runtime::graph::{DistGraph, GraphStrategy, GraphValue, LocalSizes, Migra
 pub use runtime::halo::{ExchangeStats, ENV_CHECK};
 pub use runtime::hierarchy::Hosts;
 pub use runtime::layout::{Exchange, Field, Grid, Layout, Plain, Region, MAX_GHOST};
-pub use runtime::notice::{catch_leave_signal, leave_signalled};
 pub use runtime::master_worker::{
     measure_worker_costs, run_master_worker, Dispatch, ExecPlan, ExecReport, MessageSizes,
 };
+pub use runtime::notice::{catch_leave_signal, leave_signalled};
 pub use runtime::object::MoveStats;
 pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;

@@ -41,7 +41,8 @@ static SIGNALLED: AtomicBool = AtomicBool::new(false);
 /// Per entry of [`NOTICES`]: the handler installed before nuce's (0 none,
 /// or nuce's not installed), and whether it takes `siginfo_t`.
 static PREVIOUS: [AtomicUsize; NOTICES.len()] = [const { AtomicUsize::new(0) }; NOTICES.len()];
-static PREVIOUS_INFO: [AtomicBool; NOTICES.len()] = [const { AtomicBool::new(false) }; NOTICES.len()];
+static PREVIOUS_INFO: [AtomicBool; NOTICES.len()] =
+    [const { AtomicBool::new(false) }; NOTICES.len()];
 /// Per entry of [`NOTICES`]: nuce's handler is installed.
 static INSTALLED: [AtomicBool; NOTICES.len()] = [const { AtomicBool::new(false) }; NOTICES.len()];
 
@@ -118,7 +119,11 @@ pub fn catch_leave_signal(signal: i32) -> Result<()> {
 /// case), for bindings without the C constants (Fortran).
 pub fn leave_signal_number(name: &str) -> Result<i32> {
     let up = name.trim().to_ascii_uppercase();
-    let full = if up.starts_with("SIG") { up } else { format!("SIG{up}") };
+    let full = if up.starts_with("SIG") {
+        up
+    } else {
+        format!("SIG{up}")
+    };
     NOTICES
         .iter()
         .find(|&&(_, n)| n == full)

@@ -451,3 +451,40 @@ fn edge_weights_are_cut_and_counted() {
     );
     assert_eq!(rc, NUCE_ERR_INVALID_INPUT);
 }
+
+/// Leave notices: only the signals that ask a process to end, by number
+/// or name; a NULL name or flag is error 6, never a crash. (Catching one
+/// is exercised with a real signal by `restart.c --leave-signal` in
+/// `scripts/test_capi.sh`.)
+#[test]
+fn leave_notices_take_only_end_signals() {
+    use std::ffi::CString;
+    for s in [libc_sig::SEGV, libc_sig::KILL, 0, -3, 4096] {
+        assert_eq!(
+            nuce_catch_leave_signal(s),
+            NUCE_ERR_INVALID_INPUT,
+            "signal {s}"
+        );
+    }
+    for name in ["SIGSEGV", "KILL", "", "USR3"] {
+        let c = CString::new(name).unwrap();
+        assert_eq!(
+            nuce_catch_leave_signal_name(c.as_ptr()),
+            NUCE_ERR_INVALID_INPUT,
+            "{name:?}"
+        );
+    }
+    assert_eq!(nuce_catch_leave_signal_name(null()), NUCE_ERR_INVALID_INPUT);
+    assert_eq!(nuce_leave_signalled(null_mut()), NUCE_ERR_INVALID_INPUT);
+    let mut flag = -1;
+    assert_eq!(nuce_leave_signalled(&mut flag), NUCE_OK);
+    assert_eq!(flag, 0, "no notice arrived");
+    let usr2 = CString::new("usr2").unwrap();
+    assert_eq!(nuce_catch_leave_signal_name(usr2.as_ptr()), NUCE_OK);
+}
+
+/// Signal numbers of Linux (this test's platform).
+mod libc_sig {
+    pub const SEGV: i32 = 11;
+    pub const KILL: i32 = 9;
+}
