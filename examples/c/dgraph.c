@@ -15,7 +15,8 @@
  * speeds p' − r): the same vertices and records, in proportion to those
  * speeds; records of another size, or the file opened as a grid's, are
  * errors. Finally the last rank leaves (nuce_depart, nuce_graph_depart,
- * nuce_depart_finish_all): the others hold every vertex and record. Run by scripts/test_capi.sh with 1, 2 and 3 ranks; prints
+ * nuce_depart_finish_all): the others hold every vertex and record. Then a
+ * standby rank joins a new graph (nuce_pool_admit_all, nuce_pool_wait_all). Run by scripts/test_capi.sh with 1, 2 and 3 ranks; prints
  * "dgraph: all N checks passed on P ranks" on rank 0 and exits 0 when all
  * pass. Usage: dgraph [rows cols]. */
 #include <mpi.h>
@@ -208,6 +209,63 @@ static void restart(MPI_Comm sub, const char *path, int64_t n, int64_t cols, int
   nuce_balancer_free(b);
 }
 
+/* A standby rank joins a graph: the last rank waits in a pool
+ * (nuce_pool_wait_all), the others build the graph and admit it with their
+ * records (nuce_pool_admit_all) — after a NULL slot buffer on one of them,
+ * the same error on every active rank. Then every vertex once, every record
+ * with its vertex on every rank of the grown communicator, the joined rank
+ * owning some. */
+static void join_graph(int64_t rows, int64_t cols) {
+  int standby = rank == size - 1, joined = 0;
+  MPI_Comm active = MPI_COMM_NULL, grown = MPI_COMM_NULL;
+  nuce_pool *pool = NULL;
+  nuce_balancer *b = NULL;
+  nuce_graph *g = NULL;
+  check(nuce_pool_create(MPI_COMM_WORLD, standby, &active, &pool) == NUCE_OK, "join: pool_create");
+  if (standby) {
+    int ngrids = -1, ngraphs = -1;
+    check(nuce_pool_wait_all(pool, &joined, &grown, &b, 0, NULL, &ngrids, 1, &g, &ngraphs) == NUCE_OK &&
+              joined && ngrids == 0 && ngraphs == 1,
+          "join: wait_all gives the graph");
+  } else {
+    int ar, as, lo, hi;
+    MPI_Comm_rank(active, &ar);
+    MPI_Comm_size(active, &as);
+    check(nuce_balancer_create(active, &b) == NUCE_OK, "join: balancer");
+    piece p = grid_rows(rows, cols, ar * rows / as, (ar + 1) * rows / as);
+    check(nuce_graph_from_local(b, p.n, p.ids, p.xadj, p.adj, NULL, NULL, 2, p.coords, sizeof(record), p.values,
+                                &g) == NUCE_OK,
+          "join: from_local");
+    size_t owned = 0, ghosts = 0, arcs = 0;
+    check(nuce_graph_sizes(g, &owned, &ghosts, &arcs) == NUCE_OK, "join: sizes");
+    size_t len = owned + ghosts;
+    record *slots = calloc(len + 1, sizeof *slots);
+    check(nuce_graph_read(g, slots, len) == NUCE_OK, "join: read");
+    const void *values = ar == as - 1 ? NULL : (const void *)slots;
+    int rc = nuce_pool_admit_all(pool, b, 1, 0, NULL, 1, &g, &values, &len, &grown);
+    MPI_Allreduce(&rc, &lo, 1, MPI_INT, MPI_MIN, active);
+    MPI_Allreduce(&rc, &hi, 1, MPI_INT, MPI_MAX, active);
+    check(rc == NUCE_ERR_INVALID_INPUT && lo == hi, "join: a NULL slot buffer on one active rank, the same error on all");
+    values = slots;
+    check(nuce_pool_admit_all(pool, b, 1, 0, NULL, 1, &g, &values, &len, &grown) == NUCE_OK, "join: admit_all");
+    joined = 1;
+    free(slots);
+    piece_free(&p);
+    MPI_Comm_free(&active);
+  }
+  if (joined) {
+    size_t owned = 0, ghosts = 0, arcs = 0;
+    verify(g, grown, rows * cols, cols, NULL, "after a standby rank joined");
+    check(nuce_graph_sizes(g, &owned, &ghosts, &arcs) == NUCE_OK && (!standby || owned > 0),
+          "join: the joined rank owns vertices");
+    check(nuce_pool_release(pool, b) == NUCE_OK, "join: pool_release");
+    MPI_Comm_free(&grown);
+  }
+  nuce_graph_free(g);
+  nuce_balancer_free(b);
+  nuce_pool_free(pool);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -321,6 +379,8 @@ int main(int argc, char **argv) {
       MPI_Comm_free(&stay);
     }
   }
+
+  if (size > 1) join_graph(rows, cols);
 
   free(slots);
   nuce_graph_free(g);

@@ -12,7 +12,8 @@
 ! speeds; a slot buffer of the wrong m, records of another length, the file
 ! opened as a grid's are errors. Finally the last rank leaves (nuce_depart,
 ! nuce_graph_depart, nuce_depart_finish_all): the others hold every vertex
-! with its record, bit for bit. Prints "dgraph: all N checks passed on P
+! with its record, bit for bit. Then a standby rank joins a new graph
+! (nuce_pool_admit_all, nuce_pool_wait_all). Prints "dgraph: all N checks passed on P
 ! ranks" and exits 0, or names every failed check and exits 1.
 program dgraph
   use, intrinsic :: iso_c_binding, only: c_double, c_int64_t
@@ -156,9 +157,59 @@ program dgraph
 
   call nuce_graph_free(g)
   call nuce_balancer_free(b)
+  if (nranks > 1) call join_graph()
   call finish('dgraph')
 
 contains
+
+  !> A standby rank joins a graph: the last rank waits in a pool
+  !> (nuce_pool_wait_all), the others build the graph on their communicator
+  !> and admit it with their records (nuce_pool_admit_all); then every vertex
+  !> once with its record on the grown communicator, the joined rank owning some.
+  subroutine join_graph()
+    type(nuce_pool) :: pool
+    type(nuce_balancer) :: jb
+    type(nuce_graph) :: jg
+    type(nuce_graph), allocatable :: joined_graphs(:)
+    type(nuce_grid) :: no_grids(0)
+    type(nuce_grid), allocatable :: joined_grids(:)
+    type(MPI_Comm) :: active, grown
+    integer(i8) :: jlo, jhi, jowned, jghosts
+    integer(i8), allocatable :: jids(:), jxadj(:), jadj(:)
+    real(dp), allocatable :: jcoords(:, :), jrecords(:, :), jvalues(:, :)
+    integer :: ar, as
+    logical :: standby, joined
+    standby = rank == nranks - 1
+    call nuce_pool_create(MPI_COMM_WORLD, standby, active, pool)
+    if (standby) then
+      call nuce_pool_wait_all(pool, joined, grown, jb, joined_grids, joined_graphs, ierr)
+      call expect(merge(1, 0, ierr == NUCE_OK .and. joined .and. size(joined_grids) == 0 .and. &
+                              size(joined_graphs) == 1), 1, .false., 'join: wait_all gives the graph')
+      jg = joined_graphs(1)
+    else
+      call MPI_Comm_rank(active, ar)
+      call MPI_Comm_size(active, as)
+      call nuce_balancer_create(active, jb)
+      jlo = int(ar, i8) * ny / as
+      jhi = int(ar + 1, i8) * ny / as
+      call my_rows(jlo, jhi, jids, jxadj, jadj, jcoords, jrecords)
+      call nuce_graph_from_local(jb, jids, jxadj, jadj, jcoords, jrecords, jg, ierr=ierr)
+      call expect(ierr, NUCE_OK, .false., 'join: graph_from_local')
+      call nuce_graph_sizes(jg, jowned, jghosts)
+      allocate (jvalues(2, jowned + jghosts))
+      call nuce_graph_read(jg, jvalues)
+      call nuce_pool_admit_all(pool, jb, 1, no_grids, jg, jvalues, grown, ierr)
+      call expect(ierr, NUCE_OK, .false., 'join: pool_admit_all')
+      call MPI_Comm_free(active)
+    end if
+    call fresh(jg, grown, 0, 'after a standby rank joined', jowned, jghosts, jvalues)
+    call expect(merge(1, 0, jowned > 0), 1, .false., 'join: every rank owns vertices')
+    call nuce_pool_release(pool, jb)
+    call nuce_pool_free(pool)
+    call MPI_Comm_free(grown)
+    call nuce_graph_free(jg)
+    call nuce_balancer_free(jb)
+  end subroutine join_graph
 
   !> The second value of vertex `id` after `step` steps (0: as built).
   elemental function value_of(id, step) result(x)

@@ -68,7 +68,7 @@ module nuce
   public :: nuce_saved_graph_create, nuce_saved_graph_free
   public :: nuce_graph_depart, nuce_depart_finish_all
   public :: nuce_pool, nuce_pool_create, nuce_pool_wait, nuce_pool_admit, nuce_pool_release
-  public :: nuce_pool_free
+  public :: nuce_pool_free, nuce_pool_wait_all, nuce_pool_admit_all
 
   ! The codes of nuce.h (a test checks that they agree).
   integer, parameter, public :: NUCE_OK = 0
@@ -447,6 +447,29 @@ module nuce
       integer(c_int), intent(out) :: comm
       integer(c_int) :: rc
     end function c_pool_admit_f
+    function c_pool_wait_all_f(p, joined, comm, b, max_grids, grids, ngrids, max_graphs, graphs, &
+                               ngraphs) bind(c, name='nuce_pool_wait_all_f') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p, grids, graphs
+      integer(c_int), intent(out) :: joined, comm, ngrids, ngraphs
+      type(c_ptr), intent(out) :: b
+      integer(c_int), value :: max_grids, max_graphs
+      integer(c_int) :: rc
+    end function c_pool_wait_all_f
+    function c_pool_admit_all_f(p, b, count, ngrids, grids, ngraphs, graphs, values, lens, comm) &
+        bind(c, name='nuce_pool_admit_all_f') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p, b, grids, graphs, values, lens
+      integer(c_int), value :: count, ngrids, ngraphs
+      integer(c_int), intent(out) :: comm
+      integer(c_int) :: rc
+    end function c_pool_admit_all_f
+    function c_graph_record_size(g, elem) bind(c, name='nuce_graph_record_size') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g
+      integer(c_size_t), intent(out) :: elem
+      integer(c_int) :: rc
+    end function c_graph_record_size
     function c_pool_release(p, b) bind(c, name='nuce_pool_release') result(rc)
       import :: c_int, c_ptr
       type(c_ptr), value :: p, b
@@ -2642,6 +2665,84 @@ contains
                              c_loc(ptrs), c), 'nuce_pool_admit', ierr)
     comm%MPI_VAL = c
   end subroutine nuce_pool_admit
+
+  !> nuce_pool_wait with the active ranks' graphs too (nuce_pool_admit_all):
+  !> on an admitted rank `graphs` are the graphs in the active ranks' order,
+  !> this rank's vertices moved in (nuce_graph_sizes, allocate the slot
+  !> buffer, nuce_graph_read, exchange ghosts); `numflag` the numbering of
+  !> their ids as on the active ranks (default 1).
+  subroutine nuce_pool_wait_all(pool, joined, comm, b, grids, graphs, ierr, numflag)
+    type(nuce_pool), intent(in) :: pool
+    logical, intent(out) :: joined
+    type(MPI_Comm), intent(out) :: comm
+    type(nuce_balancer), intent(out) :: b
+    type(nuce_grid), allocatable, intent(out) :: grids(:)
+    type(nuce_graph), allocatable, intent(out) :: graphs(:)
+    integer, intent(out), optional :: ierr
+    integer, intent(in), optional :: numflag
+    integer, parameter :: room = 64
+    type(c_ptr), target :: ptrs(room), gptrs(room)
+    integer(c_int) :: j, c, n, ng, rc
+    integer(c_size_t) :: elem
+    integer :: k
+    j = 0
+    c = 0
+    n = 0
+    ng = 0
+    call fortran_call()
+    rc = c_pool_wait_all_f(pool%ptr, j, c, b%ptr, int(room, c_int), c_loc(ptrs), n, &
+                           int(room, c_int), c_loc(gptrs), ng)
+    joined = j /= 0
+    comm%MPI_VAL = c
+    allocate (grids(n), graphs(ng))
+    do k = 1, n
+      grids(k)%ptr = ptrs(k)
+    end do
+    do k = 1, ng
+      graphs(k)%ptr = gptrs(k)
+      graphs(k)%base = base_of(numflag)
+      elem = 0
+      if (rc == NUCE_OK) rc = c_graph_record_size(gptrs(k), elem)
+      graphs(k)%m = int(elem / 8, c_int64_t)
+    end do
+    call done(rc, 'nuce_pool_wait_all', ierr)
+  end subroutine nuce_pool_wait_all
+
+  !> nuce_pool_admit with graph `g` too, its records read from its slot
+  !> buffer `values(m, owned + ghosts)`: cut again for every rank and moved
+  !> at once (then nuce_graph_sizes, reallocate, nuce_graph_read, exchange
+  !> ghosts, as after a remap). The admitted ranks take it from
+  !> nuce_pool_wait_all. (One graph; C's nuce_pool_admit_all takes several.)
+  subroutine nuce_pool_admit_all(pool, b, count, grids, g, values, comm, ierr)
+    type(nuce_pool), intent(in) :: pool
+    type(nuce_balancer), intent(in) :: b
+    integer, intent(in) :: count
+    type(nuce_grid), intent(in) :: grids(:)
+    type(nuce_graph), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: values(:, :)
+    type(MPI_Comm), intent(out) :: comm
+    integer, intent(out), optional :: ierr
+    type(c_ptr), allocatable, target :: ptrs(:)
+    type(c_ptr), target :: gptr(1), vptr(1)
+    integer(c_size_t), target :: lens(1)
+    character(len=:), allocatable :: why
+    integer(c_int) :: c
+    integer :: k
+    allocate (ptrs(max(size(grids), 1)))
+    do k = 1, size(grids)
+      ptrs(k) = grids(k)%ptr
+    end do
+    why = ''
+    lens(1) = records_of(g, values, 'values', why)
+    gptr(1) = g%ptr
+    vptr(1) = address(values)
+    c = 0
+    call fortran_call(why, NUCE_ERR_SHAPE_MISMATCH, g%base)
+    call done(c_pool_admit_all_f(pool%ptr, b%ptr, int(count, c_int), size(grids, kind=c_int), &
+                                 c_loc(ptrs), 1_c_int, c_loc(gptr), c_loc(vptr), c_loc(lens), c), &
+              'nuce_pool_admit_all', ierr)
+    comm%MPI_VAL = c
+  end subroutine nuce_pool_admit_all
 
   !> On the active ranks: releases the pool (every waiting rank returns
   !> with `joined` .false.). Call it before the active ranks finalize.

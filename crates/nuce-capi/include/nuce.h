@@ -595,6 +595,10 @@ int nuce_graph_free(struct nuce_graph *g);
 // of the local adjacency). The slot buffer has `owned + ghosts` records.
 int nuce_graph_sizes(struct nuce_graph *g, size_t *owned, size_t *ghosts, size_t *arcs);
 
+// The size of the graph's records in bytes (local): the `elem_size` it
+// was made with (on a rank that joined it, the active ranks').
+int nuce_graph_record_size(struct nuce_graph *g, size_t *elem_size);
+
 // The global ids of this rank's owned vertices, increasing, into
 // `ids[len]` (`len` = owned; local).
 int nuce_graph_owned(struct nuce_graph *g, int64_t *ids, size_t len);
@@ -878,7 +882,8 @@ int nuce_pool_create(MPI_Comm comm, int standby, MPI_Comm *active, struct nuce_p
 // `*ngrids` grid handles written to `grids` (room for `max_grids`), each
 // with a move pending: ask the box (`nuce_grid_box`), allocate, and
 // `nuce_grid_move` with empty old fields (`data` NULL). Released:
-// `*joined = 0`: free the pool and finalize.
+// `*joined = 0`: free the pool and finalize. The active ranks' graphs
+// ([`nuce_pool_admit_all`]) need [`nuce_pool_wait_all`].
 int nuce_pool_wait(struct nuce_pool *p,
                    int *joined,
                    MPI_Comm *comm,
@@ -886,6 +891,24 @@ int nuce_pool_wait(struct nuce_pool *p,
                    int max_grids,
                    struct nuce_grid **grids,
                    int *ngrids);
+
+// [`nuce_pool_wait`] with the active ranks' graphs too: `*ngraphs` graph
+// handles written to `graphs` (room for `max_graphs`), in the order the
+// active ranks passed them to [`nuce_pool_admit_all`], this rank's
+// vertices already moved in: ask `nuce_graph_sizes`, allocate a slot
+// buffer, `nuce_graph_read` and exchange ghosts. Give room for every grid and graph
+// the active ranks admit: too little room is an error on this rank only,
+// after the admission (the active ranks go on with this rank).
+int nuce_pool_wait_all(struct nuce_pool *p,
+                       int *joined,
+                       MPI_Comm *comm,
+                       struct nuce_balancer **b,
+                       int max_grids,
+                       struct nuce_grid **grids,
+                       int *ngrids,
+                       int max_graphs,
+                       struct nuce_graph **graphs,
+                       int *ngraphs);
 
 // On the active ranks (collective with them and every waiting standby
 // rank), at a balance point: admits `count` standby ranks. `b` and the
@@ -896,13 +919,35 @@ int nuce_pool_wait(struct nuce_pool *p,
 // grown communicator for the application's own communication (the new
 // ranks need the application's state, e.g. the step; free it with
 // `MPI_Comm_free`). Too many ranks, or a grid with a move pending, is the
-// same error on every active rank, and nothing changes.
+// same error on every active rank, and nothing changes. Graphs join with
+// [`nuce_pool_admit_all`].
 int nuce_pool_admit(struct nuce_pool *p,
                     struct nuce_balancer *b,
                     int count,
                     int ngrids,
                     struct nuce_grid *const *grids,
                     MPI_Comm *comm);
+
+// [`nuce_pool_admit`] with graphs too: the `ngraphs` graphs at `graphs`,
+// graph `k`'s records read from its slot buffer `values[k]` of `lens[k]`
+// records, are cut again for every rank (along their order, in
+// proportion to the measured speeds) and moved at once; on the admitted
+// ranks they come from [`nuce_pool_wait_all`], in this order. Afterwards,
+// as after a remap: `nuce_graph_sizes`, a new slot buffer,
+// `nuce_graph_read`, exchange ghosts. A graph balanced by a
+// root index (`nuce_graph_scatter`) cannot join; it, a NULL or short slot
+// buffer on any rank, or anything `nuce_pool_admit` refuses is the same
+// error on every active rank, and nothing changes.
+int nuce_pool_admit_all(struct nuce_pool *p,
+                        struct nuce_balancer *b,
+                        int count,
+                        int ngrids,
+                        struct nuce_grid *const *grids,
+                        int ngraphs,
+                        struct nuce_graph *const *graphs,
+                        const void *const *values,
+                        const size_t *lens,
+                        MPI_Comm *comm);
 
 // On the active ranks (collective with them and every waiting standby
 // rank): releases the pool; every waiting rank's [`nuce_pool_wait`]
@@ -931,6 +976,30 @@ int nuce_pool_admit_f(struct nuce_pool *p,
                       int ngrids,
                       struct nuce_grid *const *grids,
                       MPI_Fint *comm);
+
+// [`nuce_pool_wait_all`] with the grown communicator as a Fortran handle.
+int nuce_pool_wait_all_f(struct nuce_pool *p,
+                         int *joined,
+                         MPI_Fint *comm,
+                         struct nuce_balancer **b,
+                         int max_grids,
+                         struct nuce_grid **grids,
+                         int *ngrids,
+                         int max_graphs,
+                         struct nuce_graph **graphs,
+                         int *ngraphs);
+
+// [`nuce_pool_admit_all`] with the grown communicator as a Fortran handle.
+int nuce_pool_admit_all_f(struct nuce_pool *p,
+                          struct nuce_balancer *b,
+                          int count,
+                          int ngrids,
+                          struct nuce_grid *const *grids,
+                          int ngraphs,
+                          struct nuce_graph *const *graphs,
+                          const void *const *values,
+                          const size_t *lens,
+                          MPI_Fint *comm);
 
 // The ownership ranges `lx, ly, lz` of an `n[0] × n[1] × n[2]` grid
 // (PETSc's `M, N, P`) for the current speeds (uniform when none were

@@ -20,7 +20,8 @@ use mpi::traits::*;
 use nuce::collective::{agree, check_identical};
 use nuce::plan::graph::Partition;
 use nuce::{
-    waiting, Balancer, Departing, Departure, DistGraph, Error, GraphValue, RemapReport, Result,
+    waiting, Balancer, Departing, Departure, DistGraph, Error, GraphValue, JoinItem, Joined,
+    Joining, RemapReport, Result,
 };
 
 use crate::partition::{nuce_csr, read_csr};
@@ -62,6 +63,8 @@ trait Records {
     fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()>;
     /// The graph as data that a departure carries over.
     fn departing(&mut self) -> &mut dyn Departing;
+    /// The graph as data that standby ranks join.
+    fn joining(&mut self) -> &mut dyn Joining;
 }
 
 impl<const N: usize> Records for DistGraph<[u8; N]>
@@ -128,6 +131,9 @@ where
         d.plan_graph(bal, self).map(drop)
     }
     fn departing(&mut self) -> &mut dyn Departing {
+        self
+    }
+    fn joining(&mut self) -> &mut dyn Joining {
         self
     }
 }
@@ -250,6 +256,21 @@ impl Build for Restart<'_> {
     }
 }
 
+/// On an admitted rank, the next graph of an admission ([`Joined::graph`]),
+/// records padded as the active ranks' are.
+struct Join<'a> {
+    joined: &'a mut Joined,
+}
+
+impl Build for Join<'_> {
+    fn build<const N: usize>(self, _elem: usize) -> Result<Box<dyn Records>>
+    where
+        [u8; N]: GraphValue,
+    {
+        Ok(Box::new(self.joined.graph::<[u8; N]>()?))
+    }
+}
+
 /// A distributed graph (opaque) with one `elem_size`-byte record per
 /// vertex, bound to the balancer that created it.
 pub struct nuce_graph {
@@ -342,6 +363,44 @@ impl nuce_graph {
     /// The graph as data that a departure carries over.
     pub(crate) fn departing(&mut self) -> &mut dyn Departing {
         self.g.departing()
+    }
+
+    /// The graph as data that standby ranks join.
+    pub(crate) fn joining(&mut self) -> &mut dyn Joining {
+        self.g.joining()
+    }
+
+    /// The size of the application's records (bytes).
+    pub(crate) fn record_size(&self) -> usize {
+        self.elem
+    }
+
+    /// On an admitted rank: the graphs of an admission, in order (every item
+    /// left in `joined` must be a graph: the C API admits grids and graphs;
+    /// collective with the active ranks' admission), then the records'
+    /// size of each from the active ranks' root (`elems`, one per graph,
+    /// broadcast on the grown balancer's communicator after the admission).
+    pub(crate) fn joined(joined: &mut Joined) -> Result<Vec<nuce_graph>> {
+        let mut graphs = Vec::new();
+        while let Some(item) = joined.items_left().front() {
+            // Records are stored padded to N bytes; the item carries N.
+            let padded = match item {
+                JoinItem::Graph(_, bytes, _) => *bytes,
+                _ => 1, // not a graph: `Joined::graph` refuses it on every rank
+            };
+            let g = build_padded(Join { joined }, padded)?;
+            graphs.push(nuce_graph { g, elem: 0 });
+        }
+        let mut elems = vec![0u64; graphs.len()];
+        joined
+            .balancer
+            .comm()
+            .process_at_rank(nuce::ROOT)
+            .broadcast_into(&mut elems[..]);
+        for (g, e) in graphs.iter_mut().zip(elems) {
+            g.elem = e as usize;
+        }
+        Ok(graphs)
     }
 }
 
@@ -621,6 +680,18 @@ pub extern "C" fn nuce_graph_sizes(
                 *p = v;
             }
         }
+        Ok(())
+    })
+}
+
+/// The size of the graph's records in bytes (local): the `elem_size` it
+/// was made with (on a rank that joined it, the active ranks').
+#[no_mangle]
+pub extern "C" fn nuce_graph_record_size(g: *mut nuce_graph, elem_size: *mut usize) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle; `elem_size` NULL or writable.
+        let (g, out) = unsafe { (graph(g)?, elem_size.as_mut()) };
+        *out.ok_or_else(|| null("elem_size"))? = g.elem;
         Ok(())
     })
 }

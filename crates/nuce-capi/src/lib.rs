@@ -341,6 +341,19 @@ pub(crate) unsafe fn buffer<'a>(
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len * elem) })
 }
 
+/// The `n` entries of an argument array (`n` = 0: none, `p` may be NULL).
+///
+/// # Safety
+/// `p` is NULL or points to `n` readable entries.
+pub(crate) unsafe fn entries<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T]> {
+    match n {
+        0 => Ok(&[]),
+        _ if p.is_null() => Err(null(what)),
+        // SAFETY: non-null and `n` readable entries (contract).
+        _ => Ok(unsafe { std::slice::from_raw_parts(p, n) }),
+    }
+}
+
 /// [`buffer`], writable.
 ///
 /// # Safety

@@ -2,16 +2,20 @@
 //! Built on `nuce::Pool`; the reference is `docs/c-api.md`, section "Ranks
 //! that join".
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::mem::ManuallyDrop;
 
 use mpi::raw::{AsRaw, FromRaw};
 use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
 use nuce::{waiting, Error, Joining, Pool, Result};
 
+use crate::graph::nuce_graph;
 use crate::grid::{grid_handles, nuce_grid};
 use crate::nuce_balancer;
-use crate::{balancer, checked, free_handle, guard, null, unreachable_null, MPI_Comm, MPI_Fint};
+use crate::{
+    balancer, checked, entries, free_handle, guard, null, unreachable_null, MPI_Comm, MPI_Fint,
+};
 
 /// The job's ranks split into active ranks and a standby pool (opaque),
 /// from [`nuce_pool_create`].
@@ -71,7 +75,8 @@ pub extern "C" fn nuce_pool_create(
 /// `*ngrids` grid handles written to `grids` (room for `max_grids`), each
 /// with a move pending: ask the box (`nuce_grid_box`), allocate, and
 /// `nuce_grid_move` with empty old fields (`data` NULL). Released:
-/// `*joined = 0`: free the pool and finalize.
+/// `*joined = 0`: free the pool and finalize. The active ranks' graphs
+/// ([`nuce_pool_admit_all`]) need [`nuce_pool_wait_all`].
 #[no_mangle]
 pub extern "C" fn nuce_pool_wait(
     p: *mut nuce_pool,
@@ -82,38 +87,94 @@ pub extern "C" fn nuce_pool_wait(
     grids: *mut *mut nuce_grid,
     ngrids: *mut c_int,
 ) -> c_int {
+    let mut ngraphs = 0;
+    nuce_pool_wait_all(
+        p,
+        joined,
+        comm,
+        b,
+        max_grids,
+        grids,
+        ngrids,
+        0,
+        std::ptr::null_mut(),
+        &mut ngraphs,
+    )
+}
+
+/// [`nuce_pool_wait`] with the active ranks' graphs too: `*ngraphs` graph
+/// handles written to `graphs` (room for `max_graphs`), in the order the
+/// active ranks passed them to [`nuce_pool_admit_all`], this rank's
+/// vertices already moved in: ask `nuce_graph_sizes`, allocate a slot
+/// buffer, `nuce_graph_read` and exchange ghosts. Give room for every grid and graph
+/// the active ranks admit: too little room is an error on this rank only,
+/// after the admission (the active ranks go on with this rank).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature
+pub extern "C" fn nuce_pool_wait_all(
+    p: *mut nuce_pool,
+    joined: *mut c_int,
+    comm: *mut MPI_Comm,
+    b: *mut *mut nuce_balancer,
+    max_grids: c_int,
+    grids: *mut *mut nuce_grid,
+    ngrids: *mut c_int,
+    max_graphs: c_int,
+    graphs: *mut *mut nuce_graph,
+    ngraphs: *mut c_int,
+) -> c_int {
     guard(|| {
         // SAFETY: `p` is NULL or a live handle; outputs NULL or writable.
         let h = unsafe { p.as_mut() }.ok_or_else(|| null("pool"))?;
-        let (joined, comm, b, ngrids) =
-            unsafe { (joined.as_mut(), comm.as_mut(), b.as_mut(), ngrids.as_mut()) };
+        let (joined, comm, b, ngrids, ngraphs) = unsafe {
+            (
+                joined.as_mut(),
+                comm.as_mut(),
+                b.as_mut(),
+                ngrids.as_mut(),
+                ngraphs.as_mut(),
+            )
+        };
         let joined = joined.ok_or_else(|| null("joined"))?;
         let comm = comm.ok_or_else(|| null("comm"))?;
         let b = b.ok_or_else(|| null("b"))?;
         let ngrids = ngrids.ok_or_else(|| null("ngrids"))?;
-        let room = usize::try_from(max_grids)
-            .map_err(|_| Error::invalid_input(format!("max_grids = {max_grids}: at least 0")))?;
-        if room > 0 && grids.is_null() {
-            return Err(null("grids"));
-        }
+        let ngraphs = ngraphs.ok_or_else(|| null("ngraphs"))?;
+        let (grid_room, graph_room) = (
+            room(max_grids, grids, "grids")?,
+            room(max_graphs, graphs, "graphs")?,
+        );
         let _w = waiting();
         *joined = 0;
         *ngrids = 0;
-        let Some(j) = h.pool.wait()? else {
+        *ngraphs = 0;
+        let Some(mut j) = h.pool.wait()? else {
             // SAFETY: reading a handle constant.
             *comm = unsafe { mpi::ffi::RSMPI_COMM_NULL };
             return Ok(());
         };
-        if j.grids.len() > room {
-            return Err(Error::invalid_input(format!(
-                "the active ranks have {} grids, max_grids is {room}",
-                j.grids.len()
-            )));
+        // Collective with the active ranks' admission: taken before any
+        // local check.
+        let gs = nuce_graph::joined(&mut j)?;
+        for (what, n, max) in [
+            ("grids", j.grids.len(), grid_room),
+            ("graphs", gs.len(), graph_room),
+        ] {
+            if n > max {
+                return Err(Error::invalid_input(format!(
+                    "the active ranks have {n} {what}, max_{what} is {max}"
+                )));
+            }
         }
         for (k, g) in j.grids.into_iter().enumerate() {
-            // SAFETY: `grids` holds `room ≥ k + 1` writable slots (contract).
+            // SAFETY: `grids` holds `grid_room ≥ k + 1` writable slots (contract).
             unsafe { *grids.add(k) = Box::into_raw(Box::new(nuce_grid { grid: g })) };
             *ngrids += 1;
+        }
+        for (k, g) in gs.into_iter().enumerate() {
+            // SAFETY: `graphs` holds `graph_room ≥ k + 1` writable slots (contract).
+            unsafe { *graphs.add(k) = Box::into_raw(Box::new(g)) };
+            *ngraphs += 1;
         }
         *b = crate::new_balancer_handle(j.balancer);
         *comm = j.comm.as_raw();
@@ -121,6 +182,16 @@ pub extern "C" fn nuce_pool_wait(
         *joined = 1;
         Ok(())
     })
+}
+
+/// The room `max` of an output array `out` (NULL only when 0).
+fn room<T>(max: c_int, out: *mut T, what: &str) -> Result<usize> {
+    let room = usize::try_from(max)
+        .map_err(|_| Error::invalid_input(format!("max_{what} = {max}: at least 0")))?;
+    if room > 0 && out.is_null() {
+        return Err(null(what));
+    }
+    Ok(room)
 }
 
 /// On the active ranks (collective with them and every waiting standby
@@ -132,7 +203,8 @@ pub extern "C" fn nuce_pool_wait(
 /// grown communicator for the application's own communication (the new
 /// ranks need the application's state, e.g. the step; free it with
 /// `MPI_Comm_free`). Too many ranks, or a grid with a move pending, is the
-/// same error on every active rank, and nothing changes.
+/// same error on every active rank, and nothing changes. Graphs join with
+/// [`nuce_pool_admit_all`].
 #[no_mangle]
 pub extern "C" fn nuce_pool_admit(
     p: *mut nuce_pool,
@@ -142,20 +214,78 @@ pub extern "C" fn nuce_pool_admit(
     grids: *const *mut nuce_grid,
     comm: *mut MPI_Comm,
 ) -> c_int {
+    nuce_pool_admit_all(
+        p,
+        b,
+        count,
+        ngrids,
+        grids,
+        0,
+        std::ptr::null(),
+        std::ptr::null(),
+        std::ptr::null(),
+        comm,
+    )
+}
+
+/// [`nuce_pool_admit`] with graphs too: the `ngraphs` graphs at `graphs`,
+/// graph `k`'s records read from its slot buffer `values[k]` of `lens[k]`
+/// records, are cut again for every rank (along their order, in
+/// proportion to the measured speeds) and moved at once; on the admitted
+/// ranks they come from [`nuce_pool_wait_all`], in this order. Afterwards,
+/// as after a remap: `nuce_graph_sizes`, a new slot buffer,
+/// `nuce_graph_read`, exchange ghosts. A graph balanced by a
+/// root index (`nuce_graph_scatter`) cannot join; it, a NULL or short slot
+/// buffer on any rank, or anything `nuce_pool_admit` refuses is the same
+/// error on every active rank, and nothing changes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature
+pub extern "C" fn nuce_pool_admit_all(
+    p: *mut nuce_pool,
+    b: *mut nuce_balancer,
+    count: c_int,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    ngraphs: c_int,
+    graphs: *const *mut nuce_graph,
+    values: *const *const c_void,
+    lens: *const usize,
+    comm: *mut MPI_Comm,
+) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle.
         let hb = unsafe { balancer(b) }
             .map_err(|_| unreachable_null("the balancer", "nuce_pool_admit"))?;
         let _w = waiting();
         // SAFETY: `p` NULL or live; `grids` NULL or `ngrids` distinct live
-        // handles; `comm` NULL or writable (contract).
-        let local = unsafe { admit_args(p, count, ngrids, grids, comm) };
-        let (h, count, mut gs, comm) = checked(local, |r| hb.bal.entry("nuce_pool_admit", r))?;
+        // handles, `graphs` likewise with `values` and `lens` NULL or
+        // `ngraphs` readable entries; `comm` NULL or writable (contract).
+        let local = unsafe { admit_args(p, count, ngrids, grids, comm) }.and_then(|a| {
+            // SAFETY: as above.
+            let gs = unsafe { crate::handles(ngraphs, graphs, "graphs") }?;
+            let n = gs.len();
+            // SAFETY: as above.
+            let bufs = unsafe { (entries(values, n, "values")?, entries(lens, n, "lens")?) };
+            Ok((a, gs, bufs))
+        });
+        let ((h, count, mut gs, comm), mut graphs, (values, lens)) =
+            checked(local, |r| hb.bal.entry("nuce_pool_admit", r))?;
+        for (g, (&v, &len)) in graphs.iter_mut().zip(values.iter().zip(lens)) {
+            // SAFETY: `v` NULL or `len × elem_size` readable bytes (contract).
+            unsafe { g.loaded((v, len), Ok(()), "nuce_pool_admit") }?;
+        }
+        let mut elems: Vec<u64> = graphs.iter().map(|g| g.record_size() as u64).collect();
         let mut refs: Vec<&mut dyn Joining> = gs
             .iter_mut()
             .map(|g| &mut g.grid as &mut dyn Joining)
+            .chain(graphs.iter_mut().map(|g| g.joining()))
             .collect();
         let c = h.pool.admit(&mut hb.bal, count, &mut refs)?;
+        // The admitted ranks' graph handles need the records' size.
+        hb.bal
+            .comm()
+            .process_at_rank(nuce::ROOT)
+            .broadcast_into(&mut elems[..]);
         *comm = c.as_raw();
         std::mem::forget(c);
         Ok(())
@@ -260,6 +390,52 @@ pub extern "C" fn nuce_pool_admit_f(
 ) -> c_int {
     let mut c = null_comm();
     let rc = nuce_pool_admit(p, b, count, ngrids, grids, &mut c);
+    fortran_comm(c, comm);
+    rc
+}
+
+/// [`nuce_pool_wait_all`] with the grown communicator as a Fortran handle.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature
+pub extern "C" fn nuce_pool_wait_all_f(
+    p: *mut nuce_pool,
+    joined: *mut c_int,
+    comm: *mut MPI_Fint,
+    b: *mut *mut nuce_balancer,
+    max_grids: c_int,
+    grids: *mut *mut nuce_grid,
+    ngrids: *mut c_int,
+    max_graphs: c_int,
+    graphs: *mut *mut nuce_graph,
+    ngraphs: *mut c_int,
+) -> c_int {
+    let mut c = null_comm();
+    let rc = nuce_pool_wait_all(
+        p, joined, &mut c, b, max_grids, grids, ngrids, max_graphs, graphs, ngraphs,
+    );
+    fortran_comm(c, comm);
+    rc
+}
+
+/// [`nuce_pool_admit_all`] with the grown communicator as a Fortran handle.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // the C signature
+pub extern "C" fn nuce_pool_admit_all_f(
+    p: *mut nuce_pool,
+    b: *mut nuce_balancer,
+    count: c_int,
+    ngrids: c_int,
+    grids: *const *mut nuce_grid,
+    ngraphs: c_int,
+    graphs: *const *mut nuce_graph,
+    values: *const *const c_void,
+    lens: *const usize,
+    comm: *mut MPI_Fint,
+) -> c_int {
+    let mut c = null_comm();
+    let rc = nuce_pool_admit_all(
+        p, b, count, ngrids, grids, ngraphs, graphs, values, lens, &mut c,
+    );
     fortran_comm(c, comm);
     rc
 }

@@ -218,6 +218,13 @@ impl<T: GraphValue> Joining for DistGraph<T> {
 }
 
 impl Joined {
+    /// The items left to take, in order (what they are: for bindings that
+    /// choose the type to take by it).
+    #[doc(hidden)]
+    pub fn items_left(&self) -> &VecDeque<JoinItem> {
+        &self.rest
+    }
+
     /// The next item of the admission, which must be `want` and pass
     /// `check` (one collective check, the active ranks' `agreed` in
     /// [`Joining::grow`]: the same error on every rank otherwise).
