@@ -144,7 +144,7 @@ pub mod collective {
 #[doc(hidden)]
 pub mod internals {
     // Whole modules: `clock` (the C API's `polling`) and `halo`, which the
-    // public docs of `DistGraph` (runtime/graph.rs) link to.
+    // public docs of `DistGraph` (runtime/graph/) link to.
     pub use crate::runtime::notice::leave_signal_number;
     pub use crate::runtime::{clock, halo};
     /// The bindings' view of a grid's fields and a split exchange.
