@@ -376,9 +376,6 @@ impl<T: Element> DistArray3<T> {
             layouts.as_ref().err(),
         )?;
         let (from, to) = layouts?;
-        // Start together, so the time measures the movement.
-        self.comm.barrier();
-        let start = Instant::now();
         let mut next = Block3::new(new_plan.clone(), rank, g, ncomp);
         let field = |data: *mut T| RawField {
             data: data.cast(),
@@ -390,7 +387,8 @@ impl<T: Element> DistArray3<T> {
         // SAFETY: both blocks are padded boxes of their layouts (`ghost` layers,
         // `ncomp` components of T per cell, C order), the grid layer's field
         // layout; `old` is only read, `new` is a distinct allocation.
-        let (sent, moved, msgs) = unsafe { transfer(&*self.comm, &from, &to, &[old], &[new]) }?;
+        let (sent, moved, msgs, start) =
+            unsafe { transfer(&*self.comm, &from, &to, &[old], &[new]) }?;
         let stats = global_stats(&*self.comm, sent, moved, msgs, start);
         self.block = next;
         self.halo_types = [None, None];

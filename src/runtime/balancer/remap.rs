@@ -184,7 +184,7 @@ impl Balancer {
                     };
                     let (mut d, plan) = proposal(&before)?;
                     (d.remap, d.rule, d.speeds) = (true, DecisionRule::NoPayoff, back);
-                    return Ok((d, plan, model));
+                    return Ok((d, Some(plan), model));
                 }
                 let (d, plan) = proposal(&model)?;
                 let mut d = d.persist(streak);
@@ -194,6 +194,8 @@ impl Balancer {
                 if d.remap {
                     payoff.remapped(loads, &d.speeds);
                 }
+                // Only what changed is broadcast: no plan unless it remaps.
+                let plan = d.remap.then_some(plan);
                 Ok((d, plan, model))
             })?
         } else {
@@ -214,7 +216,7 @@ impl Balancer {
                 )?;
                 Ok(d.decision.persist(streak))
             })?;
-            (decision, local.plan, model)
+            (decision, Some(local.plan), model)
         };
         let estimates = model.estimates.clone();
         let model = SpeedModel::of_model(&model);
@@ -233,6 +235,7 @@ impl Balancer {
         self.set_estimates(estimates.clone(), true);
         let moved = if decision.remap {
             let _s = info_span!("remap").entered();
+            let plan = plan.ok_or_else(|| Error::invalid_input("a remap without a plan"))?;
             let stats = data.apply(plan)?;
             // Small moves are latency-bound and would underestimate the
             // bandwidth: learn it only from moves of at least 1 MiB per rank.
