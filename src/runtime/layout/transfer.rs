@@ -109,45 +109,15 @@ pub(crate) unsafe fn transfer<C: Communicator>(
     let (was, now) = (from.local_box(), next.local_box());
     let cell: usize = old.iter().map(|f| f.elem_size).sum();
     let (oo, no) = (offsets(old), offsets(new));
-    let (mut sent, mut got) = (0, 0);
-    // The overlaps of this rank's boxes with the other plan's: one pass
-    // over the plans, only the overlapping peers kept.
-    let overlaps = |boxes: &[Box3], mine: &Box3| -> Vec<(usize, Box3)> {
-        boxes
-            .iter()
-            .enumerate()
-            .filter(|&(q, _)| q != rank)
-            .filter_map(|(q, b)| b.intersect(mine).map(|x| (q, x)))
-            .collect()
-    };
-    let pieces = (|| {
-        let recvs = overlaps(&from.plan.boxes, &now)
-            .into_iter()
-            .map(|(peer, b)| {
-                got += b.volume() * cell;
-                let dtype = next.combined(new, &no, &b)?;
-                Ok(Piece {
-                    peer,
-                    buf: new[0].data,
-                    dtype,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let sends = overlaps(&next.plan.boxes, &was)
-            .into_iter()
-            .map(|(peer, b)| {
-                sent += b.volume() * cell;
-                let dtype = from.combined(old, &oo, &b)?;
-                Ok(Piece {
-                    peer,
-                    buf: old[0].data,
-                    dtype,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok((recvs, sends))
-    })();
-    let msgs = pieces.as_ref().map_or(0, |p| p.1.len());
+    // Received: where the old plan's boxes overlap this rank's new box,
+    // into the new buffers; sent: this rank's old box where it overlaps
+    // the new plan's, from the old buffers.
+    let recvs = pieces_of(next, new, &no, (&from.plan.boxes, &now), rank);
+    let sends = pieces_of(from, old, &oo, (&next.plan.boxes, &was), rank);
+    let cells = |v: &Result<(Vec<Piece>, usize)>| v.as_ref().map_or(0, |v| v.1);
+    let (sent, got) = (cells(&sends) * cell, cells(&recvs) * cell);
+    let msgs = sends.as_ref().map_or(0, |v| v.0.len());
+    let pieces = recvs.and_then(|r| Ok((r.0, sends?.0)));
     let keep = || {
         if let Some(keep) = was.intersect(&now) {
             for (o, n) in old.iter().zip(new) {
@@ -159,6 +129,33 @@ pub(crate) unsafe fn transfer<C: Communicator>(
     // SAFETY: the types address the old and the new buffers (contract).
     let start = unsafe { exchange_pieces(comm, pieces, keep) }?;
     Ok((sent, sent + got, msgs, start))
+}
+
+/// The messages of `fields` (laid out by `layout`, at byte offsets `offs`
+/// from the first) with the ranks whose boxes overlap `mine` (`boxes` of
+/// the other plan; one pass over it, only the overlapping ranks kept, none
+/// for `rank` itself), and the cells they carry.
+fn pieces_of(
+    layout: &Layout,
+    fields: &[RawField],
+    offs: &[isize],
+    (boxes, mine): (&[Box3], &Box3),
+    rank: usize,
+) -> Result<(Vec<Piece>, usize)> {
+    let mut cells = 0;
+    let mut pieces = Vec::new();
+    for (peer, b) in boxes.iter().enumerate().filter(|&(q, _)| q != rank) {
+        if let Some(b) = b.intersect(mine) {
+            cells += b.volume();
+            let dtype = layout.combined(fields, offs, &b)?;
+            pieces.push(Piece {
+                peer,
+                buf: fields[0].data,
+                dtype,
+            });
+        }
+    }
+    Ok((pieces, cells))
 }
 
 /// Copies the cells of `keep` from field `o` (laid out by `from`) to field
