@@ -96,7 +96,9 @@ fn main() -> nuce::Result<()> {
         world.barrier();
         raw_s.push(t.elapsed().as_secs_f64());
         // Raw exchange plus the local copy of the kept cells into a fresh buffer.
-        let kept = old.boxes[me].intersect(&new.boxes[me]).map_or(0, |b| b.volume());
+        let kept = old.boxes[me]
+            .intersect(&new.boxes[me])
+            .map_or(0, |b| b.volume());
         let src = vec![3.0f64; kept.max(1)];
         let mut recv2 = vec![0u8; (rc.iter().sum::<Count>() as usize).max(1)];
         world.barrier();

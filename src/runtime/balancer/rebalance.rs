@@ -174,7 +174,7 @@ impl<T: Element> Rebalance for DistArray3<T> {
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
-        self.remap(&plan)
+        self.remap_broadcast(plan)
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         DistArray3::cost_grid(self)
