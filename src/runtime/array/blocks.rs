@@ -135,3 +135,55 @@ fn extent_is_size<T: Element>() -> bool {
         && lb == 0
         && usize::try_from(extent).is_ok_and(|e| e == std::mem::size_of::<T>())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 4×4 array in four 2×2 quadrants (ranks 0–3 row by row) and an
+    /// empty part (rank 4).
+    fn quadrants() -> ArrayPlan {
+        let parts = vec![
+            Rect::new(0, 0, 2, 2),
+            Rect::new(0, 2, 2, 2),
+            Rect::new(2, 0, 2, 2),
+            Rect::new(2, 2, 2, 2),
+            Rect::new(0, 0, 0, 0),
+        ];
+        ArrayPlan {
+            algorithm: "test".into(),
+            rows: 4,
+            cols: 4,
+            parts,
+        }
+    }
+
+    #[test]
+    fn overlaps_name_only_the_ranks_whose_parts_meet_the_rectangle() {
+        let plan = quadrants();
+        // The centre 2×2 meets every quadrant in one cell; rank 1 leaves itself out.
+        let centre = Rect::new(1, 1, 2, 2);
+        assert_eq!(
+            overlaps(&plan, 1, &centre),
+            vec![
+                (0, Rect::new(1, 1, 1, 1)),
+                (2, Rect::new(2, 1, 1, 1)),
+                (3, Rect::new(2, 2, 1, 1)),
+            ]
+        );
+        // The bottom row meets ranks 2 and 3 only (not the empty part).
+        assert_eq!(
+            overlaps(&plan, 9, &Rect::new(3, 0, 1, 4)),
+            vec![(2, Rect::new(3, 0, 1, 2)), (3, Rect::new(3, 2, 1, 2))]
+        );
+        assert!(overlaps(&plan, 0, &Rect::new(0, 0, 0, 0)).is_empty());
+    }
+
+    #[test]
+    fn the_root_sends_every_other_non_empty_part() {
+        let parts = other_parts(&quadrants(), 2);
+        let ranks: Vec<usize> = parts.iter().map(|p| p.0).collect();
+        assert_eq!(ranks, vec![0, 1, 3]);
+        assert_eq!(parts[1].1, Some((0, 2, 2, 2)));
+    }
+}
