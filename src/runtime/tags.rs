@@ -30,7 +30,8 @@ pub(crate) const ROOT_HERE: Tag = 0x4e58;
 
 /// Watchdog checkpoint: the root's verdict (same call everywhere, or the error).
 pub(crate) const VERDICT: Tag = 0x4e59;
-/// Grid moves ([`super::layout::Grid::move_fields`]): cells that change owner.
+/// Moves of cells that change owner: grids ([`super::layout::Grid::move_fields`]),
+/// `DistArray3` remaps, `DistArray2` scatters, gathers and remaps.
 pub(crate) const GRID_MOVE: Tag = 0x4e5a;
 /// Watchdog checkpoint: a rank that refuses a ghost exchange tells every
 /// rank of the checkpoint it joins (an empty message), so that ranks

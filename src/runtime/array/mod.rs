@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::plan::array2d::weighted::box_of;
 use crate::plan::array2d::{ArrayPlan, Rect};
 
-mod alltoallw;
+mod blocks;
 mod moves;
 mod tile;
 
@@ -307,7 +307,17 @@ impl<T: Element> DistArray2<T> {
             new_plan.cols,
             new_plan.parts.len()
         ))?;
-        self.tiles.remap(&*self.comm, new_plan)
+        self.tiles.remap(&*self.comm, new_plan.clone(), false)
+    }
+
+    /// [`DistArray2::remap`] at a balance point, to the plan rank 0 made
+    /// and broadcast: every rank has the same by construction, and the
+    /// balance point's own checked entry came before, so the root alone
+    /// validates it (the others' work and memory stay independent of the
+    /// number of ranks but for the plan itself).
+    pub(crate) fn remap_broadcast(&mut self, new_plan: ArrayPlan) -> Result<MoveStats> {
+        let _w = waiting();
+        self.tiles.remap(&*self.comm, new_plan, true)
     }
 
     /// The checked entry of a collective call `op` named in the caller's

@@ -1,7 +1,8 @@
 //! The collective data movements of a [`Tiled`] block: scatter from the
 //! root, gather to the root, and the remap to a new plan, in place through
-//! `MPI_Alltoallw` (module `alltoallw`) where every rank can, by packing
-//! into one all-to-all-v otherwise.
+//! point-to-point messages with only the ranks that exchange cells (module
+//! `blocks`) where every rank can, by packing into one all-to-all-v
+//! otherwise.
 
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use mpi::traits::*;
 use mpi::Count;
 use ndarray::{s, Array2};
 
-use super::alltoallw::{all_true, alltoallw_blocks, direct_capable, other_parts, Block};
+use super::blocks::{all_true, direct_capable, move_blocks, other_parts, overlaps, PeerBlocks};
 use super::tile::{copy_rows, Tiled};
 use super::Element;
 use crate::error::{Error, Result};
@@ -57,11 +58,9 @@ impl<T: Element> Tiled<T> {
         if all_true(comm, root_ok && direct_capable(&arr.data)) {
             let empty = Array2::default((0, 0));
             let src = global.filter(|_| comm.rank() == root).unwrap_or(&empty);
-            // The root's own part is copied locally (Open MPI 4.1 mishandles
-            // self-messages of differing strided types in MPI_Alltoallw).
+            // The root's own part is copied locally.
             let at_root = comm.rank() == root;
-            let mut sends: Vec<Block> = vec![None; arr.plan.len()];
-            let mut recvs: Vec<Block> = vec![None; arr.plan.len()];
+            let (mut sends, mut recvs): (PeerBlocks, PeerBlocks) = (Vec::new(), Vec::new());
             if at_root {
                 sends = other_parts(&arr.plan, root);
                 if !me.is_empty() {
@@ -69,9 +68,9 @@ impl<T: Element> Tiled<T> {
                     arr.local_mut().assign(&own);
                 }
             } else {
-                recvs[root as usize] = arr.local_block(&Some(me));
+                recvs.push((root as usize, arr.local_block(&Some(me))));
             }
-            alltoallw_blocks(comm, src, &sends, &mut arr.data, &recvs)?;
+            move_blocks(comm, src, &sends, &mut arr.data, &recvs)?;
         } else {
             let rootp = comm.process_at_rank(root);
             let mut recv = vec![T::default(); me.area()];
@@ -123,8 +122,7 @@ impl<T: Element> Tiled<T> {
         .is_ok();
         if all_true(comm, (!at_root || fits) && direct_capable(&self.data)) {
             let mut global = Array2::default(if at_root { (rows, cols) } else { (0, 0) });
-            let mut sends: Vec<Block> = vec![None; self.plan.len()];
-            let mut recvs: Vec<Block> = vec![None; self.plan.len()];
+            let (mut sends, mut recvs): (PeerBlocks, PeerBlocks) = (Vec::new(), Vec::new());
             if at_root {
                 // Own part copied locally, as in `scatter_from_root`.
                 recvs = other_parts(&self.plan, root);
@@ -135,9 +133,9 @@ impl<T: Element> Tiled<T> {
                         .assign(&self.local());
                 }
             } else {
-                sends[root as usize] = self.local_block(&Some(self.rect()));
+                sends.push((root as usize, self.local_block(&Some(self.rect()))));
             }
-            alltoallw_blocks(comm, &self.data, &sends, &mut global, &recvs)?;
+            move_blocks(comm, &self.data, &sends, &mut global, &recvs)?;
             return Ok(at_root.then_some(global));
         }
         let mut send = Vec::with_capacity(self.rect().area());
@@ -173,60 +171,48 @@ impl<T: Element> Tiled<T> {
         Ok(Some(global))
     }
 
-    /// Moves the data to `new_plan`: only the cells whose owner changes travel
-    /// (one all-to-all-v). Transactional: the old block stays in place until
-    /// the new one is complete; on error (on any rank) every rank returns the
-    /// same `Err` and keeps its old data. Ghost cells of the new block are
+    /// Moves the data to `new_plan`: only the cells whose owner changes
+    /// travel, one message per pair of ranks whose blocks overlap.
+    /// Transactional: the old block stays in place until the new one is
+    /// complete; on error (on any rank) every rank returns the same `Err` and
+    /// keeps its old data. Ghost cells of the new block are
     /// default-initialised: call
-    /// [`DistArray2::exchange_ghosts`](super::DistArray2::exchange_ghosts) afterwards.
+    /// [`DistArray2::exchange_ghosts`](super::DistArray2::exchange_ghosts)
+    /// afterwards.
+    ///
+    /// `broadcast`: the plan is the root's, broadcast to every rank (a
+    /// balance point's), so identical everywhere by construction: the root
+    /// alone validates it (O(p)) and no fingerprints are compared.
+    /// Otherwise every rank validates its own and they are compared.
     pub(super) fn remap<C: Communicator>(
         &mut self,
         comm: &C,
-        new_plan: &ArrayPlan,
+        new_plan: ArrayPlan,
+        broadcast: bool,
     ) -> Result<MoveStats> {
         let shape = if (new_plan.rows, new_plan.cols) != (self.plan.rows, self.plan.cols) {
             Err(Error::shape_mismatch(format!(
                 "new plan is for {}x{}, the array is {}x{}",
                 new_plan.rows, new_plan.cols, self.plan.rows, self.plan.cols
             )))
+        } else if broadcast && comm.rank() != 0 {
+            Self::check_parts(comm, &new_plan)
         } else {
-            Self::check_plan(comm, new_plan)
+            Self::check_plan(comm, &new_plan)
         };
         agree(comm, 0, shape)?;
-        // Every rank must move to the same plan, or cells are lost.
-        check_identical(comm, 0, "new plan", new_plan)?;
-        // Start together, so the time (and the bandwidth derived from it)
-        // measures the movement, not the ranks' arrival skew.
-        comm.barrier();
+        if !broadcast {
+            // Every rank must move to the same plan, or cells are lost.
+            check_identical(comm, 0, "new plan", &new_plan)?;
+        }
         let old = self.rect();
         let new = new_plan.parts[self.rank];
-        let send: Vec<Option<Rect>> = new_plan
-            .parts
-            .iter()
-            .enumerate()
-            .map(|(q, np)| {
-                if q == self.rank {
-                    None
-                } else {
-                    old.intersect(np)
-                }
-            })
-            .collect();
-        let recv: Vec<Option<Rect>> = self
-            .plan
-            .parts
-            .iter()
-            .enumerate()
-            .map(|(q, op)| {
-                if q == self.rank {
-                    None
-                } else {
-                    op.intersect(&new)
-                }
-            })
-            .collect();
+        // Only the ranks whose blocks overlap this rank's: one pass over
+        // each plan, no list of p.
+        let send = overlaps(&new_plan, self.rank, &old);
+        let recv = overlaps(&self.plan, self.rank, &new);
         let mut next = Tiled {
-            plan: new_plan.clone(),
+            plan: new_plan,
             rank: self.rank,
             ghost: self.ghost,
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
@@ -242,25 +228,28 @@ impl<T: Element> Tiled<T> {
             }
         }
         // Zero-copy path: MPI reads and writes the blocks in place through
-        // strided datatypes; the packing path serves the rare cases it cannot.
+        // subarray datatypes; the packing path serves the rare cases it cannot.
         let direct = all_true(
             comm,
             direct_capable(&self.data) && direct_capable(&next.data),
         );
         let stats = if direct {
-            let start = Instant::now();
-            let sends: Vec<Block> = send.iter().map(|r| self.local_block(r)).collect();
-            let recvs: Vec<Block> = recv.iter().map(|r| next.local_block(r)).collect();
-            alltoallw_blocks(comm, &self.data, &sends, &mut next.data, &recvs)?;
-            let cells =
-                |v: &[Option<Rect>]| v.iter().map(|r| r.map_or(0, |r| r.area())).sum::<usize>();
+            let blocks = |t: &Tiled<T>, v: &[(usize, Rect)]| -> PeerBlocks {
+                v.iter()
+                    .map(|&(q, r)| (q, t.local_block(&Some(r))))
+                    .collect()
+            };
+            let (sends, recvs) = (blocks(self, &send), blocks(&next, &recv));
+            // The move's agreement starts the ranks together: its time
+            // measures the movement, not the ranks' arrival skew.
+            let start = move_blocks(comm, &self.data, &sends, &mut next.data, &recvs)?;
+            let cells = |v: &[(usize, Rect)]| v.iter().map(|r| r.1.area()).sum::<usize>();
             let elem = std::mem::size_of::<T>();
-            let msgs = send.iter().filter(|r| r.is_some()).count();
             global_stats(
                 comm,
                 cells(&send) * elem,
                 (cells(&send) + cells(&recv)) * elem,
-                msgs,
+                send.len(),
                 start,
             )
         } else {
@@ -270,22 +259,33 @@ impl<T: Element> Tiled<T> {
         Ok(stats)
     }
 
-    /// Moves rectangles between ranks: packs `send[r]` from `self` for every
-    /// rank `r`, and unpacks what rank `r` sent into `recv[r]` of `target`
-    /// (default `self`): one all-to-all-v, global statistics (collective).
+    /// Moves rectangles between ranks: packs the rectangles of `send` from
+    /// `self` for their ranks, and unpacks what each rank of `recv` sent
+    /// into its rectangle of `target` (default `self`): one all-to-all-v
+    /// (its count arrays are O(p): the rare path), global statistics
+    /// (collective).
     fn exchange<C: Communicator>(
         &mut self,
         comm: &C,
-        send: &[Option<Rect>],
-        recv: &[Option<Rect>],
+        send: &[(usize, Rect)],
+        recv: &[(usize, Rect)],
         target: Option<&mut Tiled<T>>,
     ) -> Result<MoveStats> {
         let start = Instant::now();
+        let size = comm.size() as usize;
+        let dense = |v: &[(usize, Rect)]| {
+            let mut d: Vec<Option<Rect>> = vec![None; size];
+            for &(q, r) in v {
+                d[q] = Some(r);
+            }
+            d
+        };
+        let (send, recv) = (dense(send), dense(recv));
         let area = |r: &Option<Rect>| r.map_or(0, |r| r.area());
         let mut sendbuf = zeroed_buffer(0);
         sendbuf.reserve(send.iter().map(area).sum());
         let mut scounts = Vec::with_capacity(send.len());
-        for r in send {
+        for r in &send {
             if let Some(r) = r {
                 self.pack(r, &mut sendbuf);
             }

@@ -7,7 +7,7 @@ use std::mem::size_of;
 use mpi::traits::*;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 
-use super::alltoallw::Block;
+use super::blocks::Block;
 use super::Element;
 use crate::error::{Error, Result};
 use crate::plan::array2d::{ArrayPlan, Rect};
@@ -46,6 +46,12 @@ fn expand(r: &Rect, g: usize, rows: usize, cols: usize) -> Rect {
 
 impl<T: Element> Tiled<T> {
     pub(super) fn check_plan<C: Communicator>(comm: &C, plan: &ArrayPlan) -> Result<()> {
+        Self::check_parts(comm, plan)?;
+        Ok(plan.validate()?)
+    }
+
+    /// The check of a plan that needs no pass over it: one part per rank.
+    pub(super) fn check_parts<C: Communicator>(comm: &C, plan: &ArrayPlan) -> Result<()> {
         if plan.len() != comm.size() as usize {
             return Err(Error::shape_mismatch(format!(
                 "plan has {} parts for {} ranks",
@@ -53,7 +59,7 @@ impl<T: Element> Tiled<T> {
                 comm.size()
             )));
         }
-        Ok(plan.validate()?)
+        Ok(())
     }
 
     /// An array of default values laid out by `plan` (collective only in its checks).

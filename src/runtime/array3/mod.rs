@@ -353,16 +353,15 @@ impl<T: Element> DistArray3<T> {
 
     /// Moves the data to `new_plan`: only the cells whose owner changes
     /// travel, on the grid layer (module `layout`): one derived-datatype
-    /// message per pair of ranks, from the old block straight into the new
-    /// one (no staging), the kept cells copied locally. One checked entry
+    /// message per pair of ranks whose boxes overlap, from the old block
+    /// straight into the new one (no staging), the kept cells copied
+    /// locally. One checked entry
     /// first (a rank moving to another plan is a disagreement there). On
     /// error every rank returns the same `Err` and keeps its old data. Ghost
     /// cells of the new block are default-initialised: exchange ghosts
     /// afterwards.
     pub fn remap(&mut self, new_plan: &GridPlan3) -> Result<MoveStats> {
         let _w = waiting();
-        let (g, ncomp, rank) = (self.block.ghost, self.block.ncomp, self.block.rank);
-        let elem_size = ncomp * size_of::<T>();
         // What each rank can check alone, refused at the one checked entry;
         // the new plan's fingerprint in the call makes a rank moving to
         // another plan a disagreement there.
@@ -375,11 +374,25 @@ impl<T: Element> DistArray3<T> {
             ),
             layouts.as_ref().err(),
         )?;
-        let (from, to) = layouts?;
-        // Start together, so the time measures the movement.
-        self.comm.barrier();
-        let start = Instant::now();
-        let mut next = Block3::new(new_plan.clone(), rank, g, ncomp);
+        self.move_to(layouts?, new_plan.clone())
+    }
+
+    /// [`DistArray3::remap`] at a balance point, to the plan rank 0 made
+    /// and broadcast: identical on every rank by construction, and the
+    /// balance point's checked entry came before, so no checked entry and
+    /// no fingerprint here (what each rank checks alone is agreed on).
+    pub(crate) fn remap_broadcast(&mut self, new_plan: GridPlan3) -> Result<MoveStats> {
+        let _w = waiting();
+        let layouts = agree(&*self.comm, 0, self.remap_layouts(&new_plan))?;
+        self.move_to(layouts, new_plan)
+    }
+
+    /// The move of a remap to `new_plan`, laid out `from` and `to` on this
+    /// rank (checked on every rank).
+    fn move_to(&mut self, (from, to): (Layout, Layout), new_plan: GridPlan3) -> Result<MoveStats> {
+        let (g, ncomp, rank) = (self.block.ghost, self.block.ncomp, self.block.rank);
+        let elem_size = ncomp * size_of::<T>();
+        let mut next = Block3::new(new_plan, rank, g, ncomp);
         let field = |data: *mut T| RawField {
             data: data.cast(),
             elem_size,
@@ -390,7 +403,8 @@ impl<T: Element> DistArray3<T> {
         // SAFETY: both blocks are padded boxes of their layouts (`ghost` layers,
         // `ncomp` components of T per cell, C order), the grid layer's field
         // layout; `old` is only read, `new` is a distinct allocation.
-        let (sent, moved, msgs) = unsafe { transfer(&*self.comm, &from, &to, &[old], &[new]) }?;
+        let (sent, moved, msgs, start) =
+            unsafe { transfer(&*self.comm, &from, &to, &[old], &[new]) }?;
         let stats = global_stats(&*self.comm, sent, moved, msgs, start);
         self.block = next;
         self.halo_types = [None, None];

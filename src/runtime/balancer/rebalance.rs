@@ -174,7 +174,7 @@ impl<T: Element> Rebalance for DistArray3<T> {
         })
     }
     fn apply(&mut self, plan: GridPlan3) -> Result<MoveStats> {
-        self.remap(&plan)
+        self.remap_broadcast(plan)
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         DistArray3::cost_grid(self)
@@ -288,7 +288,7 @@ impl<T: Element> Rebalance for DistArray2<T> {
         DistArray2::cost_grid(self).is_none()
     }
     fn apply(&mut self, plan: ArrayPlan) -> Result<MoveStats> {
-        self.remap(&plan)
+        self.remap_broadcast(plan)
     }
     fn cost_grid(&self) -> Option<CostGrid<'_>> {
         DistArray2::cost_grid(self)

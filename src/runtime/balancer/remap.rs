@@ -120,7 +120,13 @@ impl Balancer {
             work,
         );
         let gathered = self.gather_at_root(&report)?;
-        let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
+        // The previous estimates serve the root's model only.
+        let previous = if self.comm.rank() == ROOT {
+            self.estimates.clone()
+        } else {
+            None
+        };
+        let phase_units = self.phase_units;
         let ctx = RootContext {
             planner: self.planner(),
             planner3: self.planner3.clone(),
@@ -160,7 +166,11 @@ impl Balancer {
         let wall = (!self.own.recorded())
             .then(|| self.phase.get().wall().as_secs_f64() / iterations.max(1) as f64);
         let payoff = &mut self.payoff;
-        let (decision, plan, model) = if data.plans_at_root() {
+        // What every rank needs of the root's model: its kind and the
+        // estimates (reported), not the planning inputs (speeds, functions,
+        // caps: the root's).
+        let outcome = |m: PlanningModel| (SpeedModel::of_model(&m), m.estimates);
+        let (decision, plan, (model, estimates)) = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
             root_compute(&self.comm, ROOT, || {
                 let (model, loads) = model_of(gathered)?;
@@ -184,7 +194,7 @@ impl Balancer {
                     };
                     let (mut d, plan) = proposal(&before)?;
                     (d.remap, d.rule, d.speeds) = (true, DecisionRule::NoPayoff, back);
-                    return Ok((d, plan, model));
+                    return Ok((d, Some(plan), outcome(model)));
                 }
                 let (d, plan) = proposal(&model)?;
                 let mut d = d.persist(streak);
@@ -194,7 +204,9 @@ impl Balancer {
                 if d.remap {
                     payoff.remapped(loads, &d.speeds);
                 }
-                Ok((d, plan, model))
+                // Only what changed is broadcast: no plan unless it remaps.
+                let plan = d.remap.then_some(plan);
+                Ok((d, plan, outcome(model)))
             })?
         } else {
             // Every rank plans its own share for the broadcast speeds; the
@@ -214,10 +226,8 @@ impl Balancer {
                 )?;
                 Ok(d.decision.persist(streak))
             })?;
-            (decision, local.plan, model)
+            (decision, Some(local.plan), outcome(model))
         };
-        let estimates = model.estimates.clone();
-        let model = SpeedModel::of_model(&model);
         self.remap_streak = decision.next_streak(streak);
         info!(
             ?model,
@@ -233,6 +243,7 @@ impl Balancer {
         self.set_estimates(estimates.clone(), true);
         let moved = if decision.remap {
             let _s = info_span!("remap").entered();
+            let plan = plan.ok_or_else(|| Error::invalid_input("a remap without a plan"))?;
             let stats = data.apply(plan)?;
             // Small moves are latency-bound and would underestimate the
             // bandwidth: learn it only from moves of at least 1 MiB per rank.

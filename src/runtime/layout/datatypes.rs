@@ -1,8 +1,6 @@
 //! The MPI datatypes of a layout's messages (one subarray per field and
 //! region, combined over consecutive fields into struct types of at most
-//! [`COMBINE_BYTES`] each), the ghost exchange posted on them, and the
-//! transfer of cells between two layouts (a move) straight from the old
-//! buffers into the new ones.
+//! [`COMBINE_BYTES`] each) and the ghost exchange posted on them.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -17,7 +15,6 @@ use crate::plan::array3d::Box3;
 use crate::runtime::clock::Waiting;
 use crate::runtime::comm::mpi_check;
 use crate::runtime::halo::{self, Message, Posted};
-use crate::runtime::tags::GRID_MOVE;
 use crate::runtime::watchdog::Checkpoints;
 
 /// An owned MPI datatype, freed on drop (MPI frees it once the messages
@@ -271,126 +268,6 @@ pub(super) unsafe fn post_exchange<C: Communicator>(
     let nrecv = types.iter().map(|p| p.recv.len()).sum();
     // SAFETY: the caller's contract.
     unsafe { halo::post(comm, call, nrecv, recvs.chain(sends)) }
-}
-
-/// `MPI_REQUEST_NULL`.
-fn null_request() -> ffi::MPI_Request {
-    // SAFETY: reading an MPI handle constant.
-    unsafe { ffi::RSMPI_REQUEST_NULL }
-}
-
-/// Moves fields from layout `from` to layout `next` on `comm` (every rank
-/// with its own layouts of the same two plans): sends the cells that change
-/// owner (one derived-datatype message per pair of ranks, from the old
-/// buffers straight into the new ones) and copies those kept. Returns
-/// (bytes sent, bytes sent and received, messages sent).
-///
-/// # Safety
-/// See [`Grid::move_fields_raw`]: `old` fits `from`, `new` fits `next`.
-pub(crate) unsafe fn transfer<C: Communicator>(
-    comm: &C,
-    from: &Layout,
-    next: &Layout,
-    old: &[RawField],
-    new: &[RawField],
-) -> Result<(usize, usize, usize)> {
-    let rank = from.rank;
-    let (was, now) = (from.local_box(), next.local_box());
-    let cell: usize = old.iter().map(|f| f.elem_size).sum();
-    let (oo, no) = (offsets(old), offsets(new));
-    let mut reqs = Vec::new();
-    let mut types = Vec::new();
-    let (mut sent, mut got, mut msgs) = (0, 0, 0);
-    let tag = GRID_MOVE;
-    for q in 0..from.plan.len() {
-        if q == rank {
-            continue;
-        }
-        if let Some(b) = from.plan.boxes[q].intersect(&now) {
-            let t = next.combined(new, &no, &b)?;
-            let mut r = null_request();
-            // SAFETY: the type addresses the new buffers (checked).
-            let code = unsafe {
-                ffi::MPI_Irecv(new[0].data, 1, t.0, q as c_int, tag, comm.as_raw(), &mut r)
-            };
-            mpi_check(code, "MPI_Irecv (grid move)")?;
-            reqs.push(r);
-            types.push(t);
-            got += b.volume() * cell;
-        }
-    }
-    for q in 0..next.plan.len() {
-        if q == rank {
-            continue;
-        }
-        if let Some(b) = was.intersect(&next.plan.boxes[q]) {
-            let t = from.combined(old, &oo, &b)?;
-            let mut r = null_request();
-            // SAFETY: the type addresses the old buffers (checked).
-            let code = unsafe {
-                ffi::MPI_Isend(old[0].data, 1, t.0, q as c_int, tag, comm.as_raw(), &mut r)
-            };
-            mpi_check(code, "MPI_Isend (grid move)")?;
-            reqs.push(r);
-            types.push(t);
-            sent += b.volume() * cell;
-            msgs += 1;
-        }
-    }
-    if let Some(keep) = was.intersect(&now) {
-        for (o, n) in old.iter().zip(new) {
-            // SAFETY: both buffers hold their layout's blocks (contract).
-            unsafe { copy_kept(from, o, next, n, &keep) };
-        }
-    }
-    // SAFETY: `reqs` holds the requests posted above.
-    let code = unsafe {
-        ffi::MPI_Waitall(
-            reqs.len() as c_int,
-            reqs.as_mut_ptr(),
-            ffi::RSMPI_STATUSES_IGNORE,
-        )
-    };
-    mpi_check(code, "MPI_Waitall (grid move)")?;
-    drop(types);
-    Ok((sent, sent + got, msgs))
-}
-
-/// Copies the cells of `keep` from field `o` (laid out by `from`) to field
-/// `n` (laid out by `to`), one contiguous run along axis 2 at a time;
-/// nothing when both are the same buffer (same box and padding, checked).
-///
-/// # Safety
-/// Both buffers hold their layout's padded block; `keep` lies in both boxes.
-unsafe fn copy_kept(from: &Layout, o: &RawField, to: &Layout, n: &RawField, keep: &Box3) {
-    if o.data == n.data {
-        return;
-    }
-    let e = o.elem_size;
-    let index = |l: &Layout, f: &RawField, i: usize, j: usize| {
-        let (b, d) = (l.local_box(), l.padded_dims(f.pad));
-        let (i, j, k) = (
-            i + f.pad[0] - b.x,
-            j + f.pad[1] - b.y,
-            keep.z + f.pad[2] - b.z,
-        );
-        ((i * d[1] + j) * d[2] + k) * e
-    };
-    let run = keep.nz * e;
-    for i in keep.x..keep.x + keep.nx {
-        for j in keep.y..keep.y + keep.ny {
-            let (src, dst) = (index(from, o, i, j), index(to, n, i, j));
-            // SAFETY: both runs lie inside their buffers (contract); the
-            // buffers are distinct.
-            unsafe {
-                std::ptr::copy(
-                    o.data.cast::<u8>().add(src),
-                    n.data.cast::<u8>().add(dst),
-                    run,
-                )
-            };
-        }
-    }
 }
 
 /// Byte offsets of the fields' buffers from the first one's.

@@ -5,12 +5,12 @@
 //! datatype cache and the pending layout.
 
 use std::rc::Rc;
-use std::time::Instant;
 
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::datatypes::{offsets, post_exchange, transfer, PeerTypes};
+use super::datatypes::{offsets, post_exchange, PeerTypes};
+use super::transfer::transfer;
 use super::{Field, Layout, RawField};
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -662,11 +662,11 @@ impl Grid {
         self.cp
             .check_refusing(&*self.comm, &what, local.as_ref().err())?;
         let next = self.pending.take().expect("checked: a move is pending");
-        self.comm.barrier();
-        let start = Instant::now();
+        // No barrier: the move's agreement starts the ranks together, and
+        // its time is taken from there.
         // SAFETY: the fields were checked against both layouts (contract).
         let res = unsafe { transfer(&*self.comm, &self.layout, &next, old, new) };
-        let (sent, mine, msgs) = match res {
+        let (sent, mine, msgs, start) = match res {
             Ok(x) => x,
             Err(e) => {
                 self.pending = Some(next);

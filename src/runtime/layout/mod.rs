@@ -76,10 +76,12 @@ use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 
 mod datatypes;
 mod grid;
+mod transfer;
 
-pub(crate) use datatypes::{exchange_on, transfer, Dtype, HaloTypes};
+pub(crate) use datatypes::{exchange_on, Dtype, HaloTypes};
 use datatypes::{message_groups, offsets, PeerMessages, PeerTypes};
 pub use grid::{Exchange, Grid, PendingExchange};
+pub(crate) use transfer::{exchange_pieces, transfer, Piece};
 
 /// Largest ghost width a [`Layout`] accepts.
 pub const MAX_GHOST: usize = 4;

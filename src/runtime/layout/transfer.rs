@@ -1,0 +1,196 @@
+//! Moves of cells between ranks (remaps, scatters, gathers): point-to-point
+//! messages with only the ranks whose blocks overlap, each one item of a
+//! derived datatype addressing the cells in place ([`exchange_pieces`]; no
+//! O(p) arrays, no collective over the world but one agreement), and the
+//! grid layer's move between two layouts on it ([`transfer`]).
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::time::Instant;
+
+use mpi::ffi;
+use mpi::traits::*;
+
+use super::{offsets, Dtype, Layout, RawField};
+use crate::error::Result;
+use crate::plan::array3d::Box3;
+use crate::runtime::comm::{agree, mpi_check};
+use crate::runtime::tags::GRID_MOVE;
+
+/// One message of a move: the peer, and the cells as one item of the
+/// committed datatype `dtype` on the buffer at `buf`.
+#[derive(Debug)]
+pub(crate) struct Piece {
+    /// The other rank.
+    pub(crate) peer: usize,
+    /// The buffer the datatype addresses (read for a send, written for a receive).
+    pub(crate) buf: *mut c_void,
+    /// The cells, committed (freed when the move is done).
+    pub(crate) dtype: Dtype,
+}
+
+/// This rank's messages of a move: what it receives, what it sends.
+pub(crate) type Pieces = (Vec<Piece>, Vec<Piece>);
+
+/// A move on `comm` (collective): first one agreement — when any rank
+/// could not describe its messages (`pieces` is an `Err`), every rank
+/// returns the same error and nothing is sent — then the receives and the
+/// sends are posted, `local` runs while they travel (the cells this rank
+/// keeps), and all are waited for. Only the peers named in `pieces` are
+/// talked to. Returns when the messages were posted (every rank past the
+/// agreement: the start of the movement, for its timing).
+///
+/// # Safety
+/// Every piece's datatype addresses cells inside its buffer, readable
+/// (sends) or writable and not otherwise accessed (receives) until this
+/// returns; `local` does not touch the receive buffers' cells that pieces
+/// write.
+pub(crate) unsafe fn exchange_pieces<C: Communicator>(
+    comm: &C,
+    pieces: Result<Pieces>,
+    local: impl FnOnce(),
+) -> Result<Instant> {
+    let (recvs, sends) = agree(comm, 0, pieces)?;
+    let start = Instant::now();
+    // SAFETY: reading an MPI handle constant.
+    let mut reqs = vec![unsafe { ffi::RSMPI_REQUEST_NULL }; recvs.len() + sends.len()];
+    let posts = recvs
+        .iter()
+        .map(|p| (p, true))
+        .chain(sends.iter().map(|p| (p, false)));
+    for ((p, recv), r) in posts.zip(reqs.iter_mut()) {
+        let peer = p.peer as c_int;
+        // SAFETY: the datatype addresses the buffer (caller's contract).
+        let code = unsafe {
+            if recv {
+                ffi::MPI_Irecv(p.buf, 1, p.dtype.0, peer, GRID_MOVE, comm.as_raw(), r)
+            } else {
+                ffi::MPI_Isend(p.buf, 1, p.dtype.0, peer, GRID_MOVE, comm.as_raw(), r)
+            }
+        };
+        mpi_check(code, "MPI_Irecv/MPI_Isend (move)")?;
+    }
+    local();
+    // SAFETY: `reqs` holds the requests posted above (or null ones).
+    let code = unsafe {
+        ffi::MPI_Waitall(
+            reqs.len() as c_int,
+            reqs.as_mut_ptr(),
+            ffi::RSMPI_STATUSES_IGNORE,
+        )
+    };
+    mpi_check(code, "MPI_Waitall (move)")?;
+    drop((recvs, sends));
+    Ok(start)
+}
+
+/// What a move did on this rank: bytes sent, bytes sent and received,
+/// messages sent; and when it started (after the agreement).
+pub(crate) type Moved = (usize, usize, usize, Instant);
+
+/// Moves fields from layout `from` to layout `next` on `comm` (every rank
+/// with its own layouts of the same two plans): sends the cells that change
+/// owner (one derived-datatype message per pair of ranks whose boxes
+/// overlap, from the old buffers straight into the new ones) and copies
+/// those kept. Collective as [`exchange_pieces`]: a rank that cannot make
+/// its datatypes makes every rank return its error, nothing moved.
+///
+/// # Safety
+/// See [`Grid::move_fields_raw`](super::Grid::move_fields_raw): `old` fits
+/// `from`, `new` fits `next`.
+pub(crate) unsafe fn transfer<C: Communicator>(
+    comm: &C,
+    from: &Layout,
+    next: &Layout,
+    old: &[RawField],
+    new: &[RawField],
+) -> Result<Moved> {
+    let rank = from.rank;
+    let (was, now) = (from.local_box(), next.local_box());
+    let cell: usize = old.iter().map(|f| f.elem_size).sum();
+    let (oo, no) = (offsets(old), offsets(new));
+    // Received: where the old plan's boxes overlap this rank's new box,
+    // into the new buffers; sent: this rank's old box where it overlaps
+    // the new plan's, from the old buffers.
+    let recvs = pieces_of(next, new, &no, (&from.plan.boxes, &now), rank);
+    let sends = pieces_of(from, old, &oo, (&next.plan.boxes, &was), rank);
+    let cells = |v: &Result<(Vec<Piece>, usize)>| v.as_ref().map_or(0, |v| v.1);
+    let (sent, got) = (cells(&sends) * cell, cells(&recvs) * cell);
+    let msgs = sends.as_ref().map_or(0, |v| v.0.len());
+    let pieces = recvs.and_then(|r| Ok((r.0, sends?.0)));
+    let keep = || {
+        if let Some(keep) = was.intersect(&now) {
+            for (o, n) in old.iter().zip(new) {
+                // SAFETY: both buffers hold their layout's blocks (contract).
+                unsafe { copy_kept(from, o, next, n, &keep) };
+            }
+        }
+    };
+    // SAFETY: the types address the old and the new buffers (contract).
+    let start = unsafe { exchange_pieces(comm, pieces, keep) }?;
+    Ok((sent, sent + got, msgs, start))
+}
+
+/// The messages of `fields` (laid out by `layout`, at byte offsets `offs`
+/// from the first) with the ranks whose boxes overlap `mine` (`boxes` of
+/// the other plan; one pass over it, only the overlapping ranks kept, none
+/// for `rank` itself), and the cells they carry.
+fn pieces_of(
+    layout: &Layout,
+    fields: &[RawField],
+    offs: &[isize],
+    (boxes, mine): (&[Box3], &Box3),
+    rank: usize,
+) -> Result<(Vec<Piece>, usize)> {
+    let mut cells = 0;
+    let mut pieces = Vec::new();
+    for (peer, b) in boxes.iter().enumerate().filter(|&(q, _)| q != rank) {
+        if let Some(b) = b.intersect(mine) {
+            cells += b.volume();
+            let dtype = layout.combined(fields, offs, &b)?;
+            pieces.push(Piece {
+                peer,
+                buf: fields[0].data,
+                dtype,
+            });
+        }
+    }
+    Ok((pieces, cells))
+}
+
+/// Copies the cells of `keep` from field `o` (laid out by `from`) to field
+/// `n` (laid out by `to`), one contiguous run along axis 2 at a time;
+/// nothing when both are the same buffer (same box and padding, checked).
+///
+/// # Safety
+/// Both buffers hold their layout's padded block; `keep` lies in both boxes.
+unsafe fn copy_kept(from: &Layout, o: &RawField, to: &Layout, n: &RawField, keep: &Box3) {
+    if o.data == n.data {
+        return;
+    }
+    let e = o.elem_size;
+    let index = |l: &Layout, f: &RawField, i: usize, j: usize| {
+        let (b, d) = (l.local_box(), l.padded_dims(f.pad));
+        let (i, j, k) = (
+            i + f.pad[0] - b.x,
+            j + f.pad[1] - b.y,
+            keep.z + f.pad[2] - b.z,
+        );
+        ((i * d[1] + j) * d[2] + k) * e
+    };
+    let run = keep.nz * e;
+    for i in keep.x..keep.x + keep.nx {
+        for j in keep.y..keep.y + keep.ny {
+            let (src, dst) = (index(from, o, i, j), index(to, n, i, j));
+            // SAFETY: both runs lie inside their buffers (contract); the
+            // buffers are distinct.
+            unsafe {
+                std::ptr::copy(
+                    o.data.cast::<u8>().add(src),
+                    n.data.cast::<u8>().add(dst),
+                    run,
+                )
+            };
+        }
+    }
+}
