@@ -87,8 +87,14 @@ impl<T: Element> Tiled<T> {
             .iter()
             .map(|r| Box3::from_axes([0, r.row, r.col], [1, r.rows, r.cols]))
             .collect();
-        let plan = GridPlan3::new(p.algorithm.clone(), (1, p.rows, p.cols), boxes)?;
-        let layout = Layout::new(plan, rank, Stencil::twenty_seven(g))?;
+        // The array's plan tiles its grid (validated where it was made), so
+        // its boxes tile the one-plane 3D grid: not checked again.
+        let plan = GridPlan3 {
+            algorithm: p.algorithm.clone(),
+            shape: (1, p.rows, p.cols),
+            boxes,
+        };
+        let layout = Layout::of_valid_plan(plan, rank, Stencil::twenty_seven(g))?;
         HaloTypes::new(&layout, size_of::<T>(), [0, g, g])
     }
 
