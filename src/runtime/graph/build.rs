@@ -149,9 +149,9 @@ impl<T: GraphValue> DistGraph<T> {
     /// rank: required, `None` is an error on every rank) and one value per
     /// owned vertex. The graph's strategy is [`GraphStrategy::Geometric`]:
     /// partition it by speeds once with
-    /// [`Balancer::partition_distributed`](super::balancer::Balancer::partition_distributed),
+    /// [`Balancer::partition_distributed`](crate::runtime::balancer::Balancer::partition_distributed),
     /// then balance it with
-    /// [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap). The global number of vertices is the sum
+    /// [`Balancer::maybe_remap`](crate::runtime::balancer::Balancer::maybe_remap). The global number of vertices is the sum
     /// of the owned counts; the owned ids of all ranks must be exactly
     /// `0..n`, each once (checked by the distributed directory). The
     /// adjacency should be symmetric (as in [`Graph`]); the halo is built
