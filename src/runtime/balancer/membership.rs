@@ -231,15 +231,16 @@ impl Departure {
     }
 
     /// Moves every vertex of `g` to the ranks that stay, in proportion to
-    /// their speeds (uniform when none are known), moving little: the
-    /// graph's order is cut again for those ranks — a graph with a root
-    /// index slides its cut's boundaries over the parts that stay (the
-    /// index moves to the first rank that stays), any other is cut rank by
-    /// rank, each rank's vertices along the Hilbert curve (by id without
-    /// coordinates), by prefix sums. Collective on the graph's ranks, the
-    /// balancer's: a leaving rank owns no vertex afterwards. Then pass the
-    /// graph to [`Departure::finish`]. Errors are the same on every rank,
-    /// and the graph then keeps its vertices.
+    /// their speeds (uniform when none are known), moving the minimum:
+    /// every rank that stays keeps its vertices and takes one contiguous
+    /// piece of the leaving ranks' along the graph's order (a root index's
+    /// ordering, which moves to the first rank that stays; otherwise every
+    /// rank's vertices along the Hilbert curve, by id without coordinates,
+    /// one rank after the other), in proportion to what it must grow
+    /// ([`crate::plan::depart::hand_over`]). Collective on the graph's
+    /// ranks, the balancer's: a leaving rank owns no vertex afterwards.
+    /// Then pass the graph to [`Departure::finish`]. Errors are the same
+    /// on every rank, and the graph then keeps its vertices.
     pub fn plan_graph<T: GraphValue>(
         &self,
         bal: &Balancer,
