@@ -14,6 +14,7 @@
 
 mod grid;
 mod order;
+mod region;
 #[cfg(test)]
 mod tests;
 
