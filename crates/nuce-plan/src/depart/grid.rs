@@ -339,13 +339,16 @@ fn hand_over_boxes(
             *b = Box3::default();
         }
     }
-    // Beam search over the leaving boxes in every order (up to
-    // `ORDERS` of them), keeping the `BEAM` fastest plans after each box.
+    // Beam search over the leaving boxes in every order (up to three boxes;
+    // one order beyond), keeping the `BEAM` fastest plans after each box,
+    // at most `PLANS` plans of O(p) each tried in all.
     const BEAM: usize = 6;
-    const ORDERS: usize = 6;
+    const PLANS: usize = 4_000_000;
     let time_of = |b: &Vec<Box3>| time(b);
+    let orders = orders(leaving.len());
+    let cap = (PLANS / boxes.len().max(1) / (orders.len() * leaving.len()).max(1)).max(16);
     let mut finished: Vec<Vec<Box3>> = Vec::new();
-    for order in orders(leaving.len()).into_iter().take(ORDERS) {
+    for order in orders {
         let mut beam = vec![boxes.clone()];
         for &i in &order {
             let lb = leaving[i];
@@ -355,6 +358,9 @@ fn hand_over_boxes(
                     tried.push(given(from, receivers));
                 }
                 for (a, b) in halves(&lb) {
+                    if tried.len() >= cap {
+                        break;
+                    }
                     for ra in face_options(from, gone, &a, speeds) {
                         let after = given(from, ra);
                         for rb in face_options(&after, gone, &b, speeds) {
@@ -375,23 +381,20 @@ fn hand_over_boxes(
         .min_by(|a, b| time(a).total_cmp(&time(b)))
 }
 
-/// Every order of `n` items (lexicographic; one empty order for none).
+/// Every order of `n ≤ 3` items; the order `0..n` alone for more.
 fn orders(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![Vec::new()];
+    match n {
+        2 => vec![vec![0, 1], vec![1, 0]],
+        3 => vec![
+            vec![0, 1, 2],
+            vec![0, 2, 1],
+            vec![1, 0, 2],
+            vec![1, 2, 0],
+            vec![2, 0, 1],
+            vec![2, 1, 0],
+        ],
+        _ => vec![(0..n).collect()],
     }
-    let mut out = Vec::new();
-    for first in 0..n {
-        for rest in orders(n - 1) {
-            let mut o = vec![first];
-            o.extend(rest.into_iter().map(|r| if r >= first { r + 1 } else { r }));
-            out.push(o);
-        }
-        if out.len() > 24 {
-            break;
-        }
-    }
-    out
 }
 
 /// The box `lb` cut by one plane into two boxes, every plane along every

@@ -351,3 +351,20 @@ fn random_orders_move_the_minimum() {
         assert!((moved - minimum).abs() < 1e-6, "{runs:?} {targets:?}");
     }
 }
+
+#[test]
+fn many_parts_leaving_at_once_still_tile() {
+    let mut rng = Rng(7);
+    let speeds: Vec<f64> = (0..24).map(|_| rng.speed()).collect();
+    let current = RecursiveBisection3d
+        .decompose((40, 30, 20), &speeds)
+        .unwrap();
+    for leaving in [
+        (0..24).step_by(2).collect::<Vec<_>>(),
+        (1..24).collect(),
+        vec![3, 4, 5, 11, 17],
+    ] {
+        let d = depart(&current, &speeds, &leaving);
+        check(&current, &speeds, &leaving, &d);
+    }
+}
