@@ -19,7 +19,7 @@
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::{halo, DistGraph, GraphStrategy, GraphValue, MigrateStats};
+use super::{geometric, halo, DistGraph, GraphStrategy, GraphValue, MigrateStats};
 use crate::error::{Error, Result};
 use crate::plan::depart::{hand_over, piece_of};
 use crate::plan::graph::{IntervalCut, Partition};
@@ -30,10 +30,23 @@ use crate::runtime::watchdog::Checkpoints;
 impl<T: GraphValue> DistGraph<T> {
     /// Moves every vertex to the ranks `stay` (ranks of the graph's
     /// communicator, ascending), in proportion to their `speeds` (one
-    /// each), moving little; a root index moves to `stay[0]` (the new
-    /// root). Collective; errors agree, and the graph then keeps its
-    /// vertices.
+    /// each), moving the minimum ([`hand_over`]); a root index moves to
+    /// `stay[0]` (the new root). Collective; errors agree, and the graph
+    /// then keeps its vertices.
     pub(crate) fn depart_to(&mut self, stay: &[usize], speeds: &[f64]) -> Result<MigrateStats> {
+        self.cut_onto(stay, speeds, true)
+    }
+
+    /// [`Self::depart_to`] with the order's boundaries slid instead (every
+    /// part one interval of the order; more moves): a join, where the new
+    /// ranks hold nothing and every old one gives up a little.
+    pub(crate) fn spread_to(&mut self, stay: &[usize], speeds: &[f64]) -> Result<MigrateStats> {
+        self.cut_onto(stay, speeds, false)
+    }
+
+    /// The order cut onto `stay` for `speeds`: handed over (`hand`) or with
+    /// its boundaries slid.
+    fn cut_onto(&mut self, stay: &[usize], speeds: &[f64], hand: bool) -> Result<MigrateStats> {
         let size = self.part.size;
         let mut targets = vec![0.0; size];
         for (&r, &s) in stay.iter().zip(speeds) {
@@ -45,7 +58,11 @@ impl<T: GraphValue> DistGraph<T> {
             } else {
                 (0..self.part.owned.len()).collect()
             };
-            let dest = handed_over(&*self.comm, &self.part.vwgt, &order, &targets)?;
+            let dest = if hand {
+                handed_over(&*self.comm, &self.part.vwgt, &order, &targets)?
+            } else {
+                geometric::prefix_cut_onto(&*self.comm, &self.part.vwgt, &order, speeds, stay)?
+            };
             return self.migrate(&dest);
         }
         let at = self.index_rank().unwrap_or(0);
@@ -65,6 +82,11 @@ impl<T: GraphValue> DistGraph<T> {
                     .filter_map(|t| stay.binary_search(&t.0).ok())
                     .collect();
                 let cut = index.ordering.cut_in_sequence(&seq, speeds)?;
+                if !hand {
+                    let parts = index.ordering.to_partition(&cut)?.parts;
+                    let parts = parts.into_iter().map(|k| stay[k]).collect();
+                    return Ok((cut, Partition::new(size, parts)?));
+                }
                 let perm = &index.ordering.perm;
                 let unit = index.weights.iter().sum::<f64>() <= 0.0;
                 let w = |v: usize| if unit { 1.0 } else { index.weights[v] };
