@@ -15,6 +15,8 @@
 //!   [`all_decomposers3`] (up to [`MAX_FRESH_PARTS`] parts) — each the
 //!   mirror image, with equal-speed boxes matched, that keeps the most
 //!   cells ([`least_moving`]);
+//! - `slid:<axis>`: slabs across one axis for the staying parts in the
+//!   order of their old boxes along it (the boundaries of a 1D cut slid);
 //! - `hand-over`: each leaving box given to the staying boxes that tile one
 //!   of its faces, or cut by one plane across an axis between those that
 //!   tile its two opposite faces (the plane placed to balance them), each
@@ -158,6 +160,12 @@ pub fn depart_grid(
         };
         predicted_time3(&staying, &stay_speeds, stencil).unwrap_or(f64::INFINITY)
     };
+    for axis in 0..3 {
+        named.push((
+            format!("slid:{}", ["x", "y", "z"][axis]),
+            slid(current, &stay, speeds, axis),
+        ));
+    }
     if let Some(boxes) = hand_over_boxes(current, &gone, speeds, &time) {
         named.push(("hand-over".into(), boxes));
     }
@@ -204,6 +212,36 @@ pub fn depart_grid(
         chosen,
         candidates,
     })
+}
+
+/// The `slid:<axis>` candidate: slabs across `axis` for the staying parts
+/// at their speeds, in the order of their old boxes' centres along it
+/// (boundaries rounded to cells): the boundaries of a one-dimensional cut
+/// slid, which keeps much of parts that lay side by side along the axis.
+fn slid(current: &GridPlan3, stay: &[usize], speeds: &[f64], axis: usize) -> Vec<Box3> {
+    let mut order = stay.to_vec();
+    order.sort_by_key(|&k| {
+        let b = current.boxes[k];
+        (2 * b.lo(axis) + b.len(axis), k)
+    });
+    let n = current.extent(axis);
+    let total: f64 = order.iter().map(|&k| speeds[k]).sum();
+    let (mut boxes, mut acc, mut at) = (vec![Box3::default(); current.len()], 0.0, 0);
+    for (i, &k) in order.iter().enumerate() {
+        acc += speeds[k];
+        let end = if i + 1 == order.len() {
+            n
+        } else {
+            ((n as f64 * acc / total).round() as usize).clamp(at, n)
+        };
+        let mut lo = [0; 3];
+        let mut len = [current.shape.0, current.shape.1, current.shape.2];
+        lo[axis] = at;
+        len[axis] = end - at;
+        boxes[k] = Box3::from_axes(lo, len);
+        at = end;
+    }
+    boxes
 }
 
 /// [`depart_grid`] for a 2D array's plan (the grid `rows × cols × 1`):

@@ -368,3 +368,25 @@ fn many_parts_leaving_at_once_still_tile() {
         check(&current, &speeds, &leaving, &d);
     }
 }
+
+#[test]
+fn a_slab_and_two_halves_lose_a_half_the_slab_slides_over() {
+    // best's plan of 3 equal parts of a cube: a slab of a third across y,
+    // the rest halved across z. Part 2 leaves: no balanced tiling keeps
+    // both staying boxes (part 0 cannot grow without taking from part 1);
+    // two slabs across y at the middle move 1.25 times the minimum, the
+    // least two boxes can (across z: 1.5; across x: 2).
+    let b = |y, z, ny, nz| Box3::new(0, y, z, 12, ny, nz);
+    let current = GridPlan3::new(
+        "t",
+        (12, 12, 12),
+        vec![b(0, 0, 4, 12), b(4, 0, 8, 6), b(4, 6, 8, 6)],
+    )
+    .unwrap();
+    let speeds = [1.0; 3];
+    let d = depart(&current, &speeds, &[2]);
+    check(&current, &speeds, &[2], &d);
+    let minimum = current.boxes[2].volume();
+    assert_eq!(d.chosen().moved * 4, minimum * 5, "{:?}", d.candidates);
+    assert_eq!(d.plan.volumes(), vec![6 * 144, 6 * 144, 0]);
+}
