@@ -6,7 +6,7 @@
 //!
 //! | data | planner | how |
 //! |---|---|---|
-//! | 3D grids, 2D arrays (a 2D plan is a 3D one with `nz = 1`) | [`depart_grid`], [`depart_array`] | candidates that keep what stays (the leaving box handed to the neighbours that tile one of its faces; a re-cut of the smallest closed region of the old plan around it) against fresh plans, the fewest cells moved within [`TIME_TOLERANCE`] of the fresh plan's predicted time |
+//! | 3D grids, 2D arrays (a 2D plan is a 3D one with `nz = 1`) | [`depart_grid`], [`depart_array`] | candidates that keep what stays (the leaving box handed to the neighbours that tile one of its faces; a re-cut of the smallest closed region of the old plan around it) against slabs slid across each axis and fresh plans, the fewest cells moved within [`TIME_TOLERANCE`] of the fresh plan's predicted time |
 //! | graphs cut along an order | [`hand_over`] | the leaving (and shrinking) parts' pieces of the order cut among the growing parts, each a contiguous piece: the minimum move |
 //!
 //! Pure and deterministic: every rank computes the same plan from the
