@@ -10,7 +10,7 @@
 //! fresh balancer and grid; prints medians and the ratios.
 //!
 //! ```sh
-//! mpirun -np 3 target/release/examples/bench_depart --n 144 --rounds 5
+//! mpirun -np 3 target/release/examples/bench_depart --n 144 --rounds 5 [--leave RANK]
 //! ```
 
 #[path = "common/cli.rs"]
@@ -21,7 +21,8 @@ use std::time::Instant;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
 use mpi::Count;
-use nuce::plan::array3d::{GridPlan3, Stencil};
+use nuce::plan::array3d::{Best3, GridDecomposer3, GridPlan3, Stencil};
+use nuce::plan::depart::depart_grid;
 use nuce::{Balancer, Field};
 
 /// Bytes (of 8-byte cells) rank `from` sends rank `to` from `old` to `new`.
@@ -34,6 +35,31 @@ fn pair_bytes(old: &GridPlan3, new: &GridPlan3, from: usize, to: usize) -> usize
         .map_or(0, |b| b.volume() * 8)
 }
 
+/// Every candidate the departure weighed (planned again here, pure):
+/// name, predicted time against the reference's, cells moved against the
+/// leaving rank's.
+fn candidates(bal: &Balancer, old: &GridPlan3, leaver: usize) -> nuce::Result<String> {
+    let p = old.len();
+    let speeds = bal.speeds().map_or(vec![1.0; p], <[f64]>::to_vec);
+    let stay: Vec<f64> = (0..p).filter(|&r| r != leaver).map(|r| speeds[r]).collect();
+    let stencil = Stencil::seven(1);
+    let fresh = Best3 { stencil }.decompose(old.shape, &stay)?;
+    let d = depart_grid(old, &speeds, &[leaver], &fresh, stencil)?;
+    let least = old.boxes[leaver].volume() as f64;
+    Ok(d.candidates
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {:.3}/{:.3}",
+                c.name,
+                c.time / d.reference().time,
+                c.moved as f64 / least
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
 fn main() -> nuce::Result<()> {
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
@@ -41,18 +67,28 @@ fn main() -> nuce::Result<()> {
     let n: usize = cli::option(&args, "--n", "144").parse().unwrap();
     let rounds: usize = cli::option(&args, "--rounds", "5").parse().unwrap();
     let p = world.size() as usize;
+    // The rank that leaves (the last by default).
+    let leaver: usize = cli::option(&args, "--leave", &(p - 1).to_string())
+        .parse()
+        .unwrap();
     let me = world.rank() as usize;
     let pad = [1, 1, 1];
     let (mut nuce_s, mut raw_s, mut ratio_bytes) = (Vec::new(), Vec::new(), Vec::new());
     let mut fair_s = Vec::new();
+    let mut chosen = String::new();
+    let mut weighed = String::new();
     for _ in 0..rounds {
         let mut bal = Balancer::new(&world)?;
         bal.measure()?;
         let mut grid = bal.new_grid((n, n, n), Stencil::seven(1))?;
         let mut u = vec![1.0f64; grid.padded_len(pad)?];
-        let dep = bal.depart(me == p - 1)?;
+        let dep = bal.depart(me == leaver)?;
         dep.plan_grid(&bal, &mut grid)?;
         let (old, new) = (grid.layout().plan().clone(), grid.plan().clone());
+        chosen.clone_from(&new.algorithm);
+        if me == 0 {
+            weighed = candidates(&bal, &old, leaver)?;
+        }
         let mut v = vec![0.0f64; grid.padded_len(pad)?];
         world.barrier();
         let t = Instant::now();
@@ -126,7 +162,7 @@ fn main() -> nuce::Result<()> {
             median(&mut ratio_bytes),
         );
         println!(
-            "bench_depart: {n}^3 f64 on {p} ranks, the last leaves, {rounds} rounds: move {:.1} ms, raw MPI_Alltoallv {:.1} ms (ratio {:.3}); bytes moved / minimum {:.3}; raw + kept copy {:.1} ms (ratio {:.3})",
+            "bench_depart: {n}^3 f64 on {p} ranks, rank {leaver} leaves, {rounds} rounds: move {:.1} ms, raw MPI_Alltoallv {:.1} ms (ratio {:.3}); bytes moved / minimum {:.3}; raw + kept copy {:.1} ms (ratio {:.3}); plan {chosen}",
             a * 1e3,
             b * 1e3,
             a / b,
@@ -134,6 +170,7 @@ fn main() -> nuce::Result<()> {
             f * 1e3,
             a / f
         );
+        println!("  candidates (time / reference's, cells moved / leaving rank's): {weighed}");
     }
     Ok(())
 }

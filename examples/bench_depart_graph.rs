@@ -69,6 +69,17 @@ fn counts(g: &G) -> Vec<u64> {
     all
 }
 
+/// Edges between vertices of different ranks (each counted once).
+fn cut_edges(g: &G) -> u64 {
+    let own = g.owned().len();
+    let mine: u64 = (0..own)
+        .map(|i| g.neighbors(i).filter(|&(s, _)| s >= own).count() as u64)
+        .sum();
+    let mut all = vec![0u64; g.comm().size() as usize];
+    g.comm().all_gather_into(&mine, &mut all[..]);
+    all.iter().sum::<u64>() / 2
+}
+
 fn main() -> nuce::Result<()> {
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
@@ -84,8 +95,8 @@ fn main() -> nuce::Result<()> {
         ),
         ("root index", root_index),
     ] {
-        let (mut ratios, mut moved, mut minimum, mut bytes) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut ratios, mut moved, mut minimum, mut bytes, mut cuts) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             let mut bal = Balancer::new(&world)?;
             bal.measure()?;
@@ -94,6 +105,7 @@ fn main() -> nuce::Result<()> {
             let dep = bal.depart(me == p - 1)?;
             let stats = dep.plan_graph(&bal, &mut g)?;
             let after = counts(&g);
+            cuts.push(cut_edges(&g) as f64);
             let least: u64 = before
                 .iter()
                 .zip(&after)
@@ -111,11 +123,12 @@ fn main() -> nuce::Result<()> {
                 v[v.len() / 2]
             };
             println!(
-                "bench_depart_graph: {n}^3 grid graph ({name}) on {p} ranks, the last leaves, {rounds} rounds: moved {:.0} vertices ({:.1} MB), minimum {:.0}; moved / minimum {:.3}",
+                "bench_depart_graph: {n}^3 grid graph ({name}) on {p} ranks, the last leaves, {rounds} rounds: moved {:.0} vertices ({:.1} MB), minimum {:.0}; moved / minimum {:.3}; cut edges after {:.0}",
                 median(&mut moved),
                 median(&mut bytes) / 1e6,
                 median(&mut minimum),
-                median(&mut ratios)
+                median(&mut ratios),
+                median(&mut cuts)
             );
         }
     }

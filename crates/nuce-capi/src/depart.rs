@@ -106,8 +106,8 @@ pub extern "C" fn nuce_grid_depart(b: *mut nuce_balancer, g: *mut nuce_grid) -> 
 
 /// Moves graph `g`'s vertices to the ranks that stay, in proportion to
 /// their speeds, with their records read from the slot buffer `values`
-/// (`len` records), moving little (the graph's order is cut again for the
-/// ranks that stay); collective over the graph's ranks. A leaving rank
+/// (`len` records), moving the minimum (each rank that stays keeps its
+/// vertices); collective over the graph's ranks. A leaving rank
 /// owns no vertex afterwards. The layout has changed: after
 /// [`nuce_depart_finish_all`], on a rank that stays, ask
 /// `nuce_graph_sizes`, allocate a new slot buffer, `nuce_graph_read` and

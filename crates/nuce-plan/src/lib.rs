@@ -17,6 +17,7 @@
 //! | divisible work (LP) | [`divisible`] |
 //! | AMR grids onto processor meshes | [`packing`] |
 //! | whether a remap pays off | [`policy`] |
+//! | ranks that leave: plans that keep what stays | [`depart`] |
 //!
 //! Speeds are *relative throughputs* (work units per second); cycle times are
 //! their inverses. [`check_speeds`] and [`speeds_from_cycle_times`] validate
@@ -36,6 +37,7 @@ pub mod array2d;
 pub mod array3d;
 mod boxpairs;
 pub mod curve1d;
+pub mod depart;
 pub mod dist1d;
 pub mod divisible;
 pub mod fpm;

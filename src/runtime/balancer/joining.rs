@@ -183,7 +183,7 @@ fn spread<T: GraphValue>(next: &Balancer, g: &mut DistGraph<T>) -> Result<()> {
     let p = next.comm.size() as usize;
     let speeds = next.speeds().map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
     let all: Vec<usize> = (0..p).collect();
-    g.depart_to(&all, &speeds).map(drop)
+    g.spread_to(&all, &speeds).map(drop)
 }
 
 impl<T: GraphValue> Joining for DistGraph<T> {

@@ -26,8 +26,9 @@ use mpi::traits::*;
 use super::Balancer;
 use crate::error::{Error, Result};
 use crate::plan::array2d::weighted::box_of;
-use crate::plan::array2d::{ArrayPlan, Rect};
-use crate::plan::array3d::{Box3, GridPlan3};
+use crate::plan::array2d::ArrayPlan;
+use crate::plan::array3d::{GridPlan3, Stencil};
+use crate::plan::depart::{depart_array, depart_grid};
 use crate::runtime::array::{DistArray2, Element};
 use crate::runtime::array3::DistArray3;
 use crate::runtime::clock::waiting;
@@ -113,27 +114,6 @@ impl Balancer {
     }
 }
 
-/// Of `plan`'s mirror images, each with the boxes of equal-speed parts
-/// matched to `current` ([`GridPlan3::matched_to`]; a leaving rank's empty
-/// box has speed 0 here, so it stays empty), the one that keeps the most
-/// cells with their owners: the planner places parts by speed, not by
-/// where the data lies.
-fn least_moving(plan: GridPlan3, current: &GridPlan3, speeds: &[f64]) -> GridPlan3 {
-    let speeds: Vec<f64> = plan
-        .boxes
-        .iter()
-        .zip(speeds)
-        .map(|(b, &s)| if b.is_empty() { 0.0 } else { s })
-        .collect();
-    (0..8u8)
-        .map(|m| {
-            plan.reflected([m & 1 != 0, m & 2 != 0, m & 4 != 0])
-                .matched_to(current, &speeds)
-        })
-        .max_by_key(|p| p.kept_cells(current))
-        .expect("eight candidates")
-}
-
 impl Departure {
     /// Ranks of the balancer's communicator that leave, ascending.
     pub fn leaving(&self) -> &[usize] {
@@ -178,26 +158,21 @@ impl Departure {
 
     /// The plan of a grid laid out by `current` for the ranks that stay, in
     /// proportion to their speeds (uniform when none are known), with an
-    /// empty box on every rank that leaves, mirrored to move the least
-    /// (local: every rank computes the same plan).
+    /// empty box on every rank that leaves, moving as few cells as a plan
+    /// within 2 % of the decomposer's predicted time allows
+    /// ([`depart_grid`]; named `depart:<candidate> (ranks … leave)`).
+    /// Local: every rank computes the same plan.
     fn plan_for(&self, bal: &Balancer, current: &GridPlan3, ghost: usize) -> Result<GridPlan3> {
         self.same_size(current.len())?;
-        let stay = self.staying();
         let (all_speeds, speeds) = self.speeds(bal);
-        let p = bal
+        let fresh = bal
             .planner3
             .for_ghost(ghost)?
             .decompose(current.shape, &speeds)?;
-        let mut boxes = vec![Box3::default(); self.size];
-        for (k, &r) in stay.iter().enumerate() {
-            boxes[r] = p.boxes[k];
-        }
-        let plan = GridPlan3::new(
-            format!("{} (ranks {:?} leave)", p.algorithm, self.leaving),
-            current.shape,
-            boxes,
-        )?;
-        Ok(least_moving(plan, current, &all_speeds))
+        let stencil = Stencil::seven(ghost.max(1));
+        let mut d = depart_grid(current, &all_speeds, &self.leaving, &fresh, stencil)?;
+        d.plan.algorithm = format!("{} (ranks {:?} leave)", d.plan.algorithm, self.leaving);
+        Ok(d.plan)
     }
 
     /// Plans `grid` for the ranks that stay, in proportion to their speeds
@@ -231,11 +206,11 @@ impl Departure {
         a.remap(&plan)
     }
 
-    /// Moves `a`'s cells to the ranks that stay, planned by the balancer's
-    /// 2D decomposer for their speeds (uniform when none are known), the
-    /// mirror image that keeps the most cells in place (collective on the
-    /// array's ranks, the balancer's): a leaving rank's rectangle is empty
-    /// afterwards. Then pass the array to [`Departure::finish`]. Errors are
+    /// Moves `a`'s cells to the ranks that stay, in proportion to their
+    /// speeds (uniform when none are known), the balancer's 2D decomposer's
+    /// plan the reference of [`depart_array`] (the fewest cells moved
+    /// within 2 % of its predicted time; collective on the array's ranks,
+    /// the balancer's): a leaving rank's rectangle is empty afterwards. Then pass the array to [`Departure::finish`]. Errors are
     /// the same on every rank, and the array then keeps its data.
     pub fn plan_array2<T: Element>(
         &self,
@@ -245,35 +220,30 @@ impl Departure {
         let _w = waiting();
         let current = a.plan();
         let local = self.same_size(current.parts.len()).and_then(|()| {
-            let p = bal
+            let (all_speeds, speeds) = self.speeds(bal);
+            let fresh = bal
                 .planner()
-                .decompose(current.rows, current.cols, &self.speeds(bal).1)?;
-            let mut parts = vec![Rect::default(); self.size];
-            for (k, &r) in self.staying().iter().enumerate() {
-                parts[r] = p.parts[k];
-            }
-            let plan = ArrayPlan::new(
-                format!("{} (ranks {:?} leave)", p.algorithm, self.leaving),
-                current.rows,
-                current.cols,
-                parts,
-            )?;
-            Ok(plan.closest_mirror(current)?)
+                .decompose(current.rows, current.cols, &speeds)?;
+            let stencil = Stencil::seven(a.ghost().max(1));
+            let (mut plan, _) = depart_array(current, &all_speeds, &self.leaving, &fresh, stencil)?;
+            plan.algorithm = format!("{} (ranks {:?} leave)", plan.algorithm, self.leaving);
+            Ok(plan)
         });
         let plan = agree(a.comm(), 0, local)?;
         a.remap(&plan)
     }
 
     /// Moves every vertex of `g` to the ranks that stay, in proportion to
-    /// their speeds (uniform when none are known), moving little: the
-    /// graph's order is cut again for those ranks — a graph with a root
-    /// index slides its cut's boundaries over the parts that stay (the
-    /// index moves to the first rank that stays), any other is cut rank by
-    /// rank, each rank's vertices along the Hilbert curve (by id without
-    /// coordinates), by prefix sums. Collective on the graph's ranks, the
-    /// balancer's: a leaving rank owns no vertex afterwards. Then pass the
-    /// graph to [`Departure::finish`]. Errors are the same on every rank,
-    /// and the graph then keeps its vertices.
+    /// their speeds (uniform when none are known), moving the minimum:
+    /// every rank that stays keeps its vertices and takes one contiguous
+    /// piece of the leaving ranks' along the graph's order (a root index's
+    /// ordering, which moves to the first rank that stays; otherwise every
+    /// rank's vertices along the Hilbert curve, by id without coordinates,
+    /// one rank after the other), in proportion to what it must grow
+    /// ([`crate::plan::depart::hand_over`]). Collective on the graph's
+    /// ranks, the balancer's: a leaving rank owns no vertex afterwards.
+    /// Then pass the graph to [`Departure::finish`]. Errors are the same
+    /// on every rank, and the graph then keeps its vertices.
     pub fn plan_graph<T: GraphValue>(
         &self,
         bal: &Balancer,

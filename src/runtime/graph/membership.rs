@@ -3,20 +3,25 @@
 //! leave, in proportion to the speeds of those that stay, and the graph's
 //! successor on their communicator.
 //!
-//! The move cuts the graph's one-dimensional order again, for the ranks
-//! that stay only, so that only vertices near the moved boundaries travel
-//! besides the leaving ranks' (\[KOR95\] §3): a graph with a root index
-//! slides the boundaries of the index's cut over the parts that stay
-//! ([`crate::plan::graph::Ordering::cut_in_sequence`]); any other cuts the
-//! vertices rank by rank, each rank's along the Hilbert curve (by id
-//! without coordinates), by prefix sums
-//! ([`geometric::prefix_cut_onto`]).
+//! The move is the minimum (\[KOR95\] §3's one-dimensional order, cut
+//! otherwise than by sliding boundaries: [`hand_over`]): every rank that
+//! stays keeps its vertices, and the leaving ranks' vertices, in their
+//! order, are cut among the ranks that must grow, each taking one
+//! contiguous piece in proportion to what it must grow (the rank next to
+//! the leaving interval the piece next to its own). The order: a graph
+//! with a root index, the index's ordering (the current owners' runs along
+//! it); any other, the ranks' vertices one rank after the other, each
+//! rank's along the Hilbert curve (by id without coordinates). The rule
+//! and its price: the bytes are the minimum, the parts that grow hold two
+//! intervals of the order, so the cut has more edges (BENCHMARKS.md,
+//! "A graph's departure": both numbers).
 
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::{geometric, halo, DistGraph, GraphStrategy, GraphValue, MigrateStats};
 use crate::error::{Error, Result};
+use crate::plan::depart::{hand_over, piece_of};
 use crate::plan::graph::{IntervalCut, Partition};
 use crate::runtime::comm::{agree, decode, encode, root_compute};
 use crate::runtime::object::OwnComm;
@@ -25,30 +30,51 @@ use crate::runtime::watchdog::Checkpoints;
 impl<T: GraphValue> DistGraph<T> {
     /// Moves every vertex to the ranks `stay` (ranks of the graph's
     /// communicator, ascending), in proportion to their `speeds` (one
-    /// each), moving little; a root index moves to `stay[0]` (the new
-    /// root). Collective; errors agree, and the graph then keeps its
-    /// vertices.
+    /// each), moving the minimum ([`hand_over`]); a root index moves to
+    /// `stay[0]` (the new root). Collective; errors agree, and the graph
+    /// then keeps its vertices.
     pub(crate) fn depart_to(&mut self, stay: &[usize], speeds: &[f64]) -> Result<MigrateStats> {
+        self.cut_onto(stay, speeds, true)
+    }
+
+    /// [`Self::depart_to`] with the order's boundaries slid instead (every
+    /// part one interval of the order; more moves): a join, where the new
+    /// ranks hold nothing and every old one gives up a little.
+    pub(crate) fn spread_to(&mut self, stay: &[usize], speeds: &[f64]) -> Result<MigrateStats> {
+        self.cut_onto(stay, speeds, false)
+    }
+
+    /// The order cut onto `stay` for `speeds`: handed over (`hand`) or with
+    /// its boundaries slid.
+    fn cut_onto(&mut self, stay: &[usize], speeds: &[f64], hand: bool) -> Result<MigrateStats> {
+        let size = self.part.size;
+        let mut targets = vec![0.0; size];
+        for (&r, &s) in stay.iter().zip(speeds) {
+            targets[r] = s;
+        }
         if self.strategy != GraphStrategy::RootIndex {
             let order = if self.part.dim > 0 {
                 self.curve_order()?
             } else {
                 (0..self.part.owned.len()).collect()
             };
-            let dest =
-                geometric::prefix_cut_onto(&*self.comm, &self.part.vwgt, &order, speeds, stay)?;
+            let dest = if hand {
+                handed_over(&*self.comm, &self.part.vwgt, &order, &targets)?
+            } else {
+                geometric::prefix_cut_onto(&*self.comm, &self.part.vwgt, &order, speeds, stay)?
+            };
             return self.migrate(&dest);
         }
         let at = self.index_rank().unwrap_or(0);
-        let size = self.part.size;
         let (cut, partition): (IntervalCut, Partition) =
             root_compute(&*self.comm, at as i32, || {
                 let index = self
                     .index
                     .as_ref()
                     .ok_or_else(|| Error::invalid_input("the graph's root index is missing"))?;
-                // The parts that stay in their order along the ordering,
-                // numbered as on the communicator of the ranks that stay.
+                // The index keeps a cut of its ordering for later re-cuts: the
+                // parts that stay in their order along it, numbered as on the
+                // communicator of the ranks that stay, boundaries slid.
                 let seq: Vec<usize> = index
                     .cut
                     .intervals
@@ -56,8 +82,28 @@ impl<T: GraphValue> DistGraph<T> {
                     .filter_map(|t| stay.binary_search(&t.0).ok())
                     .collect();
                 let cut = index.ordering.cut_in_sequence(&seq, speeds)?;
-                let parts = index.ordering.to_partition(&cut)?.parts;
-                let parts = parts.into_iter().map(|k| stay[k]).collect();
+                if !hand {
+                    let parts = index.ordering.to_partition(&cut)?.parts;
+                    let parts = parts.into_iter().map(|k| stay[k]).collect();
+                    return Ok((cut, Partition::new(size, parts)?));
+                }
+                let perm = &index.ordering.perm;
+                let unit = index.weights.iter().sum::<f64>() <= 0.0;
+                let w = |v: usize| if unit { 1.0 } else { index.weights[v] };
+                let mut runs: Vec<(usize, f64)> = Vec::new();
+                for &v in perm {
+                    match runs.last_mut() {
+                        Some(r) if r.0 == index.parts[v] => r.1 += w(v),
+                        _ => runs.push((index.parts[v], w(v))),
+                    }
+                }
+                let pieces = hand_over(&runs, &targets)?;
+                let mut parts = vec![0; perm.len()];
+                let mut pos = 0.0;
+                for &v in perm {
+                    parts[v] = piece_of(&pieces, pos, w(v));
+                    pos += w(v);
+                }
                 Ok((cut, Partition::new(size, parts)?))
             })?;
         let stats = self.remap(&partition)?;
@@ -163,4 +209,42 @@ impl<T: GraphValue> DistGraph<T> {
             exchange_fp: None,
         })
     }
+}
+
+/// The new owner of each of this rank's vertices (weights `weights`) when
+/// every rank's vertices, one rank after the other, each rank's in `order`,
+/// are handed over ([`hand_over`]) to hold `targets` (one per rank, 0 for
+/// a rank that leaves); by vertex counts when every weight is 0.
+/// Collective; errors agree.
+fn handed_over<C: Communicator>(
+    comm: &C,
+    weights: &[f64],
+    order: &[usize],
+    targets: &[f64],
+) -> Result<Vec<usize>> {
+    let (size, me) = (comm.size() as usize, comm.rank() as usize);
+    let mut sums = vec![0.0f64; size];
+    comm.all_gather_into(&weights.iter().sum::<f64>(), &mut sums[..]);
+    let unit = sums.iter().sum::<f64>() <= 0.0;
+    if unit {
+        comm.all_gather_into(&(weights.len() as f64), &mut sums[..]);
+    }
+    let ok = if order.len() == weights.len() && targets.len() == size {
+        Ok(())
+    } else {
+        Err(Error::invalid_input(
+            "a departure's order or targets do not fit the graph",
+        ))
+    };
+    agree(comm, 0, ok)?;
+    let runs: Vec<(usize, f64)> = sums.iter().copied().enumerate().collect();
+    let pieces = agree(comm, 0, hand_over(&runs, targets).map_err(Error::from))?;
+    let w = |i: usize| if unit { 1.0 } else { weights[i] };
+    let mut at: f64 = sums[..me].iter().sum();
+    let mut dest = vec![0; weights.len()];
+    for &i in order {
+        dest[i] = piece_of(&pieces, at, w(i));
+        at += w(i);
+    }
+    Ok(dest)
 }
