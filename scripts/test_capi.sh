@@ -206,17 +206,23 @@ if command -v cmake >/dev/null; then
   cmake -S examples/cpp -B "$tmp/cmake_cpp" -DCMAKE_PREFIX_PATH="$prefix" ${cmake_mpi[@]+"${cmake_mpi[@]}"} >/dev/null
   cmake --build "$tmp/cmake_cpp" >/dev/null
 fi
+# With a slowed rank the check reads real timings (the emulated slowdown on
+# ranks that share 2 cores, with the suite's other jobs), so it passes when
+# one of up to three runs gives the slowed rank less than its even share, as
+# `within_three_runs` in tests/common does: a nuce that ignored the timings
+# would fail all three. The serial check must hold in every run.
 mesh_run() { # mesh_run NP SLOWED_RANK(-|r) BINARY ARGS…
-  local np="$1" slowed="$2" out
+  local np="$1" slowed="$2" out owned try
   shift 2
-  out="$("$mpirun" -np "$np" "$@" --mesh "$tmp/plate.msh" 2>&1)" || { echo "$out" >&2; echo "test_capi: FAILED: -np $np $*" >&2; exit 1; }
-  grep -q "^mesh_graph: serial check: identical" <<<"$out" || { echo "$out" >&2; echo "test_capi: no serial check: -np $np $*" >&2; exit 1; }
-  local owned
-  owned="$(sed -n 's/^mesh_graph: owned: //p' <<<"$out")"
-  if [ "$slowed" != - ]; then
-    awk -v r="$slowed" -v np="$np" '{ n = 0; for (i = 1; i <= NF; i++) n += $i; exit !($(r + 1) < n / np) }' <<<"$owned" \
-      || { echo "$out" >&2; echo "test_capi: slowed rank $slowed kept its share (owned: $owned): -np $np $*" >&2; exit 1; }
-  fi
+  for try in 1 2 3; do
+    out="$("$mpirun" -np "$np" "$@" --mesh "$tmp/plate.msh" 2>&1)" || { echo "$out" >&2; echo "test_capi: FAILED: -np $np $*" >&2; exit 1; }
+    grep -q "^mesh_graph: serial check: identical" <<<"$out" || { echo "$out" >&2; echo "test_capi: no serial check: -np $np $*" >&2; exit 1; }
+    owned="$(sed -n 's/^mesh_graph: owned: //p' <<<"$out")"
+    [ "$slowed" != - ] || break
+    awk -v r="$slowed" -v np="$np" '{ n = 0; for (i = 1; i <= NF; i++) n += $i; exit !($(r + 1) < n / np) }' <<<"$owned" && break
+    echo "test_capi: run $try of 3: slowed rank $slowed kept its share (owned: $owned): -np $np $*" >&2
+    [ "$try" -lt 3 ] || { echo "$out" >&2; echo "test_capi: FAILED: slowed rank $slowed kept its share in 3 runs: -np $np $*" >&2; exit 1; }
+  done
   echo "test_capi: ok: -np $np $(basename "$1") ${*:2} (owned: $owned)"
 }
 mesh_run 1 - "$tmp/mesh_graph" --phases 2 --sweeps 10
