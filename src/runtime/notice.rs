@@ -35,6 +35,12 @@ const NOTICES: [(c_int, &str); 6] = [
     (libc::SIGXCPU, "SIGXCPU"),
 ];
 
+/// The names of [`NOTICES`], for errors.
+fn notice_names() -> String {
+    let names: Vec<&str> = NOTICES.iter().map(|&(_, n)| n).collect();
+    names.join(", ")
+}
+
 /// Set by the handler: a leave notice arrived.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
@@ -82,10 +88,9 @@ extern "C" fn on_notice(signal: c_int, info: *mut libc::siginfo_t, context: *mut
 /// first if you have one, so that nuce's calls it.
 pub fn catch_leave_signal(signal: i32) -> Result<()> {
     let k = slot(signal).ok_or_else(|| {
-        let names: Vec<&str> = NOTICES.iter().map(|&(_, n)| n).collect();
         Error::invalid_input(format!(
             "signal {signal} cannot be a leave notice: use one of {}",
-            names.join(", ")
+            notice_names()
         ))
     })?;
     if INSTALLED[k].load(Ordering::SeqCst) {
@@ -129,10 +134,9 @@ pub fn leave_signal_number(name: &str) -> Result<i32> {
         .find(|&&(_, n)| n == full)
         .map(|&(s, _)| s)
         .ok_or_else(|| {
-            let names: Vec<&str> = NOTICES.iter().map(|&(_, n)| n).collect();
             Error::invalid_input(format!(
                 "{name:?} is not a leave-notice signal: use one of {}",
-                names.join(", ")
+                notice_names()
             ))
         })
 }

@@ -11,6 +11,7 @@ use nuce::{waiting, Departing, Error, Result};
 use crate::graph::{graph, nuce_graph};
 use crate::grid::{grid, grid_handles, nuce_grid};
 use crate::nuce_balancer;
+use crate::savefile::str_arg;
 use crate::{balancer, checked, guard, null, unreachable_null, MPI_Comm, MPI_Fint};
 
 /// A balance point where every rank says whether it leaves (`leaving`
@@ -58,11 +59,8 @@ pub extern "C" fn nuce_catch_leave_signal(signum: c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn nuce_catch_leave_signal_name(name: *const c_char) -> c_int {
     guard(|| {
-        if name.is_null() {
-            return Err(null("name"));
-        }
-        // SAFETY: non-null and NUL-terminated (contract).
-        let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+        // SAFETY: `name` is NULL or a NUL-terminated string (contract).
+        let name = unsafe { str_arg(name, "name") }?;
         nuce::catch_leave_signal(nuce::internals::leave_signal_number(&name)?)
     })
 }

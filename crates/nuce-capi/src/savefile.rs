@@ -22,14 +22,23 @@ pub struct nuce_saved {
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 pub(crate) unsafe fn path_arg(p: *const c_char) -> Result<String> {
+    // SAFETY: the caller's contract.
+    unsafe { str_arg(p, "path") }
+}
+
+/// A string argument named `what` in errors.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn str_arg(p: *const c_char, what: &str) -> Result<String> {
     if p.is_null() {
-        return Err(null("path"));
+        return Err(null(what));
     }
     // SAFETY: non-null and NUL-terminated (contract).
     let s = unsafe { CStr::from_ptr(p) };
     s.to_str()
         .map(str::to_owned)
-        .map_err(|_| Error::invalid_input("path is not UTF-8"))
+        .map_err(|_| Error::invalid_input(format!("{what} is not UTF-8")))
 }
 
 /// Saves the grid's `nfields` fields (this rank's box of each; ghost cells
