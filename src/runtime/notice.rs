@@ -93,7 +93,12 @@ pub fn catch_leave_signal(signal: i32) -> Result<()> {
             notice_names()
         ))
     })?;
-    if INSTALLED[k].load(Ordering::SeqCst) {
+    // Claimed once: a second call (or thread) never chains nuce's handler
+    // to itself.
+    if INSTALLED[k]
+        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
         return Ok(());
     }
     // SAFETY: plain-old-data structures, zeroed then filled; sigaction
@@ -105,6 +110,7 @@ pub fn catch_leave_signal(signal: i32) -> Result<()> {
         libc::sigemptyset(&mut act.sa_mask);
         let mut old: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(signal, &act, &mut old) != 0 {
+            INSTALLED[k].store(false, Ordering::SeqCst);
             return Err(Error::invalid_input(format!(
                 "sigaction({}) failed: {}",
                 NOTICES[k].1,
@@ -116,7 +122,6 @@ pub fn catch_leave_signal(signal: i32) -> Result<()> {
         PREVIOUS[k].store(if real { h } else { 0 }, Ordering::SeqCst);
         PREVIOUS_INFO[k].store(old.sa_flags & libc::SA_SIGINFO != 0, Ordering::SeqCst);
     }
-    INSTALLED[k].store(true, Ordering::SeqCst);
     Ok(())
 }
 
