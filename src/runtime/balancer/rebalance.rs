@@ -105,36 +105,85 @@ mod sealed {
     impl Sealed for super::BufferGrid {}
 }
 
-/// The root's decision for a 3D grid laid out by `current` (a
-/// [`DistArray3`] or a [`BufferGrid`]) whose cells move `bytes` each: the
-/// candidate is the balancer's 3D `best` for `stencil` (ghost at least 1)
-/// by cells, mirrored to keep the most cells in place
-/// ([`GridPlan3::closest_mirror`]), or — with a cost field — the weighted
-/// bisection of the
-/// gathered costs, and the loads compared are cells or `Σ cost` per part
+/// A grid's layout as a balance point weighs it, in 2D ([`ArrayPlan`]) and
+/// 3D ([`GridPlan3`]) alike: one proposal ([`propose_tiling`]) for every
+/// dimension.
+trait Tiling: Sized {
+    /// The weighted bisection of the gathered costs for `speeds`.
+    fn of_costs(costs: &CellCosts, speeds: &[f64]) -> Result<Self>;
+    /// Every part's cells.
+    fn cells(&self) -> Vec<usize>;
+    /// Every part's `Σ cost`.
+    fn costs(&self, costs: &CellCosts) -> Result<Vec<f64>>;
+    /// The mirror image of `self` that keeps the most cells of `current` in place.
+    fn mirrored_like(self, current: &Self) -> Result<Self>;
+    /// Every rank's move from `self` to `to`: cells sent plus received, messages.
+    fn moves_to(&self, to: &Self) -> Vec<(usize, usize)>;
+}
+
+impl Tiling for ArrayPlan {
+    fn of_costs(costs: &CellCosts, speeds: &[f64]) -> Result<Self> {
+        Ok(WeightedBisection2d.decompose_costs(costs, speeds)?)
+    }
+    fn cells(&self) -> Vec<usize> {
+        self.areas()
+    }
+    fn costs(&self, costs: &CellCosts) -> Result<Vec<f64>> {
+        Ok(rect_costs(costs, &self.parts))
+    }
+    fn mirrored_like(self, current: &Self) -> Result<Self> {
+        Ok(self.closest_mirror(current)?)
+    }
+    fn moves_to(&self, to: &Self) -> Vec<(usize, usize)> {
+        migration_volume(self, to)
+    }
+}
+
+impl Tiling for GridPlan3 {
+    fn of_costs(costs: &CellCosts, speeds: &[f64]) -> Result<Self> {
+        Ok(WeightedBisection3d.decompose_costs(costs, speeds)?)
+    }
+    fn cells(&self) -> Vec<usize> {
+        self.volumes()
+    }
+    fn costs(&self, costs: &CellCosts) -> Result<Vec<f64>> {
+        Ok(costs.part_costs(self)?)
+    }
+    fn mirrored_like(self, current: &Self) -> Result<Self> {
+        Ok(self.closest_mirror(current))
+    }
+    fn moves_to(&self, to: &Self) -> Vec<(usize, usize)> {
+        migration_volume3(self, to)
+    }
+}
+
+/// The root's decision for a grid laid out by `current` (2D or 3D) whose
+/// cells move `bytes` each: the candidate is `fresh`'s plan for the speeds
+/// (the balancer's decomposer; within the memory limits), mirrored to keep
+/// the most cells in place, or — with a cost field — the weighted bisection
+/// of the gathered costs; the loads compared are cells or `Σ cost` per part
 /// ([`crate::runtime::cost`]).
-fn propose_grid3(
+fn propose_tiling<P: Tiling>(
     ctx: &RootContext,
-    current: &GridPlan3,
-    mut stencil: Stencil,
+    current: &P,
     bytes: f64,
     model: &PlanningModel,
-) -> Result<(RemapDecision, GridPlan3)> {
-    stencil.ghost = stencil.ghost.max(1);
-    let planner3 = ctx.planner3.for_stencil(stencil)?;
+    fresh: impl FnMut(&[f64]) -> crate::plan::Result<P>,
+) -> Result<(RemapDecision, P)> {
     let candidate = match &ctx.costs {
-        Some(c) => WeightedBisection3d.decompose_costs(c, &model.speeds)?,
+        Some(c) => P::of_costs(c, &model.speeds)?,
         // By cells, any mirror image of the plan is as good: the one that
         // keeps the most cells in place.
         None => model
-            .plan_within_caps(|s| planner3.decompose(current.shape, s), GridPlan3::volumes)?
-            .closest_mirror(current),
+            .plan_within_caps(fresh, P::cells)?
+            .mirrored_like(current)?,
     };
-    let loads = |p: &GridPlan3| match &ctx.costs {
-        Some(c) => c.part_costs(p),
-        None => Ok(p.volumes().into_iter().map(|v| v as f64).collect()),
+    let loads = |p: &P| match &ctx.costs {
+        Some(c) => p.costs(c),
+        None => Ok(p.cells().into_iter().map(|v| v as f64).collect()),
     };
-    let volume: Vec<(f64, usize)> = migration_volume3(current, &candidate)
+    let volume: Vec<(f64, usize)> = current
+        .moves_to(&candidate)
         .into_iter()
         .map(|(cells, msgs)| (cells as f64 * bytes, msgs))
         .collect();
@@ -148,6 +197,22 @@ fn propose_grid3(
         bandwidth,
     )?;
     Ok((d.decision, candidate))
+}
+
+/// [`propose_tiling`] for a 3D grid ([`DistArray3`], [`BufferGrid`]): the
+/// balancer's 3D planner for `stencil` (ghost at least 1).
+fn propose_grid3(
+    ctx: &RootContext,
+    current: &GridPlan3,
+    mut stencil: Stencil,
+    bytes: f64,
+    model: &PlanningModel,
+) -> Result<(RemapDecision, GridPlan3)> {
+    stencil.ghost = stencil.ghost.max(1);
+    let planner3 = ctx.planner3.for_stencil(stencil)?;
+    propose_tiling(ctx, current, bytes, model, |s| {
+        planner3.decompose(current.shape, s)
+    })
 }
 
 impl<T: Element> Rebalance for DistArray3<T> {
@@ -256,32 +321,10 @@ impl<T: Element> Rebalance for DistArray2<T> {
     fn propose<'a>(&'a self, ctx: &'a RootContext) -> Proposal<'a, ArrayPlan> {
         Box::new(move |model| {
             let (rows, cols) = self.global_shape();
-            let (policy, bandwidth) = ctx.policy;
             let elem = std::mem::size_of::<T>() as f64;
-            let candidate = match &ctx.costs {
-                Some(c) => WeightedBisection2d.decompose_costs(c, &model.speeds)?,
-                // By cells, the mirror image that keeps the most in place.
-                None => model
-                    .plan_within_caps(|s| ctx.planner.decompose(rows, cols, s), ArrayPlan::areas)?
-                    .closest_mirror(self.plan())?,
-            };
-            let loads = |p: &ArrayPlan| match &ctx.costs {
-                Some(c) => rect_costs(c, &p.parts),
-                None => p.areas().into_iter().map(|a| a as f64).collect(),
-            };
-            let volume: Vec<(f64, usize)> = migration_volume(self.plan(), &candidate)
-                .into_iter()
-                .map(|(cells, msgs)| (cells as f64 * elem, msgs))
-                .collect();
-            let d = model.decide(
-                &policy,
-                &loads(self.plan()),
-                &loads(&candidate),
-                &volume,
-                ctx.ahead,
-                bandwidth,
-            )?;
-            Ok((d.decision, candidate))
+            propose_tiling(ctx, self.plan(), elem, model, |s| {
+                ctx.planner.decompose(rows, cols, s)
+            })
         })
     }
     fn work_is_cells(&self) -> bool {
