@@ -305,13 +305,13 @@ impl nuce_graph {
     ///
     /// # Safety
     /// `p` is NULL or `len × elem_size` readable bytes.
-    unsafe fn values<'a>(&self, p: *const c_void, len: usize) -> Result<&'a [u8]> {
+    pub(crate) unsafe fn values<'a>(&self, p: *const c_void, len: usize) -> Result<&'a [u8]> {
         // SAFETY: the caller's contract.
         unsafe { buffer(p, len, self.slots(), self.elem, "values") }
     }
 
     /// Copies the owned records of the application's slot buffer in.
-    fn load(&mut self, app: &[u8]) {
+    pub(crate) fn load(&mut self, app: &[u8]) {
         self.g.load(app, self.elem);
     }
 

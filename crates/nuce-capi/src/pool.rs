@@ -265,14 +265,21 @@ pub extern "C" fn nuce_pool_admit_all(
             let gs = unsafe { crate::handles(ngraphs, graphs, "graphs") }?;
             let n = gs.len();
             // SAFETY: as above.
-            let bufs = unsafe { (entries(values, n, "values")?, entries(lens, n, "lens")?) };
-            Ok((a, gs, bufs))
+            let (values, lens) =
+                unsafe { (entries(values, n, "values")?, entries(lens, n, "lens")?) };
+            // Every slot buffer checked before the call's one checked entry.
+            let apps = gs
+                .iter()
+                .zip(values.iter().zip(lens))
+                // SAFETY: `v` NULL or `len × elem_size` readable bytes (contract).
+                .map(|(g, (&v, &len))| unsafe { g.values(v, len) })
+                .collect::<Result<Vec<&[u8]>>>()?;
+            Ok((a, gs, apps))
         });
-        let ((h, count, mut gs, comm), mut graphs, (values, lens)) =
+        let ((h, count, mut gs, comm), mut graphs, apps) =
             checked(local, |r| hb.bal.entry("nuce_pool_admit", r))?;
-        for (g, (&v, &len)) in graphs.iter_mut().zip(values.iter().zip(lens)) {
-            // SAFETY: `v` NULL or `len × elem_size` readable bytes (contract).
-            unsafe { g.loaded((v, len), Ok(()), "nuce_pool_admit") }?;
+        for (g, app) in graphs.iter_mut().zip(apps) {
+            g.load(app);
         }
         let mut elems: Vec<u64> = graphs.iter().map(|g| g.record_size() as u64).collect();
         let mut refs: Vec<&mut dyn Joining> = gs
