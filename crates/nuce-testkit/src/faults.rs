@@ -263,7 +263,11 @@ fn late(ctx: &Ctx) {
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&vec![1.0; ctx.world.size() as usize])
         .expect("speeds");
-    bal.set_timeout(Some(std::time::Duration::from_secs_f64(timeout_s)));
+    bal.configure(nuce::Settings {
+        timeout: Some(std::time::Duration::from_secs_f64(timeout_s)),
+        ..bal.settings().clone()
+    })
+    .expect("settings");
     ctx.world.barrier();
     let t = std::time::Instant::now();
     if ctx.rank() == last {

@@ -105,7 +105,11 @@ fn hierarchical_plan(ctx: &Ctx, h: usize) {
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&speeds).expect("speeds");
     bal.set_hosts(&host_of).expect("hosts");
-    bal.set_hierarchical(true);
+    bal.configure(nuce::Settings {
+        hierarchical: true,
+        ..bal.settings().clone()
+    })
+    .expect("settings");
     let plan = bal.plan(rows, cols).expect("hierarchical plan");
     ctx.check(
         "hier-plan-tiles",
