@@ -107,7 +107,7 @@ pub use runtime::notice::{catch_leave_signal, leave_signalled};
 pub use runtime::object::MoveStats;
 pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;
-pub use runtime::savefile::{SaveStats, SavedGraph, SavedGrid, SAVE_FORMAT};
+pub use runtime::savefile::{Checkpointable, SaveStats, SavedGraph, SavedGrid, SAVE_FORMAT};
 pub use runtime::watchdog::{guard, Guard, ENV_TIMEOUT};
 pub use speed::PhaseTimer;
 

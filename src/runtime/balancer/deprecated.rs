@@ -7,7 +7,11 @@
 #![allow(missing_docs)]
 
 use super::*;
+use std::path::Path;
+
 use crate::plan::array3d::GridDecomposer3;
+use crate::runtime::layout::Plain;
+use crate::runtime::savefile::SaveStats;
 
 impl Balancer {
     #[deprecated(note = "use Balancer::configure with Settings::timeout")]
@@ -115,5 +119,38 @@ impl Balancer {
             functional_model,
             ..self.settings.clone()
         })
+    }
+
+    #[deprecated(note = "use Balancer::checkpoint")]
+    #[doc(hidden)]
+    pub fn checkpoint_array2<T: Element + Plain>(
+        &self,
+        a: &DistArray2<T>,
+        path: impl AsRef<Path>,
+        user: &[u8],
+    ) -> Result<SaveStats> {
+        self.checkpoint(a, path, user)
+    }
+
+    #[deprecated(note = "use Balancer::checkpoint")]
+    #[doc(hidden)]
+    pub fn checkpoint_array3<T: Element + Plain>(
+        &self,
+        a: &DistArray3<T>,
+        path: impl AsRef<Path>,
+        user: &[u8],
+    ) -> Result<SaveStats> {
+        self.checkpoint(a, path, user)
+    }
+
+    #[deprecated(note = "use Balancer::checkpoint")]
+    #[doc(hidden)]
+    pub fn checkpoint_graph<T: GraphValue>(
+        &self,
+        g: &DistGraph<T>,
+        path: impl AsRef<Path>,
+        user: &[u8],
+    ) -> Result<SaveStats> {
+        self.checkpoint(g, path, user)
     }
 }
