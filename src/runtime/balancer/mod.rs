@@ -5,7 +5,7 @@
 //!
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();
-//! let mut bal = Balancer::new(&world).unwrap();  // arrays: ColumnDp unless set_decomposer
+//! let mut bal = Balancer::new(&world).unwrap();  // default Settings: arrays by ColumnDp
 //! bal.measure().unwrap();                                  // built-in kernel on every rank
 //! let mut a = bal.new_array::<f64>(1000, 800, 1).unwrap(); // planned for the measured speeds
 //! for _phase in 0..10 {
@@ -17,6 +17,21 @@
 //!     if report.remap { /* the layout changed: a.rect() is new */ }
 //! }
 //! ```
+//!
+//! The verbs of a balance point, by step (every one collective unless
+//! marked *local*):
+//!
+//! | step | verbs |
+//! |---|---|
+//! | create, settings | [`Balancer::new`]; [`Balancer::settings`] (*local*) and [`Balancer::configure`]: one [`Settings`] value, the same on every rank |
+//! | this rank's facts | [`Balancer::set_kernel`] (*local*), [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`], [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] |
+//! | speeds | [`Balancer::measure`], [`Balancer::measure_sizes`], [`Balancer::set_speeds`], [`Balancer::record_phase`] and [`Balancer::start_phase`] (*local*), [`Balancer::update_speeds`], [`Balancer::measure_network`]; read with [`Balancer::speeds`], [`Balancer::speed_estimates`] |
+//! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`Balancer::ownership_ranges`] |
+//! | plan and create data | [`Balancer::new_array`], [`Balancer::scatter_array_of`], [`Balancer::scatter_array3`], [`Balancer::new_grid`], [`Balancer::scatter_graph`], [`Balancer::partition_distributed`] |
+//! | balance point | [`Balancer::maybe_remap`], [`Balancer::maybe_remap_ahead`], [`Balancer::depart`] |
+//! | save | [`Balancer::checkpoint`], [`Balancer::checkpoint_grid`]; restart: [`Balancer::restore_speeds`] |
+//! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |
+//! | the application's own calls | [`Balancer::check_call`], [`Balancer::comm`] |
 //!
 //! **Speeds are measured by the library.** Between two balance points (any
 //! balancer call that plans, scatters or remaps) every rank's compute time
@@ -52,7 +67,7 @@
 //!   latency for the latency-aware decomposers
 //!   (`registry::decomposer_with_latency`);
 //! * [`Balancer::detect_hosts`] (shared-memory split + host names) and
-//!   [`Balancer::set_hierarchical`] plan in two levels, across hosts by
+//!   [`Settings::hierarchical`] plan in two levels, across hosts by
 //!   their total speed and then within each host ([`Hierarchical`], \[BBLRR01\]
 //!   §3.2.2, Figure 14);
 //! * every collective starts with an arrival-checked barrier
