@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use mpi::traits::*;
+
 use nuce::plan::array2d::{decomposer_by_name, ArrayDecomposer, RecursiveBisection2};
 use nuce::plan::array3d::{decomposer3_by_name, Stencil};
 use nuce::{ArrayAlgorithm, Balancer, Error, GridAlgorithm, Settings};

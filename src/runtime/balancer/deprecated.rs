@@ -14,13 +14,18 @@ use crate::runtime::layout::Plain;
 use crate::runtime::savefile::SaveStats;
 
 impl Balancer {
+    /// Changes this rank's settings by `change` (local, unchecked: the old
+    /// setters' meaning).
+    fn amend(&mut self, change: impl FnOnce(&mut Settings)) {
+        let mut settings = self.settings.clone();
+        change(&mut settings);
+        self.install(settings);
+    }
+
     #[deprecated(note = "use Balancer::configure with Settings::timeout")]
     #[doc(hidden)]
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-        self.install(Settings {
-            timeout,
-            ..self.settings.clone()
-        })
+        self.amend(|s| s.timeout = timeout)
     }
 
     #[deprecated(note = "use Balancer::settings().timeout")]
@@ -32,10 +37,7 @@ impl Balancer {
     #[deprecated(note = "use Balancer::configure with Settings::policy")]
     #[doc(hidden)]
     pub fn set_policy(&mut self, policy: RemapPolicy) {
-        self.install(Settings {
-            policy,
-            ..self.settings.clone()
-        })
+        self.amend(|s| s.policy = policy)
     }
 
     #[deprecated(note = "use Balancer::settings().policy")]
@@ -69,10 +71,7 @@ impl Balancer {
     )]
     #[doc(hidden)]
     pub fn set_decomposer(&mut self, decomposer: impl ArrayDecomposer + 'static) {
-        self.install(Settings {
-            array_algorithm: ArrayAlgorithm::given(decomposer),
-            ..self.settings.clone()
-        })
+        self.amend(|s| s.array_algorithm = ArrayAlgorithm::given(decomposer))
     }
 
     #[deprecated(
@@ -80,10 +79,7 @@ impl Balancer {
     )]
     #[doc(hidden)]
     pub fn set_decomposer3(&mut self, decomposer: impl GridDecomposer3 + 'static) {
-        self.install(Settings {
-            grid_algorithm: GridAlgorithm::given(decomposer),
-            ..self.settings.clone()
-        })
+        self.amend(|s| s.grid_algorithm = GridAlgorithm::given(decomposer))
     }
 
     #[deprecated(
@@ -106,19 +102,13 @@ impl Balancer {
     #[deprecated(note = "use Balancer::configure with Settings::hierarchical")]
     #[doc(hidden)]
     pub fn set_hierarchical(&mut self, hierarchical: bool) {
-        self.install(Settings {
-            hierarchical,
-            ..self.settings.clone()
-        })
+        self.amend(|s| s.hierarchical = hierarchical)
     }
 
     #[deprecated(note = "use Balancer::configure with Settings::functional_model")]
     #[doc(hidden)]
     pub fn set_functional_model(&mut self, functional_model: bool) {
-        self.install(Settings {
-            functional_model,
-            ..self.settings.clone()
-        })
+        self.amend(|s| s.functional_model = functional_model)
     }
 
     #[deprecated(note = "use Balancer::checkpoint")]
