@@ -110,37 +110,31 @@ impl Balancer {
     pub fn set_functional_model(&mut self, functional_model: bool) {
         self.amend(|s| s.functional_model = functional_model)
     }
+}
 
-    #[deprecated(note = "use Balancer::checkpoint")]
-    #[doc(hidden)]
-    pub fn checkpoint_array2<T: Element + Plain>(
-        &self,
-        a: &DistArray2<T>,
-        path: impl AsRef<Path>,
-        user: &[u8],
-    ) -> Result<SaveStats> {
-        self.checkpoint(a, path, user)
-    }
+/// The old per-type checkpoints of nuce's containers, each the generic
+/// [`Balancer::checkpoint`] under its old name and signature.
+macro_rules! old_checkpoints {
+    ($($name:ident($data:ident: $($bound:path),+);)+) => {
+        impl Balancer {
+            $(
+                #[deprecated(note = "use Balancer::checkpoint")]
+                #[doc(hidden)]
+                pub fn $name<T: $($bound +)+>(
+                    &self,
+                    data: &$data<T>,
+                    path: impl AsRef<Path>,
+                    user: &[u8],
+                ) -> Result<SaveStats> {
+                    self.checkpoint(data, path, user)
+                }
+            )+
+        }
+    };
+}
 
-    #[deprecated(note = "use Balancer::checkpoint")]
-    #[doc(hidden)]
-    pub fn checkpoint_array3<T: Element + Plain>(
-        &self,
-        a: &DistArray3<T>,
-        path: impl AsRef<Path>,
-        user: &[u8],
-    ) -> Result<SaveStats> {
-        self.checkpoint(a, path, user)
-    }
-
-    #[deprecated(note = "use Balancer::checkpoint")]
-    #[doc(hidden)]
-    pub fn checkpoint_graph<T: GraphValue>(
-        &self,
-        g: &DistGraph<T>,
-        path: impl AsRef<Path>,
-        user: &[u8],
-    ) -> Result<SaveStats> {
-        self.checkpoint(g, path, user)
-    }
+old_checkpoints! {
+    checkpoint_array2(DistArray2: Element, Plain);
+    checkpoint_array3(DistArray3: Element, Plain);
+    checkpoint_graph(DistGraph: GraphValue);
 }
