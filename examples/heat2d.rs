@@ -38,10 +38,9 @@ use clap::Parser;
 use mpi::traits::*;
 use ndarray::Array2;
 use nuce::collective::{agree, max_f64};
-use nuce::plan::array2d::RecursiveBisection2;
 use nuce::speed::network::ProbeConfig;
 use nuce::speed::KernelConfig;
-use nuce::Balancer;
+use nuce::{ArrayAlgorithm, Balancer, Settings};
 use serde::Serialize;
 
 #[path = "common/slowdown.rs"]
@@ -396,12 +395,7 @@ fn run(
         policy.hysteresis = 1.0;
     }
     let mut bal = Balancer::new(world)?;
-    bal.set_decomposer(RecursiveBisection2);
-    bal.set_policy(policy);
     bal.set_kernel(kernel);
-    if let Some(functional) = functional {
-        bal.set_functional_model(functional);
-    }
     bal.set_memory_limit(limit)?;
     // Ghost exchanges travel on the array's communicator, the phase's end on
     // the balancer's: ranks that ran other numbers of iterations would wait
@@ -417,7 +411,6 @@ fn run(
             Some(h) => bal.set_hosts(h)?,
             None => bal.detect_hosts()?,
         };
-        bal.set_hierarchical(true);
     }
     let initial_speeds = if let Some(v) = fixed {
         bal.set_speeds(&v)?;
@@ -447,8 +440,17 @@ fn run(
     } else {
         &args.algo
     };
-    // Another or an unknown name on one rank is the same error on every rank.
-    bal.set_algorithm(base, latency)?;
+    // Other settings or an unknown name on one rank are the same error on every rank.
+    bal.configure(Settings {
+        policy,
+        array_algorithm: ArrayAlgorithm::Named {
+            name: base.to_string(),
+            latency_cells: latency,
+        },
+        hierarchical: hier,
+        functional_model: functional.unwrap_or(bal.settings().functional_model),
+        ..bal.settings().clone()
+    })?;
     let host_ids = bal.hosts().map(|h| h.host_of.clone());
     let global = (rank == 0).then(|| initial(args.rows, args.cols));
     // Every rank states the shape it expects (its `--rows`, `--cols`).
@@ -481,7 +483,11 @@ fn run(
         let mut scratch = Array2::zeros((r.rows, r.cols));
         let mut compute = Duration::ZERO;
         let t_phase = Instant::now();
-        let guard = nuce::guard(rank, format!("heat2d phase {phase}"), bal.timeout());
+        let guard = nuce::guard(
+            rank,
+            format!("heat2d phase {phase}"),
+            bal.settings().timeout,
+        );
         for it in 0..iters {
             if it == iters / 2 {
                 faults.kill_midway(rank, phase);
@@ -521,7 +527,11 @@ fn run(
                 "heat2d phase {phase} of {} timing",
                 args.run.phases
             ))?;
-            let _g = nuce::guard(rank, format!("heat2d phase {phase} timing"), bal.timeout());
+            let _g = nuce::guard(
+                rank,
+                format!("heat2d phase {phase} timing"),
+                bal.settings().timeout,
+            );
             let wall = t_phase.elapsed().as_secs_f64();
             (
                 max_f64(bal.comm(), wall),
@@ -602,7 +612,10 @@ fn run(
     });
     if rank == 0 {
         let summary = Summary {
-            algorithm: bal.algorithm().to_string(),
+            algorithm: match bal.hosts() {
+                Some(_) if hier => "hier".to_string(),
+                _ => bal.settings().array_algorithm.name().to_string(),
+            },
             network,
             hosts: host_ids,
             ranks: world.size(),

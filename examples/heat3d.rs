@@ -29,7 +29,7 @@ use std::time::Instant;
 use clap::Parser;
 use mpi::traits::*;
 use nuce::collective::max_f64;
-use nuce::{Balancer, DistArray3};
+use nuce::{Balancer, DistArray3, Settings};
 
 #[path = "common/jacobi3d.rs"]
 mod jacobi3d;
@@ -69,12 +69,15 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let start = Instant::now();
     let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
     let mut bal = Balancer::new(world)?;
-    bal.set_policy(policy);
     bal.set_kernel(kernel);
     bal.check_call(&format!(
         "heat3d: {} phases of {} iterations",
         args.run.phases, args.run.iters
     ))?;
+    bal.configure(Settings {
+        policy,
+        ..bal.settings().clone()
+    })?;
     if !args.run.uniform {
         bal.measure()?;
     }

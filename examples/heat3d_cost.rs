@@ -37,7 +37,7 @@ use std::time::Instant;
 use clap::Parser;
 use mpi::traits::*;
 use nuce::collective::max_f64;
-use nuce::{Balancer, DistArray3};
+use nuce::{Balancer, DistArray3, Settings};
 
 #[path = "common/jacobi3d.rs"]
 mod jacobi3d;
@@ -111,12 +111,15 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let f = args.band_factor.max(1);
     let (policy, kernel) = args.run.policy_and_kernel(slow, rank);
     let mut bal = Balancer::new(world)?;
-    bal.set_policy(policy);
     bal.set_kernel(kernel);
     bal.check_call(&format!(
         "heat3d_cost: {nx}x{ny}x{nz}, {} phases of {} iterations, band x{f} of {} moving every {}",
         args.run.phases, args.run.iters, args.band_width, args.move_every
     ))?;
+    bal.configure(Settings {
+        policy,
+        ..bal.settings().clone()
+    })?;
     let global = (rank == 0).then(|| initial(nx, ny, nz));
     let mut u: DistArray3<f64> = bal.scatter_array3(shape, 1, global.as_deref(), 1)?;
     if rank == 0 {

@@ -92,7 +92,7 @@ pub enum Error {
         text: String,
     },
     /// A wait outlasted the timeout (`NUCE_TIMEOUT_S`,
-    /// `Balancer::set_timeout`): a rank did not arrive, or sent nothing, in
+    /// `Settings::timeout`): a rank did not arrive, or sent nothing, in
     /// time (slow, stopped or dead).
     ///
     /// **Returned** only where every rank can return it and none is left

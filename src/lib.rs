@@ -30,7 +30,8 @@
 //! | step | calls |
 //! |---|---|
 //! | create | [`Balancer::new`] (rank [`ROOT`] of the communicator plans) |
-//! | settings (*local*, the same on every rank; may change between phases) | [`Balancer::set_policy`], [`Balancer::set_decomposer`] or by name [`Balancer::set_algorithm`] (collective), [`Balancer::set_kernel`], [`Balancer::set_timeout`], [`Balancer::set_functional_model`], [`Balancer::set_hierarchical`]; [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (collective; a safe fraction: [`MEMORY_FRACTION`]) |
+//! | settings (the same on every rank; may change between phases) | [`Balancer::settings`] (*local*) → [`Settings`]: timeout, remap policy, decomposers of arrays and grids ([`ArrayAlgorithm`], [`GridAlgorithm`]: by name or the application's own), two-level planning, speed model; [`Balancer::configure`] checks that every rank passes the same and applies them |
+//! | this rank's own facts | [`Balancer::set_kernel`] (*local*: the built-in kernel, e.g. an emulated slowness), [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (a safe fraction: [`MEMORY_FRACTION`]) |
 //! | speeds | [`Balancer::measure`] (built-in kernel), [`Balancer::measure_sizes`], [`Balancer::set_speeds`], or nothing: phases are timed between balance points; [`Balancer::record_phase`] (*local*) when the application knows its work better |
 //! | network, hosts | [`Balancer::measure_network`] → [`Network`]; [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] → [`Hosts`] |
 //! | 2D arrays (nuce's container) | [`Balancer::new_array`], [`Balancer::scatter_array_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
@@ -47,7 +48,7 @@
 //!
 //! | kind | types |
 //! |---|---|
-//! | the balancer and its answers | [`Balancer`], [`RemapReport`], [`SpeedModel`], [`Network`], [`Hosts`], [`Rebalance`] (what `maybe_remap` accepts; sealed) |
+//! | the balancer and its answers | [`Balancer`], [`Settings`] ([`ArrayAlgorithm`], [`GridAlgorithm`]), [`RemapReport`], [`SpeedModel`], [`Network`], [`Hosts`], [`Rebalance`] (what `maybe_remap` accepts; sealed) |
 //! | data | [`DistArray2`] (elements: [`Element`]), [`DistArray3`], [`Grid`] with [`Field`]s of [`Plain`] values ([`Layout`], [`Region`]), [`DistGraph`] (values: [`GraphValue`]; [`GraphStrategy`], [`LocalSizes`]), [`OwnershipRanges`], [`CostField`] |
 //! | statistics | [`MoveStats`] (a remap of an array or grid), [`MigrateStats`] (a graph's), [`ExchangeStats`] (one ghost exchange), [`PackStats`] |
 //! | plans (from [`plan`]) | [`ArrayPlan`], [`Rect`], [`ArrayDecomposer`], [`ColumnDp`], [`Graph`], [`Partition`] |
@@ -89,8 +90,9 @@ pub use runtime::auction::WorkerSelf;
 #[doc(hidden)]
 pub use runtime::balancer::JoinItem;
 pub use runtime::balancer::{
-    Balancer, Departing, Departure, Joined, Joining, Network, Pool, Rebalance, RemapReport,
-    SavedSpeeds, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
+    ArrayAlgorithm, Balancer, Departing, Departure, GridAlgorithm, Joined, Joining, Network, Pool,
+    Rebalance, RemapReport, SavedSpeeds, Settings, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION,
+    ROOT,
 };
 pub use runtime::clock::{waiting, Waiting};
 pub use runtime::cost::CostField;
@@ -105,7 +107,7 @@ pub use runtime::notice::{catch_leave_signal, leave_signalled};
 pub use runtime::object::MoveStats;
 pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;
-pub use runtime::savefile::{SaveStats, SavedGraph, SavedGrid, SAVE_FORMAT};
+pub use runtime::savefile::{Checkpointable, SaveStats, SavedGraph, SavedGrid, SAVE_FORMAT};
 pub use runtime::watchdog::{guard, Guard, ENV_TIMEOUT};
 pub use speed::PhaseTimer;
 

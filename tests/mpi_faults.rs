@@ -148,7 +148,7 @@ fn checked_entries_through_host_leaders() {
     );
 }
 
-/// `Balancer::set_timeout` decides, not `NUCE_TIMEOUT_S`: a 2 s timeout
+/// The timeout of `Balancer::configure` decides, not `NUCE_TIMEOUT_S`: a 2 s timeout
 /// ends the job well before a rank 20 s late arrives (the default would have
 /// waited for it), naming that rank; an 8 s one waits for a rank 3 s late
 /// although `NUCE_TIMEOUT_S=1` (which would have ended the job).

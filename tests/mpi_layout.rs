@@ -120,7 +120,7 @@ fn a_3d_decomposer_unknown_or_differing_is_the_same_error_on_every_rank() {
     for np in [2, 3] {
         for (case, needle) in [
             ("unknown", "unknown grid3 algorithm \"octree\""),
-            ("differ", "set_algorithm3"),
+            ("differ", "Balancer::configure("),
         ] {
             let _ = same_error_on_every_rank(&bin, np, "planner3-errors", case, needle);
         }

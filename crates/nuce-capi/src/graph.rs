@@ -57,7 +57,7 @@ trait Records {
     fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()>;
     fn timeout(&self) -> Option<std::time::Duration>;
     /// Saves the graph ([`DistGraph::save`]), with `bal`'s speed state
-    /// when given ([`Balancer::checkpoint_graph`]).
+    /// when given ([`Balancer::checkpoint`]).
     fn save(&self, path: &str, user: &[u8], bal: Option<&Balancer>) -> Result<()>;
     /// Moves the vertices off the leaving ranks ([`Departure::plan_graph`]).
     fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()>;
@@ -122,7 +122,7 @@ where
     }
     fn save(&self, path: &str, user: &[u8], bal: Option<&Balancer>) -> Result<()> {
         match bal {
-            Some(b) => b.checkpoint_graph(self, path, user),
+            Some(b) => b.checkpoint(self, path, user),
             None => DistGraph::save(self, path, user),
         }
         .map(drop)

@@ -1,4 +1,5 @@
-//! A balancer's settings (decomposer, remap hysteresis, timeout) and the
+//! A balancer's settings (decomposers, remap hysteresis, timeout: one
+//! [`nuce::Balancer::configure`] each) and the
 //! application's own waiting sections, for C.
 
 use std::cell::RefCell;
@@ -6,33 +7,39 @@ use std::ffi::{c_char, c_int, CStr};
 use std::time::Duration;
 
 use nuce::plan::array2d::decomposer_by_name;
-use nuce::{waiting, Error, Result, Waiting};
+use nuce::{waiting, ArrayAlgorithm, Error, GridAlgorithm, Result, Settings, Waiting};
 
-use super::{balancer, checked, guard, nuce_balancer, null, unreachable_null};
+use super::caller::refused_or;
+use super::{balancer, guard, nuce_balancer, null, unreachable_null};
 
 /// Runs a setting's collective protocol on `b` for the C function `call`:
 /// `parse` checks this rank's argument (a refusal at the call's checked
-/// entry: the same error on every rank, within the timeout), every rank
-/// must pass the same value (`what` names it in the error), then `apply`
-/// sets it.
-fn set_collective<T: std::fmt::Debug>(
+/// entry: the same error on every rank, within the timeout), `apply`
+/// writes it into the balancer's settings, and [`nuce::Balancer::configure`]
+/// checks that every rank passes the same settings (names known) and
+/// applies them.
+fn set_collective<T>(
     b: *mut nuce_balancer,
-    (call, what): (&str, &str),
+    call: &str,
     parse: impl FnOnce() -> Result<T>,
-    apply: impl FnOnce(&mut nuce_balancer, T),
+    apply: impl FnOnce(&mut Settings, T),
 ) -> c_int {
     guard(|| {
         // SAFETY: `b` is NULL or a live handle (contract of the C API).
         let h = unsafe { balancer(b) }.map_err(|_| unreachable_null("the balancer", call))?;
         let _w = waiting();
-        let local = parse();
-        let op = match &local {
-            Ok(v) => format!("{call}({what} {v:?})"),
-            Err(_) => format!("{call}(refused)"),
-        };
-        let value = checked(local, |r| h.bal.entry(&op, r))?;
-        apply(h, value);
-        Ok(())
+        match refused_or(parse()) {
+            Ok(value) => {
+                let mut settings = h.bal.settings().clone();
+                apply(&mut settings, value);
+                h.bal.configure(settings)
+            }
+            // This rank refuses: every rank returns its error.
+            Err(e) => h
+                .bal
+                .entry(&format!("{call}(refused)"), Some(&e))
+                .and(Err(e)),
+        }
     })
 }
 
@@ -55,18 +62,14 @@ fn non_negative(x: f64, what: &str) -> Result<f64> {
 pub extern "C" fn nuce_set_decomposer(b: *mut nuce_balancer, name: *const c_char) -> c_int {
     set_collective(
         b,
-        ("nuce_set_decomposer", "the decomposer name"),
+        "nuce_set_decomposer",
         || {
             // SAFETY: `name` is NULL or a NUL-terminated string (contract).
             let s = unsafe { decomposer_name(name) }?;
             decomposer_by_name(&s)?;
             Ok(s)
         },
-        |h, s| {
-            if let Ok(d) = decomposer_by_name(&s) {
-                h.bal.set_decomposer(d);
-            }
-        },
+        |settings, s| settings.array_algorithm = ArrayAlgorithm::named(&s),
     )
 }
 
@@ -96,21 +99,13 @@ unsafe fn decomposer_name(name: *const c_char) -> Result<String> {
 /// (`NUCE_ERR_INVALID_INPUT`, `NUCE_ERR_DISAGREEMENT`).
 #[no_mangle]
 pub extern "C" fn nuce_set_decomposer3(b: *mut nuce_balancer, name: *const c_char) -> c_int {
-    guard(|| {
-        // SAFETY: `b` is NULL or a live handle (contract of the C API).
-        let h = unsafe { balancer(b) }
-            .map_err(|_| unreachable_null("the balancer", "nuce_set_decomposer3"))?;
-        let _w = waiting();
+    set_collective(
+        b,
+        "nuce_set_decomposer3",
         // SAFETY: `name` is NULL or a NUL-terminated string (contract).
-        match unsafe { decomposer_name(name) } {
-            Ok(s) => h.bal.set_algorithm3(&s),
-            // This rank refuses: every rank returns its error.
-            Err(e) => h
-                .bal
-                .entry("nuce_set_decomposer3(refused)", Some(&e))
-                .and(Err(e)),
-        }
-    })
+        || unsafe { decomposer_name(name) },
+        |settings, s| settings.grid_algorithm = GridAlgorithm::named(&s),
+    )
 }
 
 /// Sets the remap hysteresis (collective; the same value on every rank): a
@@ -120,13 +115,9 @@ pub extern "C" fn nuce_set_decomposer3(b: *mut nuce_balancer, name: *const c_cha
 pub extern "C" fn nuce_set_hysteresis(b: *mut nuce_balancer, fraction: f64) -> c_int {
     set_collective(
         b,
-        ("nuce_set_hysteresis", "the hysteresis"),
+        "nuce_set_hysteresis",
         || non_negative(fraction, "hysteresis"),
-        |h, f| {
-            let mut policy = h.bal.policy();
-            policy.hysteresis = f;
-            h.bal.set_policy(policy);
-        },
+        |settings, f| settings.policy.hysteresis = f,
     )
 }
 
@@ -138,12 +129,9 @@ pub extern "C" fn nuce_set_hysteresis(b: *mut nuce_balancer, fraction: f64) -> c
 pub extern "C" fn nuce_set_timeout(b: *mut nuce_balancer, seconds: f64) -> c_int {
     set_collective(
         b,
-        ("nuce_set_timeout", "the timeout"),
+        "nuce_set_timeout",
         || non_negative(seconds, "timeout (s)"),
-        |h, s| {
-            h.bal
-                .set_timeout((s > 0.0).then(|| Duration::from_secs_f64(s)));
-        },
+        |settings, s| settings.timeout = (s > 0.0).then(|| Duration::from_secs_f64(s)),
     )
 }
 

@@ -301,9 +301,12 @@ fn errors(ctx: &Ctx) {
             root_compute(w, 0, || Ok(RecursiveBisection2.decompose(m, n, &speeds)?)).map(|_| ())
         }
         "too-many-ranks" => nuce::Balancer::new(w)
-            .map(|mut b| {
-                b.set_decomposer(RecursiveBisection2);
-                b
+            .and_then(|mut b| {
+                b.configure(nuce::Settings {
+                    array_algorithm: nuce::ArrayAlgorithm::given(RecursiveBisection2),
+                    ..b.settings().clone()
+                })
+                .map(|()| b)
             })
             .and_then(|b| b.plan(1, p - 1))
             .map(|_| ()),

@@ -15,7 +15,7 @@
 //! * `faults-hang RANK [H]` — RANK never arrives at a `Balancer` collective; the
 //!   others must end the job (run with a small `NUCE_TIMEOUT_S`); with `H`,
 //!   over `H` emulated hosts (`set_hosts`): through the host leaders.
-//! * `faults-late LATE_S TIMEOUT_S` — `Balancer::set_timeout(TIMEOUT_S)` on
+//! * `faults-late LATE_S TIMEOUT_S` — the timeout `TIMEOUT_S` configured on
 //!   every rank, then the last rank arrives `LATE_S` seconds late at
 //!   `Balancer::plan`: with a timeout shorter than the delay the job must end
 //!   within the timeout naming that rank (whatever `NUCE_TIMEOUT_S` says);
@@ -263,7 +263,11 @@ fn late(ctx: &Ctx) {
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&vec![1.0; ctx.world.size() as usize])
         .expect("speeds");
-    bal.set_timeout(Some(std::time::Duration::from_secs_f64(timeout_s)));
+    bal.configure(nuce::Settings {
+        timeout: Some(std::time::Duration::from_secs_f64(timeout_s)),
+        ..bal.settings().clone()
+    })
+    .expect("settings");
     ctx.world.barrier();
     let t = std::time::Instant::now();
     if ctx.rank() == last {

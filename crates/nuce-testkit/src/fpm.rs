@@ -41,7 +41,11 @@ fn knee(ctx: &Ctx) {
     let slowdown = ctx.arg(3, 3.0f64);
     let (rank, p) = (ctx.rank() as usize, ctx.world.size() as usize);
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    bal.set_functional_model(functional);
+    bal.configure(nuce::Settings {
+        functional_model: functional,
+        ..bal.settings().clone()
+    })
+    .expect("settings");
     let mut a: DistArray2<f64> = bal.new_array(512, 512, 0).expect("array");
     let iters = 10;
     for phase in 0..phases {

@@ -4,7 +4,7 @@
 //!   through the host leaders returns exactly what the flat gather returns,
 //!   in rank order; the detected hosts of one machine are one host. Then a
 //!   `Balancer` over the same emulated hosts (`set_hosts`, speeds
-//!   `1 + rank mod 3`, `set_hierarchical`) plans 61 × 47 cells: the plan
+//!   `1 + rank mod 3`, `Settings::hierarchical`) plans 61 × 47 cells: the plan
 //!   tiles the array cell by cell, and each host's parts hold together the
 //!   area a `ColumnDp` plan gives the hosts' total speeds (its host totals).
 //!   A grid's balance point on that balancer (gathered through the host
@@ -105,7 +105,11 @@ fn hierarchical_plan(ctx: &Ctx, h: usize) {
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&speeds).expect("speeds");
     bal.set_hosts(&host_of).expect("hosts");
-    bal.set_hierarchical(true);
+    bal.configure(nuce::Settings {
+        hierarchical: true,
+        ..bal.settings().clone()
+    })
+    .expect("settings");
     let plan = bal.plan(rows, cols).expect("hierarchical plan");
     ctx.check(
         "hier-plan-tiles",

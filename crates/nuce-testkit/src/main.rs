@@ -31,6 +31,7 @@ mod save;
 mod save_array;
 mod save_graph;
 mod save_speeds;
+mod settings;
 mod tasks;
 
 /// Context handed to every scenario.
@@ -93,6 +94,7 @@ fn main() {
         s if s.starts_with("decide-") => decisions::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("planner3") => planner3::run(s, &ctx),
+        s if s.starts_with("settings-") => settings::run(s, &ctx),
         s if s.starts_with("save-array") => save_array::run(s, &ctx),
         s if s.starts_with("save-graph") => save_graph::run(s, &ctx),
         s if s.starts_with("save-") => save::run(s, &ctx),

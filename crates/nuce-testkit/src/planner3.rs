@@ -1,5 +1,5 @@
 //! Scenario for the balancer's settable 3D decomposer
-//! (`Balancer::set_algorithm3`, `set_decomposer3`): the plans of
+//! (`Settings::grid_algorithm` by name or given, `Balancer::configure`): the plans of
 //! `plan3`/`new_grid` and of a grid's balance point are the chosen
 //! decomposer's for the speeds; an unknown name, or names that differ
 //! between ranks, are the same error on every rank.
@@ -8,7 +8,7 @@ use mpi::traits::*;
 use nuce::plan::array3d::{
     decomposer3_by_name, GridDecomposer3, GridPlan3, RecursiveBisection3d, Stencil,
 };
-use nuce::Balancer;
+use nuce::{Balancer, GridAlgorithm, Settings};
 
 use crate::Ctx;
 
@@ -35,28 +35,37 @@ fn planner3(ctx: &Ctx) {
     let p = ctx.world.size() as usize;
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&speeds(p)).expect("speeds");
-    ctx.check("default-best", bal.algorithm3() == "best", bal.algorithm3());
+    let algorithm3 = |bal: &Balancer| bal.settings().grid_algorithm.name().to_string();
+    ctx.check("default-best", algorithm3(&bal) == "best", algorithm3(&bal));
     for name in ["slabs", "rb", "pencils", "best"] {
-        bal.set_algorithm3(name).expect("set_algorithm3");
+        bal.configure(Settings {
+            grid_algorithm: GridAlgorithm::named(name),
+            ..bal.settings().clone()
+        })
+        .expect("configure");
         let plan = bal.plan3(shape, 1).expect("plan3");
         let want = decomposer3_by_name(name, Stencil::seven(1))
             .and_then(|d| d.decompose(shape, bal.speeds().expect("speeds")))
             .expect("pure plan");
         ctx.check(
             &format!("plan3-{name}"),
-            same_boxes(&plan, &want) && bal.algorithm3() == name,
+            same_boxes(&plan, &want) && algorithm3(&bal) == name,
             format!("{} vs {}", plan.algorithm, want.algorithm),
         );
     }
     // An application's own decomposer; a grid planned and remapped by it.
-    bal.set_decomposer3(RecursiveBisection3d);
+    bal.configure(Settings {
+        grid_algorithm: GridAlgorithm::given(RecursiveBisection3d),
+        ..bal.settings().clone()
+    })
+    .expect("configure");
     let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
     let want = RecursiveBisection3d
         .decompose(shape, bal.speeds().expect("speeds"))
         .expect("rb");
     ctx.check(
         "grid-rb",
-        same_boxes(grid.plan(), &want) && bal.algorithm3() == "rb",
+        same_boxes(grid.plan(), &want) && algorithm3(&bal) == "rb",
         &grid.plan().algorithm,
     );
     if p == 1 {
@@ -93,7 +102,10 @@ fn errors(ctx: &Ctx) {
             _ if rank == 0 => "rb",
             _ => "slabs",
         };
-        bal.set_algorithm3(name)?;
+        bal.configure(Settings {
+            grid_algorithm: GridAlgorithm::named(name),
+            ..bal.settings().clone()
+        })?;
         bal.plan3((8, 8, 8), 1).map(|_| ())
     })();
     match res {

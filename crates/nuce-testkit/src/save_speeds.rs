@@ -1,5 +1,5 @@
 //! Scenarios for checkpoints with the balancer's speed state
-//! (`Balancer::checkpoint_grid`, `checkpoint_graph`, `SavedSpeeds`):
+//! (`Balancer::checkpoint_grid`, `Balancer::checkpoint`, `SavedSpeeds`):
 //!
 //! * `speeds-write DIR` — speeds `1, …, p`: a 13 × 17 × 9 grid with one
 //!   field (each cell its global id) checkpointed to `DIR/grid.nuce`, the
@@ -126,7 +126,7 @@ fn write(ctx: &Ctx) {
     )
     .expect("checkpoint the grid");
     let mut g = flat(&mut bal);
-    bal.checkpoint_graph(&g, path(ctx, "graph.nuce"), b"")
+    bal.checkpoint(&g, path(ctx, "graph.nuce"), b"")
         .expect("checkpoint the graph");
     let line = plans(ctx, &grid, &g);
     // A timed phase: phase speeds with their noise, speed functions.
@@ -134,7 +134,7 @@ fn write(ctx: &Ctx) {
         step(&mut g);
     }
     bal.maybe_remap(&mut g, STEPS).expect("balance point");
-    bal.checkpoint_graph(&g, path(ctx, "timed.nuce"), b"")
+    bal.checkpoint(&g, path(ctx, "timed.nuce"), b"")
         .expect("checkpoint the timed graph");
     let saved = SavedGraph::open(&ctx.world, path(ctx, "timed.nuce")).expect("open");
     let sv = saved.speeds().expect("saved speeds");

@@ -10,7 +10,7 @@ impl Balancer {
     /// none were measured yet): the root plans, every rank receives the plan.
     pub fn plan(&self, rows: usize, cols: usize) -> Result<ArrayPlan> {
         let _span = info_span!("plan", rows, cols).entered();
-        let planner = self.planner();
+        let planner = self.planner()?;
         self.plan_at_root(
             &format!("Balancer::plan({rows}x{cols}, algorithm {}", planner.name()),
             rows.saturating_mul(cols),
@@ -153,7 +153,7 @@ impl Balancer {
 
     /// Decomposes an `nx × ny × nz` grid for the current speeds (uniform
     /// when none were measured yet) with the balancer's 3D decomposer
-    /// ([`Balancer::set_algorithm3`]; by default [`Best3`](crate::plan::array3d::Best3) for a 7-point
+    /// ([`Settings::grid_algorithm`]; by default [`Best3`](crate::plan::array3d::Best3) for a 7-point
     /// stencil of width `ghost`): the root plans, every rank receives the
     /// plan.
     pub fn plan3(&self, shape: Shape3, ghost: usize) -> Result<GridPlan3> {
@@ -162,7 +162,7 @@ impl Balancer {
             &format!("Balancer::plan3({nx}x{ny}x{nz}, ghost {ghost}"),
             nx.saturating_mul(ny).saturating_mul(nz),
             |model| {
-                let d = self.planner3.for_ghost(ghost)?;
+                let d = self.settings.grid_algorithm.for_ghost(ghost)?;
                 Ok(model.plan_within_caps(|s| d.decompose(shape, s), GridPlan3::volumes)?)
             },
         )

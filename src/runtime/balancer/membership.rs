@@ -101,16 +101,10 @@ impl Balancer {
         Ok(next)
     }
 
-    /// Takes `from`'s settings (local): decomposer, remap policy, kernel,
-    /// speed model, hierarchy switch and timeout.
+    /// Takes `from`'s settings and this rank's kernel (local).
     pub(super) fn adopt_settings(&mut self, from: &Balancer) {
-        self.decomposer = from.decomposer.clone();
-        self.planner3 = from.planner3.clone();
-        self.policy = from.policy;
+        self.install(from.settings.clone());
         self.kernel = from.kernel.clone();
-        self.functional = from.functional;
-        self.hierarchical = from.hierarchical;
-        self.cp.set_timeout(from.cp.timeout());
     }
 }
 
@@ -166,7 +160,8 @@ impl Departure {
         self.same_size(current.len())?;
         let (all_speeds, speeds) = self.speeds(bal);
         let fresh = bal
-            .planner3
+            .settings
+            .grid_algorithm
             .for_ghost(ghost)?
             .decompose(current.shape, &speeds)?;
         let stencil = Stencil::seven(ghost.max(1));
@@ -222,7 +217,7 @@ impl Departure {
         let local = self.same_size(current.parts.len()).and_then(|()| {
             let (all_speeds, speeds) = self.speeds(bal);
             let fresh = bal
-                .planner()
+                .planner()?
                 .decompose(current.rows, current.cols, &speeds)?;
             let stencil = Stencil::seven(a.ghost().max(1));
             let (mut plan, _) = depart_array(current, &all_speeds, &self.leaving, &fresh, stencil)?;

@@ -5,7 +5,7 @@
 //!
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();
-//! let mut bal = Balancer::new(&world).unwrap();  // arrays: ColumnDp unless set_decomposer
+//! let mut bal = Balancer::new(&world).unwrap();  // default Settings: arrays by ColumnDp
 //! bal.measure().unwrap();                                  // built-in kernel on every rank
 //! let mut a = bal.new_array::<f64>(1000, 800, 1).unwrap(); // planned for the measured speeds
 //! for _phase in 0..10 {
@@ -17,6 +17,21 @@
 //!     if report.remap { /* the layout changed: a.rect() is new */ }
 //! }
 //! ```
+//!
+//! The verbs of a balance point, by step (every one collective unless
+//! marked *local*):
+//!
+//! | step | verbs |
+//! |---|---|
+//! | create, settings | [`Balancer::new`]; [`Balancer::settings`] (*local*) and [`Balancer::configure`]: one [`Settings`] value, the same on every rank |
+//! | this rank's facts | [`Balancer::set_kernel`] (*local*), [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`], [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] |
+//! | speeds | [`Balancer::measure`], [`Balancer::measure_sizes`], [`Balancer::set_speeds`], [`Balancer::record_phase`] and [`Balancer::start_phase`] (*local*), [`Balancer::update_speeds`], [`Balancer::measure_network`]; read with [`Balancer::speeds`], [`Balancer::speed_estimates`] |
+//! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`Balancer::ownership_ranges`] |
+//! | plan and create data | [`Balancer::new_array`], [`Balancer::scatter_array_of`], [`Balancer::scatter_array3`], [`Balancer::new_grid`], [`Balancer::scatter_graph`], [`Balancer::partition_distributed`] |
+//! | balance point | [`Balancer::maybe_remap`], [`Balancer::maybe_remap_ahead`], [`Balancer::depart`] |
+//! | save | [`Balancer::checkpoint`], [`Balancer::checkpoint_grid`]; restart: [`Balancer::restore_speeds`] |
+//! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |
+//! | the application's own calls | [`Balancer::check_call`], [`Balancer::comm`] |
 //!
 //! **Speeds are measured by the library.** Between two balance points (any
 //! balancer call that plans, scatters or remaps) every rank's compute time
@@ -52,7 +67,7 @@
 //!   latency for the latency-aware decomposers
 //!   (`registry::decomposer_with_latency`);
 //! * [`Balancer::detect_hosts`] (shared-memory split + host names) and
-//!   [`Balancer::set_hierarchical`] plan in two levels, across hosts by
+//!   [`Settings::hierarchical`] plan in two levels, across hosts by
 //!   their total speed and then within each host ([`Hierarchical`], \[BBLRR01\]
 //!   §3.2.2, Figure 14);
 //! * every collective starts with an arrival-checked barrier
@@ -89,9 +104,7 @@ use super::packing::{allocate_collective, LocalAllocation};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array2d::weighted::rect_costs;
-use crate::plan::array2d::{
-    registry, ArrayDecomposer, ArrayPlan, ColumnDp, Hierarchical, WeightedBisection2d,
-};
+use crate::plan::array2d::{ArrayDecomposer, ArrayPlan, Hierarchical, WeightedBisection2d};
 use crate::plan::array3d::{CellCosts, GridPlan3, Shape3, Stencil, WeightedBisection3d};
 use crate::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate, SpeedFunction};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
@@ -107,7 +120,7 @@ use crate::speed::{
 
 mod curve;
 mod data;
-mod grid_planner;
+mod deprecated;
 mod joining;
 mod membership;
 mod memory;
@@ -118,10 +131,10 @@ mod rank_speed;
 mod rebalance;
 mod remap;
 mod saved_speeds;
+mod settings;
 mod speeds;
 mod tasks;
 
-use grid_planner::GridPlanner;
 use rank_speed::RankSpeed;
 
 pub use joining::{JoinItem, Joining};
@@ -130,8 +143,10 @@ pub use memory::MEMORY_FRACTION;
 pub use network::Network;
 pub use pool::{Joined, Pool};
 pub use rebalance::{GraphPlan, LocalProposal, Proposal, Rebalance, RootContext};
+use remap::policy_args;
 pub use remap::RemapReport;
 pub use saved_speeds::SavedSpeeds;
+pub use settings::{ArrayAlgorithm, GridAlgorithm, Settings};
 pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
@@ -146,10 +161,9 @@ pub const ROOT: i32 = 0;
 /// balance point ([`Balancer::maybe_remap`]) remaps them when that pays off.
 pub struct Balancer {
     comm: SimpleCommunicator,
-    decomposer: Arc<dyn ArrayDecomposer>,
-    /// The 3D decomposer of grids (`best` for each grid's stencil unless set).
-    planner3: GridPlanner,
-    policy: RemapPolicy,
+    /// The settings, the same on every rank ([`Balancer::configure`]).
+    settings: Settings,
+    /// This rank's kernel ([`Balancer::set_kernel`]).
     kernel: KernelConfig,
     /// This rank's own speed: phase timer, kernel noise, idle probe, speed
     /// function ([`RankSpeed`], pure).
@@ -165,13 +179,10 @@ pub struct Balancer {
     network: Option<Network>,
     hosts: Option<Hosts>,
     two_level: Option<TwoLevel>,
-    hierarchical: bool,
     /// The checkpoints of the balancer's collectives (and their timeout).
     cp: Checkpoints,
     /// Start of the current phase (the last balance point).
     phase: std::cell::Cell<Phase>,
-    /// Whether the root may plan with the functional model ([`ENV_SPEED_MODEL`]).
-    functional: bool,
     /// Every rank's memory limit in cells (on the root; `usize::MAX` for a
     /// rank without one), once some rank declared one.
     mem_caps: Option<Vec<usize>>,
@@ -194,11 +205,12 @@ pub struct Balancer {
 
 impl Balancer {
     /// Creates a balancer over a duplicate of `comm` (collective:
-    /// `MPI_Comm_dup`), with rank 0 as the root ([`ROOT`]). Arrays are planned by the
-    /// optimal column-based decomposition ([`ColumnDp`], \[BBLRR01\] §3.2.4)
-    /// unless [`Balancer::set_decomposer`] says otherwise. The collectives'
-    /// timeout comes from `NUCE_TIMEOUT_S` (module `watchdog`); a malformed
-    /// value is an error on every rank.
+    /// `MPI_Comm_dup`), with rank 0 as the root ([`ROOT`]) and the default
+    /// [`Settings`]: arrays are planned by the optimal column-based
+    /// decomposition ([`ColumnDp`](crate::ColumnDp), \[BBLRR01\] §3.2.4) unless
+    /// [`Balancer::configure`] says otherwise. The collectives' timeout
+    /// comes from `NUCE_TIMEOUT_S` (module `watchdog`) and the speed model
+    /// from [`ENV_SPEED_MODEL`]; a malformed value is an error on every rank.
     pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
         Balancer::new_as(comm, "Balancer::new")
     }
@@ -216,7 +228,6 @@ impl Balancer {
     /// For nuce's C and Fortran bindings (hidden: no stability promise).
     #[doc(hidden)]
     pub fn new_as<C: Communicator>(comm: &C, call: &str) -> Result<Self> {
-        let decomposer = ColumnDp::default();
         let _w = waiting();
         let limit = super::watchdog::timeout_from_env().unwrap_or(Some(Duration::from_secs_f64(
             super::watchdog::DEFAULT_TIMEOUT_S,
@@ -232,12 +243,10 @@ impl Balancer {
         // first checkpoint, which also tells the root every rank's host.
         let functional = functional_from_env();
         let cp = Checkpoints::entered(&comm, call, functional.as_ref().err().cloned())?;
-        let functional = functional?;
+        let settings = Settings::with_env(cp.timeout(), functional?);
         Ok(Balancer {
             comm,
-            decomposer: Arc::new(decomposer),
-            planner3: GridPlanner::Best,
-            policy: RemapPolicy::default(),
+            settings,
             kernel: KernelConfig::default(),
             own: RankSpeed::default(),
             speeds: None,
@@ -248,46 +257,14 @@ impl Balancer {
             network: None,
             hosts: None,
             two_level: None,
-            hierarchical: false,
             cp,
             phase: std::cell::Cell::new(Phase::start()),
-            functional,
             mem_caps: None,
             sweep_fns: None,
             remap_streak: 0,
             payoff: Payoff::default(),
             curve_load: None,
         })
-    }
-
-    /// Sets the timeout of the balancer's collectives (local; all ranks
-    /// should agree). `None`: wait forever, as MPI does.
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-        self.cp.set_timeout(timeout);
-    }
-
-    /// The timeout of the balancer's collectives.
-    pub fn timeout(&self) -> Option<Duration> {
-        self.cp.timeout()
-    }
-
-    /// Sets the array decomposer by its name in
-    /// [`crate::plan::array2d::registry`] with the latency in cells of
-    /// [`Network::latency_cells`] (0 without a measured network). Collective:
-    /// the name is checked to be the same on every rank, and an unknown name
-    /// is the same error on every rank.
-    pub fn set_algorithm(&mut self, name: &str, latency_cells: f64) -> Result<()> {
-        let _w = waiting();
-        self.arrive(&format!("Balancer::set_algorithm({name})"))?;
-        let d = registry::decomposer_with_latency(name, latency_cells);
-        let d = agree(&self.comm, ROOT, d.map_err(Error::from))?;
-        self.set_decomposer(d);
-        Ok(())
-    }
-
-    /// Name of the algorithm [`Balancer::plan`] uses (`"hier"` when hierarchical).
-    pub fn algorithm(&self) -> &'static str {
-        self.planner().name()
     }
 
     /// A balance point: the next phase's compute time is measured from now.
@@ -337,41 +314,26 @@ impl Balancer {
         }
     }
 
-    /// The decomposer actually used: hierarchical over the hosts, or flat.
-    fn planner(&self) -> Arc<dyn ArrayDecomposer> {
-        match (&self.hosts, self.hierarchical) {
+    /// The decomposer actually used: hierarchical over the hosts, or flat
+    /// (an error only for a name [`Balancer::configure`] would refuse).
+    fn planner(&self) -> Result<Arc<dyn ArrayDecomposer>> {
+        let flat = self.settings.array_algorithm.decomposer()?;
+        Ok(match (&self.hosts, self.settings.hierarchical) {
             (Some(h), true) => Arc::new(Hierarchical {
                 hosts: h.host_of.clone(),
-                across: self.decomposer.clone(),
-                within: self.decomposer.clone(),
+                across: flat.clone(),
+                within: flat,
             }),
-            _ => self.decomposer.clone(),
-        }
+            _ => flat,
+        })
     }
 
-    /// Sets the remap policy of the next decisions (local; all ranks
-    /// should agree).
-    pub fn set_policy(&mut self, policy: RemapPolicy) {
-        self.policy = policy;
-    }
-
-    /// The remap policy of the next decisions.
-    pub fn policy(&self) -> RemapPolicy {
-        self.policy
-    }
-
-    /// Sets the built-in kernel (local): the kernel of the next
-    /// [`Balancer::measure`] and of the probes of idle ranks.
+    /// Sets this rank's built-in kernel (local: it may differ between
+    /// ranks, e.g. an emulated slowness): the kernel of the next
+    /// [`Balancer::measure`] and [`Balancer::measure_sizes`] and of the
+    /// probes of idle ranks.
     pub fn set_kernel(&mut self, kernel: KernelConfig) {
         self.kernel = kernel;
-    }
-
-    /// Plans arrays with `decomposer` from now on (local; all ranks must do
-    /// the same), e.g. a [`crate::plan::array2d::Best`] or a boxed one of
-    /// [`crate::plan::array2d::registry`]. By name and checked on every
-    /// rank: [`Balancer::set_algorithm`].
-    pub fn set_decomposer(&mut self, decomposer: impl ArrayDecomposer + 'static) {
-        self.decomposer = Arc::new(decomposer);
     }
 
     /// The balancer's communicator (a duplicate of the one given to [`Balancer::new`]).

@@ -173,18 +173,9 @@ impl Balancer {
         self.hosts.as_ref()
     }
 
-    /// Plans in two levels (local; all ranks must do the same): across hosts
-    /// by their total speed, then within each host, both with the current
-    /// decomposer ([`Hierarchical`], \[BBLRR01\] §3.2.2, Figure 14). Needs hosts
-    /// ([`Balancer::detect_hosts`] or [`Balancer::set_hosts`]); without them
-    /// the plan is flat.
-    pub fn set_hierarchical(&mut self, on: bool) {
-        self.hierarchical = on;
-    }
-
     /// The remap policy and bandwidth for the next decision ([`network_policy`]).
     pub(super) fn network_policy(&self) -> (RemapPolicy, Option<f64>) {
-        network_policy(&self.policy, self.bandwidth, self.network.as_ref())
+        network_policy(&self.settings.policy, self.bandwidth, self.network.as_ref())
     }
 
     /// Last measured bandwidth of data movement (bytes/s per rank), if any.

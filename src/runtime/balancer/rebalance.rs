@@ -9,7 +9,7 @@ use super::*;
 /// What the root needs from the balancer to propose a new layout.
 pub struct RootContext {
     pub(super) planner: Arc<dyn ArrayDecomposer>,
-    pub(super) planner3: GridPlanner,
+    pub(super) planner3: GridAlgorithm,
     pub(super) policy: (RemapPolicy, Option<f64>),
     pub(super) ahead: usize,
     /// The gathered cost field's prefix sums (at the root, when the data

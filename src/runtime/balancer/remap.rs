@@ -35,7 +35,7 @@ impl std::ops::Deref for RemapReport {
 /// The remap policy as the must-match arguments of a checked call: it is
 /// used on the root only, so ranks that were given different ones would
 /// otherwise never know.
-fn policy_args(p: &RemapPolicy) -> String {
+pub(super) fn policy_args(p: &RemapPolicy) -> String {
     format!(
         "hysteresis {}, latency {} s, bandwidth {} B/s",
         p.hysteresis, p.latency, p.default_bandwidth
@@ -103,7 +103,7 @@ impl Balancer {
             data.kind(),
             data.global_len(),
             data.exchanges(),
-            policy_args(&self.policy),
+            policy_args(&self.settings.policy),
             if cost_sum.is_some() { ", with a cost field" } else { "" }
         ))?;
         self.same_ranks(data.comm(), "maybe_remap")?;
@@ -128,8 +128,8 @@ impl Balancer {
         };
         let phase_units = self.phase_units;
         let ctx = RootContext {
-            planner: self.planner(),
-            planner3: self.planner3.clone(),
+            planner: self.planner()?,
+            planner3: self.settings.grid_algorithm.clone(),
             policy: self.network_policy(),
             ahead,
             costs,
@@ -139,7 +139,7 @@ impl Balancer {
         let cells_are_work = data.work_is_cells();
         // The functional model needs sizes that mean the same phase after phase:
         // not a cost field, whose sum moves with the costs (constant model).
-        let functional = self.functional && data.cost_grid().is_none();
+        let functional = self.settings.functional_model && data.cost_grid().is_none();
         let caps = self.mem_caps.as_deref();
         // Every rank's work now (on the root: what an undone remap goes
         // back to) with the model.

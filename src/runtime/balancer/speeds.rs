@@ -389,13 +389,6 @@ impl Balancer {
             .record_automatic(work_per_iteration, iterations, compute)
     }
 
-    /// Allows (`true`, the default unless [`ENV_SPEED_MODEL`] says
-    /// `constant`) or forbids the functional speed model (local: the root's
-    /// setting decides at every balance point).
-    pub fn set_functional_model(&mut self, allowed: bool) {
-        self.functional = allowed;
-    }
-
     /// This rank's speed function of its timed phases (work units per
     /// iteration → seconds per iteration), once a phase was timed by
     /// [`Balancer::maybe_remap`] (local).
@@ -431,7 +424,7 @@ impl Balancer {
             sweep.as_deref(),
             cells,
             self.mem_caps.as_deref(),
-            self.functional && sweep.is_some(),
+            self.settings.functional_model && sweep.is_some(),
         )?)
     }
 }
@@ -439,6 +432,7 @@ impl Balancer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::array2d::ColumnDp;
 
     fn est(mean: f64, noise: f64) -> SpeedEstimate {
         SpeedEstimate { mean, noise }

@@ -5,9 +5,11 @@
 //! one on another number reports the old speeds
 //! ([`SavedGrid::speeds`](super::SavedGrid::speeds),
 //! [`SavedGraph::speeds`](super::SavedGraph::speeds)) and plans for the new
-//! ranks' measured ones. Each is [`Grid::save`], [`DistArray3::save`],
-//! [`DistArray2::save`] or [`DistGraph::save`] after one gather of the
-//! ranks' speed functions at the root.
+//! ranks' measured ones. Each is [`Grid::save`]
+//! ([`Balancer::checkpoint_grid`]), or [`DistArray3::save`],
+//! [`DistArray2::save`] or [`DistGraph::save`] ([`Balancer::checkpoint`],
+//! over [`Checkpointable`]) after one gather of the ranks' speed functions
+//! at the root.
 
 use std::path::Path;
 
@@ -38,11 +40,64 @@ pub(super) fn speeds_of(
     }
 }
 
+/// nuce's containers that [`Balancer::checkpoint`] saves with the
+/// balancer's speed state: [`DistArray2`] and [`DistArray3`] of [`Plain`]
+/// elements, and [`DistGraph`]. A [`Grid`]'s data lives in the
+/// application's buffers: [`Balancer::checkpoint_grid`] takes its fields.
+/// Sealed: implemented by nuce's types only.
+pub trait Checkpointable: sealed::Sealed {
+    /// The data's own `save` with `bal`'s speed state (collective).
+    #[doc(hidden)]
+    fn save_with_speeds(&self, path: &Path, user: &[u8], bal: &Balancer) -> Result<SaveStats>;
+}
+
+mod sealed {
+    // Unnameable on purpose: no type outside nuce can implement `Checkpointable`.
+    #[allow(unnameable_types)]
+    pub trait Sealed {}
+    impl<T: super::Element + super::Plain> Sealed for super::DistArray2<T> {}
+    impl<T: super::Element + super::Plain> Sealed for super::DistArray3<T> {}
+    impl<T: super::GraphValue> Sealed for super::DistGraph<T> {}
+}
+
+impl<T: Element + Plain> Checkpointable for DistArray2<T> {
+    fn save_with_speeds(&self, path: &Path, user: &[u8], bal: &Balancer) -> Result<SaveStats> {
+        self.save_with(path, user, Some(bal))
+    }
+}
+
+impl<T: Element + Plain> Checkpointable for DistArray3<T> {
+    fn save_with_speeds(&self, path: &Path, user: &[u8], bal: &Balancer) -> Result<SaveStats> {
+        self.save_with(path, user, Some(bal))
+    }
+}
+
+impl<T: GraphValue> Checkpointable for DistGraph<T> {
+    fn save_with_speeds(&self, path: &Path, user: &[u8], bal: &Balancer) -> Result<SaveStats> {
+        self.save_with(path, user, Some(bal))
+    }
+}
+
 impl Balancer {
-    /// [`Grid::save`] with the balancer's speed state (collective on the
-    /// balancer's ranks, which must be the grid's): see the module's
-    /// documentation. Every rank returns the same error, and `path` is
-    /// then unchanged.
+    /// Saves `data` — a [`DistArray2`], [`DistArray3`] or [`DistGraph`] —
+    /// with the balancer's speed state (collective on the balancer's
+    /// ranks, which must be the data's): its own `save`
+    /// ([`DistArray2::save`], [`DistArray3::save`], [`DistGraph::save`]) with
+    /// the application's `user` bytes; see the module's documentation. Every
+    /// rank returns the same error, and `path` is then unchanged.
+    pub fn checkpoint<D: Checkpointable>(
+        &self,
+        data: &D,
+        path: impl AsRef<Path>,
+        user: &[u8],
+    ) -> Result<SaveStats> {
+        data.save_with_speeds(path.as_ref(), user, self)
+    }
+
+    /// [`Grid::save`] of the grid's `fields` with the balancer's speed
+    /// state (collective on the balancer's ranks, which must be the
+    /// grid's): see the module's documentation. Every rank returns the
+    /// same error, and `path` is then unchanged.
     pub fn checkpoint_grid(
         &self,
         grid: &Grid,
@@ -53,10 +108,12 @@ impl Balancer {
         grid.save_fields(path.as_ref(), fields, user, Some(self))
     }
 
-    /// [`Balancer::checkpoint_grid`] on raw fields (the C API).
+    /// [`Balancer::checkpoint_grid`] on raw fields. For nuce's C and
+    /// Fortran bindings (hidden: no stability promise).
     ///
     /// # Safety
     /// As [`Grid::save_raw`].
+    #[doc(hidden)]
     pub unsafe fn checkpoint_grid_raw(
         &self,
         grid: &Grid,
@@ -66,38 +123,5 @@ impl Balancer {
     ) -> Result<SaveStats> {
         // SAFETY: the caller's contract.
         unsafe { grid.save_checked(path.as_ref(), fields, None, user, Some(self)) }
-    }
-
-    /// [`DistArray3::save`] with the balancer's speed state (collective on
-    /// the balancer's ranks, which must be the array's).
-    pub fn checkpoint_array3<T: Element + Plain>(
-        &self,
-        a: &DistArray3<T>,
-        path: impl AsRef<Path>,
-        user: &[u8],
-    ) -> Result<SaveStats> {
-        a.save_with(path.as_ref(), user, Some(self))
-    }
-
-    /// [`DistArray2::save`] with the balancer's speed state (collective on
-    /// the balancer's ranks, which must be the array's).
-    pub fn checkpoint_array2<T: Element + Plain>(
-        &self,
-        a: &DistArray2<T>,
-        path: impl AsRef<Path>,
-        user: &[u8],
-    ) -> Result<SaveStats> {
-        a.save_with(path.as_ref(), user, Some(self))
-    }
-
-    /// [`DistGraph::save`] with the balancer's speed state (collective on
-    /// the balancer's ranks, which must be the graph's).
-    pub fn checkpoint_graph<T: GraphValue>(
-        &self,
-        g: &DistGraph<T>,
-        path: impl AsRef<Path>,
-        user: &[u8],
-    ) -> Result<SaveStats> {
-        g.save_with(path.as_ref(), user, Some(self))
     }
 }

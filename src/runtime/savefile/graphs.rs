@@ -67,7 +67,7 @@ struct GraphHeader {
     data_offset: u64,
     /// The sum over vertices of their records' hashes ([`records_sum`]).
     sum: u64,
-    /// The writing balancer's speed state ([`Balancer::checkpoint_graph`]);
+    /// The writing balancer's speed state ([`Balancer::checkpoint`]);
     /// none in a plain save and in format 1. Last (see `read_prefixed`).
     speeds: Option<SavedSpeeds>,
 }
@@ -338,7 +338,7 @@ impl SavedGraph {
         &self.header.user
     }
     /// The speed state of the balancer that wrote the file, one entry per
-    /// saved rank ([`Balancer::checkpoint_graph`]); `None` for a plain
+    /// saved rank ([`Balancer::checkpoint`]); `None` for a plain
     /// [`DistGraph::save`] and for files of format 1.
     pub fn speeds(&self) -> Option<&SavedSpeeds> {
         self.header.speeds.as_ref()

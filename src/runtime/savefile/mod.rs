@@ -52,6 +52,7 @@ mod header;
 mod mpiio;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Shape3, Stencil};
+pub use checkpoint::Checkpointable;
 use checksum::{all_sums, local_sums};
 pub use graphs::SavedGraph;
 pub use header::SAVE_FORMAT;

@@ -1,0 +1,140 @@
+//! The balancer's old names, kept for the programs that use them: each
+//! forwards to its replacement (hidden from the documentation).
+//!
+//! The old local setters stay local: each replaces one field of this
+//! rank's [`Settings`] without [`Balancer::configure`]'s check, as before.
+
+#![allow(missing_docs)]
+
+use super::*;
+use std::path::Path;
+
+use crate::plan::array3d::GridDecomposer3;
+use crate::runtime::layout::Plain;
+use crate::runtime::savefile::SaveStats;
+
+impl Balancer {
+    /// Changes this rank's settings by `change` (local, unchecked: the old
+    /// setters' meaning).
+    fn amend(&mut self, change: impl FnOnce(&mut Settings)) {
+        let mut settings = self.settings.clone();
+        change(&mut settings);
+        self.install(settings);
+    }
+
+    #[deprecated(note = "use Balancer::configure with Settings::timeout")]
+    #[doc(hidden)]
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.amend(|s| s.timeout = timeout)
+    }
+
+    #[deprecated(note = "use Balancer::settings().timeout")]
+    #[doc(hidden)]
+    pub fn timeout(&self) -> Option<Duration> {
+        self.settings.timeout
+    }
+
+    #[deprecated(note = "use Balancer::configure with Settings::policy")]
+    #[doc(hidden)]
+    pub fn set_policy(&mut self, policy: RemapPolicy) {
+        self.amend(|s| s.policy = policy)
+    }
+
+    #[deprecated(note = "use Balancer::settings().policy")]
+    #[doc(hidden)]
+    pub fn policy(&self) -> RemapPolicy {
+        self.settings.policy
+    }
+
+    #[deprecated(
+        note = "use Balancer::configure with Settings::array_algorithm = ArrayAlgorithm::Named"
+    )]
+    #[doc(hidden)]
+    pub fn set_algorithm(&mut self, name: &str, latency_cells: f64) -> Result<()> {
+        self.configure(Settings {
+            array_algorithm: ArrayAlgorithm::Named {
+                name: name.to_string(),
+                latency_cells,
+            },
+            ..self.settings.clone()
+        })
+    }
+
+    #[deprecated(note = "use Balancer::settings().array_algorithm.name()")]
+    #[doc(hidden)]
+    pub fn algorithm(&self) -> &'static str {
+        self.planner().map_or("", |p| p.name())
+    }
+
+    #[deprecated(
+        note = "use Balancer::configure with Settings::array_algorithm = ArrayAlgorithm::given(…)"
+    )]
+    #[doc(hidden)]
+    pub fn set_decomposer(&mut self, decomposer: impl ArrayDecomposer + 'static) {
+        self.amend(|s| s.array_algorithm = ArrayAlgorithm::given(decomposer))
+    }
+
+    #[deprecated(
+        note = "use Balancer::configure with Settings::grid_algorithm = GridAlgorithm::given(…)"
+    )]
+    #[doc(hidden)]
+    pub fn set_decomposer3(&mut self, decomposer: impl GridDecomposer3 + 'static) {
+        self.amend(|s| s.grid_algorithm = GridAlgorithm::given(decomposer))
+    }
+
+    #[deprecated(
+        note = "use Balancer::configure with Settings::grid_algorithm = GridAlgorithm::named(…)"
+    )]
+    #[doc(hidden)]
+    pub fn set_algorithm3(&mut self, name: &str) -> Result<()> {
+        self.configure(Settings {
+            grid_algorithm: GridAlgorithm::named(name),
+            ..self.settings.clone()
+        })
+    }
+
+    #[deprecated(note = "use Balancer::settings().grid_algorithm.name()")]
+    #[doc(hidden)]
+    pub fn algorithm3(&self) -> String {
+        self.settings.grid_algorithm.name().to_string()
+    }
+
+    #[deprecated(note = "use Balancer::configure with Settings::hierarchical")]
+    #[doc(hidden)]
+    pub fn set_hierarchical(&mut self, hierarchical: bool) {
+        self.amend(|s| s.hierarchical = hierarchical)
+    }
+
+    #[deprecated(note = "use Balancer::configure with Settings::functional_model")]
+    #[doc(hidden)]
+    pub fn set_functional_model(&mut self, functional_model: bool) {
+        self.amend(|s| s.functional_model = functional_model)
+    }
+}
+
+/// The old per-type checkpoints of nuce's containers, each the generic
+/// [`Balancer::checkpoint`] under its old name and signature.
+macro_rules! old_checkpoints {
+    ($($name:ident($data:ident: $($bound:path),+);)+) => {
+        impl Balancer {
+            $(
+                #[deprecated(note = "use Balancer::checkpoint")]
+                #[doc(hidden)]
+                pub fn $name<T: $($bound +)+>(
+                    &self,
+                    data: &$data<T>,
+                    path: impl AsRef<Path>,
+                    user: &[u8],
+                ) -> Result<SaveStats> {
+                    self.checkpoint(data, path, user)
+                }
+            )+
+        }
+    };
+}
+
+old_checkpoints! {
+    checkpoint_array2(DistArray2: Element, Plain);
+    checkpoint_array3(DistArray3: Element, Plain);
+    checkpoint_graph(DistGraph: GraphValue);
+}
