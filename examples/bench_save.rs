@@ -10,7 +10,12 @@
 //! f64 per vertex) built from per-rank slabs and partitioned for the
 //! speeds, saved with `DistGraph::save` and restarted with `SavedGraph`
 //! (`new_graph`: the read, the checksum, the build and the parallel
-//! partition for this run's speeds), against raw MPI-IO of the file's bytes.
+//! partition for this run's speeds), against raw MPI-IO of the file's bytes;
+//! the restart's read part alone (open, read, decode, checksum: without the
+//! build and the partition) is a column of its own.
+//!
+//! Both print where a read's time goes: nuce's `save.*` tracing spans
+//! (header, MPI-IO, copy, checksums, …), the slowest rank's, medians.
 //!
 //! ```sh
 //! mpirun -np 2 target/release/examples/bench_save --n 160 --rounds 5 --dir /tmp
@@ -21,6 +26,8 @@
 mod cli;
 #[path = "common/slab_graph.rs"]
 mod slab_graph;
+#[path = "common/spans.rs"]
+mod spans;
 use slab_graph::slab_graph;
 
 use std::ffi::CString;
@@ -34,6 +41,53 @@ use nuce::{Balancer, DistGraph, Field, SavedGraph, SavedGrid};
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// The spans of a grid's read (`SavedGrid::open` + `read`): `save.io` the
+/// MPI-IO calls, `save.stage` the copies to the padded buffers with the
+/// checksums' hashing.
+const GRID_STEPS: &[&str] = &[
+    "save.open",
+    "save.read.entry",
+    "save.read.open",
+    "save.io",
+    "save.stage",
+    "save.read.close",
+    "save.read.checksum",
+];
+
+/// The spans of a save (`Grid::save`, `DistGraph::save`).
+const WRITE_STEPS: &[&str] = &[
+    "save.write.open",
+    "save.io",
+    "save.stage",
+    "save.write.close",
+    "save.write.rename",
+];
+
+/// The spans of a graph's restart (`SavedGraph::open` + `new_graph`);
+/// `save.graph.records` holds the three after it.
+const GRAPH_STEPS: &[&str] = &[
+    "save.open",
+    "save.graph.records",
+    "save.io",
+    "save.graph.decode",
+    "save.graph.checksum",
+    "save.graph.build",
+    "save.graph.partition",
+];
+
+/// Prints the median over rounds of each step's time (the slowest rank's).
+fn print_steps(what: &str, names: &[&str], rounds: &[Vec<f64>]) {
+    let steps: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            let mut v: Vec<f64> = rounds.iter().map(|r| r[k]).collect();
+            format!("{n} {:.2}", median(&mut v) * 1e3)
+        })
+        .collect();
+    println!("  {what} steps (ms, slowest rank, medians): {}", steps.join(", "));
 }
 
 /// A raw collective write (or read) of `buf` at this rank's offset.
@@ -109,6 +163,7 @@ fn report(head: &str, read: &str, raw: &str, times: [&mut Vec<f64>; 4]) {
 }
 
 fn main() -> nuce::Result<()> {
+    spans::install("save.");
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
     let args: Vec<String> = std::env::args().collect();
@@ -135,19 +190,24 @@ fn main() -> nuce::Result<()> {
     let mut v = vec![0.0f64; u.len()];
     let mut raw = vec![7u8; grid.local_box().volume() * 8];
     let (mut ws, mut rs, mut wr, mut rr) = (vec![], vec![], vec![], vec![]);
+    let (mut steps, mut wsteps) = (vec![], vec![]);
     for _ in 0..rounds {
         world.barrier();
+        spans::take(&[]);
         let t = Instant::now();
         grid.save(&save_path, &[Field::new(&mut u, pad)], b"")?;
         world.barrier();
         ws.push(t.elapsed().as_secs_f64());
+        wsteps.push(spans::slowest(&world, &spans::take(WRITE_STEPS)));
         wr.push(raw_io(&world, &raw_path, &mut raw, true));
         world.barrier();
+        spans::take(&[]);
         let t = Instant::now();
         let saved = SavedGrid::open(&world, &save_path)?;
         saved.read(&mut grid, &mut [Field::new(&mut v, pad)])?;
         world.barrier();
         rs.push(t.elapsed().as_secs_f64());
+        steps.push(spans::slowest(&world, &spans::take(GRID_STEPS)));
         rr.push(raw_io(&world, &raw_path, &mut raw, false));
     }
     if world.rank() == 0 {
@@ -162,6 +222,8 @@ fn main() -> nuce::Result<()> {
             "raw",
             [&mut ws, &mut wr, &mut rs, &mut rr],
         );
+        print_steps("write", WRITE_STEPS, &wsteps);
+        print_steps("read", GRID_STEPS, &steps);
         let _ = std::fs::remove_file(&save_path);
         let _ = std::fs::remove_file(&raw_path);
     }
@@ -182,18 +244,27 @@ fn graph(
     let bytes = g.save(save, b"")?.bytes;
     let mut buf = vec![7u8; (bytes as usize).div_ceil(p)];
     let (mut ws, mut rs, mut wr, mut rr) = (vec![], vec![], vec![], vec![]);
+    let (mut steps, mut reads, mut wsteps) = (vec![], vec![], vec![]);
     for _ in 0..rounds {
         comm.barrier();
+        spans::take(&[]);
         let t = Instant::now();
         g.save(save, b"")?;
         comm.barrier();
         ws.push(t.elapsed().as_secs_f64());
+        wsteps.push(spans::slowest(&comm, &spans::take(WRITE_STEPS)));
         wr.push(raw_io(&comm, raw, &mut buf, true));
         comm.barrier();
+        spans::take(&[]);
         let t = Instant::now();
         let back: DistGraph<f64> = SavedGraph::open(&comm, save)?.new_graph(bal)?;
         comm.barrier();
         rs.push(t.elapsed().as_secs_f64());
+        let mine = spans::take(GRAPH_STEPS);
+        // The read part alone: the open and the records (read, decode,
+        // checksum), this rank's; the slowest rank's.
+        reads.push(spans::slowest(&comm, &[mine[0] + mine[1]])[0]);
+        steps.push(spans::slowest(&comm, &mine));
         rr.push(raw_io(&comm, raw, &mut buf, false));
         g = back;
     }
@@ -205,8 +276,17 @@ fn graph(
             ),
             "restart nuce",
             "raw read",
-            [&mut ws, &mut wr, &mut rs, &mut rr],
+            [&mut ws, &mut wr, &mut rs, &mut rr.clone()],
         );
+        let (read, raw_read) = (median(&mut reads), median(&mut rr));
+        println!(
+            "  read part alone (open + records: no build, no partition) {:.1} ms, raw read {:.1} ms (ratio {:.3})",
+            read * 1e3,
+            raw_read * 1e3,
+            raw_read / read
+        );
+        print_steps("save", WRITE_STEPS, &wsteps);
+        print_steps("restart", GRAPH_STEPS, &steps);
         let _ = std::fs::remove_file(save);
         let _ = std::fs::remove_file(raw);
     }
