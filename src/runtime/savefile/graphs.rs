@@ -7,8 +7,10 @@
 //!   increasing id order; the file holds each section (ids, degrees, vertex
 //!   weights, coordinates, values, then per arc the neighbours and edge
 //!   weights) as the writing ranks' records one rank after another, each
-//!   rank's one contiguous `MPI_File_write_at_all` per section (little
-//!   endian, `GraphValue::write` bytes for the values). Written to
+//!   rank's one contiguous range per section written by the rank alone
+//!   (`MPI_File_write_at` in chunks; little endian, `GraphValue::write`
+//!   bytes for the values; read back the same way, straight into the
+//!   records' words). Written to
 //!   `PATH.nuce-tmp` and renamed when every rank succeeded, as a grid's.
 //! * **Read** ([`SavedGraph::open`], [`SavedGraph::new_graph`]): the root
 //!   checks the header; a graph balanced geometrically

@@ -6,19 +6,21 @@
 //! [`SavedGraph`]), told apart by the first bytes.
 //!
 //! * **Write** ([`Grid::save`]): every rank writes its box of every field
-//!   with MPI-IO, one contiguous `MPI_File_write_all` per field (the file
-//!   holds each field as the writing plan's boxes one after another, each
-//!   in C order: [`mpiio`]), into `PATH.nuce-tmp`; the root writes the
-//!   header; the file is synced, closed and renamed to `PATH` only when
-//!   every rank succeeded. A job killed while writing leaves the previous
-//!   `PATH` intact.
+//!   with MPI-IO, one contiguous range per field written by the rank alone
+//!   in chunks (the file holds each field as the writing plan's boxes one
+//!   after another, each in C order: [`mpiio`]), into `PATH.nuce-tmp`,
+//!   hashing the cells for the checksums as it stages them; the root then
+//!   writes the header (with the checksums) at the start; the file is
+//!   synced, closed and renamed to `PATH` only when every rank succeeded.
+//!   A job killed while writing leaves the previous `PATH` intact.
 //! * **Read** ([`SavedGrid::open`], then [`SavedGrid::new_grid`] and
 //!   [`SavedGrid::read`]): the root checks the header (magic, format,
 //!   its own checksum, the file's length) and broadcasts it; a grid of the
 //!   saved shape is planned for *this* run's speeds (so a restart on
 //!   another number of ranks, or after a speed change, starts balanced);
-//!   each rank reads its new box into the application's buffers, and the
-//!   cost per cell, if one was saved, is set on the grid.
+//!   each rank reads its new box into the application's buffers (through
+//!   a small staging buffer, hashing the cells on the way), and the cost
+//!   per cell, if one was saved, is set on the grid.
 //! * **Integrity**: the header holds, per field, a checksum of its cells
 //!   that does not depend on the plan (a sum over cells of a hash of the
 //!   cell's global index and bytes); a read recomputes it over every rank

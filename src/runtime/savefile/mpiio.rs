@@ -2,12 +2,14 @@
 //!
 //! In the file, each array (a field, then the cost) is the boxes of the
 //! **writing** plan one after another, each box's cells in C order. A save
-//! is then one contiguous collective write per array on every rank (MPI-IO
+//! is then one contiguous range per array on every rank (MPI-IO
 //! writes plain ranges several times faster than through a subarray view:
 //! measured in BENCHMARKS.md). A read on another plan takes, for each old
 //! box its new box meets, that intersection (a subarray of the old box's
-//! block) — one collective read per array through a view of them all; a
-//! read on the same plan is one contiguous read.
+//! block) — collective reads per array through a view of them all; a read
+//! on the same plan is one contiguous range per rank, read (as a save
+//! writes) by each rank alone, in chunks through a small staging buffer
+//! where the checksums are hashed ([`transfer`]).
 
 use std::ffi::{c_void, CString};
 use std::os::raw::c_int;
@@ -104,8 +106,8 @@ impl MpiFile {
         while at < buf.len() && self.first.is_ok() {
             let len = step.min(buf.len() - at);
             let count = (len / e.max(1) * words) as c_int;
-            let r = self.independent(
-                Some((off + at as u64) as ffi::MPI_Offset),
+            let r = self.call(
+                Io::At((off + at as u64) as ffi::MPI_Offset),
                 buf[at..].as_mut_ptr().cast(),
                 count,
                 base,
@@ -115,12 +117,11 @@ impl MpiFile {
         }
     }
 
-    /// One independent write (`self.write`) or read of `count` words of
-    /// `base` at `buf`: at offset `at` of the view, or at the individual
-    /// file pointer (`None`).
-    fn independent(
+    /// One write (`self.write`) or read of `count` words of `base` at
+    /// `buf`, as `how` says.
+    fn call(
         &mut self,
-        at: Option<ffi::MPI_Offset>,
+        how: Io,
         buf: *mut c_void,
         count: c_int,
         base: ffi::MPI_Datatype,
@@ -130,11 +131,13 @@ impl MpiFile {
         // contract), an open file.
         let code = unsafe {
             let st = ffi::RSMPI_STATUS_IGNORE;
-            match (self.write, at) {
-                (true, Some(o)) => ffi::MPI_File_write_at(self.fh, o, buf, count, base, st),
-                (false, Some(o)) => ffi::MPI_File_read_at(self.fh, o, buf, count, base, st),
-                (true, None) => ffi::MPI_File_write(self.fh, buf, count, base, st),
-                (false, None) => ffi::MPI_File_read(self.fh, buf, count, base, st),
+            match (self.write, how) {
+                (true, Io::At(o)) => ffi::MPI_File_write_at(self.fh, o, buf, count, base, st),
+                (false, Io::At(o)) => ffi::MPI_File_read_at(self.fh, o, buf, count, base, st),
+                (true, Io::Next) => ffi::MPI_File_write(self.fh, buf, count, base, st),
+                (false, Io::Next) => ffi::MPI_File_read(self.fh, buf, count, base, st),
+                (true, Io::All) => ffi::MPI_File_write_all(self.fh, buf, count, base, st),
+                (false, Io::All) => ffi::MPI_File_read_all(self.fh, buf, count, base, st),
             }
         };
         drop(span);
@@ -173,6 +176,17 @@ impl MpiFile {
         std::mem::replace(&mut self.first, Ok(()))
             .map_err(|e| Error::invalid_input(format!("{path}: {e}")))
     }
+}
+
+/// How [`MpiFile::call`] moves data.
+#[derive(Clone, Copy)]
+enum Io {
+    /// This rank alone, at an offset of the view.
+    At(ffi::MPI_Offset),
+    /// This rank alone, at its file pointer.
+    Next,
+    /// Collective, at each rank's file pointer.
+    All,
 }
 
 /// Bytes staged per MPI-IO call of an array's cells (and per call of
@@ -259,10 +273,13 @@ fn pieces(layout: &Layout, boxes: &[Box3], e: usize) -> Result<Pieces> {
 /// [`checksum::row_hash`] adds them up; of the cells read, for a read).
 ///
 /// Per array, a collective `MPI_File_set_view` (this rank's pieces of the
-/// file), then this rank's own independent calls through a reused staging
-/// buffer of [`STAGE_BYTES`], each staged chunk copied to or from the
-/// padded buffer row by row and hashed while it is in the cache (one pass
-/// over the cells, no buffer of the whole box). The file's view is the
+/// file), then calls through a reused staging buffer of [`STAGE_BYTES`],
+/// each staged chunk copied to or from the padded buffer row by row and
+/// hashed while it is in the cache (one pass over the cells, no buffer of
+/// the whole box). The calls are each rank's own (`MPI_File_write`,
+/// `MPI_File_read`) when every rank's box is one block of the file (a save;
+/// a read on the writing plan), else collective (`MPI_File_read_all`, as
+/// many on every rank). The file's view is the
 /// default again at the end (the root's header goes at byte 0). A local
 /// failure still takes part in every collective step (so no rank hangs)
 /// and is kept in `file` ([`MpiFile::close`]).
@@ -278,6 +295,10 @@ pub(super) unsafe fn transfer(
     arrays: &[RawField],
 ) -> Vec<u64> {
     let me = layout.local_box();
+    let now = &layout.plan().boxes;
+    // Every rank's box one whole block of the file (a save, a read on the
+    // writing plan): no rank needs the others.
+    let collective = !now.iter().all(|b| b.is_empty() || boxes.contains(b));
     let mut sums = Vec::with_capacity(arrays.len());
     let mut stage = Vec::new();
     for (f, &off) in arrays.iter().zip(offs) {
@@ -299,20 +320,38 @@ pub(super) unsafe fn transfer(
         }
         file.set_view(off + shift, base, ft);
         let cells: usize = pieces.iter().map(Box3::volume).sum();
-        let step = chunk_cells(e).min(cells);
-        stage.resize(stage.len().max(step * e), 0u8);
+        let step = chunk_cells(e);
+        stage.resize(stage.len().max(step.min(cells) * e), 0u8);
+        // Collective calls, as many on every rank, where the views have
+        // several pieces (MPI-IO's two-phase reads gather them); each
+        // rank's own calls otherwise.
+        let calls = match collective {
+            true => now.iter().map(|b| b.volume().div_ceil(step)).max().unwrap_or(0),
+            false => cells.div_ceil(step),
+        };
         let mut rows = Rows::new(layout, f, pieces);
         let mut sum = 0u64;
         let mut done = 0;
-        while done < cells && file.first.is_ok() {
-            let n = step.min(cells - done);
+        let mut dummy = 0u64;
+        for _ in 0..calls {
+            let n = if file.first.is_ok() { step.min(cells - done) } else { 0 };
+            if n == 0 && !collective {
+                break;
+            }
             let chunk = &mut stage[..n * e];
-            // SAFETY: the rows lie inside the checked buffer (contract).
+            let buf: *mut c_void = if n == 0 {
+                (&mut dummy as *mut u64).cast()
+            } else {
+                chunk.as_mut_ptr().cast()
+            };
+            let how = if collective { Io::All } else { Io::Next };
+            // SAFETY: the rows lie inside the checked buffer (contract);
+            // `buf` holds `n` cells (or is unused).
             unsafe {
                 if file.write {
                     sum = sum.wrapping_add(rows.stage(chunk, e, true));
                 }
-                let r = file.independent(None, chunk.as_mut_ptr().cast(), (n * words) as c_int, base);
+                let r = file.call(how, buf, (n * words) as c_int, base);
                 file.keep(r);
                 if !file.write && file.first.is_ok() {
                     sum = sum.wrapping_add(rows.stage(chunk, e, false));
