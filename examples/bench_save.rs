@@ -87,7 +87,10 @@ fn print_steps(what: &str, names: &[&str], rounds: &[Vec<f64>]) {
             format!("{n} {:.2}", median(&mut v) * 1e3)
         })
         .collect();
-    println!("  {what} steps (ms, slowest rank, medians): {}", steps.join(", "));
+    println!(
+        "  {what} steps (ms, slowest rank, medians): {}",
+        steps.join(", ")
+    );
 }
 
 /// A raw collective write (or read) of `buf` at this rank's offset.

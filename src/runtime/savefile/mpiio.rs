@@ -18,10 +18,10 @@ use std::path::Path;
 use mpi::ffi;
 use mpi::traits::*;
 
+use super::checksum::row_hash;
 use crate::error::{Error, Result};
 use crate::plan::array3d::Box3;
 use crate::runtime::comm::{agree, mpi_check};
-use super::checksum::row_hash;
 use crate::runtime::layout::{Dtype, Layout, RawField};
 
 /// A file open with MPI-IO on every rank of a communicator, with the first
@@ -311,7 +311,11 @@ pub(super) unsafe fn transfer(
         };
         // The etype is the same on every rank (MPI requires its extent to be).
         let (ft, shift, pieces) = match &plan {
-            Ok(Some(p)) => (p.view.as_ref().map_or(base, |t| t.0), p.shift, &p.pieces[..]),
+            Ok(Some(p)) => (
+                p.view.as_ref().map_or(base, |t| t.0),
+                p.shift,
+                &p.pieces[..],
+            ),
             // An empty box, or a local failure: the view with nothing.
             Ok(None) | Err(_) => (base, 0, &[][..]),
         };
@@ -326,7 +330,11 @@ pub(super) unsafe fn transfer(
         // several pieces (MPI-IO's two-phase reads gather them); each
         // rank's own calls otherwise.
         let calls = match collective {
-            true => now.iter().map(|b| b.volume().div_ceil(step)).max().unwrap_or(0),
+            true => now
+                .iter()
+                .map(|b| b.volume().div_ceil(step))
+                .max()
+                .unwrap_or(0),
             false => cells.div_ceil(step),
         };
         let mut rows = Rows::new(layout, f, pieces);
@@ -334,7 +342,11 @@ pub(super) unsafe fn transfer(
         let mut done = 0;
         let mut dummy = 0u64;
         for _ in 0..calls {
-            let n = if file.first.is_ok() { step.min(cells - done) } else { 0 };
+            let n = if file.first.is_ok() {
+                step.min(cells - done)
+            } else {
+                0
+            };
             if n == 0 && !collective {
                 break;
             }
@@ -443,5 +455,82 @@ impl<'a> Rows<'a> {
             }
         }
         sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::array3d::{GridPlan3, Stencil};
+
+    #[test]
+    fn chunks_that_cut_rows_stage_every_cell_once_and_hash_as_whole_rows() {
+        // A 4 x 3 x 5 grid on two ranks; this is rank 1 (x in 2..4), its
+        // box read as two pieces (y = 0 and y in 1..3) into 12-byte cells.
+        let boxes = vec![
+            Box3::from_axes([0, 0, 0], [2, 3, 5]),
+            Box3::from_axes([2, 0, 0], [2, 3, 5]),
+        ];
+        let plan = GridPlan3::new("t", (4, 3, 5), boxes).unwrap();
+        let layout = Layout::new(plan, 1, Stencil::seven(1)).unwrap();
+        let (e, pad) = (12, [1, 1, 1]);
+        let me = layout.local_box();
+        let d = layout.padded_dims(pad);
+        let len = d[0] * d[1] * d[2] * e;
+        let mut src: Vec<u8> = (0..len).map(|b| (b * 31 % 251) as u8).collect();
+        let pieces = [
+            Box3::from_axes([2, 0, 0], [2, 1, 5]),
+            Box3::from_axes([2, 1, 0], [2, 2, 5]),
+        ];
+        // The pieces' rows in order, each with its hash, and which cells
+        // of the padded buffer they are.
+        let (mut expect, mut sum, mut inside) = (vec![], 0u64, vec![false; len / e]);
+        for p in &pieces {
+            for i in p.x..p.x + p.nx {
+                for j in p.y..p.y + p.ny {
+                    let at = ((i - me.x + 1) * d[1] + (j - me.y + 1)) * d[2] + (p.z - me.z + 1);
+                    let row = &src[at * e..(at + p.nz) * e];
+                    expect.extend_from_slice(row);
+                    sum = sum.wrapping_add(row_hash(((i * 3 + j) * 5 + p.z) as u64, row, e));
+                    inside[at..at + p.nz].iter_mut().for_each(|c| *c = true);
+                }
+            }
+        }
+        let field = |data: &mut Vec<u8>| RawField {
+            data: data.as_mut_ptr().cast(),
+            elem_size: e,
+            pad,
+        };
+        for cells in [1, 2, 7, 30] {
+            let mut staged = vec![0u8; me.volume() * e];
+            let mut rows = Rows::new(&layout, &field(&mut src), &pieces);
+            let mut into = 0u64;
+            for c in staged.chunks_mut(cells * e) {
+                // SAFETY: the buffer holds the padded box; the rows cover it.
+                into = into.wrapping_add(unsafe { rows.stage(c, e, true) });
+            }
+            assert_eq!(staged, expect, "chunks of {cells} cells");
+            assert_eq!(into, sum, "chunks of {cells} cells");
+            let mut dst = vec![0u8; len];
+            let mut rows = Rows::new(&layout, &field(&mut dst), &pieces);
+            let mut out = 0u64;
+            for c in staged.chunks_mut(cells * e) {
+                // SAFETY: as above, the buffer writable.
+                out = out.wrapping_add(unsafe { rows.stage(c, e, false) });
+            }
+            assert_eq!(out, sum, "chunks of {cells} cells");
+            for (k, &inn) in inside.iter().enumerate() {
+                let want: &[u8] = if inn {
+                    &src[k * e..(k + 1) * e]
+                } else {
+                    &[0; 12]
+                };
+                assert_eq!(
+                    &dst[k * e..(k + 1) * e],
+                    want,
+                    "cell {k}, chunks of {cells}"
+                );
+            }
+        }
     }
 }
