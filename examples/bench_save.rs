@@ -59,8 +59,13 @@ const GRID_STEPS: &[&str] = &[
     "save.read.checksum",
 ];
 
-/// The spans of a save (`Grid::save`, `DistGraph::save`).
+/// The spans of a save (`Grid::save`, `DistGraph::save`; a graph's
+/// records, their checksum and bytes first).
 const WRITE_STEPS: &[&str] = &[
+    "save.graph.records",
+    "save.graph.pieces",
+    "save.graph.checksum",
+    "save.graph.bytes",
     "save.write.open",
     "save.io",
     "save.stage",

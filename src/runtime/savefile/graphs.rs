@@ -26,6 +26,7 @@
 //!   truncated or corrupt file, another format or value size are the same
 //!   error on every rank.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -137,12 +138,12 @@ fn to_bytes(words: impl ExactSizeIterator<Item = u64>) -> Vec<u8> {
 }
 
 /// `count` little-endian 64-bit words read at byte `off` of `file`
-/// ([`MpiFile::at`]: straight into the words, no buffer of bytes).
+/// ([`MpiFile::read_at`]: straight into the words, no buffer of bytes).
 fn read_words(file: &mut MpiFile, off: u64, count: usize) -> Vec<u64> {
     let mut v = vec![0u64; count];
     // SAFETY: the words' own bytes; any bytes are a valid u64.
     let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), count * 8) };
-    file.at(off, bytes, 8);
+    file.read_at(off, bytes, 8);
     for w in &mut v {
         *w = u64::from_le(*w);
     }
@@ -157,9 +158,9 @@ fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
 }
 
 /// The sections of `p`'s records, as [`GraphHeader::widths`] orders them.
-fn sections<T: GraphValue>(p: &Pieces<T>, weighted: bool) -> [Vec<u8>; 7] {
-    let ids = |v: &[usize]| to_bytes(v.iter().map(|&x| x as u64));
-    let floats = |v: &[f64]| to_bytes(v.iter().map(|x| x.to_bits()));
+fn sections<T: GraphValue>(p: &Pieces<T>, weighted: bool) -> [Cow<'_, [u8]>; 7] {
+    let ids = |v| le_bytes(v, |&x: &usize| x as u64);
+    let floats = |v| le_bytes(v, |x: &f64| x.to_bits());
     let mut values = Vec::with_capacity(p.values.len() * T::BYTES);
     pack(p.values.iter(), &mut values);
     [
@@ -167,14 +168,23 @@ fn sections<T: GraphValue>(p: &Pieces<T>, weighted: bool) -> [Vec<u8>; 7] {
         ids(&p.deg),
         floats(&p.vwgt),
         floats(&p.coords),
-        values,
+        Cow::Owned(values),
         ids(&p.adj),
-        if weighted {
-            floats(&p.ewgt)
-        } else {
-            Vec::new()
-        },
+        floats(if weighted { &p.ewgt } else { &[] }),
     ]
+}
+
+/// The little-endian bytes of the 64-bit words `word` gives of `v`: `v`'s
+/// own memory where that is their layout (a little-endian target, `W` of
+/// 8 bytes: `usize` on 64 bits, `f64`), else a copy.
+fn le_bytes<W>(v: &[W], word: impl Fn(&W) -> u64) -> Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") && std::mem::size_of::<W>() == 8 {
+        // SAFETY: `W` (an integer or a float, no padding) is 8 bytes wide,
+        // its memory on a little-endian target the bytes of its word.
+        Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), v.len() * 8) })
+    } else {
+        Cow::Owned(to_bytes(v.iter().map(word)))
+    }
 }
 
 /// The records of read sections: the words of each section but the
@@ -289,7 +299,10 @@ impl<T: GraphValue> DistGraph<T> {
         check_identical(self.comm(), 0, "save file path", &name)?;
         let comm = self.comm();
         let speeds = speeds_of(bal, comm)?;
+        let span = tracing::debug_span!("save.graph.records").entered();
+        let t = tracing::debug_span!("save.graph.pieces").entered();
         let (pieces, weighted, dim) = self.pieces();
+        drop(t);
         let (before, total) = placed(comm, pieces.ids.len() as u64, pieces.adj.len() as u64);
         let mut header = GraphHeader {
             nuce: env!("CARGO_PKG_VERSION").to_string(),
@@ -302,18 +315,22 @@ impl<T: GraphValue> DistGraph<T> {
             ranks: comm.size() as usize,
             user: user.to_vec(),
             data_offset: 0,
-            sum: all_sums(comm, &[records_sum(&pieces, weighted, dim)])[0],
+            sum: {
+                let _t = tracing::debug_span!("save.graph.checksum").entered();
+                all_sums(comm, &[records_sum(&pieces, weighted, dim)])[0]
+            },
             speeds,
         };
         let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?.len();
         let (offs, len) = header.offsets()?;
-        let mut data = sections(&pieces, weighted);
-        drop(pieces);
+        let t = tracing::debug_span!("save.graph.bytes").entered();
+        let data = sections(&pieces, weighted);
+        drop((t, span));
         let widths = header.widths();
         write_file(comm, path, |file| {
-            for (k, buf) in data.iter_mut().enumerate() {
+            for (k, buf) in data.iter().enumerate() {
                 let first = before[usize::from(k >= VERTEX_SECTIONS)];
-                file.at(offs[k] + first * widths[k] as u64, buf, widths[k]);
+                file.write_at(offs[k] + first * widths[k] as u64, buf, widths[k]);
             }
             if comm.rank() == 0 {
                 write_head(file, Kind::Graph, &header, head);
@@ -474,7 +491,7 @@ impl SavedGraph {
                 let at = offs[k] + lo * widths[k] as u64;
                 if k == 4 {
                     values = vec![0u8; n * widths[k]];
-                    file.at(at, &mut values, widths[k]);
+                    file.read_at(at, &mut values, widths[k]);
                 } else {
                     data[k] = read_words(&mut file, at, n * widths[k] / 8);
                 }

@@ -95,25 +95,41 @@ impl MpiFile {
         self.keep(mpi_check(code, "MPI_File_write_at (header)"));
     }
 
-    /// Writes (`write`) or reads `buf`, elements of `e` bytes, at byte
-    /// offset `off` of the default view: this rank's own independent
-    /// `MPI_File_write_at` / `MPI_File_read_at` calls of at most
+    /// Reads `buf`, elements of `e` bytes, at byte offset `off` of the
+    /// default view: this rank's own `MPI_File_read_at` calls of at most
     /// [`STAGE_BYTES`] each (not collective; an empty `buf` does nothing).
-    pub(super) fn at(&mut self, off: u64, buf: &mut [u8], e: usize) {
+    pub(super) fn read_at(&mut self, off: u64, buf: &mut [u8], e: usize) {
+        debug_assert!(!self.write);
+        // SAFETY: `buf` is writable for its length.
+        unsafe { self.at(off, buf.as_mut_ptr(), buf.len(), e) }
+    }
+
+    /// Writes `buf` as [`MpiFile::read_at`] reads (`MPI_File_write_at`).
+    pub(super) fn write_at(&mut self, off: u64, buf: &[u8], e: usize) {
+        debug_assert!(self.write);
+        // SAFETY: a file open for writing only reads `buf`, readable for
+        // its length.
+        unsafe { self.at(off, buf.as_ptr().cast_mut(), buf.len(), e) }
+    }
+
+    /// # Safety
+    /// `buf` holds `len` bytes, writable when the file is read.
+    unsafe fn at(&mut self, off: u64, buf: *mut u8, len: usize, e: usize) {
         let (words, base) = crate::runtime::halo::word_type(e.max(1));
         let step = chunk_cells(e) * e.max(1);
         let mut at = 0;
-        while at < buf.len() && self.first.is_ok() {
-            let len = step.min(buf.len() - at);
-            let count = (len / e.max(1) * words) as c_int;
+        while at < len && self.first.is_ok() {
+            let n = step.min(len - at);
+            let count = (n / e.max(1) * words) as c_int;
             let r = self.call(
                 Io::At((off + at as u64) as ffi::MPI_Offset),
-                buf[at..].as_mut_ptr().cast(),
+                // SAFETY: inside `buf` (the contract).
+                unsafe { buf.add(at) }.cast(),
                 count,
                 base,
             );
             self.keep(r);
-            at += len;
+            at += n;
         }
     }
 
@@ -190,7 +206,7 @@ enum Io {
 }
 
 /// Bytes staged per MPI-IO call of an array's cells (and per call of
-/// [`MpiFile::at`]): a staging buffer of this size is reused, warm in the
+/// [`MpiFile::read_at`], [`MpiFile::write_at`]): a staging buffer of this size is reused, warm in the
 /// cache, where one of a whole box (tens of MB, fresh pages) cost as much
 /// as the read itself (measured in BENCHMARKS.md).
 pub(super) const STAGE_BYTES: usize = 256 << 10;
