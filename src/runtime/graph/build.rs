@@ -134,7 +134,10 @@ impl<T: GraphValue> DistGraph<T> {
     pub(crate) fn pieces(&self) -> (Pieces<T>, bool, usize) {
         let weighted = any_rank(&*self.comm, !self.part.ewgt.is_empty());
         let p = &self.part;
-        let (n, arcs) = (p.owned.len(), p.xadj.get(p.owned.len()).copied().unwrap_or(0));
+        let (n, arcs) = (
+            p.owned.len(),
+            p.xadj.get(p.owned.len()).copied().unwrap_or(0),
+        );
         let mut out = Pieces {
             ids: Vec::with_capacity(n),
             deg: Vec::with_capacity(n),
