@@ -6,7 +6,7 @@
 //! writes plain ranges several times faster than through a subarray view:
 //! measured in BENCHMARKS.md). A read on another plan takes, for each old
 //! box its new box meets, that intersection (a subarray of the old box's
-//! block) — collective reads per array through a view of them all; a read
+//! block) — one collective read per array through a view of them all; a read
 //! on the same plan is one contiguous range per rank, read (as a save
 //! writes) by each rank alone, in chunks through a small staging buffer
 //! where the checksums are hashed ([`transfer`]).
@@ -294,8 +294,9 @@ fn pieces(layout: &Layout, boxes: &[Box3], e: usize) -> Result<Pieces> {
 /// hashed while it is in the cache (one pass over the cells, no buffer of
 /// the whole box). The calls are each rank's own (`MPI_File_write`,
 /// `MPI_File_read`) when every rank's box is one block of the file (a save;
-/// a read on the writing plan), else collective (`MPI_File_read_all`, as
-/// many on every rank). The file's view is the
+/// a read on the writing plan), else one collective `MPI_File_read_all` of
+/// the whole box per array (staged in a buffer of the box). The file's
+/// view is the
 /// default again at the end (the root's header goes at byte 0). A local
 /// failure still takes part in every collective step (so no rank hangs)
 /// and is kept in `file` ([`MpiFile::close`]).
@@ -340,29 +341,32 @@ pub(super) unsafe fn transfer(
         }
         file.set_view(off + shift, base, ft);
         let cells: usize = pieces.iter().map(Box3::volume).sum();
-        let step = chunk_cells(e);
-        stage.resize(stage.len().max(step.min(cells) * e), 0u8);
-        // Collective calls, as many on every rank, where the views have
-        // several pieces (MPI-IO's two-phase reads gather them); each
-        // rank's own calls otherwise.
-        let calls = match collective {
-            true => now
-                .iter()
-                .map(|b| b.volume().div_ceil(step))
-                .max()
-                .unwrap_or(0),
-            false => cells.div_ceil(step),
+        // Through views of several pieces, one collective call of the
+        // whole box on every rank (MPI-IO's two-phase read gathers the
+        // pieces; many smaller collective calls cost more on oversubscribed
+        // ranks); each rank's own calls of a chunk otherwise.
+        let (step, calls) = match collective {
+            true => (cells.max(1), 1),
+            false => (chunk_cells(e), cells.div_ceil(chunk_cells(e))),
         };
+        stage.resize(stage.len().max(step.min(cells) * e), 0u8);
         let mut rows = Rows::new(layout, f, pieces);
         let mut sum = 0u64;
         let mut done = 0;
         let mut dummy = 0u64;
         for _ in 0..calls {
-            let n = if file.first.is_ok() {
+            let mut n = if file.first.is_ok() {
                 step.min(cells - done)
             } else {
                 0
             };
+            let count = c_int::try_from(n * words).unwrap_or_else(|_| {
+                file.keep(Err(Error::invalid_input(format!(
+                    "a box of {n} cells of {e} bytes exceeds MPI-IO's int count"
+                ))));
+                n = 0;
+                0
+            });
             if n == 0 && !collective {
                 break;
             }
@@ -379,7 +383,7 @@ pub(super) unsafe fn transfer(
                 if file.write {
                     sum = sum.wrapping_add(rows.stage(chunk, e, true));
                 }
-                let r = file.call(how, buf, (n * words) as c_int, base);
+                let r = file.call(how, buf, count, base);
                 file.keep(r);
                 if !file.write && file.first.is_ok() {
                     sum = sum.wrapping_add(rows.stage(chunk, e, false));
