@@ -133,7 +133,20 @@ impl<T: GraphValue> DistGraph<T> {
     /// same on every rank). Collective (one all-reduce).
     pub(crate) fn pieces(&self) -> (Pieces<T>, bool, usize) {
         let weighted = any_rank(&*self.comm, !self.part.ewgt.is_empty());
-        let mut out = Pieces::default();
+        let p = &self.part;
+        let (n, arcs) = (
+            p.owned.len(),
+            p.xadj.get(p.owned.len()).copied().unwrap_or(0),
+        );
+        let mut out = Pieces {
+            ids: Vec::with_capacity(n),
+            deg: Vec::with_capacity(n),
+            adj: Vec::with_capacity(arcs),
+            ewgt: Vec::with_capacity(if weighted { arcs } else { 0 }),
+            vwgt: Vec::with_capacity(n),
+            coords: Vec::with_capacity(n * p.dim),
+            values: Vec::with_capacity(n),
+        };
         for i in 0..self.part.owned.len() {
             self.part.push_vertex(i, weighted, &mut out);
         }

@@ -1,36 +1,12 @@
 //! The checksums of a save file's arrays: per array, the sum over its
 //! cells of a hash of each 8-byte word and its position in the global
 //! array, so that it does not depend on the plan that wrote or reads it,
-//! and any change of one word changes it.
+//! and any change of one word changes it. Each rank adds up its cells'
+//! hashes row by row while it stages them for MPI-IO
+//! (`mpiio::transfer`: one pass over the cells).
 
 use mpi::collective::SystemOperation;
 use mpi::traits::*;
-
-use super::mpiio;
-use crate::runtime::layout::{Layout, RawField};
-
-/// This rank's sums of its cells' hashes, per array.
-pub(super) fn local_sums(layout: &Layout, arrays: &[RawField]) -> Vec<u64> {
-    let (_, n1, n2) = layout.plan().shape;
-    let b = layout.local_box();
-    arrays
-        .iter()
-        .map(|f| {
-            let e = f.elem_size;
-            let mut sum = 0u64;
-            let row_len = b.nz * e;
-            mpiio::for_rows(layout, f, &[b], |at, to, len| {
-                // The row's first cell: `to / row_len` rows into the box.
-                let r = to / row_len.max(1);
-                let g = ((b.x + r / b.ny) * n1 + (b.y + r % b.ny)) * n2 + b.z;
-                // SAFETY: the row's cells lie inside the checked buffer.
-                let bytes = unsafe { std::slice::from_raw_parts(f.data.cast::<u8>().add(at), len) };
-                sum = sum.wrapping_add(row_hash(g as u64, bytes, e));
-            });
-            sum
-        })
-        .collect()
-}
 
 /// The sums over every rank (wrapping).
 pub(super) fn all_sums<C: Communicator>(comm: &C, local: &[u64]) -> Vec<u64> {
@@ -51,7 +27,7 @@ pub(super) fn all_sums<C: Communicator>(comm: &C, local: &[u64]) -> Vec<u64> {
 /// The sum of the hashes of the cells of `bytes` (cells of `e` bytes, the
 /// first at global index `g`): each 8-byte word of a cell (the last one
 /// zero-padded) is hashed with its position ([`word_hash`]).
-fn row_hash(g: u64, bytes: &[u8], e: usize) -> u64 {
+pub(super) fn row_hash(g: u64, bytes: &[u8], e: usize) -> u64 {
     let words = e.div_ceil(8) as u64;
     let word = |w: &[u8]| {
         let mut b = [0u8; 8];
@@ -60,9 +36,13 @@ fn row_hash(g: u64, bytes: &[u8], e: usize) -> u64 {
     };
     let mut sum = 0u64;
     if e % 8 == 0 {
-        // Words never straddle cells: one run over the row.
-        for (q, w) in bytes.chunks_exact(8).enumerate() {
-            sum = sum.wrapping_add(word_hash(g * words + q as u64, word(w)));
+        // Words never straddle cells: one run over the row, the positions'
+        // multiples stepped by additions (`word_hash`'s, unrolled).
+        let mut at = (g * words).wrapping_mul(POS);
+        for w in bytes.chunks_exact(8) {
+            let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            sum = sum.wrapping_add(scramble(w ^ at));
+            at = at.wrapping_add(POS);
         }
     } else {
         for (k, cell) in bytes.chunks_exact(e).enumerate() {
@@ -78,7 +58,16 @@ fn row_hash(g: u64, bytes: &[u8], e: usize) -> u64 {
 /// a bijection of `w` (xor, an odd multiplier, an xor-shift), so that any
 /// change of one word changes the sum.
 pub(super) fn word_hash(pos: u64, w: u64) -> u64 {
-    let h = (w ^ pos.wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    scramble(w ^ pos.wrapping_mul(POS))
+}
+
+/// The multiplier of a word's position in [`word_hash`].
+const POS: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// A bijection of 64-bit words: an odd multiplier, an xor-shift.
+#[inline]
+fn scramble(x: u64) -> u64 {
+    let h = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^ (h >> 31)
 }
 
@@ -98,6 +87,18 @@ mod tests {
             let mut one = bytes.clone();
             one[e + 1] ^= 0x40;
             assert_ne!(whole, row_hash(5, &one, e), "e = {e}");
+            // Word by word, as files of every format hold it.
+            let words = e.div_ceil(8);
+            let mut by_word = 0u64;
+            for (k, cell) in bytes.chunks_exact(e).enumerate() {
+                for (q, w) in cell.chunks(8).enumerate() {
+                    let mut b = [0u8; 8];
+                    b[..w.len()].copy_from_slice(w);
+                    let pos = ((5 + k) * words + q) as u64;
+                    by_word = by_word.wrapping_add(word_hash(pos, u64::from_le_bytes(b)));
+                }
+            }
+            assert_eq!(whole, by_word, "e = {e}");
         }
     }
 }

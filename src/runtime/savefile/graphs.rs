@@ -7,8 +7,10 @@
 //!   increasing id order; the file holds each section (ids, degrees, vertex
 //!   weights, coordinates, values, then per arc the neighbours and edge
 //!   weights) as the writing ranks' records one rank after another, each
-//!   rank's one contiguous `MPI_File_write_at_all` per section (little
-//!   endian, `GraphValue::write` bytes for the values). Written to
+//!   rank's one contiguous range per section written by the rank alone
+//!   (`MPI_File_write_at` in chunks; little endian, `GraphValue::write`
+//!   bytes for the values; read back the same way, straight into the
+//!   records' words). Written to
 //!   `PATH.nuce-tmp` and renamed when every rank succeeded, as a grid's.
 //! * **Read** ([`SavedGraph::open`], [`SavedGraph::new_graph`]): the root
 //!   checks the header; a graph balanced geometrically
@@ -24,6 +26,7 @@
 //!   truncated or corrupt file, another format or value size are the same
 //!   error on every rank.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -32,9 +35,9 @@ use serde::{Deserialize, Serialize};
 
 use super::checkpoint::speeds_of;
 use super::checksum::{all_sums, word_hash};
-use super::header::{check_speeds, prefixed, read_prefixed, Kind};
+use super::header::{check_speeds, read_prefixed, Kind};
 use super::mpiio::MpiFile;
-use super::{check_user, encode_aligned, write_file, SaveStats};
+use super::{check_user, encode_aligned, write_file, write_head, SaveStats};
 use crate::error::{Error, Result};
 use crate::plan::graph::Graph;
 use crate::runtime::balancer::{Balancer, SavedSpeeds};
@@ -126,8 +129,25 @@ fn read_graph_header(path: &Path) -> Result<GraphHeader> {
 }
 
 /// Little-endian bytes of 64-bit words.
-fn to_bytes(words: impl Iterator<Item = u64>) -> Vec<u8> {
-    words.flat_map(u64::to_le_bytes).collect()
+fn to_bytes(words: impl ExactSizeIterator<Item = u64>) -> Vec<u8> {
+    let mut v = Vec::with_capacity(words.len() * 8);
+    for w in words {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v
+}
+
+/// `count` little-endian 64-bit words read at byte `off` of `file`
+/// ([`MpiFile::read_at`]: straight into the words, no buffer of bytes).
+fn read_words(file: &mut MpiFile, off: u64, count: usize) -> Vec<u64> {
+    let mut v = vec![0u64; count];
+    // SAFETY: the words' own bytes; any bytes are a valid u64.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), count * 8) };
+    file.read_at(off, bytes, 8);
+    for w in &mut v {
+        *w = u64::from_le(*w);
+    }
+    v
 }
 
 /// The 64-bit words of little-endian bytes.
@@ -138,9 +158,9 @@ fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
 }
 
 /// The sections of `p`'s records, as [`GraphHeader::widths`] orders them.
-fn sections<T: GraphValue>(p: &Pieces<T>, weighted: bool) -> [Vec<u8>; 7] {
-    let ids = |v: &[usize]| to_bytes(v.iter().map(|&x| x as u64));
-    let floats = |v: &[f64]| to_bytes(v.iter().map(|x| x.to_bits()));
+fn sections<T: GraphValue>(p: &Pieces<T>, weighted: bool) -> [Cow<'_, [u8]>; 7] {
+    let ids = |v| le_bytes(v, |&x: &usize| x as u64);
+    let floats = |v| le_bytes(v, |x: &f64| x.to_bits());
     let mut values = Vec::with_capacity(p.values.len() * T::BYTES);
     pack(p.values.iter(), &mut values);
     [
@@ -148,33 +168,56 @@ fn sections<T: GraphValue>(p: &Pieces<T>, weighted: bool) -> [Vec<u8>; 7] {
         ids(&p.deg),
         floats(&p.vwgt),
         floats(&p.coords),
-        values,
+        Cow::Owned(values),
         ids(&p.adj),
-        if weighted {
-            floats(&p.ewgt)
-        } else {
-            Vec::new()
-        },
+        floats(if weighted { &p.ewgt } else { &[] }),
     ]
 }
 
-/// The records of read sections.
-fn records<T: GraphValue>(s: &[Vec<u8>; 7]) -> Pieces<T> {
-    let ids = |b: &[u8]| words(b).map(|x| x as usize).collect();
-    let floats = |b: &[u8]| words(b).map(f64::from_bits).collect();
-    let values = if T::BYTES == 0 {
-        vec![T::read(&[]); s[1].len() / 8]
+/// The little-endian bytes of the 64-bit words `word` gives of `v`: `v`'s
+/// own memory where that is their layout (a little-endian target, `W` of
+/// 8 bytes: `usize` on 64 bits, `f64`), else a copy.
+fn le_bytes<W>(v: &[W], word: impl Fn(&W) -> u64) -> Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") && std::mem::size_of::<W>() == 8 {
+        // SAFETY: `W` (an integer or a float, no padding) is 8 bytes wide,
+        // its memory on a little-endian target the bytes of its word.
+        Cow::Borrowed(unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), v.len() * 8) })
     } else {
-        unpack(&s[4])
+        Cow::Owned(to_bytes(v.iter().map(word)))
+    }
+}
+
+/// The records of read sections: the words of each section but the
+/// values' (`values`, [`GraphValue::write`] bytes), as
+/// [`GraphHeader::widths`] orders them (the vectors are reused where
+/// `usize` has 64 bits).
+fn records<T: GraphValue>(mut s: [Vec<u64>; 7], values: &[u8]) -> Pieces<T> {
+    let values = if T::BYTES == 0 {
+        vec![T::read(&[]); s[1].len()]
+    } else {
+        unpack(values)
+    };
+    let mut ids = |k: usize| -> Vec<usize> {
+        std::mem::take(&mut s[k])
+            .into_iter()
+            .map(|x| x as usize)
+            .collect()
+    };
+    let (id, deg, adj) = (ids(0), ids(1), ids(5));
+    let mut floats = |k: usize| -> Vec<f64> {
+        std::mem::take(&mut s[k])
+            .into_iter()
+            .map(f64::from_bits)
+            .collect()
     };
     Pieces {
-        ids: ids(&s[0]),
-        deg: ids(&s[1]),
-        vwgt: floats(&s[2]),
-        coords: floats(&s[3]),
+        ids: id,
+        deg,
+        vwgt: floats(2),
+        coords: floats(3),
         values,
-        adj: ids(&s[5]),
-        ewgt: floats(&s[6]),
+        adj,
+        ewgt: floats(6),
     }
 }
 
@@ -256,7 +299,10 @@ impl<T: GraphValue> DistGraph<T> {
         check_identical(self.comm(), 0, "save file path", &name)?;
         let comm = self.comm();
         let speeds = speeds_of(bal, comm)?;
+        let span = tracing::debug_span!("save.graph.records").entered();
+        let t = tracing::debug_span!("save.graph.pieces").entered();
         let (pieces, weighted, dim) = self.pieces();
+        drop(t);
         let (before, total) = placed(comm, pieces.ids.len() as u64, pieces.adj.len() as u64);
         let mut header = GraphHeader {
             nuce: env!("CARGO_PKG_VERSION").to_string(),
@@ -269,19 +315,25 @@ impl<T: GraphValue> DistGraph<T> {
             ranks: comm.size() as usize,
             user: user.to_vec(),
             data_offset: 0,
-            sum: all_sums(comm, &[records_sum(&pieces, weighted, dim)])[0],
+            sum: {
+                let _t = tracing::debug_span!("save.graph.checksum").entered();
+                all_sums(comm, &[records_sum(&pieces, weighted, dim)])[0]
+            },
             speeds,
         };
-        let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?;
+        let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?.len();
         let (offs, len) = header.offsets()?;
-        let mut data = sections(&pieces, weighted);
-        drop(pieces);
-        let prefix = (comm.rank() == 0).then(|| prefixed(Kind::Graph, &head));
+        let t = tracing::debug_span!("save.graph.bytes").entered();
+        let data = sections(&pieces, weighted);
+        drop((t, span));
         let widths = header.widths();
-        write_file(comm, path, prefix.as_deref(), |file| {
-            for (k, buf) in data.iter_mut().enumerate() {
+        write_file(comm, path, |file| {
+            for (k, buf) in data.iter().enumerate() {
                 let first = before[usize::from(k >= VERTEX_SECTIONS)];
-                file.at_all(offs[k] + first * widths[k] as u64, buf, widths[k]);
+                file.write_at(offs[k] + first * widths[k] as u64, buf, widths[k]);
+            }
+            if comm.rank() == 0 {
+                write_head(file, Kind::Graph, &header, head);
             }
         })?;
         Ok(SaveStats {
@@ -308,6 +360,7 @@ impl SavedGraph {
         let _w = waiting();
         let path = path.as_ref().to_path_buf();
         let name = path.to_string_lossy().into_owned();
+        let _span = tracing::debug_span!("save.open").entered();
         check_identical(comm, 0, "save file path", &name)?;
         let header = root_compute(comm, 0, || read_graph_header(&path))?;
         Ok(SavedGraph { path, header })
@@ -380,9 +433,12 @@ impl SavedGraph {
         )?;
         bal.restore_if_unmeasured(self.speeds());
         let spread = h.strategy == GraphStrategy::Geometric;
+        let span = tracing::debug_span!("save.graph.records").entered();
         let pieces = self.read_records(bal.comm(), spread)?;
+        drop(span);
         let n = h.n as usize;
         if spread {
+            let span = tracing::debug_span!("save.graph.build").entered();
             let mut g = DistGraph::from_pieces(
                 bal.comm(),
                 n,
@@ -390,6 +446,8 @@ impl SavedGraph {
                 pieces,
                 GraphStrategy::Geometric,
             )?;
+            drop(span);
+            let _span = tracing::debug_span!("save.graph.partition").entered();
             bal.partition_distributed(&mut g)?;
             return Ok(g);
         }
@@ -422,16 +480,24 @@ impl SavedGraph {
         let widths = h.widths();
         let bad =
             |m: String| Error::invalid_input(format!("save file {}: {m}", self.path.display()));
-        let mut data: [Vec<u8>; 7] = Default::default();
+        // The sections of words (values' bytes apart: `values`).
+        let mut data: [Vec<u64>; 7] = Default::default();
+        let mut values = Vec::new();
         let mut arcs_wrong = None;
         let mut degrees = Ok(());
         let read = MpiFile::open(comm, &self.path, false).and_then(|mut file| {
+            let n = (hi - lo) as usize;
             for k in 0..VERTEX_SECTIONS {
-                data[k] = vec![0u8; (hi - lo) as usize * widths[k]];
-                file.at_all(offs[k] + lo * widths[k] as u64, &mut data[k], widths[k]);
+                let at = offs[k] + lo * widths[k] as u64;
+                if k == 4 {
+                    values = vec![0u8; n * widths[k]];
+                    file.read_at(at, &mut values, widths[k]);
+                } else {
+                    data[k] = read_words(&mut file, at, n * widths[k] / 8);
+                }
             }
             // This rank's arcs: its degrees' sum, each at most the file's.
-            let mine = words(&data[1]).try_fold(0u64, |s, d| {
+            let mine = data[1].iter().try_fold(0u64, |s, &d| {
                 (d <= h.arcs).then(|| s.checked_add(d)).flatten()
             });
             if mine.is_none() {
@@ -446,12 +512,8 @@ impl SavedGraph {
                 0
             };
             for k in VERTEX_SECTIONS..7 {
-                data[k] = vec![0u8; arcs as usize * widths[k]];
-                file.at_all(
-                    offs[k] + first[1] * widths[k] as u64,
-                    &mut data[k],
-                    widths[k],
-                );
+                let at = offs[k] + first[1] * widths[k] as u64;
+                data[k] = read_words(&mut file, at, arcs as usize * widths[k] / 8);
             }
             file.close()
         });
@@ -463,8 +525,11 @@ impl SavedGraph {
                 h.arcs
             )));
         }
-        let pieces = records::<T>(&data);
-        drop(data);
+        let span = tracing::debug_span!("save.graph.decode").entered();
+        let pieces = records::<T>(data, &values);
+        drop(values);
+        drop(span);
+        let _span = tracing::debug_span!("save.graph.checksum").entered();
         if all_sums(comm, &[records_sum(&pieces, h.weighted, h.dim)])[0] != h.sum {
             return Err(bad(
                 "the graph's records do not match their checksum (a corrupt file)".into(),

@@ -6,19 +6,21 @@
 //! [`SavedGraph`]), told apart by the first bytes.
 //!
 //! * **Write** ([`Grid::save`]): every rank writes its box of every field
-//!   with MPI-IO, one contiguous `MPI_File_write_all` per field (the file
-//!   holds each field as the writing plan's boxes one after another, each
-//!   in C order: [`mpiio`]), into `PATH.nuce-tmp`; the root writes the
-//!   header; the file is synced, closed and renamed to `PATH` only when
-//!   every rank succeeded. A job killed while writing leaves the previous
-//!   `PATH` intact.
+//!   with MPI-IO, one contiguous range per field written by the rank alone
+//!   in chunks (the file holds each field as the writing plan's boxes one
+//!   after another, each in C order: [`mpiio`]), into `PATH.nuce-tmp`,
+//!   hashing the cells for the checksums as it stages them; the root then
+//!   writes the header (with the checksums) at the start; the file is
+//!   synced, closed and renamed to `PATH` only when every rank succeeded.
+//!   A job killed while writing leaves the previous `PATH` intact.
 //! * **Read** ([`SavedGrid::open`], then [`SavedGrid::new_grid`] and
 //!   [`SavedGrid::read`]): the root checks the header (magic, format,
 //!   its own checksum, the file's length) and broadcasts it; a grid of the
 //!   saved shape is planned for *this* run's speeds (so a restart on
 //!   another number of ranks, or after a speed change, starts balanced);
-//!   each rank reads its new box into the application's buffers, and the
-//!   cost per cell, if one was saved, is set on the grid.
+//!   each rank reads its new box into the application's buffers (through
+//!   a small staging buffer, hashing the cells on the way), and the cost
+//!   per cell, if one was saved, is set on the grid.
 //! * **Integrity**: the header holds, per field, a checksum of its cells
 //!   that does not depend on the plan (a sum over cells of a hash of the
 //!   cell's global index and bytes); a read recomputes it over every rank
@@ -53,7 +55,7 @@ mod mpiio;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Shape3, Stencil};
 pub use checkpoint::Checkpointable;
-use checksum::{all_sums, local_sums};
+use checksum::all_sums;
 pub use graphs::SavedGraph;
 pub use header::SAVE_FORMAT;
 use header::{prefixed, read_header, Header, Kind, ALIGN, PREFIX};
@@ -86,6 +88,7 @@ impl SavedGrid {
         let _w = waiting();
         let path = path.as_ref().to_path_buf();
         let name = path.to_string_lossy().into_owned();
+        let _span = tracing::debug_span!("save.open").entered();
         super::comm::check_identical(comm, 0, "save file path", &name)?;
         let header = root_compute(comm, 0, || read_header(&path))?;
         Ok(SavedGrid { path, header })
@@ -183,7 +186,9 @@ impl SavedGrid {
             h.shape
         );
         let local = self.check_read(grid, fields, lens);
+        let span = tracing::debug_span!("save.read.entry").entered();
         grid.checked_entry(&what, local.as_ref().err())?;
+        drop(span);
         let layout = grid.layout().clone();
         let mut cost = vec![
             0.0f64;
@@ -204,15 +209,18 @@ impl SavedGrid {
         let (offs, _) = h.offsets()?;
         let res = {
             let comm = grid.comm();
+            let span = tracing::debug_span!("save.read.open").entered();
             let io = MpiFile::open(comm, &self.path, false).and_then(|mut file| {
+                drop(span);
                 // SAFETY: the fields were checked against the layout
                 // (contract), the cost buffer holds the box.
-                unsafe { transfer(&mut file, &layout, &offs, &h.boxes, &arrays) };
-                file.close()
+                let sums = unsafe { transfer(&mut file, &layout, &offs, &h.boxes, &arrays) };
+                let _span = tracing::debug_span!("save.read.close").entered();
+                file.close().map(|()| sums)
             });
             let io = agree(comm, 0, io);
-            io.and_then(|()| {
-                let sums = local_sums(&layout, &arrays);
+            io.and_then(|sums| {
+                let _span = tracing::debug_span!("save.read.checksum").entered();
                 let total = all_sums(comm, &sums);
                 let bad: Vec<usize> = (0..total.len()).filter(|&k| total[k] != h.sums[k]).collect();
                 if bad.is_empty() {
@@ -358,7 +366,6 @@ impl Grid {
                 pad: [0; 3],
             });
         }
-        let sums = all_sums(comm, &local_sums(layout, &arrays));
         let mut header = Header {
             nuce: env!("CARGO_PKG_VERSION").to_string(),
             shape: layout.plan().shape,
@@ -369,15 +376,19 @@ impl Grid {
             boxes: layout.plan().boxes.clone(),
             user: user.to_vec(),
             data_offset: 0,
-            sums,
+            // Known once the data are written (the same length before).
+            sums: vec![0; arrays.len()],
             speeds,
         };
-        let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?;
+        let head = encode_aligned(&mut header, |h, at| h.data_offset = at)?.len();
         let (offs, len) = header.offsets()?;
-        let prefix = (comm.rank() == 0).then(|| prefixed(Kind::Grid, &head));
-        write_file(comm, path, prefix.as_deref(), |file| {
+        write_file(comm, path, |file| {
             // SAFETY: the fields were checked against the layout (contract).
-            unsafe { transfer(file, layout, &offs, &layout.plan().boxes, &arrays) }
+            let sums = unsafe { transfer(file, layout, &offs, &layout.plan().boxes, &arrays) };
+            header.sums = all_sums(comm, &sums);
+            if comm.rank() == 0 {
+                write_head(file, Kind::Grid, &header, head);
+            }
         })?;
         Ok(SaveStats {
             bytes: len,
@@ -387,30 +398,30 @@ impl Grid {
 }
 
 /// Writes a save file (collective on `comm`): `PATH.nuce-tmp` created
-/// anew, the root's `prefix` (the fixed prefix and the header) at offset
-/// 0, then `body`'s collective writes, synced and closed; the root renames
-/// it to `path` once every rank succeeded. The same error on every rank
-/// otherwise, and `path` is then unchanged.
+/// anew, `body`'s writes (the data, and the root's header:
+/// [`write_head`]), synced and closed; the root renames it to `path` once
+/// every rank succeeded. The same error on every rank otherwise, and
+/// `path` is then unchanged.
 fn write_file<C: Communicator>(
     comm: &C,
     path: &Path,
-    prefix: Option<&[u8]>,
     body: impl FnOnce(&mut MpiFile),
 ) -> Result<()> {
     let tmp = temporary(path);
+    let span = tracing::debug_span!("save.write.open").entered();
     if comm.rank() == 0 {
         // A temporary file left by a killed save: written anew (not
         // resized: extending a file block by block is faster).
         let _ = std::fs::remove_file(&tmp);
     }
     let written = MpiFile::open(comm, &tmp, true).and_then(|mut file| {
-        if let Some(h) = prefix {
-            file.write_header(h);
-        }
+        drop(span);
         body(&mut file);
+        let _span = tracing::debug_span!("save.write.close").entered();
         file.close()
     });
     agree(comm, 0, written)?;
+    let _span = tracing::debug_span!("save.write.rename").entered();
     let renamed = if comm.rank() == 0 {
         std::fs::rename(&tmp, path).map_err(|e| {
             Error::invalid_input(format!(
@@ -423,6 +434,21 @@ fn write_file<C: Communicator>(
         Ok(())
     };
     agree(comm, 0, renamed)
+}
+
+/// Writes the fixed prefix of a file of `kind` and the header `h` at byte
+/// 0 of `file` (the root's, after the data: the header holds their
+/// checksums), which must encode to `len` bytes, as it did when the data's
+/// offset was chosen ([`encode_aligned`]; bincode's fixed-width integers).
+fn write_head<H: serde::Serialize>(file: &mut MpiFile, kind: Kind, h: &H, len: usize) {
+    match encode(h) {
+        Ok(head) if head.len() == len => file.write_header(&prefixed(kind, &head)),
+        Ok(head) => file.keep(Err(Error::invalid_input(format!(
+            "the header grew from {len} to {} bytes",
+            head.len()
+        )))),
+        Err(e) => file.keep(Err(e)),
+    }
 }
 
 /// The application's bytes of a save: at most 64 MiB.

@@ -2,12 +2,14 @@
 //!
 //! In the file, each array (a field, then the cost) is the boxes of the
 //! **writing** plan one after another, each box's cells in C order. A save
-//! is then one contiguous collective write per array on every rank (MPI-IO
+//! is then one contiguous range per array on every rank (MPI-IO
 //! writes plain ranges several times faster than through a subarray view:
 //! measured in BENCHMARKS.md). A read on another plan takes, for each old
 //! box its new box meets, that intersection (a subarray of the old box's
-//! block) — one collective read per array through a view of them all; a
-//! read on the same plan is one contiguous read.
+//! block) — one collective read per array through a view of them all; a read
+//! on the same plan is one contiguous range per rank, read (as a save
+//! writes) by each rank alone, in chunks through a small staging buffer
+//! where the checksums are hashed ([`transfer`]).
 
 use std::ffi::{c_void, CString};
 use std::os::raw::c_int;
@@ -16,6 +18,7 @@ use std::path::Path;
 use mpi::ffi;
 use mpi::traits::*;
 
+use super::checksum::row_hash;
 use crate::error::{Error, Result};
 use crate::plan::array3d::Box3;
 use crate::runtime::comm::{agree, mpi_check};
@@ -92,56 +95,86 @@ impl MpiFile {
         self.keep(mpi_check(code, "MPI_File_write_at (header)"));
     }
 
-    /// Writes (`write`) or reads `buf`, elements of `e` bytes, at byte
-    /// offset `off` (collective: `MPI_File_write_at_all` or
-    /// `MPI_File_read_at_all`; `e` the same on every rank; an empty `buf`
-    /// takes part with nothing).
-    pub(super) fn at_all(&mut self, off: u64, buf: &mut [u8], e: usize) {
+    /// Reads `buf`, elements of `e` bytes, at byte offset `off` of the
+    /// default view: this rank's own `MPI_File_read_at` calls of at most
+    /// [`STAGE_BYTES`] each (not collective; an empty `buf` does nothing).
+    pub(super) fn read_at(&mut self, off: u64, buf: &mut [u8], e: usize) {
+        debug_assert!(!self.write);
+        // SAFETY: `buf` is writable for its length.
+        unsafe { self.at(off, buf.as_mut_ptr(), buf.len(), e) }
+    }
+
+    /// Writes `buf` as [`MpiFile::read_at`] reads (`MPI_File_write_at`).
+    pub(super) fn write_at(&mut self, off: u64, buf: &[u8], e: usize) {
+        debug_assert!(self.write);
+        // SAFETY: a file open for writing only reads `buf`, readable for
+        // its length.
+        unsafe { self.at(off, buf.as_ptr().cast_mut(), buf.len(), e) }
+    }
+
+    /// # Safety
+    /// `buf` holds `len` bytes, writable when the file is read.
+    unsafe fn at(&mut self, off: u64, buf: *mut u8, len: usize, e: usize) {
         let (words, base) = crate::runtime::halo::word_type(e.max(1));
-        let count = c_int::try_from(buf.len() / e.max(1) * words).map_err(|_| {
-            Error::invalid_input(format!(
-                "{} bytes exceed MPI-IO's int count of {}-byte words",
-                buf.len(),
-                e
-            ))
-        });
-        let count = match count {
-            Ok(c) => c,
-            Err(err) => {
-                self.keep(Err(err));
-                0
-            }
-        };
-        let mut dummy = 0u64;
-        let ptr: *mut c_void = if count == 0 {
-            (&mut dummy as *mut u64).cast()
-        } else {
-            buf.as_mut_ptr().cast()
-        };
-        // SAFETY: `ptr` holds `count` words of `base` (or is unused); an
-        // open file with the default view (byte offsets).
+        let step = chunk_cells(e) * e.max(1);
+        let mut at = 0;
+        while at < len && self.first.is_ok() {
+            let n = step.min(len - at);
+            let count = (n / e.max(1) * words) as c_int;
+            let r = self.call(
+                Io::At((off + at as u64) as ffi::MPI_Offset),
+                // SAFETY: inside `buf` (the contract).
+                unsafe { buf.add(at) }.cast(),
+                count,
+                base,
+            );
+            self.keep(r);
+            at += n;
+        }
+    }
+
+    /// One write (`self.write`) or read of `count` words of `base` at
+    /// `buf`, as `how` says.
+    fn call(
+        &mut self,
+        how: Io,
+        buf: *mut c_void,
+        count: c_int,
+        base: ffi::MPI_Datatype,
+    ) -> Result<()> {
+        let span = tracing::debug_span!("save.io").entered();
+        // SAFETY: `buf` holds `count` words of `base` (the callers'
+        // contract), an open file.
         let code = unsafe {
-            if self.write {
-                ffi::MPI_File_write_at_all(
-                    self.fh,
-                    off as ffi::MPI_Offset,
-                    ptr,
-                    count,
-                    base,
-                    ffi::RSMPI_STATUS_IGNORE,
-                )
-            } else {
-                ffi::MPI_File_read_at_all(
-                    self.fh,
-                    off as ffi::MPI_Offset,
-                    ptr,
-                    count,
-                    base,
-                    ffi::RSMPI_STATUS_IGNORE,
-                )
+            let st = ffi::RSMPI_STATUS_IGNORE;
+            match (self.write, how) {
+                (true, Io::At(o)) => ffi::MPI_File_write_at(self.fh, o, buf, count, base, st),
+                (false, Io::At(o)) => ffi::MPI_File_read_at(self.fh, o, buf, count, base, st),
+                (true, Io::Next) => ffi::MPI_File_write(self.fh, buf, count, base, st),
+                (false, Io::Next) => ffi::MPI_File_read(self.fh, buf, count, base, st),
+                (true, Io::All) => ffi::MPI_File_write_all(self.fh, buf, count, base, st),
+                (false, Io::All) => ffi::MPI_File_read_all(self.fh, buf, count, base, st),
             }
         };
-        self.keep(mpi_check(code, "MPI_File_write_at_all/read_at_all"));
+        drop(span);
+        mpi_check(code, "MPI_File_write/read")
+    }
+
+    /// Sets the view (collective): from byte `disp`, words of `base`
+    /// through the file type `ft`.
+    fn set_view(&mut self, disp: u64, base: ffi::MPI_Datatype, ft: ffi::MPI_Datatype) {
+        // SAFETY: committed types (or words), a NUL-terminated representation name.
+        let code = unsafe {
+            ffi::MPI_File_set_view(
+                self.fh,
+                disp as ffi::MPI_Offset,
+                base,
+                ft,
+                c"native".as_ptr(),
+                ffi::RSMPI_INFO_NULL,
+            )
+        };
+        self.keep(mpi_check(code, "MPI_File_set_view"));
     }
 
     /// Syncs a written file and closes it (collective); the first local
@@ -159,6 +192,28 @@ impl MpiFile {
         std::mem::replace(&mut self.first, Ok(()))
             .map_err(|e| Error::invalid_input(format!("{path}: {e}")))
     }
+}
+
+/// How [`MpiFile::call`] moves data.
+#[derive(Clone, Copy)]
+enum Io {
+    /// This rank alone, at an offset of the view.
+    At(ffi::MPI_Offset),
+    /// This rank alone, at its file pointer.
+    Next,
+    /// Collective, at each rank's file pointer.
+    All,
+}
+
+/// Bytes staged per MPI-IO call of an array's cells (and per call of
+/// [`MpiFile::read_at`], [`MpiFile::write_at`]): a staging buffer of this size is reused, warm in the
+/// cache, where one of a whole box (tens of MB, fresh pages) cost as much
+/// as the read itself (measured in BENCHMARKS.md).
+pub(super) const STAGE_BYTES: usize = 256 << 10;
+
+/// Cells of `e` bytes per staged call.
+fn chunk_cells(e: usize) -> usize {
+    (STAGE_BYTES / e.max(1)).max(1)
 }
 
 /// Where this rank's cells of one array lie in the file: `pieces` (sub-boxes
@@ -229,9 +284,22 @@ fn pieces(layout: &Layout, boxes: &[Box3], e: usize) -> Result<Pieces> {
 
 /// Writes (a file open for writing) or reads this rank's cells of each
 /// array at the file offsets `offs` (each array's region; the boxes of the
-/// writing plan `boxes` one after another) through MPI-IO, collective on
-/// the file's ranks. A local failure still takes part in every collective
-/// step (so no rank hangs) and is kept in `file` ([`MpiFile::close`]).
+/// writing plan `boxes` one after another) through MPI-IO, and returns the
+/// sums of the hashes of this rank's cells of each array (as
+/// [`checksum::row_hash`] adds them up; of the cells read, for a read).
+///
+/// Per array, a collective `MPI_File_set_view` (this rank's pieces of the
+/// file), then calls through a reused staging buffer of [`STAGE_BYTES`],
+/// each staged chunk copied to or from the padded buffer row by row and
+/// hashed while it is in the cache (one pass over the cells, no buffer of
+/// the whole box). The calls are each rank's own (`MPI_File_write`,
+/// `MPI_File_read`) when every rank's box is one block of the file (a save;
+/// a read on the writing plan), else one collective `MPI_File_read_all` of
+/// the whole box per array (staged in a buffer of the box). The file's
+/// view is the
+/// default again at the end (the root's header goes at byte 0). A local
+/// failure still takes part in every collective step (so no rank hangs)
+/// and is kept in `file` ([`MpiFile::close`]).
 ///
 /// # Safety
 /// Each array was checked against `layout` and points to a buffer of its
@@ -242,125 +310,246 @@ pub(super) unsafe fn transfer(
     offs: &[u64],
     boxes: &[Box3],
     arrays: &[RawField],
-) {
-    let (fh, write) = (file.fh, file.write);
-    let mut keep = |r: Result<()>| file.keep(r);
+) -> Vec<u64> {
     let me = layout.local_box();
+    let now = &layout.plan().boxes;
+    // Every rank's box one whole block of the file (a save, a read on the
+    // writing plan): no rank needs the others.
+    let collective = !now.iter().all(|b| b.is_empty() || boxes.contains(b));
+    let mut sums = Vec::with_capacity(arrays.len());
+    let mut stage = Vec::new();
     for (f, &off) in arrays.iter().zip(offs) {
-        let (words, base) = crate::runtime::halo::word_type(f.elem_size);
-        let count = c_int::try_from(me.volume() * words).map_err(|_| {
-            Error::invalid_input(format!(
-                "a box of {} cells of {} bytes exceeds MPI-IO's int count",
-                me.volume(),
-                f.elem_size
-            ))
-        });
-        let plan = match (me.volume() > 0, count) {
-            (false, _) => Err(None),
-            (true, Ok(count)) => pieces(layout, boxes, f.elem_size)
-                .map(|p| (p, count))
-                .map_err(Some),
-            (true, Err(e)) => Err(Some(e)),
+        let e = f.elem_size;
+        let (words, base) = crate::runtime::halo::word_type(e);
+        let plan = if me.volume() > 0 {
+            pieces(layout, boxes, e).map(Some)
+        } else {
+            Ok(None)
         };
         // The etype is the same on every rank (MPI requires its extent to be).
-        let (count, ft, shift, pieces) = match &plan {
-            Ok((p, count)) => (
-                *count,
+        let (ft, shift, pieces) = match &plan {
+            Ok(Some(p)) => (
                 p.view.as_ref().map_or(base, |t| t.0),
                 p.shift,
                 &p.pieces[..],
             ),
-            // An empty box, or a local failure: the collectives with nothing.
-            Err(e) => {
-                if let Some(e) = e {
-                    keep(Err(e.clone()));
-                }
-                (0, base, 0, &[][..])
-            }
+            // An empty box, or a local failure: the view with nothing.
+            Ok(None) | Err(_) => (base, 0, &[][..]),
         };
-        // This rank's cells staged contiguously in the pieces' order.
-        let mut staged = vec![
-            0u8;
-            if count > 0 {
-                me.volume() * f.elem_size
+        if let Err(e) = &plan {
+            file.keep(Err(e.clone()));
+        }
+        file.set_view(off + shift, base, ft);
+        let cells: usize = pieces.iter().map(Box3::volume).sum();
+        // Through views of several pieces, one collective call of the
+        // whole box on every rank (MPI-IO's two-phase read gathers the
+        // pieces; many smaller collective calls cost more on oversubscribed
+        // ranks); each rank's own calls of a chunk otherwise.
+        let (step, calls) = match collective {
+            true => (cells.max(1), 1),
+            false => (chunk_cells(e), cells.div_ceil(chunk_cells(e))),
+        };
+        stage.resize(stage.len().max(step.min(cells) * e), 0u8);
+        let mut rows = Rows::new(layout, f, pieces);
+        let mut sum = 0u64;
+        let mut done = 0;
+        let mut dummy = 0u64;
+        for _ in 0..calls {
+            let mut n = if file.first.is_ok() {
+                step.min(cells - done)
             } else {
                 0
-            }
-        ];
-        if count > 0 && write {
-            // SAFETY: the rows lie inside the checked buffer (contract).
-            for_rows(layout, f, pieces, |at, to, len| unsafe {
-                std::ptr::copy_nonoverlapping(
-                    f.data.cast::<u8>().add(at),
-                    staged.as_mut_ptr().add(to),
-                    len,
-                );
+            };
+            let count = c_int::try_from(n * words).unwrap_or_else(|_| {
+                file.keep(Err(Error::invalid_input(format!(
+                    "a box of {n} cells of {e} bytes exceeds MPI-IO's int count"
+                ))));
+                n = 0;
+                0
             });
-        }
-        // SAFETY: committed types (or words), a NUL-terminated representation name.
-        keep(mpi_check(
-            unsafe {
-                ffi::MPI_File_set_view(
-                    fh,
-                    (off + shift) as ffi::MPI_Offset,
-                    base,
-                    ft,
-                    c"native".as_ptr(),
-                    ffi::RSMPI_INFO_NULL,
-                )
-            },
-            "MPI_File_set_view",
-        ));
-        let mut dummy = 0u8;
-        let buf: *mut c_void = if count == 0 {
-            (&mut dummy as *mut u8).cast()
-        } else {
-            staged.as_mut_ptr().cast()
-        };
-        // SAFETY: `buf` holds `count` words of `base` (or is unused).
-        let code = unsafe {
-            if write {
-                ffi::MPI_File_write_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE)
+            if n == 0 && !collective {
+                break;
+            }
+            let chunk = &mut stage[..n * e];
+            let buf: *mut c_void = if n == 0 {
+                (&mut dummy as *mut u64).cast()
             } else {
-                ffi::MPI_File_read_all(fh, buf, count, base, ffi::RSMPI_STATUS_IGNORE)
+                chunk.as_mut_ptr().cast()
+            };
+            let how = if collective { Io::All } else { Io::Next };
+            // SAFETY: the rows lie inside the checked buffer (contract);
+            // `buf` holds `n` cells (or is unused).
+            unsafe {
+                if file.write {
+                    sum = sum.wrapping_add(rows.stage(chunk, e, true));
+                }
+                let r = file.call(how, buf, count, base);
+                file.keep(r);
+                if !file.write && file.first.is_ok() {
+                    sum = sum.wrapping_add(rows.stage(chunk, e, false));
+                }
             }
-        };
-        keep(mpi_check(code, "MPI_File_write_all/read_all"));
-        if count > 0 && code == ffi::MPI_SUCCESS as c_int && !write {
-            // SAFETY: the rows lie inside the checked, writable buffer (contract).
-            for_rows(layout, f, pieces, |at, to, len| unsafe {
-                std::ptr::copy_nonoverlapping(
-                    staged.as_ptr().add(to),
-                    f.data.cast::<u8>().add(at),
-                    len,
-                );
-            });
+            done += n;
         }
+        sums.push(sum);
+    }
+    // SAFETY: reading handle constants.
+    let byte = unsafe { ffi::RSMPI_UINT8_T };
+    file.set_view(0, byte, byte);
+    sums
+}
+
+/// The rows (along axis 2) of pieces of this rank's box (sub-boxes, one
+/// after another, each in C order) in a field's padded buffer, consumed
+/// chunk by chunk ([`Rows::stage`]); a row a chunk ends in is continued in
+/// the next.
+struct Rows<'a> {
+    /// The padded buffer's dimensions and padding, this rank's box, the
+    /// grid's shape, the buffer.
+    d: [usize; 3],
+    pad: [usize; 3],
+    me: Box3,
+    shape: (usize, usize, usize),
+    data: *mut u8,
+    pieces: &'a [Box3],
+    /// The piece, row within it (x-major) and cells of that row done.
+    piece: usize,
+    row: usize,
+    done: usize,
+}
+
+impl<'a> Rows<'a> {
+    fn new(layout: &Layout, f: &RawField, pieces: &'a [Box3]) -> Rows<'a> {
+        Rows {
+            d: layout.padded_dims(f.pad),
+            pad: f.pad,
+            me: layout.local_box(),
+            shape: layout.plan().shape,
+            data: f.data.cast(),
+            pieces,
+            piece: 0,
+            row: 0,
+            done: 0,
+        }
+    }
+
+    /// Copies the next `chunk.len() / e` cells between the padded buffer
+    /// and `chunk` (into `chunk` when `to_chunk`, else out of it), row by
+    /// row, and returns the sum of their hashes.
+    ///
+    /// # Safety
+    /// The buffer holds the padded box (readable; writable unless
+    /// `to_chunk`), and the rows left cover the chunk.
+    unsafe fn stage(&mut self, chunk: &mut [u8], e: usize, to_chunk: bool) -> u64 {
+        let _span = tracing::debug_span!("save.stage").entered();
+        let (_, n1, n2) = self.shape;
+        let mut sum = 0u64;
+        let mut at = 0;
+        while at < chunk.len() {
+            let p = self.pieces[self.piece];
+            let (i, j) = (p.x + self.row / p.ny, p.y + self.row % p.ny);
+            let k = p.z + self.done;
+            let cells = (p.nz - self.done).min((chunk.len() - at) / e);
+            let cell = ((i - self.me.x + self.pad[0]) * self.d[1] + (j - self.me.y + self.pad[1]))
+                * self.d[2]
+                + (k - self.me.z + self.pad[2]);
+            let len = cells * e;
+            // SAFETY: the row lies inside the padded buffer (contract).
+            let row = unsafe { std::slice::from_raw_parts_mut(self.data.add(cell * e), len) };
+            let part = &mut chunk[at..at + len];
+            if to_chunk {
+                part.copy_from_slice(row);
+            } else {
+                row.copy_from_slice(part);
+            }
+            sum = sum.wrapping_add(row_hash(((i * n1 + j) * n2 + k) as u64, part, e));
+            at += len;
+            self.done += cells;
+            if self.done == p.nz {
+                self.done = 0;
+                self.row += 1;
+                if self.row == p.nx * p.ny {
+                    self.row = 0;
+                    self.piece += 1;
+                }
+            }
+        }
+        sum
     }
 }
 
-/// Calls `each(offset in f's padded buffer, offset in the staging buffer,
-/// length)` in bytes for each row (along axis 2) of each of `pieces`
-/// (sub-boxes of this rank's box, staged one after another, each in C
-/// order).
-pub(super) fn for_rows(
-    layout: &Layout,
-    f: &RawField,
-    pieces: &[Box3],
-    mut each: impl FnMut(usize, usize, usize),
-) {
-    let me = layout.local_box();
-    let d = layout.padded_dims(f.pad);
-    let e = f.elem_size;
-    let mut to = 0;
-    for p in pieces {
-        let len = p.nz * e;
-        for i in p.x..p.x + p.nx {
-            for j in p.y..p.y + p.ny {
-                let at = ((i - me.x + f.pad[0]) * d[1] + (j - me.y + f.pad[1])) * d[2]
-                    + (p.z - me.z + f.pad[2]);
-                each(at * e, to, len);
-                to += len;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::array3d::{GridPlan3, Stencil};
+
+    #[test]
+    fn chunks_that_cut_rows_stage_every_cell_once_and_hash_as_whole_rows() {
+        // A 4 x 3 x 5 grid on two ranks; this is rank 1 (x in 2..4), its
+        // box read as two pieces (y = 0 and y in 1..3) into 12-byte cells.
+        let boxes = vec![
+            Box3::from_axes([0, 0, 0], [2, 3, 5]),
+            Box3::from_axes([2, 0, 0], [2, 3, 5]),
+        ];
+        let plan = GridPlan3::new("t", (4, 3, 5), boxes).unwrap();
+        let layout = Layout::new(plan, 1, Stencil::seven(1)).unwrap();
+        let (e, pad) = (12, [1, 1, 1]);
+        let me = layout.local_box();
+        let d = layout.padded_dims(pad);
+        let len = d[0] * d[1] * d[2] * e;
+        let mut src: Vec<u8> = (0..len).map(|b| (b * 31 % 251) as u8).collect();
+        let pieces = [
+            Box3::from_axes([2, 0, 0], [2, 1, 5]),
+            Box3::from_axes([2, 1, 0], [2, 2, 5]),
+        ];
+        // The pieces' rows in order, each with its hash, and which cells
+        // of the padded buffer they are.
+        let (mut expect, mut sum, mut inside) = (vec![], 0u64, vec![false; len / e]);
+        for p in &pieces {
+            for i in p.x..p.x + p.nx {
+                for j in p.y..p.y + p.ny {
+                    let at = ((i - me.x + 1) * d[1] + (j - me.y + 1)) * d[2] + (p.z - me.z + 1);
+                    let row = &src[at * e..(at + p.nz) * e];
+                    expect.extend_from_slice(row);
+                    sum = sum.wrapping_add(row_hash(((i * 3 + j) * 5 + p.z) as u64, row, e));
+                    inside[at..at + p.nz].iter_mut().for_each(|c| *c = true);
+                }
+            }
+        }
+        let field = |data: &mut Vec<u8>| RawField {
+            data: data.as_mut_ptr().cast(),
+            elem_size: e,
+            pad,
+        };
+        for cells in [1, 2, 7, 30] {
+            let mut staged = vec![0u8; me.volume() * e];
+            let mut rows = Rows::new(&layout, &field(&mut src), &pieces);
+            let mut into = 0u64;
+            for c in staged.chunks_mut(cells * e) {
+                // SAFETY: the buffer holds the padded box; the rows cover it.
+                into = into.wrapping_add(unsafe { rows.stage(c, e, true) });
+            }
+            assert_eq!(staged, expect, "chunks of {cells} cells");
+            assert_eq!(into, sum, "chunks of {cells} cells");
+            let mut dst = vec![0u8; len];
+            let mut rows = Rows::new(&layout, &field(&mut dst), &pieces);
+            let mut out = 0u64;
+            for c in staged.chunks_mut(cells * e) {
+                // SAFETY: as above, the buffer writable.
+                out = out.wrapping_add(unsafe { rows.stage(c, e, false) });
+            }
+            assert_eq!(out, sum, "chunks of {cells} cells");
+            for (k, &inn) in inside.iter().enumerate() {
+                let want: &[u8] = if inn {
+                    &src[k * e..(k + 1) * e]
+                } else {
+                    &[0; 12]
+                };
+                assert_eq!(
+                    &dst[k * e..(k + 1) * e],
+                    want,
+                    "cell {k}, chunks of {cells}"
+                );
             }
         }
     }
