@@ -12,6 +12,18 @@
 //! ([`DecisionRule::Vetoed`]), longer after each failure. A load that
 //! changes the shares beyond [`VETO_TOLERANCE`] is followed at once.
 //!
+//! **Times are compared against the measured capacity.** A load that
+//! arrives on every rank at once (another job on all the cores) leaves the
+//! shares alike and makes every phase slower, remap or not. So the time
+//! checked is the wall time per iteration and work unit *times the sum of
+//! the measured speeds*: the ratio of the phase's time to the time a
+//! perfect split of the work over the measured speeds would take. A load
+//! that slows every rank lowers the speeds with the time and leaves the
+//! ratio; a remap that did not pay off raises the ratio (the speeds promised
+//! a gain that the wall time does not show). Measured before this: a good
+//! remap (imbalance 0.83 → 0.003) undone and vetoed because a build started
+//! on both cores right after it (`tests/quickstart.rs`).
+//!
 //! [`DecisionRule::NoPayoff`]: crate::policy::DecisionRule::NoPayoff
 //! [`DecisionRule::Vetoed`]: crate::policy::DecisionRule::Vetoed
 
@@ -20,11 +32,15 @@ use serde::{Deserialize, Serialize};
 /// How much longer (relative) the measured time per iteration and work
 /// unit may be after a remap than before it, before the remap counts as one
 /// that did not pay off. A remap is made for a predicted gain; this is a
-/// loss, beyond the noise of a phase's wall time. "Before" is the slower of
-/// the last two phases on the plan before the remap, when there were two:
-/// on a machine loaded by other jobs the wall time of one phase can be
-/// half that of the next (measured: 0.011 and 0.029 s per iteration in
-/// `tests/quickstart.rs` under two busy loops per core).
+/// loss, beyond the noise of a phase's wall time. "Before" is the median
+/// of the last three phases on the plan before the remap when there were
+/// three, else the slower of the last two, else the last: on a machine
+/// loaded by other jobs the wall time of one phase can be half that of the
+/// next (measured: 0.011 and 0.029 s per iteration in `tests/quickstart.rs`
+/// under two busy loops per core), or twice (a remap that did not pay off
+/// was accepted against one such slow phase under MPICH,
+/// `tests/mpi_decisions.rs`); the median of three ignores one such phase
+/// either way.
 pub const NO_PAYOFF_MARGIN: f64 = 0.10;
 
 /// Consecutive phases after a remap that must each be slower than the
@@ -55,10 +71,12 @@ pub const VETO_TOLERANCE: f64 = 0.25;
 pub struct Payoff {
     last: Option<Remapped>,
     veto: Option<Veto>,
-    /// The time of the last checked phase, while the plan has not changed since.
-    previous: Option<f64>,
-    /// What a remap at this balance point is checked against: the slower
-    /// of this phase and the previous one on the same plan.
+    /// The times of the last checked phases (at most [`BASELINE_PHASES`],
+    /// oldest first), while the plan has not changed since.
+    previous: Vec<f64>,
+    /// What a remap at this balance point is checked against
+    /// ([`NO_PAYOFF_MARGIN`]: the median of the last three phases on the
+    /// same plan, or the slower of two).
     baseline: Option<f64>,
 }
 
@@ -96,6 +114,30 @@ fn shares(v: &[f64]) -> Vec<f64> {
     }
 }
 
+/// Phases on one plan that the time to beat is taken from.
+const BASELINE_PHASES: usize = 3;
+
+/// The time to beat of a plan's last phases `t` (at least one): the median
+/// of three, the slower of two, the one.
+fn baseline(t: &[f64]) -> f64 {
+    match *t {
+        [a, b, c] => a.max(b).min(a.min(b).max(c)),
+        [a, b] => a.max(b),
+        _ => t[t.len() - 1],
+    }
+}
+
+/// The sum of the measured speeds (work units per second); not finite
+/// when there is none to sum, so that a phase without speeds checks nothing.
+fn capacity(speeds: &[f64]) -> f64 {
+    let sum: f64 = speeds.iter().filter(|x| x.is_finite() && **x > 0.0).sum();
+    if sum > 0.0 {
+        sum
+    } else {
+        f64::NAN
+    }
+}
+
 /// Whether two share vectors are alike ([`VETO_TOLERANCE`]).
 fn alike(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len()
@@ -110,7 +152,8 @@ impl Payoff {
     /// work unit, with the measured `speeds`: when the speeds are still
     /// like those the last remap planned for (else the world changed: a
     /// load came or went, and the remap is not judged by a time that
-    /// changed for another reason) and the last remap made it slower by more than
+    /// changed for another reason) and the last remap made it slower, against the
+    /// measured capacity (module doc), by more than
     /// [`NO_PAYOFF_MARGIN`], for the [`CONFIRM`]-th phase in a row, the work
     /// of every rank before that remap (plan for these speeds to go back),
     /// and its shares are vetoed from now on. A phase that is not slower
@@ -118,12 +161,18 @@ impl Payoff {
     /// positive finite number checks nothing.
     pub fn check(&mut self, now: f64, speeds: &[f64]) -> Option<Vec<f64>> {
         let valid = |t: f64| t.is_finite() && t > 0.0;
-        let prior = if valid(now) {
-            self.previous.replace(now)
+        // Against the capacity measured in the same phase (module doc).
+        let now = now * capacity(speeds);
+        if valid(now) {
+            if self.previous.len() == BASELINE_PHASES {
+                self.previous.remove(0);
+            }
+            self.previous.push(now);
+            self.baseline = Some(baseline(&self.previous));
         } else {
-            self.previous.take()
-        };
-        self.baseline = valid(now).then(|| prior.map_or(now, |p| p.max(now)));
+            self.previous.clear();
+            self.baseline = None;
+        }
         let mut last = self.last.take()?;
         if !valid(now)
             || !valid(last.before)
@@ -150,7 +199,7 @@ impl Payoff {
             failures,
         });
         // The plan changes back.
-        self.previous = None;
+        self.previous.clear();
         Some(last.loads_before)
     }
 
@@ -169,15 +218,15 @@ impl Payoff {
     }
 
     /// Records a remap made at the balance point just checked
-    /// ([`Payoff::check`]; its phase and the previous one on the same plan
-    /// are the time to beat), from every rank's work `loads_before` to a
+    /// ([`Payoff::check`]; its phase and the ones before it on the same plan
+    /// give the time to beat), from every rank's work `loads_before` to a
     /// plan for `speeds`. A remap made while the last one is still being
     /// checked (it was slower once) corrects it: the check goes on against
     /// the time and the work before the first.
     pub fn remapped(&mut self, loads_before: Vec<f64>, speeds: &[f64]) {
         let shares = shares(speeds);
         let before = self.baseline.take();
-        self.previous = None;
+        self.previous.clear();
         match (&mut self.last, before) {
             (Some(last), _) => last.shares = shares,
             (None, Some(before)) => {
@@ -196,7 +245,7 @@ impl Payoff {
     /// ranks or the data changed).
     pub fn forget(&mut self) {
         self.last = None;
-        self.previous = None;
+        self.previous.clear();
         self.baseline = None;
     }
 }
@@ -308,6 +357,27 @@ mod tests {
     }
 
     #[test]
+    fn a_load_on_every_rank_is_not_the_remaps_fault() {
+        let mut p = Payoff::default();
+        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        // Every rank at half its speed (same shares), the phases twice as
+        // long: the remap keeps its gain against the capacity.
+        assert_eq!(p.check(2.0, &[1.0, 0.5]), None);
+        assert_eq!(p.check(2.0, &[1.0, 0.5]), None);
+        assert!(!p.vetoes(&[2.0, 1.0]));
+        // At half the speed, phases 2.5x as long are a loss: undone.
+        p.forget();
+        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(2.5, &[1.0, 0.5]), None);
+        assert_eq!(p.check(2.5, &[1.0, 0.5]), Some(vec![50.0, 50.0]));
+        // No speeds: nothing to compare against, nothing checked.
+        p.forget();
+        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(5.0, &[0.0, 0.0]), None);
+        assert_eq!(p.check(5.0, &S21), None);
+    }
+
+    #[test]
     fn other_shares_are_followed_at_once() {
         let mut p = Payoff::default();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
@@ -319,5 +389,28 @@ mod tests {
         assert!(!p.vetoes(&[1.1, 1.0]));
         assert!(p.vetoes(&[1.6, 1.0]));
         assert!(!alike(&[0.5, 0.5], &[0.5, 0.3, 0.2]));
+    }
+
+    #[test]
+    fn one_slow_phase_before_a_remap_does_not_excuse_it() {
+        let mut p = Payoff::default();
+        // Three phases on the plan, the last slowed by another job.
+        assert_eq!(p.check(1.0, &S21), None);
+        assert_eq!(p.check(1.0, &S21), None);
+        remap(&mut p, 2.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        // 1.8 beats the slow phase, not the plan's usual 1.0.
+        assert_eq!(p.check(1.8, &S21), None);
+        assert_eq!(p.check(1.8, &S21), Some(vec![50.0, 50.0]));
+        // Nor does one fast phase make a good remap look bad.
+        let mut p = Payoff::default();
+        assert_eq!(p.check(2.0, &S21), None);
+        assert_eq!(p.check(2.0, &S21), None);
+        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        assert_eq!(p.check(1.9, &S21), None);
+        assert_eq!(p.check(1.9, &S21), None);
+        assert!(!p.vetoes(&[2.0, 1.0]));
+        assert_eq!(baseline(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(baseline(&[1.0, 3.0, 2.0]), 2.0);
+        assert_eq!(baseline(&[1.0, 2.0, 3.0]), 2.0);
     }
 }
