@@ -8,6 +8,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Pack with the tight-packing heuristic TP (\[VH94\] §4.1).
+#define NUCE_PACK_TIGHT 0
+
+// Pack with first-fit level packing LP (the baseline of \[VH94\] §4.5).
+#define NUCE_PACK_LEVEL 1
+
+// Scale the packing with different factors in x and y (the whole mesh).
+#define NUCE_SCALE_NONUNIFORM 0
+
+// Scale the packing with one factor in both directions.
+#define NUCE_SCALE_UNIFORM 1
+
 // Success.
 #define NUCE_OK 0
 
@@ -64,18 +76,6 @@
 // An MPI call failed; the message carries its MPI error class and string
 // (`nuce::Error::Mpi`).
 #define NUCE_ERR_MPI 15
-
-// Pack with the tight-packing heuristic TP (\[VH94\] §4.1).
-#define NUCE_PACK_TIGHT 0
-
-// Pack with first-fit level packing LP (the baseline of \[VH94\] §4.5).
-#define NUCE_PACK_LEVEL 1
-
-// Scale the packing with different factors in x and y (the whole mesh).
-#define NUCE_SCALE_NONUNIFORM 0
-
-// Scale the packing with one factor in both directions.
-#define NUCE_SCALE_UNIFORM 1
 
 // The 7-point stencil (faces only) of [`nuce_grid_create`].
 #define NUCE_STENCIL_FACES 7
@@ -197,13 +197,6 @@ typedef struct nuce_task_platform {
 extern "C" {
 #endif // __cplusplus
 
-// The version of nuce, e.g. `"0.1.0"` (a static string; never NULL).
-const char *nuce_version(void);
-
-// The message of the last failed call on this thread (`""` if none). Valid
-// until the next failing call on this thread; never NULL.
-const char *nuce_last_error(void);
-
 // Creates a balancer over a duplicate of `comm` (collective over `comm`:
 // `MPI_Comm_dup`), root rank 0, writing it to `*out` (`NULL` on failure).
 // `comm` stays the caller's: nuce never frees it. MPI must be initialised.
@@ -278,6 +271,23 @@ int nuce_start_phase(struct nuce_balancer *b);
 // functional model (`NUCE_SPEED_MODEL`) learn from the phases nuce times
 // itself.
 int nuce_record_phase(struct nuce_balancer *b, double work, double seconds);
+
+// Allocates one processor submesh of the `p × q` mesh to each of the `m`
+// grids `grids[2m] = {w0, h0, w1, h1, …}` (mesh points along x and y,
+// each > 0; `m ≤ p·q`), packed by `packer` (`NUCE_PACK_*`) and scaled by
+// `scaling` (`NUCE_SCALE_*`). Writes `submeshes[4m]`: for grid `i`,
+// `{row, col, rows, cols}` of its submesh with `col` along x (`0..p`) and
+// `row` along y (`0..q`); the submeshes are non-empty and pairwise
+// disjoint. `rotated[m]` (NULL allowed) gets 1 where the grid was packed
+// turned by 90° (its `w` along y). Local and pure.
+int nuce_amr_allocate(const uint64_t *grids,
+                      size_t m,
+                      int64_t p,
+                      int64_t q,
+                      int packer,
+                      int scaling,
+                      int64_t *submeshes,
+                      int *rotated);
 
 // Plans a `rows × cols` array of `elem_size`-byte elements (1, 2, 4, 8, 16
 // or 32) for the current speeds and creates it, zero-filled, with a ghost
@@ -369,23 +379,6 @@ int nuce_maybe_remap_ahead(struct nuce_balancer *b,
                            const void *padded,
                            size_t len,
                            int *remapped);
-
-// Allocates one processor submesh of the `p × q` mesh to each of the `m`
-// grids `grids[2m] = {w0, h0, w1, h1, …}` (mesh points along x and y,
-// each > 0; `m ≤ p·q`), packed by `packer` (`NUCE_PACK_*`) and scaled by
-// `scaling` (`NUCE_SCALE_*`). Writes `submeshes[4m]`: for grid `i`,
-// `{row, col, rows, cols}` of its submesh with `col` along x (`0..p`) and
-// `row` along y (`0..q`); the submeshes are non-empty and pairwise
-// disjoint. `rotated[m]` (NULL allowed) gets 1 where the grid was packed
-// turned by 90° (its `w` along y). Local and pure.
-int nuce_amr_allocate(const uint64_t *grids,
-                      size_t m,
-                      int64_t p,
-                      int64_t q,
-                      int packer,
-                      int scaling,
-                      int64_t *submeshes,
-                      int *rotated);
 
 // Announces that the next nuce call on this thread comes from the Fortran
 // module (local; for language bindings, not for C programs): its messages
@@ -540,6 +533,13 @@ int nuce_depart_finish_all_f(struct nuce_balancer *b,
                              struct nuce_graph *const *graphs,
                              MPI_Fint *comm,
                              int *released);
+
+// The version of nuce, e.g. `"0.1.0"` (a static string; never NULL).
+const char *nuce_version(void);
+
+// The message of the last failed call on this thread (`""` if none). Valid
+// until the next failing call on this thread; never NULL.
+const char *nuce_last_error(void);
 
 // Partitions the root's graph `g` for the balancer's current speeds (equal
 // parts when none were measured) and scatters it with the root's
