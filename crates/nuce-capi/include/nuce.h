@@ -541,52 +541,6 @@ const char *nuce_version(void);
 // until the next failing call on this thread; never NULL.
 const char *nuce_last_error(void);
 
-// Partitions the root's graph `g` for the balancer's current speeds (equal
-// parts when none were measured) and scatters it with the root's
-// `records` (`n × elem_size` bytes, vertex after vertex), writing the
-// handle to `*out` (collective; `elem_size` > 0 identical on every rank;
-// `g` and `records` read on rank 0 only, may be NULL elsewhere). The root
-// keeps an index ordering of the graph (Hilbert curve with coordinates,
-// spectral otherwise) so that [`nuce_graph_maybe_remap`] re-cuts it moving
-// few vertices. A balance point. Copy this rank's records out with
-// [`nuce_graph_read`].
-int nuce_graph_scatter(struct nuce_balancer *b,
-                       const struct nuce_csr *g,
-                       size_t elem_size,
-                       const void *records,
-                       struct nuce_graph **out);
-
-// Builds a distributed graph from every rank's own vertices and
-// partitions it by the balancer's current speeds (equal parts when none
-// were measured), writing the handle to `*out`. Collective over the
-// balancer's ranks; no rank sees the whole graph. Each rank gives its
-// `nlocal` vertices (any number, 0 allowed): their `global_ids` (the ids of
-// all ranks together exactly `0..n`, each once), their adjacency in CSR
-// form as in `nuce_csr` (`xadj[nlocal + 1]` offsets from 0 into
-// `adjncy`, whose entries are global ids; symmetric over all ranks),
-// `vwgt[nlocal]` and `ewgt[xadj[nlocal]]` (NULL: weight 1 each),
-// `coords[dim × nlocal]` (vertex after vertex, `dim` 1 to 3, the same on
-// every rank: required, the graph is partitioned by the parallel RCB and
-// remapped by Hilbert-curve prefix cuts) and `values` (`nlocal` records of
-// `elem_size` bytes, in the order of `global_ids`). Arrays of zero length
-// may be NULL. A balance point: the vertices then live where the
-// partition put them — ask [`nuce_graph_sizes`], allocate the slot buffer
-// and copy the records into it with [`nuce_graph_read`]. The handle works
-// with every `nuce_graph_*` call; [`nuce_graph_maybe_remap`] re-cuts it
-// without gathering it anywhere.
-int nuce_graph_from_local(struct nuce_balancer *b,
-                          size_t nlocal,
-                          const int64_t *global_ids,
-                          const int64_t *xadj,
-                          const int64_t *adjncy,
-                          const double *vwgt,
-                          const double *ewgt,
-                          int dim,
-                          const double *coords,
-                          size_t elem_size,
-                          const void *values,
-                          struct nuce_graph **out);
-
 // Frees a graph (local; NULL is ignored).
 int nuce_graph_free(struct nuce_graph *g);
 
@@ -683,6 +637,52 @@ int nuce_graph_maybe_remap_ahead(struct nuce_balancer *b,
                                  const void *values,
                                  size_t len,
                                  int *remapped);
+
+// Partitions the root's graph `g` for the balancer's current speeds (equal
+// parts when none were measured) and scatters it with the root's
+// `records` (`n × elem_size` bytes, vertex after vertex), writing the
+// handle to `*out` (collective; `elem_size` > 0 identical on every rank;
+// `g` and `records` read on rank 0 only, may be NULL elsewhere). The root
+// keeps an index ordering of the graph (Hilbert curve with coordinates,
+// spectral otherwise) so that [`nuce_graph_maybe_remap`] re-cuts it moving
+// few vertices. A balance point. Copy this rank's records out with
+// [`nuce_graph_read`].
+int nuce_graph_scatter(struct nuce_balancer *b,
+                       const struct nuce_csr *g,
+                       size_t elem_size,
+                       const void *records,
+                       struct nuce_graph **out);
+
+// Builds a distributed graph from every rank's own vertices and
+// partitions it by the balancer's current speeds (equal parts when none
+// were measured), writing the handle to `*out`. Collective over the
+// balancer's ranks; no rank sees the whole graph. Each rank gives its
+// `nlocal` vertices (any number, 0 allowed): their `global_ids` (the ids of
+// all ranks together exactly `0..n`, each once), their adjacency in CSR
+// form as in `nuce_csr` (`xadj[nlocal + 1]` offsets from 0 into
+// `adjncy`, whose entries are global ids; symmetric over all ranks),
+// `vwgt[nlocal]` and `ewgt[xadj[nlocal]]` (NULL: weight 1 each),
+// `coords[dim × nlocal]` (vertex after vertex, `dim` 1 to 3, the same on
+// every rank: required, the graph is partitioned by the parallel RCB and
+// remapped by Hilbert-curve prefix cuts) and `values` (`nlocal` records of
+// `elem_size` bytes, in the order of `global_ids`). Arrays of zero length
+// may be NULL. A balance point: the vertices then live where the
+// partition put them — ask [`nuce_graph_sizes`], allocate the slot buffer
+// and copy the records into it with [`nuce_graph_read`]. The handle works
+// with every `nuce_graph_*` call; [`nuce_graph_maybe_remap`] re-cuts it
+// without gathering it anywhere.
+int nuce_graph_from_local(struct nuce_balancer *b,
+                          size_t nlocal,
+                          const int64_t *global_ids,
+                          const int64_t *xadj,
+                          const int64_t *adjncy,
+                          const double *vwgt,
+                          const double *ewgt,
+                          int dim,
+                          const double *coords,
+                          size_t elem_size,
+                          const void *values,
+                          struct nuce_graph **out);
 
 // Plans an `n[0] × n[1] × n[2]` grid for the current speeds and makes its
 // layout for `stencil` ([`NUCE_STENCIL_FACES`] or [`NUCE_STENCIL_BOX`])
