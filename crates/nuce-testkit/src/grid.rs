@@ -26,6 +26,8 @@
 //!   then every rank goes on with the same grid (3 right exchanges) and a
 //!   new balancer and grid (exchanges, a balance point, a sum over the
 //!   ranks): `AFTER rank same-grid=true|false|none|error … new-grid=…`.
+//!
+//! (Over 600 lines: scenarios only, one per bullet, for one type.)
 
 use mpi::traits::*;
 use nuce::collective::sum_f64;

@@ -1,3 +1,8 @@
+//! Tests of the functional performance models (\[LR07\]): building the
+//! speed functions, partitioning with them against brute force, noise,
+//! memory caps and the remap decisions they feed.
+//! (Over 600 lines: tests only.)
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

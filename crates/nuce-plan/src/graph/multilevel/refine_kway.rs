@@ -31,6 +31,11 @@
 //! the boundary as a vector with positions) and a dense per-part connectivity
 //! buffer, reset after each vertex. One pass costs O(Σ_{boundary v} deg v);
 //! a balancing round O(b log b + Σ deg) for b boundary vertices.
+//!
+//! One file of some 700 lines, on purpose: the three kinds of moves above
+//! share one `State` (weights, boundary, connectivity buffer, gains with
+//! migration costs) and change it under the same invariants; split, each
+//! would reach into the others' internals.
 
 use std::collections::BinaryHeap;
 
