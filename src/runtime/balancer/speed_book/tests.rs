@@ -214,3 +214,26 @@ fn departing_ranks_leave_the_book_and_a_data_less_point_merges() {
     book.learn_phase(speeds, estimates);
     assert!(book.phase_units);
 }
+
+#[test]
+fn the_root_weighs_a_layout_every_rank_planned() {
+    // A graph built from per-rank pieces: the model is broadcast, every
+    // rank plans its share, the root weighs the loads.
+    let even = [6050.0, 6050.0];
+    let book = SpeedBook::default();
+    let model = book.model(&point(&[8.5, 3.6], 0.0, &even, None)).unwrap();
+    let local = |candidate: [f64; 2]| LocalProposal {
+        current: even.to_vec(),
+        candidate: candidate.to_vec(),
+        volume: vec![(19600.0, 1), (19600.0, 1)],
+        plan: (),
+    };
+    let policy = (RemapPolicy::default(), None);
+    let d = book
+        .weigh(&model, &local([8500.0, 3600.0]), &policy, 100)
+        .unwrap();
+    assert!(d.remap, "{d:?}");
+    assert_eq!(d.speeds, vec![8.5, 3.6]);
+    let d = book.weigh(&model, &local(even), &policy, 100).unwrap();
+    assert!(!d.remap, "{d:?}");
+}
