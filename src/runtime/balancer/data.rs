@@ -33,7 +33,7 @@ impl Balancer {
     ) -> Result<P> {
         let _w = waiting();
         let p = self.comm.size() as usize;
-        let speeds = if self.speeds.is_some() {
+        let speeds = if self.book.speeds().is_some() {
             "measured speeds"
         } else {
             "uniform speeds"
@@ -242,7 +242,7 @@ impl Balancer {
         ))?;
         let p = self.comm.size() as usize;
         let uniform = vec![1.0; p];
-        let speeds = self.speeds.clone().unwrap_or(uniform);
+        let speeds = self.book.speeds().map_or(uniform, <[f64]>::to_vec);
         let at_root = self.comm.rank() == ROOT;
         // Built on the root only (the index is O(n)); every rank learns whether it worked.
         let built = at_root
@@ -285,7 +285,10 @@ impl Balancer {
         self.same_ranks(g.comm(), "partition_distributed")?;
         g.cp.adopt(&self.cp);
         let p = self.comm.size() as usize;
-        let speeds = self.speeds.clone().unwrap_or_else(|| vec![1.0; p]);
+        let speeds = self
+            .book
+            .speeds()
+            .map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
         let dest = g.partition_rcb(&speeds)?;
         let st = g.migrate(&dest)?;
         self.mark();

@@ -85,17 +85,10 @@ impl Balancer {
     /// depends on the machine's layout (hosts, links, memory limits, size
     /// sweeps) is measured again when needed. Collective on `comm`.
     fn restricted(&self, comm: &SimpleCommunicator, stay: &[usize]) -> Result<Balancer> {
-        fn keep<T: Clone>(v: &Option<Vec<T>>, stay: &[usize]) -> Option<Vec<T>> {
-            v.as_ref()
-                .map(|v| stay.iter().map(|&r| v[r].clone()).collect())
-        }
         let mut next = Balancer::new_as(comm, "Departure::finish (the new balancer)")?;
         next.adopt_settings(self);
         next.own = self.own.clone();
-        next.speeds = keep(&self.speeds, stay);
-        next.estimates = keep(&self.estimates, stay);
-        next.phase_units = self.phase_units;
-        next.records = keep(&self.records, stay);
+        next.book = self.book.restricted(stay);
         next.bandwidth = self.bandwidth;
         next.phase.set(self.phase.get());
         Ok(next)

@@ -88,14 +88,14 @@ impl Balancer {
                 .any(Option::is_some)
                 .then(|| all.iter().map(|c| c.unwrap_or(usize::MAX)).collect()))
         })?;
-        self.mem_caps = caps;
+        self.book.set_memory_limits(caps);
         Ok(())
     }
 
     /// Every rank's memory limit in cells (`usize::MAX`: none), once some
     /// rank declared one ([`Balancer::set_memory_limit`]; the same on every rank).
     pub fn memory_limits(&self) -> Option<&[usize]> {
-        self.mem_caps.as_deref()
+        self.book.memory_limits()
     }
 }
 

@@ -109,8 +109,7 @@ use crate::plan::array3d::{CellCosts, GridPlan3, Shape3, Stencil, WeightedBisect
 use crate::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate, SpeedFunction};
 use crate::plan::graph::{Graph, IntervalCut, Partition};
 use crate::plan::packing::{Grid, Mesh, Scaling, TightPacking};
-use crate::plan::payoff::Payoff;
-use crate::plan::policy::{migration_volume, DecisionRule, RemapDecision, RemapPolicy};
+use crate::plan::policy::{migration_volume, RemapDecision, RemapPolicy};
 use crate::plan::tasks::{TaskPlatform, TaskSchedule};
 use crate::speed::network::{LinkRecord, ProbeConfig};
 use crate::speed::{
@@ -132,10 +131,12 @@ mod rebalance;
 mod remap;
 mod saved_speeds;
 mod settings;
+mod speed_book;
 mod speeds;
 mod tasks;
 
 use rank_speed::RankSpeed;
+use speed_book::SpeedBook;
 
 pub use joining::{JoinItem, Joining};
 pub use membership::{Departing, Departure};
@@ -147,7 +148,7 @@ use remap::policy_args;
 pub use remap::RemapReport;
 pub use saved_speeds::SavedSpeeds;
 pub use settings::{ArrayAlgorithm, GridAlgorithm, Settings};
-pub use speeds::{functional_from_env, merge_estimates, RankReport, SpeedModel, ENV_SPEED_MODEL};
+pub use speeds::{functional_from_env, RankReport, SpeedModel, ENV_SPEED_MODEL};
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
 /// and broadcasts: rank 0 of the communicator given to [`Balancer::new`]
@@ -168,13 +169,10 @@ pub struct Balancer {
     /// This rank's own speed: phase timer, kernel noise, idle probe, speed
     /// function ([`RankSpeed`], pure).
     own: RankSpeed,
-    speeds: Option<Vec<f64>>,
-    /// Every rank's estimate with its noise, before snapping (same on every rank).
-    estimates: Option<Vec<SpeedEstimate>>,
-    /// Whether `estimates` are in the units of the phases (else: the
-    /// kernel's, or the application's of [`Balancer::set_speeds`]).
-    phase_units: bool,
-    records: Option<Vec<SpeedRecord>>,
+    /// Every rank's speed as planned, its estimate with its noise, the
+    /// memory limits, and the root's decision at a balance point
+    /// ([`SpeedBook`], pure).
+    book: SpeedBook,
     bandwidth: Option<f64>,
     network: Option<Network>,
     hosts: Option<Hosts>,
@@ -183,21 +181,6 @@ pub struct Balancer {
     cp: Checkpoints,
     /// Start of the current phase (the last balance point).
     phase: std::cell::Cell<Phase>,
-    /// Every rank's memory limit in cells (on the root; `usize::MAX` for a
-    /// rank without one), once some rank declared one.
-    mem_caps: Option<Vec<usize>>,
-    /// Every rank's speed function of its size sweep (on the root), from
-    /// [`Balancer::measure_sizes`] until the next balance point: what the
-    /// initial plans are made for.
-    sweep_fns: Option<Vec<SpeedFunction>>,
-    /// Consecutive balance points whose cost model said remap at the
-    /// snapped speeds while none happened (the same on every rank: it
-    /// follows the broadcast decisions; [`RemapDecision::persist`]).
-    remap_streak: u32,
-    /// The last remap, checked at the next balance point against the time
-    /// per iteration it was for, and the shares vetoed after remaps that
-    /// did not pay off (used on the root).
-    payoff: Payoff,
     /// This rank's load under the last [`Balancer::plan1d_weighted`]: the
     /// work per iteration of its next phase.
     curve_load: Option<f64>,
@@ -249,20 +232,13 @@ impl Balancer {
             settings,
             kernel: KernelConfig::default(),
             own: RankSpeed::default(),
-            speeds: None,
-            estimates: None,
-            phase_units: false,
-            records: None,
+            book: SpeedBook::default(),
             bandwidth: None,
             network: None,
             hosts: None,
             two_level: None,
             cp,
             phase: std::cell::Cell::new(Phase::start()),
-            mem_caps: None,
-            sweep_fns: None,
-            remap_streak: 0,
-            payoff: Payoff::default(),
             curve_load: None,
         })
     }

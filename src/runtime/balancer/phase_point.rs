@@ -45,7 +45,7 @@ impl Balancer {
     }
 
     /// Gathers every rank's `report` of its phase at the root, merges it
-    /// with the previous estimates ([`merge_estimates`]), snaps the speeds
+    /// with the previous estimates ([`SpeedBook::merge_phase`](super::SpeedBook::merge_phase)), snaps the speeds
     /// the noise cannot tell apart ([`snap_speeds`]) and broadcasts them as
     /// the balancer's speeds; no rank with a phase: the speeds stay as they
     /// are. Returns the speeds (uniform when there are none). Collective.
@@ -56,24 +56,17 @@ impl Balancer {
     pub(super) fn take_phase_speeds(&mut self, report: RankReport) -> Result<Vec<f64>> {
         let _w = waiting();
         let gathered = self.gather_at_root(&report)?;
-        let (previous, phase_units) = (self.estimates.clone(), self.phase_units);
         let merged = root_compute(&self.comm, ROOT, || {
             let phase = gathered.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?;
-            if phase.iter().all(|r| matches!(r, RankReport::Unknown)) {
-                return Ok(None);
-            }
-            let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
-            Ok(Some((snap_speeds(&est)?, est)))
+            self.book.merge_phase(&phase)
         })?;
         if let Some((speeds, estimates)) = merged {
             info!(?speeds, ?estimates, "phase speeds");
-            self.speeds = Some(speeds);
-            self.sweep_fns = None;
-            self.set_estimates(estimates, true);
+            self.book.learn_phase(speeds, estimates);
         }
         Ok(self
-            .speeds
-            .clone()
-            .unwrap_or_else(|| vec![1.0; self.comm.size() as usize]))
+            .book
+            .speeds()
+            .map_or_else(|| vec![1.0; self.comm.size() as usize], <[f64]>::to_vec))
     }
 }

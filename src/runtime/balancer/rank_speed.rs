@@ -5,7 +5,7 @@
 //!
 //! Pure: no MPI, no clock. The balancer gives it the compute time of each
 //! phase ([`crate::runtime::clock`]) and, for an idle rank, a kernel probe;
-//! the root merges the reports ([`super::merge_estimates`]). Tested on
+//! the root merges the reports ([`super::speeds::merge_estimates`]). Tested on
 //! injected timings below.
 
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! gather, model, propose, decide, apply) and its [`RemapReport`]; what it
 //! asks of the data is the [`Rebalance`] trait (module `rebalance`).
 
+use super::speed_book::{BalanceOutcome, BalancePoint, PhaseReport};
 use super::*;
 
 /// Outcome of [`Balancer::maybe_remap`]: the decision, its numbers, and what moved.
@@ -114,19 +115,12 @@ impl Balancer {
             }
             _ => None,
         };
-        let report = (
-            self.local_report(work),
-            self.own.speed_function().cloned(),
-            work,
-        );
-        let gathered = self.gather_at_root(&report)?;
-        // The previous estimates serve the root's model only.
-        let previous = if self.comm.rank() == ROOT {
-            self.estimates.clone()
-        } else {
-            None
+        let report = PhaseReport {
+            report: self.local_report(work),
+            function: self.own.speed_function().cloned(),
+            load: work,
         };
-        let phase_units = self.phase_units;
+        let gathered = self.gather_at_root(&report)?;
         let ctx = RootContext {
             planner: self.planner()?,
             planner3: self.settings.grid_algorithm.clone(),
@@ -134,101 +128,50 @@ impl Balancer {
             ahead,
             costs,
         };
-        // Memory limits count cells: the work of arrays and grids without
-        // a cost field.
-        let cells_are_work = data.work_is_cells();
-        // The functional model needs sizes that mean the same phase after phase:
-        // not a cost field, whose sum moves with the costs (constant model).
-        let functional = self.settings.functional_model && data.cost_grid().is_none();
-        let caps = self.mem_caps.as_deref();
-        // Every rank's work now (on the root: what an undone remap goes
-        // back to) with the model.
-        let model_of = |gathered: Option<Vec<(RankReport, Option<SpeedFunction>, f64)>>| {
-            let g = gathered.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?;
-            let phase: Vec<RankReport> = g.iter().map(|r| r.0).collect();
-            let est = merge_estimates(&phase, previous.as_deref(), phase_units)?;
-            let fns: Vec<Option<SpeedFunction>> = g.iter().map(|r| r.1.clone()).collect();
-            let loads: Vec<f64> = g.iter().map(|r| r.2).collect();
-            let total = loads.iter().sum::<f64>().round().max(1.0) as usize;
-            if caps.is_some() && !cells_are_work {
-                return Err(Error::invalid_input(
-                    "maybe_remap: memory limits (Balancer::set_memory_limit) count cells; this data's work is not its cells (a graph, or an array with a cost field)",
-                ));
-            }
-            let model = PlanningModel::new(&est, Some(&fns), total, caps, functional)?;
-            Ok((model, loads))
+        // The root's wall time of the phase: what the last remap is checked
+        // against — for phases nuce timed itself; a phase the application
+        // recorded ([`Balancer::record_phase`]) may have any wall time.
+        let wall_s = (!self.own.recorded()).then(|| self.phase.get().wall().as_secs_f64());
+        // Memory limits count cells: the work of arrays and grids without a
+        // cost field. The functional model needs sizes that mean the same
+        // phase after phase: not a cost field, whose sum moves with the
+        // costs (constant model).
+        let (cells_are_work, functional) = (
+            data.work_is_cells(),
+            self.settings.functional_model && data.cost_grid().is_none(),
+        );
+        let point = |g: Option<Vec<PhaseReport>>| -> Result<BalancePoint> {
+            Ok(BalancePoint {
+                reports: g.ok_or_else(|| Error::invalid_input("no phase speeds at root"))?,
+                wall_s,
+                iterations,
+                cells_are_work,
+                functional,
+            })
         };
-        let streak = self.remap_streak;
-        // The root's wall time of the phase, per iteration (per work unit
-        // once the total is known): what the last remap is checked against
-        // — for phases nuce timed itself; a phase the application recorded
-        // ([`Balancer::record_phase`]) may have any wall time.
-        let wall = (!self.own.recorded())
-            .then(|| self.phase.get().wall().as_secs_f64() / iterations.max(1) as f64);
-        let payoff = &mut self.payoff;
-        // What every rank needs of the root's model: its kind and the
-        // estimates (reported), not the planning inputs (speeds, functions,
-        // caps: the root's).
-        let outcome = |m: PlanningModel| (SpeedModel::of_model(&m), m.estimates);
-        let (decision, plan, (model, estimates)) = if data.plans_at_root() {
+        let book = &mut self.book;
+        let outcome = if data.plans_at_root() {
             let proposal = data.propose(&ctx);
             root_compute(&self.comm, ROOT, || {
-                let (model, loads) = model_of(gathered)?;
-                let now = wall.map(|w| w / model.total_work as f64);
-                let undo_to = match now {
-                    Some(now) => payoff.check(now, &model.speeds),
-                    None => {
-                        payoff.forget();
-                        None
-                    }
-                };
-                if let Some(loads) = undo_to {
-                    // Back to the shares before the last remap: speeds in
-                    // proportion to the work every rank had then.
-                    let scale = model.speeds.iter().sum::<f64>() / loads.iter().sum::<f64>();
-                    let back: Vec<f64> = loads.iter().map(|l| l * scale).collect();
-                    let before = PlanningModel {
-                        functions: None,
-                        speeds: back.clone(),
-                        ..model.clone()
-                    };
-                    let (mut d, plan) = proposal(&before)?;
-                    (d.remap, d.rule, d.speeds) = (true, DecisionRule::NoPayoff, back);
-                    return Ok((d, Some(plan), outcome(model)));
-                }
-                let (d, plan) = proposal(&model)?;
-                let mut d = d.persist(streak);
-                if d.remap && payoff.vetoes(&d.speeds) {
-                    (d.remap, d.rule) = (false, DecisionRule::Vetoed);
-                }
-                if d.remap {
-                    payoff.remapped(loads, &d.speeds);
-                }
-                // Only what changed is broadcast: no plan unless it remaps.
-                let plan = d.remap.then_some(plan);
-                Ok((d, plan, outcome(model)))
+                book.decide(&point(gathered)?, proposal)
             })?
         } else {
             // Every rank plans its own share for the broadcast speeds; the
-            // root weighs the O(p) loads and volumes (no payoff check: the
-            // plan before a remap is not the root's to make again).
-            let model = root_compute(&self.comm, ROOT, || model_of(gathered).map(|m| m.0))?;
+            // root weighs the O(p) loads and volumes.
+            let model = root_compute(&self.comm, ROOT, || book.model(&point(gathered)?))?;
             let local = data.propose_collective(&model.speeds)?;
-            let (policy, bandwidth) = ctx.policy;
             let decision = root_compute(&self.comm, ROOT, || {
-                let d = model.decide(
-                    &policy,
-                    &local.current,
-                    &local.candidate,
-                    &local.volume,
-                    ahead,
-                    bandwidth,
-                )?;
-                Ok(d.decision.persist(streak))
+                book.weigh(&model, &local, &ctx.policy, ahead)
             })?;
-            (decision, Some(local.plan), outcome(model))
+            BalanceOutcome::of(model, decision, Some(local.plan))
         };
-        self.remap_streak = decision.next_streak(streak);
+        let BalanceOutcome {
+            decision,
+            plan,
+            model,
+            estimates,
+        } = outcome;
+        self.book.learn(&decision, estimates.clone());
         info!(
             ?model,
             remap = decision.remap,
@@ -238,9 +181,6 @@ impl Balancer {
             t_migration = decision.t_migration,
             "remap decision"
         );
-        self.speeds = Some(decision.speeds.clone());
-        self.sweep_fns = None;
-        self.set_estimates(estimates.clone(), true);
         let moved = if decision.remap {
             let _s = info_span!("remap").entered();
             let plan = plan.ok_or_else(|| Error::invalid_input("a remap without a plan"))?;

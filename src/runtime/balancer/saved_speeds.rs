@@ -75,15 +75,7 @@ impl Balancer {
     pub(crate) fn saved_speeds(&self) -> Result<Option<SavedSpeeds>> {
         let _w = waiting();
         let functions = gather_values(&self.comm, ROOT, &self.own.phase_function().cloned())?;
-        Ok(match (functions, &self.speeds, &self.estimates) {
-            (Some(functions), Some(speeds), Some(estimates)) => Some(SavedSpeeds {
-                speeds: speeds.clone(),
-                estimates: estimates.clone(),
-                phase_units: self.phase_units,
-                functions,
-            }),
-            _ => None,
-        })
+        Ok(functions.and_then(|f| self.book.saved(f)))
     }
 
     /// Starts from the speed state `saved` of a checkpoint when it
@@ -103,9 +95,7 @@ impl Balancer {
         if saved.check(p).is_err() {
             return false;
         }
-        self.speeds = Some(saved.speeds.clone());
-        self.set_estimates(saved.estimates.clone(), saved.phase_units);
-        self.sweep_fns = None;
+        self.book.restore(saved);
         self.own
             .restored(saved.functions[self.comm.rank() as usize].clone());
         true
@@ -114,7 +104,7 @@ impl Balancer {
     /// [`Balancer::restore_speeds`] when the balancer knows no speeds yet
     /// and the checkpoint holds some (a restart's first plan).
     pub(crate) fn restore_if_unmeasured(&mut self, saved: Option<&SavedSpeeds>) {
-        if let (None, Some(s)) = (&self.speeds, saved) {
+        if let (None, Some(s)) = (self.book.speeds(), saved) {
             self.restore_speeds(s);
         }
     }

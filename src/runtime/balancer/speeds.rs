@@ -159,12 +159,12 @@ pub fn merge_estimates(
 impl Balancer {
     /// The current speed estimate of every rank (work units per second), once known.
     pub fn speeds(&self) -> Option<&[f64]> {
-        self.speeds.as_deref()
+        self.book.speeds()
     }
 
     /// Every rank's speed record, on the root after [`Balancer::measure`].
     pub fn records(&self) -> Option<&[SpeedRecord]> {
-        self.records.as_deref()
+        self.book.records()
     }
 
     /// Measures every rank with the built-in kernel, gathers the records
@@ -217,9 +217,7 @@ impl Balancer {
             Ok((snap_speeds(&est)?, est))
         })?;
         info!(?speeds, ?estimates, "measured speeds");
-        self.records = records;
-        self.set_estimates(estimates, false);
-        self.speeds = Some(speeds.clone());
+        self.book.measured(speeds.clone(), estimates, records);
         Ok(speeds)
     }
 
@@ -298,9 +296,7 @@ impl Balancer {
         })?;
         info!(?speeds, ?estimates, "size sweep");
         self.own.swept(f, noise);
-        self.sweep_fns = gathered;
-        self.set_estimates(estimates, false);
-        self.speeds = Some(speeds);
+        self.book.swept(speeds, estimates, gathered);
         Ok(points)
     }
 
@@ -308,12 +304,7 @@ impl Balancer {
     /// snapping (from [`Balancer::measure`], [`Balancer::set_speeds`] — with
     /// no noise — or the last balance point's phases), once known.
     pub fn speed_estimates(&self) -> Option<&[SpeedEstimate]> {
-        self.estimates.as_deref()
-    }
-
-    pub(super) fn set_estimates(&mut self, estimates: Vec<SpeedEstimate>, phase_units: bool) {
-        self.estimates = Some(estimates);
-        self.phase_units = phase_units;
+        self.book.estimates()
     }
 
     /// What this rank tells the root at a balance point where its work
@@ -343,13 +334,7 @@ impl Balancer {
             }
             Ok(speeds.to_vec())
         })?;
-        let exact = s
-            .iter()
-            .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
-            .collect();
-        self.set_estimates(exact, false);
-        self.speeds = Some(s);
-        self.sweep_fns = None;
+        self.book.set_exact(s);
         Ok(())
     }
 
@@ -401,31 +386,11 @@ impl Balancer {
     /// of a size sweep, if any ([`Balancer::measure_sizes`]): what the
     /// initial plans are made for.
     pub(super) fn initial_model(&self, cells: usize) -> Result<PlanningModel> {
-        let p = self.comm.size() as usize;
-        let exact: Vec<SpeedEstimate> = match &self.speeds {
-            Some(s) => s
-                .iter()
-                .map(|&mean| SpeedEstimate { mean, noise: 0.0 })
-                .collect(),
-            None => vec![
-                SpeedEstimate {
-                    mean: 1.0,
-                    noise: 0.0
-                };
-                p
-            ],
-        };
-        let sweep: Option<Vec<Option<SpeedFunction>>> = self
-            .sweep_fns
-            .as_ref()
-            .map(|f| f.iter().cloned().map(Some).collect());
-        Ok(PlanningModel::new(
-            &exact,
-            sweep.as_deref(),
+        self.book.initial_model(
+            self.comm.size() as usize,
             cells,
-            self.mem_caps.as_deref(),
-            self.settings.functional_model && sweep.is_some(),
-        )?)
+            self.settings.functional_model,
+        )
     }
 }
 
