@@ -23,23 +23,32 @@
 //! # The search
 //!
 //! A subtree's parts depend on its box only through the box's extents
-//! `(e_x, e_y, e_z)`, so `ok(node, e)` — the subtree tiles a box of extents
-//! `e` with every part within one plane — is a function of `(node, e)`:
+//! `(e_x, e_y, e_z)`, so `best(node, e)` — the least slowest part
+//! (`max cells/speed`) over the tilings of a box of extents `e` by the
+//! subtree with every part within one plane, `∞` when there is none — is a
+//! function of `(node, e)`:
 //!
-//! * a leaf: `|e_x·e_y·e_z − share| ≤ max face of e`;
-//! * a cut along `a` into children `c_1 … c_k`: some `t_1 + … + t_k = e_a`,
-//!   `t_j ≥ 1`, with every `ok(c_j, e with e_a = t_j)` — a subset-sum over
-//!   the sets `T_j` of good thicknesses, done with a table of reachable
-//!   sums up to `e_a`.
+//! * a leaf `i`: `e_x·e_y·e_z / s_i` if `|e_x·e_y·e_z − share_i| ≤` max face
+//!   of `e`, else `∞`;
+//! * a cut along `a` into children `c_1 … c_k`: the least, over
+//!   `t_1 + … + t_k = e_a` with `t_j ≥ 1`, of `max_j best(c_j, e with e_a =
+//!   t_j)` — a min-max over compositions, done with a table of the best
+//!   value of each partial sum up to `e_a` (the same cost as deciding
+//!   reachability alone).
 //!
-//! Each `T_j` is searched only where a necessary condition holds: the `m`
-//! parts of `c_j` (share sum `S`) each lie within one of their largest
-//! faces, and no part's face exceeds the largest face `F(t)` of the child's
-//! box, so `|t·A − S| ≤ m·F(t)` (`A` the product of the other two
-//! extents). The window loses no solution; the search is exact. States
-//! `(node, e)` are memoised; the number of distinct states is bounded by
-//! the windows of the nearest cut along each axis above a node, and a
-//! search that would visit more than [`MAX_STATES`] gives up
+//! So the witness is, among the one-plane tilings of the topology, one
+//! whose slowest part is the least: the balance steering costs nothing
+//! more than the yes/no question.
+//!
+//! Each child's thickness is searched only where a necessary condition
+//! holds: the `m` parts of `c_j` (share sum `S`) each lie within one of
+//! their largest faces, and no part's face exceeds the largest face `F(t)`
+//! of the child's box, so `|t·A − S| ≤ m·F(t)` (`A` the product of the
+//! other two extents). The window loses no solution; the search is exact.
+//! States `(node, e)` are memoised; the number of distinct states is
+//! bounded by the windows of the nearest cut along each axis above a node,
+//! and a search that would visit more than [`MAX_STATES`] states, or take
+//! more steps than its budget ([`one_plane_within`]), gives up
 //! ([`OnePlane::Undecided`]) rather than run long. Deterministic.
 
 use std::collections::HashMap;
@@ -55,7 +64,8 @@ pub const MAX_STATES: usize = 2_000_000;
 #[derive(Debug, Clone, PartialEq)]
 pub enum OnePlane {
     /// A tiling of the same topology with every part within one plane (a
-    /// witness, valid, the parts' order kept).
+    /// witness, valid, the parts' order kept), its slowest part
+    /// (`max cells/speed`) the least among such tilings.
     Reachable(GridPlan3),
     /// No cut positions of this topology put every part within one plane.
     Unreachable,
@@ -78,18 +88,27 @@ fn face(e: [usize; 3]) -> usize {
 struct Search<'a> {
     tree: &'a Tree,
     shares: &'a [f64],
+    speeds: &'a [f64],
     /// Parts and share sum of each node's subtree.
     parts: Vec<usize>,
     share: Vec<f64>,
-    memo: HashMap<(usize, [usize; 3]), bool>,
-    /// Set once the memo holds [`MAX_STATES`] states.
+    memo: HashMap<(usize, [usize; 3]), f64>,
+    /// Steps (thicknesses tested, sums combined) left before the search
+    /// gives up.
+    steps: usize,
+    /// Set once the memo holds [`MAX_STATES`] states or the steps ran out.
     gave_up: bool,
 }
+
+/// Good thicknesses of one child along the cut axis, each with the child's
+/// `best` value there (finite).
+type Choices = Vec<(usize, f64)>;
 
 impl Search<'_> {
     /// The thicknesses `t` along `axis` of child `c` of a node of extents
     /// `e` that pass the window of the module docs, `1 ≤ t ≤ most`.
-    fn window(&self, c: usize, e: [usize; 3], axis: usize, most: usize) -> Vec<usize> {
+    fn window(&mut self, c: usize, e: [usize; 3], axis: usize, most: usize) -> Vec<usize> {
+        self.spend(most);
         (1..=most)
             .filter(|&t| {
                 let mut f = e;
@@ -100,50 +119,65 @@ impl Search<'_> {
             .collect()
     }
 
-    /// `ok(node, e)` of the module docs (false once the search gave up).
-    fn ok(&mut self, node: usize, e: [usize; 3]) -> bool {
+    /// Takes `n` steps from the budget (gives up when it runs out).
+    fn spend(&mut self, n: usize) {
+        match self.steps.checked_sub(n) {
+            Some(left) => self.steps = left,
+            None => self.gave_up = true,
+        }
+    }
+
+    /// `best(node, e)` of the module docs (`∞` once the search gave up).
+    fn best(&mut self, node: usize, e: [usize; 3]) -> f64 {
         if self.gave_up {
-            return false;
+            return f64::INFINITY;
         }
         if let Some(&v) = self.memo.get(&(node, e)) {
             return v;
         }
         if self.memo.len() >= MAX_STATES {
             self.gave_up = true;
-            return false;
+            return f64::INFINITY;
         }
         let v = match &self.tree.nodes[node].kind {
-            Kind::Leaf(i) => within_one_plane(e[0] * e[1] * e[2], face(e), self.shares[*i]),
+            Kind::Leaf(i) => {
+                let cells = e[0] * e[1] * e[2];
+                if within_one_plane(cells, face(e), self.shares[*i]) {
+                    cells as f64 / self.speeds[*i]
+                } else {
+                    f64::INFINITY
+                }
+            }
             Kind::Cut { axis, children } => {
                 let (axis, children) = (*axis, children.clone());
-                self.good_sets(&children, e, axis)
-                    .is_some_and(|sets| split(&sets, e[axis]).is_some())
+                self.choices(&children, e, axis)
+                    .and_then(|sets| {
+                        // The split's table: each sum against each choice.
+                        self.spend(e[axis] * sets.iter().map(Vec::len).sum::<usize>());
+                        split(&sets, e[axis])
+                    })
+                    .map_or(f64::INFINITY, |(v, _)| v)
             }
         };
         self.memo.insert((node, e), v);
         v
     }
 
-    /// The sets `T_j` of good thicknesses of each child (`None` as soon as
-    /// one is empty).
-    fn good_sets(
-        &mut self,
-        children: &[usize],
-        e: [usize; 3],
-        axis: usize,
-    ) -> Option<Vec<Vec<usize>>> {
+    /// The good thicknesses of each child (`None` as soon as one has
+    /// none).
+    fn choices(&mut self, children: &[usize], e: [usize; 3], axis: usize) -> Option<Vec<Choices>> {
         let most = (e[axis] + 1).checked_sub(children.len())?;
         let mut sets = Vec::with_capacity(children.len());
         for &c in children {
-            let good: Vec<usize> = self
-                .window(c, e, axis, most)
-                .into_iter()
-                .filter(|&t| {
-                    let mut f = e;
-                    f[axis] = t;
-                    self.ok(c, f)
-                })
-                .collect();
+            let mut good = Vec::new();
+            for t in self.window(c, e, axis, most) {
+                let mut f = e;
+                f[axis] = t;
+                let v = self.best(c, f);
+                if v.is_finite() {
+                    good.push((t, v));
+                }
+            }
             if good.is_empty() {
                 return None;
             }
@@ -159,8 +193,8 @@ impl Search<'_> {
             Kind::Leaf(i) => out[i] = b,
             Kind::Cut { axis, children } => {
                 let e = [b.nx, b.ny, b.nz];
-                let Some(ts) = self
-                    .good_sets(&children, e, axis)
+                let Some((_, ts)) = self
+                    .choices(&children, e, axis)
                     .and_then(|sets| split(&sets, e[axis]))
                 else {
                     return;
@@ -179,35 +213,42 @@ impl Search<'_> {
     }
 }
 
-/// One `t_j ∈ sets[j]` per set summing to `total` (the lowest last
-/// thicknesses first), `None` if there is none.
-fn split(sets: &[Vec<usize>], total: usize) -> Option<Vec<usize>> {
-    // reach[j][s]: the first j sets can sum to s.
-    let mut reach = vec![vec![false; total + 1]];
-    reach[0][0] = true;
+/// One `(t_j, v_j) ∈ sets[j]` per set with `Σ t_j = total` and the least
+/// `max_j v_j`: that value and the `t_j` (on ties the lowest last
+/// thicknesses first), `None` if no choice sums to `total`.
+fn split(sets: &[Choices], total: usize) -> Option<(f64, Vec<usize>)> {
+    // reach[j][s]: the least max over the first j sets summing to s.
+    let mut reach = vec![vec![f64::INFINITY; total + 1]];
+    reach[0][0] = 0.0;
     for set in sets {
         let prev = reach.last()?;
-        let mut next = vec![false; total + 1];
-        for (s, _) in prev.iter().enumerate().filter(|(_, &r)| r) {
-            for &t in set {
+        let mut next = vec![f64::INFINITY; total + 1];
+        for (s, &r) in prev.iter().enumerate().filter(|(_, r)| r.is_finite()) {
+            for &(t, v) in set {
                 if let Some(x) = next.get_mut(s + t) {
-                    *x = true;
+                    *x = x.min(r.max(v));
                 }
             }
         }
         reach.push(next);
     }
-    if !reach.last()?[total] {
+    let value = reach.last()?[total];
+    if !value.is_finite() {
         return None;
     }
     let mut out = vec![0; sets.len()];
-    let mut left = total;
+    let (mut left, mut want) = (total, value);
     for j in (0..sets.len()).rev() {
-        let t = *sets[j].iter().find(|&&t| t <= left && reach[j][left - t])?;
+        // A choice of set j that, with the best of the sets before it,
+        // attains the value wanted at this sum.
+        let &(t, _) = sets[j]
+            .iter()
+            .find(|&&(t, v)| t <= left && reach[j][left - t].max(v) == want)?;
         out[j] = t;
         left -= t;
+        want = reach[j][left];
     }
-    Some(out)
+    Some((value, out))
 }
 
 /// Whether cut positions of `plan`'s guillotine tree exist that put every
@@ -217,6 +258,14 @@ fn split(sets: &[Vec<usize>], total: usize) -> Option<Vec<usize>> {
 /// not fit the plan, or a plan that is no guillotine tiling, give
 /// [`OnePlane::Undecided`].
 pub fn one_plane_tiling(plan: &GridPlan3, speeds: &[f64]) -> OnePlane {
+    one_plane_within(plan, speeds, usize::MAX)
+}
+
+/// [`one_plane_tiling`] with a budget of `steps` (each thickness tested
+/// for a child and each sum combined with a thickness in a cut's table
+/// counts one): [`OnePlane::Undecided`] once the search would take more,
+/// or visit more than [`MAX_STATES`] states.
+pub fn one_plane_within(plan: &GridPlan3, speeds: &[f64], steps: usize) -> OnePlane {
     let Ok(shares) = plan.shares(speeds) else {
         return OnePlane::Undecided;
     };
@@ -249,9 +298,11 @@ pub fn one_plane_tiling(plan: &GridPlan3, speeds: &[f64]) -> OnePlane {
     let mut search = Search {
         tree: &tree,
         shares: &shares,
+        speeds,
         parts,
         share,
         memo: HashMap::new(),
+        steps,
         gave_up: false,
     };
     let (nx, ny, nz) = plan.shape;
@@ -259,11 +310,11 @@ pub fn one_plane_tiling(plan: &GridPlan3, speeds: &[f64]) -> OnePlane {
     if n == 0 {
         return OnePlane::Undecided;
     }
-    let good = search.ok(0, root);
+    let good = search.best(0, root);
     if search.gave_up {
         return OnePlane::Undecided;
     }
-    if !good {
+    if !good.is_finite() {
         return OnePlane::Unreachable;
     }
     let mut out = plan.clone();
