@@ -380,19 +380,15 @@ fn brute_cut(
     if rest.is_empty() {
         return brute(tree, speeds, shares, first, e);
     }
-    let mut least: Option<f64> = None;
-    for t in 1..e[axis].saturating_sub(rest.len() - 1) {
-        let (mut head, mut tail) = (e, e);
-        head[axis] = t;
-        tail[axis] = e[axis] - t;
-        let both = brute(tree, speeds, shares, first, head)
-            .zip(brute_cut(tree, speeds, shares, rest, axis, tail))
-            .map(|(a, b)| a.max(b));
-        if let Some(v) = both {
-            least = Some(least.map_or(v, |l| l.min(v)));
-        }
-    }
-    least
+    (1..e[axis].saturating_sub(rest.len() - 1))
+        .filter_map(|t| {
+            let (mut head, mut tail) = (e, e);
+            head[axis] = t;
+            tail[axis] = e[axis] - t;
+            let first = brute(tree, speeds, shares, first, head)?;
+            Some(first.max(brute_cut(tree, speeds, shares, rest, axis, tail)?))
+        })
+        .reduce(f64::min)
 }
 
 #[test]

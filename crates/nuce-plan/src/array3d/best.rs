@@ -115,7 +115,7 @@ pub fn decomposer3_by_name(name: &str, stencil: Stencil) -> Result<Box<dyn GridD
 /// up to [`Best3::ONE_PLANE_MAX_PARTS`] parts, when the winner above has a
 /// part beyond one plane, every candidate with a part beyond one plane
 /// (the fastest first) is handed to the exact oracle
-/// [`one_plane_within`](super::one_plane::one_plane_within) (at most
+/// [`one_plane_within`] (at most
 /// [`Best3::ONE_PLANE_STEPS`] steps): where its guillotine tree admits
 /// one plane, the witness — the tiling of the same tree with every part
 /// within one plane and the least slowest part — joins the candidates,
@@ -183,7 +183,7 @@ impl Best3 {
     pub const ONE_PLANE_MAX_PARTS: usize = 256;
 
     /// Most steps of one oracle search in `best`
-    /// ([`one_plane_within`](super::one_plane::one_plane_within); a
+    /// ([`one_plane_within`]; a
     /// candidate whose search would take more gets no witness).
     pub const ONE_PLANE_STEPS: usize = 10_000_000;
 
