@@ -4,11 +4,44 @@
 //! [`crate::array2d::Best`]. Also the decomposers by name
 //! (`nuce plan grid3 --algo NAME`).
 
+use std::cmp::Ordering;
+
+use super::one_plane::{one_plane_within, within_one_plane, OnePlane};
+use super::planes::largest_face;
 use super::{
     check_args3, predicted_time3, Column3, GridDecomposer3, GridPlan3, Guillotine3, Pencils3,
     Rectilinear3, RecursiveBisection3d, Shape3, Slabs3, Stencil,
 };
 use crate::error::{Error, Result};
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only switch: `best` without the one-plane witnesses (the
+    /// "before oracle" rows of benchmarks/grid3_balance.md).
+    pub(crate) static NO_ONE_PLANE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True while a test asks for `best` without the one-plane witnesses.
+fn no_one_plane() -> bool {
+    #[cfg(test)]
+    {
+        NO_ONE_PLANE.with(std::cell::Cell::get)
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
+}
+
+/// True when every part of `plan` is within one plane (its largest face)
+/// of its speed share ([`super::one_plane`]).
+pub(crate) fn is_one_plane(plan: &GridPlan3, speeds: &[f64]) -> Result<bool> {
+    Ok(plan
+        .boxes
+        .iter()
+        .zip(plan.shares(speeds)?)
+        .all(|(b, s)| within_one_plane(b.volume(), largest_face(b), s)))
+}
 
 /// Names accepted by [`decomposer3_by_name`]: the concrete decomposers in
 /// the order [`Best3`] tries them (ties go to the earlier), then `best`.
@@ -72,8 +105,30 @@ pub fn decomposer3_by_name(name: &str, stencil: Stencil) -> Result<Box<dyn GridD
 /// largest halo: measured (benchmarks/grid3.md), up to 26 % more faces than
 /// another candidate as balanced on large random bricks, 27 % more than the
 /// least-surface guillotine tiling as balanced on grids of a few dozen
-/// cells. Balance is never traded: the winner's slowest part is never
-/// slower than `F`'s.
+/// cells. Balance is never traded for surface: the winner's slowest part
+/// is never slower than `F`'s (the one-plane step below may trade it, for
+/// parts within one plane, at most 2 % of predicted time).
+///
+/// **Within one plane** (issue 30): a part is within one plane when
+/// `|cells − share|` is at most the largest face of its box
+/// ([`super::one_plane`]). On grids where [`Guillotine3`] does not apply and
+/// up to [`Best3::ONE_PLANE_MAX_PARTS`] parts, when the winner above has a
+/// part beyond one plane, every candidate with a part beyond one plane
+/// (the fastest first) is handed to the exact oracle
+/// [`one_plane_within`] (at most
+/// [`Best3::ONE_PLANE_STEPS`] steps): where its guillotine tree admits
+/// one plane, the witness — the tiling of the same tree with every part
+/// within one plane and the least slowest part — joins the candidates,
+/// named `<candidate>+one-plane` (for `rectilinear` a guillotine tiling
+/// that need not be a tensor grid; valid as any box tiling), until the
+/// pick is within one plane. Where the winner above has a part beyond one
+/// plane, `best` takes instead the least-surface one-plane candidate
+/// (witnesses included) predicted within [`Best3::BALANCE_TOLERANCE`]
+/// (2 %) of the most balanced candidate's time (least slowest part, then
+/// least time); if there is none, the winner stays. Measured on 200 random
+/// bricks (benchmarks/grid3_balance.md): most such picks are another
+/// candidate's own rounding; the misses left are all one-plane plans over
+/// the 2 %.
 ///
 /// Candidates: [`all_decomposers3`] and, where it applies
 /// ([`Guillotine3::applies`]: tiny grids), the exhaustive [`Guillotine3`]
@@ -83,7 +138,8 @@ pub fn decomposer3_by_name(name: &str, stencil: Stencil) -> Result<Box<dyn GridD
 /// tiling is within the tolerance. [`Best3::choose`] returns every
 /// candidate's time and surface. Cost: the sum of the candidates' (on
 /// tiny grids up to six more guillotine searches at a fixed balance, each
-/// cheaper than [`Guillotine3`]'s binary search) plus `O(p)` each for the
+/// cheaper than [`Guillotine3`]'s binary search), at most one bounded
+/// oracle search per candidate elsewhere, plus `O(p)` each for the
 /// evaluation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Best3 {
@@ -121,6 +177,21 @@ impl Best3 {
     /// (`examples/bench_plan_scale.rs`, BENCHMARKS.md).
     pub const FAST_FROM: usize = 20_000;
 
+    /// Most parts for which `best` asks the one-plane oracle
+    /// ([`super::one_plane`]) for a witness of each candidate whose parts
+    /// are not all within one plane of their shares.
+    pub const ONE_PLANE_MAX_PARTS: usize = 256;
+
+    /// Most steps of one oracle search in `best`
+    /// ([`one_plane_within`]; a
+    /// candidate whose search would take more gets no witness).
+    pub const ONE_PLANE_STEPS: usize = 10_000_000;
+
+    /// How much slower than the most balanced candidate (least slowest
+    /// part, then least time) a one-plane plan may be predicted to run to
+    /// replace a winner that is not within one plane: 2 % (issue 30).
+    pub const BALANCE_TOLERANCE: f64 = 0.02;
+
     /// The fast path at any `p`: [`RecursiveBisection3d`]'s plan named
     /// `best:rb`, the plan from [`Best3::FAST_FROM`] parts.
     pub fn fast(&self, shape: Shape3, speeds: &[f64]) -> Result<GridPlan3> {
@@ -157,7 +228,8 @@ impl Best3 {
         for d in all_decomposers3() {
             plans.push(d.decompose(shape, speeds)?);
         }
-        if Guillotine3::applies(shape, speeds.len()) {
+        let tiny = Guillotine3::applies(shape, speeds.len());
+        if tiny {
             plans.push(Guillotine3.decompose(shape, speeds)?);
             // The least surface at each other candidate's balance.
             for i in 0..plans.len() {
@@ -168,7 +240,52 @@ impl Best3 {
                 }
             }
         }
-        let tried = plans
+        let oracle = !tiny && speeds.len() <= Self::ONE_PLANE_MAX_PARTS && !no_one_plane();
+        let mut tried = self.evaluate(&plans, speeds)?;
+        let mut w = pick(&plans, &tried, speeds, tolerance, oracle)?;
+        if oracle && !is_one_plane(&plans[w], speeds)? {
+            // The one-plane witness of each candidate that misses it, the
+            // fastest first, until the pick is within one plane.
+            let mut order: Vec<usize> = (0..plans.len()).collect();
+            order.sort_by(|&a, &b| {
+                tried[a]
+                    .time
+                    .partial_cmp(&tried[b].time)
+                    .unwrap_or(Ordering::Equal)
+            });
+            for i in order {
+                if is_one_plane(&plans[i], speeds)? {
+                    continue;
+                }
+                let OnePlane::Reachable(mut o) =
+                    one_plane_within(&plans[i], speeds, Self::ONE_PLANE_STEPS)
+                else {
+                    continue;
+                };
+                // A witness is a valid tiling (tested against brute force);
+                // checked like every decomposer's plan, and left out if not.
+                let valid = o.validate().is_ok();
+                debug_assert!(valid, "one-plane witness is no tiling");
+                if !valid || plans.iter().any(|q| q.boxes == o.boxes) {
+                    continue;
+                }
+                o.algorithm = format!("{}+one-plane", plans[i].algorithm);
+                tried.extend(self.evaluate(std::slice::from_ref(&o), speeds)?);
+                plans.push(o);
+                w = pick(&plans, &tried, speeds, tolerance, oracle)?;
+                if is_one_plane(&plans[w], speeds)? {
+                    break;
+                }
+            }
+        }
+        let mut plan = plans.swap_remove(w);
+        plan.algorithm = format!("best:{}", plan.algorithm);
+        Ok((plan, tried))
+    }
+
+    /// Each plan's predicted time and internal surface.
+    fn evaluate(&self, plans: &[GridPlan3], speeds: &[f64]) -> Result<Vec<Candidate3>> {
+        plans
             .iter()
             .map(|plan| {
                 Ok(Candidate3 {
@@ -177,36 +294,49 @@ impl Best3 {
                     surface: plan.internal_surface(),
                 })
             })
-            .collect::<Result<Vec<_>>>()?;
-        let (fastest, f) = tried
-            .iter()
-            .enumerate()
-            .fold((f64::INFINITY, 0), |(t, f), (i, c)| {
-                if c.time < t {
-                    (c.time, i)
-                } else {
-                    (t, f)
-                }
-            });
-        let limit = fastest * (1.0 + tolerance);
-        let balance = plans[f].slowest(speeds)? * (1.0 + 1e-12);
-        let mut winner: Option<usize> = None;
-        for (i, c) in tried.iter().enumerate() {
-            if c.time > limit || plans[i].slowest(speeds)? > balance {
-                continue;
-            }
-            if winner.is_none_or(|w| {
-                let b = &tried[w];
-                (c.surface, c.time) < (b.surface, b.time)
-            }) {
-                winner = Some(i);
-            }
-        }
-        let w = winner.ok_or_else(|| Error::InvalidInput("no grid decomposer available".into()))?;
-        let mut plan = plans.swap_remove(w);
-        plan.algorithm = format!("best:{}", plan.algorithm);
-        Ok((plan, tried))
+            .collect()
     }
+}
+
+/// The index of [`Best3`]'s pick among `plans` (their candidates in
+/// `tried`): the least surface among the near-fastest at least as balanced
+/// as the fastest, or, with `one_plane` and where that pick has a part
+/// beyond one plane, the least-surface one-plane plan within
+/// [`Best3::BALANCE_TOLERANCE`] of the most balanced plan's time, if any.
+fn pick(
+    plans: &[GridPlan3],
+    tried: &[Candidate3],
+    speeds: &[f64],
+    tolerance: f64,
+    one_plane: bool,
+) -> Result<usize> {
+    let slowest = plans
+        .iter()
+        .map(|q| q.slowest(speeds))
+        .collect::<Result<Vec<_>>>()?;
+    // The first of the least by `key` among the indices `pick` keeps.
+    let least = |pick: &dyn Fn(usize) -> bool, key: &dyn Fn(usize) -> (f64, f64)| {
+        (0..tried.len())
+            .filter(|&i| pick(i))
+            .min_by(|&a, &b| key(a).partial_cmp(&key(b)).unwrap_or(Ordering::Equal))
+    };
+    let surface = |i: usize| (tried[i].surface as f64, tried[i].time);
+    let f = least(&|_| true, &|i| (tried[i].time, 0.0))
+        .ok_or_else(|| Error::InvalidInput("no grid decomposer available".into()))?;
+    let limit = tried[f].time * (1.0 + tolerance);
+    let balance = slowest[f] * (1.0 + 1e-12);
+    let eligible = |i: usize| tried[i].time <= limit && slowest[i] <= balance;
+    let w = least(&eligible, &surface).unwrap_or(f);
+    if !one_plane || is_one_plane(&plans[w], speeds)? {
+        return Ok(w);
+    }
+    let b = least(&|_| true, &|i| (slowest[i], tried[i].time)).unwrap_or(w);
+    let near = tried[b].time * (1.0 + Best3::BALANCE_TOLERANCE);
+    let one = plans
+        .iter()
+        .map(|q| is_one_plane(q, speeds))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(least(&|i| one[i] && tried[i].time <= near, &surface).unwrap_or(w))
 }
 
 impl GridDecomposer3 for Best3 {

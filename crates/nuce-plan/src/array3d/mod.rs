@@ -18,7 +18,7 @@
 //! | [`RecursiveBisection3d`] | `rb` | recursive bisection of the longest axis (\[KRW96\] §6.3) | `O(p log p)` balanced, `O(p²)` worst |
 //! | [`Rectilinear3`] | `rectilinear` | tensor grid `px × py × pz` (PETSc's `DMDACreate3d` `lx, ly, lz`) | see [`Rectilinear3`] |
 //! | [`Guillotine3`] | `guillotine` | every guillotine tiling of a small grid (≤ 216 cells, ≤ 5 parts): best balance, then least surface | exponential in `p` |
-//! | [`Best3`] | `best` | the least [`predicted_time3`] of the above (`guillotine` where it applies) | their sum |
+//! | [`Best3`] | `best` | the least [`predicted_time3`] of the above (`guillotine` where it applies), then parts within one plane of their shares ([`one_plane`]) | their sum, plus bounded oracle searches |
 //!
 //! Measures: [`GridPlan3::internal_surface`] (cell faces between parts,
 //! each counted once), [`GridPlan3::imbalance`], halo cells and neighbours
@@ -56,6 +56,7 @@
 //! | `stencil.rs` | [`Stencil`], [`predicted_time3`] |
 //! | `bound.rs` | [`surface_lower_bound`] and its derivation |
 //! | `layout.rs` | [`Layout3`]: nested slab/column/block layouts rounded to cells |
+//! | `one_plane.rs` | [`one_plane_tiling`]: an exact oracle, whether any cut positions of a plan's guillotine tree put every part within one plane of its share, with the least slowest part among such tilings; `best` takes its witnesses ([`Best3`]) |
 //! | `planes.rs` | [`planes::balance_planes`]: cut planes moved so that parts lie within one plane (largest face) of their shares |
 //! | `slabs.rs`, `pencils.rs`, `column.rs`, `rb.rs`, `rectilinear.rs`, `guillotine.rs`, `best.rs` | the decomposers |
 //! | `weighted.rs` | non-uniform cost per cell: [`CellCosts`] (prefix sums), [`WeightedSlabs3`], [`WeightedBisection3d`] |
@@ -71,6 +72,7 @@ pub mod bound;
 pub mod column;
 pub mod guillotine;
 pub mod layout;
+pub mod one_plane;
 pub mod pencils;
 pub mod plan;
 pub mod planes;
@@ -87,6 +89,7 @@ pub use bound::{part_surface_lower_bound, surface_lower_bound};
 pub use column::{column_model_surface, Column3};
 pub use guillotine::Guillotine3;
 pub use layout::Layout3;
+pub use one_plane::{one_plane_tiling, one_plane_within, OnePlane};
 pub use pencils::Pencils3;
 pub use plan::{Box3, GridPlan3, Shape3};
 pub use rb::RecursiveBisection3d;

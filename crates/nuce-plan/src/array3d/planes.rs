@@ -73,14 +73,14 @@ pub(crate) fn legacy() -> bool {
 /// A node of the guillotine tree: a leaf (one part) or a cut along `axis`
 /// into `children` ordered along that axis.
 #[derive(Debug, Clone)]
-enum Kind {
+pub(crate) enum Kind {
     Leaf(usize),
     Cut { axis: usize, children: Vec<usize> },
 }
 
 #[derive(Debug, Clone)]
-struct Node {
-    kind: Kind,
+pub(crate) struct Node {
+    pub(crate) kind: Kind,
     /// Parent node and this node's index among its children.
     parent: Option<(usize, usize)>,
 }
@@ -88,9 +88,10 @@ struct Node {
 /// A parent node and a child's index in it.
 type Slot = (usize, usize);
 
-/// The guillotine tree of a plan's non-empty boxes.
-struct Tree {
-    nodes: Vec<Node>,
+/// The guillotine tree of a plan's non-empty boxes (the root is node 0; a
+/// child's index is above its parent's).
+pub(crate) struct Tree {
+    pub(crate) nodes: Vec<Node>,
     /// Leaf node of each part (`usize::MAX` for an empty part).
     leaf: Vec<usize>,
 }
@@ -117,7 +118,7 @@ impl Tree {
     /// The tree of `boxes` (each node cut along the axis that separates
     /// the most groups, the lowest on ties); `None` for a tiling that is no
     /// guillotine tiling.
-    fn build(boxes: &[Box3]) -> Option<Tree> {
+    pub(crate) fn build(boxes: &[Box3]) -> Option<Tree> {
         let ids: Vec<usize> = (0..boxes.len()).filter(|&i| !boxes[i].is_empty()).collect();
         let mut tree = Tree {
             nodes: Vec::new(),
