@@ -12,18 +12,6 @@
 //! ([`DecisionRule::Vetoed`]), longer after each failure. A load that
 //! changes the shares beyond [`VETO_TOLERANCE`] is followed at once.
 //!
-//! **Times are compared against the measured capacity.** A load that
-//! arrives on every rank at once (another job on all the cores) leaves the
-//! shares alike and makes every phase slower, remap or not. So the time
-//! checked is the wall time per iteration and work unit *times the sum of
-//! the measured speeds*: the ratio of the phase's time to the time a
-//! perfect split of the work over the measured speeds would take. A load
-//! that slows every rank lowers the speeds with the time and leaves the
-//! ratio; a remap that did not pay off raises the ratio (the speeds promised
-//! a gain that the wall time does not show). Measured before this: a good
-//! remap (imbalance 0.83 → 0.003) undone and vetoed because a build started
-//! on both cores right after it (`tests/quickstart.rs`).
-//!
 //! [`DecisionRule::NoPayoff`]: crate::policy::DecisionRule::NoPayoff
 //! [`DecisionRule::Vetoed`]: crate::policy::DecisionRule::Vetoed
 
@@ -40,7 +28,10 @@ use serde::{Deserialize, Serialize};
 /// three (tried): a remap usually follows a change in the last phase, and
 /// the two phases before it, on the world before the change, then set a
 /// bar the remap cannot meet (a good remap was undone that way in
-/// `tests/quickstart.rs`).
+/// `tests/quickstart.rs`). Nor times multiplied by the sum of the measured
+/// speeds, to excuse a load on every rank (tried): the graph quick start
+/// failed to balance in 2 of 6 runs with it on an idle machine, in none of
+/// 8 without.
 pub const NO_PAYOFF_MARGIN: f64 = 0.10;
 
 /// Consecutive phases after a remap that must each be slower than the
@@ -112,17 +103,6 @@ fn shares(v: &[f64]) -> Vec<f64> {
     }
 }
 
-/// The sum of the measured speeds (work units per second); not finite
-/// when there is none to sum, so that a phase without speeds checks nothing.
-fn capacity(speeds: &[f64]) -> f64 {
-    let sum: f64 = speeds.iter().filter(|x| x.is_finite() && **x > 0.0).sum();
-    if sum > 0.0 {
-        sum
-    } else {
-        f64::NAN
-    }
-}
-
 /// Whether two share vectors are alike ([`VETO_TOLERANCE`]).
 fn alike(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len()
@@ -137,8 +117,7 @@ impl Payoff {
     /// work unit, with the measured `speeds`: when the speeds are still
     /// like those the last remap planned for (else the world changed: a
     /// load came or went, and the remap is not judged by a time that
-    /// changed for another reason) and the last remap made it slower, against the
-    /// measured capacity (module doc), by more than
+    /// changed for another reason) and the last remap made it slower by more than
     /// [`NO_PAYOFF_MARGIN`], for the [`CONFIRM`]-th phase in a row, the work
     /// of every rank before that remap (plan for these speeds to go back),
     /// and its shares are vetoed from now on. A phase that is not slower
@@ -146,8 +125,6 @@ impl Payoff {
     /// positive finite number checks nothing.
     pub fn check(&mut self, now: f64, speeds: &[f64]) -> Option<Vec<f64>> {
         let valid = |t: f64| t.is_finite() && t > 0.0;
-        // Against the capacity measured in the same phase (module doc).
-        let now = now * capacity(speeds);
         let prior = if valid(now) {
             self.previous.replace(now)
         } else {
@@ -335,27 +312,6 @@ mod tests {
         assert_eq!(p.check(1.5, &[1.0, 1.0]), None);
         assert_eq!(p.check(1.5, &[1.0, 1.0]), None);
         assert!(!p.vetoes(&[2.0, 1.0]));
-    }
-
-    #[test]
-    fn a_load_on_every_rank_is_not_the_remaps_fault() {
-        let mut p = Payoff::default();
-        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        // Every rank at half its speed (same shares), the phases twice as
-        // long: the remap keeps its gain against the capacity.
-        assert_eq!(p.check(2.0, &[1.0, 0.5]), None);
-        assert_eq!(p.check(2.0, &[1.0, 0.5]), None);
-        assert!(!p.vetoes(&[2.0, 1.0]));
-        // At half the speed, phases 2.5x as long are a loss: undone.
-        p.forget();
-        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert_eq!(p.check(2.5, &[1.0, 0.5]), None);
-        assert_eq!(p.check(2.5, &[1.0, 0.5]), Some(vec![50.0, 50.0]));
-        // No speeds: nothing to compare against, nothing checked.
-        p.forget();
-        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert_eq!(p.check(5.0, &[0.0, 0.0]), None);
-        assert_eq!(p.check(5.0, &S21), None);
     }
 
     #[test]
