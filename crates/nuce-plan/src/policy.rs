@@ -1,5 +1,8 @@
 //! When to remap: a pure cost model, evaluated at the root between phases.
 //!
+//! (Over 600 lines with its unit tests at the end; the model itself is
+//! about 580.)
+//!
 //! A remap pays off when the time it saves over the next iterations exceeds
 //! the time it costs to move the data:
 //!

@@ -3,6 +3,8 @@
 //! decomposer's result is judged by: exact tiling ([`GridPlan3::validate`]),
 //! volumes, imbalance, internal surface and the neighbours a halo exchange
 //! talks to.
+//!
+//! (Over 600 lines with its unit tests at the end; the code is about 540.)
 
 use serde::{Deserialize, Serialize};
 
