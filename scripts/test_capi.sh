@@ -234,9 +234,10 @@ if [ -x "$tmp/cmake_cpp/mesh_graph" ]; then mesh_run 2 - "$tmp/cmake_cpp/mesh_gr
 echo "test_capi: all C API tests passed"
 
 # --- Fortran ---
-# Every integer constant of nuce.h (error codes, NUCE_PACK_*, NUCE_SCALE_*, NUCE_ALGO_*), in order.
-h_codes="$(sed -n 's/^#define \(NUCE_[A-Z_]*\) \([0-9]*\)$/\1 \2/p' crates/nuce-capi/include/nuce.h)"
-f_codes="$(sed -n 's/.*parameter, public :: \(NUCE_[A-Z_]*\) = \([0-9]*\)$/\1 \2/p' crates/nuce-capi/fortran/nuce.f90)"
+# Every integer constant of nuce.h (error codes, NUCE_PACK_*, NUCE_SCALE_*, NUCE_ALGO_*), as
+# sorted lists: the header's order is cbindgen's (it follows the crate's modules).
+h_codes="$(sed -n 's/^#define \(NUCE_[A-Z_]*\) \([0-9]*\)$/\1 \2/p' crates/nuce-capi/include/nuce.h | LC_ALL=C sort)"
+f_codes="$(sed -n 's/.*parameter, public :: \(NUCE_[A-Z_]*\) = \([0-9]*\)$/\1 \2/p' crates/nuce-capi/fortran/nuce.f90 | LC_ALL=C sort)"
 [ "$(grep -c NUCE_ALGO_RCBI <<<"$h_codes")" = 1 ] && [ "$h_codes" = "$f_codes" ] ||
   { echo "test_capi: the Fortran module's constants differ from nuce.h's" >&2; diff <(echo "$h_codes") <(echo "$f_codes") >&2; exit 1; }
 for f in include/nuce.mod lib/libnuce_fortran.a lib/pkgconfig/nuce-fortran.pc share/nuce/fortran/nuce.f90; do
