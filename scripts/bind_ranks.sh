@@ -11,6 +11,19 @@
 # The rank comes from OMPI_COMM_WORLD_RANK (Open MPI), PMIX_RANK or PMI_RANK.
 # Without NUCE_BIND, or for an unlisted rank with no `*` entry, the program
 # runs unbound. Exits 2 on a malformed spec.
+#
+# NUCE_SLOW="RANK:FACTOR[,RANK:FACTOR...]" makes a rank FACTOR times slower
+# at everything (compute, memory, its MPI progress), as on a slower machine:
+# a watcher stops the rank's process (SIGSTOP) for 1 - 1/FACTOR of every
+# NUCE_SLOW_PERIOD_MS milliseconds (default 3) and lets it run (SIGCONT) for
+# the rest. The stops follow the wall clock, whatever the rank does, so they
+# fall into its compute and its waits alike. (A cgroup CPU quota does not
+# do this: the kernel makes a rank that overspent its quota pay at its next
+# scheduling point, which is inside a wait; see BENCHMARKS.md, "A rank
+# slower at everything".) Needs python3.
+#
+#   NUCE_BIND="0:0,1:1" NUCE_SLOW="1:3" mpirun --bind-to none -np 2 \
+#     scripts/bind_ranks.sh PROG ARGS...
 set -euo pipefail
 if [ $# -lt 1 ]; then
   echo "usage: NUCE_BIND='0:0,1:0,2:1' $0 PROG [ARGS...]" >&2
@@ -18,12 +31,65 @@ if [ $# -lt 1 ]; then
 fi
 rank="${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-}}}"
 spec="${NUCE_BIND:-}"
-if [ -z "$spec" ]; then
+slow="${NUCE_SLOW:-}"
+if [ -z "$spec" ] && [ -z "$slow" ]; then
   exec "$@"
 fi
 if ! [[ "$rank" =~ ^[0-9]+$ ]]; then
   echo "bind_ranks.sh: no MPI rank in the environment (run under mpirun)" >&2
   exit 2
+fi
+
+# The watcher of NUCE_SLOW: stops process $1 for 1 - 1/$2 of every $3 ms,
+# until it is gone (and never leaves it stopped).
+watch_slow() {
+  exec python3 -c '
+import os, signal, sys, time
+pid, factor, period = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]) / 1e3
+run = period / factor
+def resume(*_):
+    try:
+        os.kill(pid, signal.SIGCONT)
+    finally:
+        os._exit(0)
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, resume)
+t = time.monotonic()
+try:
+    while True:
+        for sig, length in ((signal.SIGSTOP, run), (signal.SIGCONT, period - run)):
+            t += length
+            time.sleep(max(0.0, t - time.monotonic()))
+            os.kill(pid, sig)
+except ProcessLookupError:
+    pass
+' "$@"
+}
+if [ -n "$slow" ]; then
+  period="${NUCE_SLOW_PERIOD_MS:-3}"
+  if ! [[ "$period" =~ ^[0-9]+(\.[0-9]+)?$ ]] || awk -v p="$period" 'BEGIN { exit !(p < 0.5) }'; then
+    echo "bind_ranks.sh: NUCE_SLOW_PERIOD_MS must be a number of milliseconds >= 0.5, not '$period'" >&2
+    exit 2
+  fi
+  IFS=',' read -r -a slows <<<"$slow"
+  for e in "${slows[@]}"; do
+    e="${e//[[:space:]]/}"
+    [ -z "$e" ] && continue
+    if ! [[ "$e" =~ ^([0-9]+):([0-9]+(\.[0-9]+)?)$ ]] ||
+      awk -v f="${BASH_REMATCH[2]}" 'BEGIN { exit !(f < 1) }'; then
+      echo "bind_ranks.sh: bad NUCE_SLOW entry '$e' (want RANK:FACTOR, FACTOR >= 1, e.g. 1:3)" >&2
+      exit 2
+    fi
+    if [ "${BASH_REMATCH[1]}" -eq "$rank" ] && awk -v f="${BASH_REMATCH[2]}" 'BEGIN { exit !(f > 1) }'; then
+      command -v python3 >/dev/null || {
+        echo "bind_ranks.sh: NUCE_SLOW needs python3" >&2
+        exit 2
+      }
+      # The watcher outlives this shell's exec: it watches this PID, which
+      # becomes PROG's.
+      watch_slow $$ "${BASH_REMATCH[2]}" "$period" &
+    fi
+  done
 fi
 cpus=""
 default=""

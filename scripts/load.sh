@@ -39,9 +39,12 @@
 # `ls /sys/fs/cgroup`) has cgroup v1 with the `cpu` controller mounted
 # read-write: as root, a child cgroup (`mkdir /sys/fs/cgroup/cpu/X`) takes a
 # `cpu.cfs_quota_us` (the cgroup v2 hierarchy, /sys/fs/cgroup/unified, has no
-# cpu controller, hence no `cpu.max`). The kit uses busy loops instead: they
-# are what the issue describes (another job time-sharing the core, not a
-# throttled rank), need no root, and leave nothing behind to clean up.
+# cpu controller, hence no `cpu.max`). A quota is a CPU-limited container,
+# not a slower machine (BENCHMARKS.md, "A rank slower at everything"); for a
+# rank slower at everything, `NUCE_SLOW` of scripts/bind_ranks.sh stops and
+# resumes it on the wall clock. This script's busy loops are the third case,
+# another job time-sharing the core; they need no root and leave nothing
+# behind to clean up.
 set -uo pipefail
 
 usage() {
