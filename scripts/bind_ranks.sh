@@ -54,16 +54,23 @@ def resume(*_):
         os._exit(0)
 for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     signal.signal(s, resume)
+def gone():
+    # Ended: no such process, or a zombie its parent has not reaped yet.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except OSError:
+        return True
 t = time.monotonic()
 try:
-    while True:
+    while not gone():
         for sig, length in ((signal.SIGSTOP, run), (signal.SIGCONT, period - run)):
             t += length
             time.sleep(max(0.0, t - time.monotonic()))
             os.kill(pid, sig)
 except ProcessLookupError:
     pass
-' "$@"
+' "$@" </dev/null >/dev/null 2>&1
 }
 if [ -n "$slow" ]; then
   period="${NUCE_SLOW_PERIOD_MS:-3}"

@@ -158,3 +158,79 @@ fn bind_ranks_rejects_malformed_specs() {
         assert_eq!(out.status.code(), Some(2), "spec {spec:?}");
     }
 }
+
+/// `NUCE_SLOW=R:F` stops rank R's process for 1 - 1/F of every period: its
+/// wall time for a fixed amount of CPU work is at least about F times that
+/// work's CPU time. (Load can only lengthen the wall time, so it cannot make
+/// this pass wrongly by itself: the bound fails when the rank is not stopped.)
+#[test]
+fn bind_ranks_slows_a_rank_down_by_stopping_it() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    // 0.3 s of CPU time, then the wall and CPU seconds it took.
+    let spin = "import time\nw, c = time.monotonic(), time.process_time()\n\
+                while time.process_time() - c < 0.3: pass\n\
+                print(time.monotonic() - w, time.process_time() - c)";
+    let run = |slow: &str| -> (f64, f64) {
+        let out = Command::new(format!("{root}/scripts/bind_ranks.sh"))
+            .args(["python3", "-c", spin])
+            .env("OMPI_COMM_WORLD_RANK", "1")
+            .env("NUCE_SLOW", slow)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (v[0], v[1])
+    };
+    let (wall, cpu) = run("1:3");
+    assert!(
+        wall >= 2.4 * cpu,
+        "rank 1 slowed 3x: wall {wall} s for {cpu} s of CPU"
+    );
+    // Another rank is not slowed: its wall time is only what the load makes it.
+    let (wall0, cpu0) = run("0:3");
+    assert!(cpu0 >= 0.3 && wall0 > 0.0);
+    // Nothing is left stopped or running: the watcher ends with the process.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let left = Command::new("pgrep")
+        .args(["-f", "pid, factor, period"])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "watchers left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+#[test]
+fn bind_ranks_rejects_malformed_slowdowns() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (slow, period) in [
+        ("1", "3"),
+        ("1:0.5", "3"),
+        ("x:3", "3"),
+        ("1:3", "0.1"),
+        ("1:3", "ms"),
+    ] {
+        let out = Command::new(format!("{root}/scripts/bind_ranks.sh"))
+            .arg("true")
+            .env("OMPI_COMM_WORLD_RANK", "1")
+            .env("NUCE_SLOW", slow)
+            .env("NUCE_SLOW_PERIOD_MS", period)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "NUCE_SLOW {slow:?} period {period:?}"
+        );
+    }
+}
