@@ -41,7 +41,8 @@ if ! [[ "$rank" =~ ^[0-9]+$ ]]; then
 fi
 
 # The watcher of NUCE_SLOW: stops process $1 for 1 - 1/$2 of every $3 ms,
-# until it is gone (and never leaves it stopped).
+# until it is gone (and never leaves it stopped); writes to the FIFO $4 when
+# it starts.
 watch_slow() {
   exec python3 -c '
 import os, signal, sys, time
@@ -61,6 +62,8 @@ def gone():
             return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
     except OSError:
         return True
+with open(sys.argv[4], "w") as ready:  # the rank starts once this is written
+    ready.write("ready")
 t = time.monotonic()
 try:
     while not gone():
@@ -93,8 +96,13 @@ if [ -n "$slow" ]; then
         exit 2
       }
       # The watcher outlives this shell's exec: it watches this PID, which
-      # becomes PROG's.
-      watch_slow $$ "${BASH_REMATCH[2]}" "$period" &
+      # becomes PROG's. PROG starts once the watcher runs (python3 takes
+      # tens of milliseconds to start: a short program would run unslowed).
+      ready="$(mktemp -u "${TMPDIR:-/tmp}/nuce-slow.XXXXXX")"
+      mkfifo -m 600 "$ready"
+      watch_slow $$ "${BASH_REMATCH[2]}" "$period" "$ready" &
+      read -r _ <"$ready" || true
+      rm -f "$ready"
     fi
   done
 fi
