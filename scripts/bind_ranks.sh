@@ -64,13 +64,18 @@ def gone():
         return True
 with open(sys.argv[4], "w") as ready:  # the rank starts once this is written
     ready.write("ready")
-t = time.monotonic()
+# Each stop lasts until the time run so far is 1/factor of the time since
+# the start: sleeps that overshoot do not change the slowdown.
+start = time.monotonic()
+ran = 0.0
 try:
     while not gone():
-        for sig, length in ((signal.SIGSTOP, run), (signal.SIGCONT, period - run)):
-            t += length
-            time.sleep(max(0.0, t - time.monotonic()))
-            os.kill(pid, sig)
+        resumed = time.monotonic()
+        time.sleep(run)
+        os.kill(pid, signal.SIGSTOP)
+        ran += time.monotonic() - resumed
+        time.sleep(max(0.0, start + ran * factor - time.monotonic()))
+        os.kill(pid, signal.SIGCONT)
 except ProcessLookupError:
     pass
 ' "$@" </dev/null >/dev/null 2>&1
