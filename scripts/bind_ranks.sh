@@ -66,15 +66,17 @@ with open(sys.argv[4], "w") as ready:  # the rank starts once this is written
     ready.write("ready")
 # Each stop lasts until the time run so far is 1/factor of the time since
 # the start: sleeps that overshoot do not change the slowdown.
-start = time.monotonic()
+# (The run is counted from the moment it was resumed: a watcher that is
+# itself descheduled then does not let the rank run uncounted.)
+start = resumed = time.monotonic()
 ran = 0.0
 try:
     while not gone():
-        resumed = time.monotonic()
-        time.sleep(run)
+        time.sleep(max(0.0, resumed + run - time.monotonic()))
         os.kill(pid, signal.SIGSTOP)
         ran += time.monotonic() - resumed
         time.sleep(max(0.0, start + ran * factor - time.monotonic()))
+        resumed = time.monotonic()
         os.kill(pid, signal.SIGCONT)
 except ProcessLookupError:
     pass
