@@ -106,7 +106,8 @@ pub enum Error {
     ///
     /// **The job ends instead** (`MPI_Abort`, exit code 75) when a rank does
     /// not arrive at a checked entry (the balance points, every collective
-    /// verb) within the timeout, or a wait inside MPI (`MPI_Comm_dup`, an
+    /// verb) within the timeout and is not found waiting at another of
+    /// nuce's collectives (that is an [`Error::Disagreement`] on every rank), or a wait inside MPI (`MPI_Comm_dup`, an
     /// application's call under a watchdog guard) outlasts it: MPI cannot
     /// cancel the collective the other ranks are blocked in. The message
     /// printed then is this variant's text, `nuce: ` before it and

@@ -54,7 +54,7 @@
 //! | plans (from [`plan`]) | [`ArrayPlan`], [`Rect`], [`ArrayDecomposer`], [`ColumnDp`], [`Graph`], [`Partition`] |
 //! | tasks | [`WorkerSelf`] (a worker's row for [`Balancer::schedule_tasks`]), [`ExecPlan`], [`Dispatch`], [`ExecReport`], [`MessageSizes`], [`LocalAllocation`] |
 //! | timing | [`Waiting`], [`Guard`], [`PhaseTimer`] |
-//! | settings from the environment | [`ENV_TIMEOUT`], [`ENV_CHECK`] (`full`: check every ghost exchange), [`ENV_SPEED_MODEL`] |
+//! | settings from the environment | [`ENV_TIMEOUT`], [`ENV_CHECK`] (`full`: check every ghost exchange), [`ENV_SPEED_MODEL`], [`ENV_WAIT_YIELD`] (whether waits yield the core) |
 //!
 //! ## Modules
 //!
@@ -109,6 +109,7 @@ pub use runtime::packing::{LocalAllocation, PackStats};
 pub use runtime::ranges::OwnershipRanges;
 pub use runtime::savefile::{Checkpointable, SaveStats, SavedGraph, SavedGrid, SAVE_FORMAT};
 pub use runtime::watchdog::{guard, Guard, ENV_TIMEOUT};
+pub use runtime::yielding::ENV_WAIT_YIELD;
 pub use speed::PhaseTimer;
 
 /// The application's own collective calls, with nuce's promise: each one

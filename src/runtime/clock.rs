@@ -11,8 +11,9 @@
 //! ghost exchange is never counted as work.
 //!
 //! **Waits keep the core; time off the CPU is measured.** nuce's waits poll
-//! and never sleep: they yield the core every `POLLS_PER_YIELD` (1000) polls, as
-//! an MPI wait does, so a waiting thread is always runnable and
+//! and never sleep (they yield the core every `POLLS_PER_YIELD` (1000) polls
+//! only when the job's ranks oversubscribe the host, as an Open MPI wait
+//! does: module [`yielding`](super::yielding)), so a waiting thread is always runnable and
 //! the part of a wait's wall time that its thread did not spend on a CPU
 //! (its *thread CPU time*, `CLOCK_THREAD_CPUTIME_ID`, falls behind its wall
 //! time) is time another process held the core: the wait's *lost* time
@@ -148,12 +149,12 @@ impl Drop for OffCpu {
 }
 
 /// The pauses of a polling wait (nuce's checkpoints and ghost exchanges):
-/// they spin, and every [`POLLS_PER_YIELD`]-th yields the core
-/// (`sched_yield`) — as MPICH's own waits do by default
-/// (`MPIR_CVAR_POLLS_BEFORE_YIELD`), and never more often than Open MPI's
-/// with `mpi_yield_when_idle` — and none sleeps, so that a rank whose core
-/// another process shares gives it away no more than an MPI wait would,
-/// and ranks sharing cores with each other still make way. The time the
+/// they spin, and none sleeps. When the job's ranks oversubscribe the host
+/// (module [`yielding`](super::yielding): Open MPI's rule for
+/// `mpi_yield_when_idle`) every [`POLLS_PER_YIELD`]-th yields the core
+/// (`sched_yield`), so that ranks sharing cores with each other make way;
+/// otherwise none does, so that a rank whose core another job shares gives
+/// it away no more than an MPI wait would. The time the
 /// thread spends off the CPU meanwhile is measured ([`OffCpu`], from the
 /// first pause; booked when the `Poller` drops).
 #[derive(Debug, Default)]
@@ -172,7 +173,7 @@ impl Poller {
             self.off.start(Instant::now());
         }
         self.polls += 1;
-        if self.polls >= POLLS_PER_YIELD {
+        if self.polls >= POLLS_PER_YIELD && super::yielding::waits_yield() {
             self.polls = 0;
             std::thread::yield_now();
         } else {

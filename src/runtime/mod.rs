@@ -33,3 +33,4 @@ mod root_index;
 pub mod savefile;
 pub mod tags;
 pub mod watchdog;
+pub mod yielding;

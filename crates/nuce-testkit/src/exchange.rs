@@ -308,14 +308,36 @@ fn thread_cpu() -> Option<std::time::Duration> {
     Some(std::time::Duration::from_nanos(ns))
 }
 
-/// `exchange-keeps-core [rounds] [seconds]` (2 ranks): rank 1 sleeps
-/// `seconds` (default 0.4) before it sends, while rank 0 waits for it —
-/// alternately in `DistArray2::exchange_ghosts` and in a plain blocking
-/// `MPI_Recv` — and rank 0 measures the share of the wait its thread spent
-/// on a CPU. Rank 0 prints `RESULT keeps-core nuce=S mpi=S` (the median
-/// shares over `rounds`, default 3): nuce's waits must keep the core as an
-/// MPI wait does (they poll and yield, never sleep), so that a rank whose
-/// core another process shares does not give it away while it waits.
+/// Another job on CPU `cpu`: this process (all its threads) pinned there
+/// with `taskset`, and a busy loop pinned there beside it (a shell loop;
+/// killed by the caller). `None` if `taskset` failed.
+fn share_cpu_with_a_busy_loop(cpu: usize) -> Option<std::process::Child> {
+    use std::process::{Command, Stdio};
+    let c = cpu.to_string();
+    let pinned = Command::new("taskset")
+        .args(["-a", "-p", "-c", &c, &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .ok()?
+        .success();
+    if !pinned {
+        return None;
+    }
+    Command::new("taskset")
+        .args(["-c", &c, "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .ok()
+}
+
+/// `exchange-keeps-core [rounds] [seconds]` (2 ranks): rank 0 shares its
+/// core (CPU 0) with a busy loop (another job on that core); rank 1 sleeps `seconds` (default 0.4) before it sends, while
+/// rank 0 waits for it — alternately in `DistArray2::exchange_ghosts` and
+/// in a plain blocking `MPI_Recv` — and rank 0 measures the share of the
+/// wait its thread spent on a CPU. Rank 0 prints `RESULT keeps-core nuce=S
+/// mpi=S` (the median shares over `rounds`, default 3): nuce's waits must
+/// keep the core as an MPI wait does (they poll, never sleep, and yield
+/// only when the job oversubscribes the host), so that a rank whose core
+/// another process shares does not give it away while it waits.
 fn keeps_core(ctx: &Ctx) {
     use std::time::{Duration, Instant};
     let rounds: usize = ctx.arg(0, 3);
@@ -333,6 +355,11 @@ fn keeps_core(ctx: &Ctx) {
         let (wall, cpu) = (t.elapsed(), thread_cpu()? - c);
         Some(cpu.as_secs_f64() / wall.as_secs_f64())
     };
+    let mut busy = if ctx.rank() == 0 {
+        share_cpu_with_a_busy_loop(0)
+    } else {
+        None
+    };
     let (mut nuce, mut mpi) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         if ctx.rank() == 1 {
@@ -348,6 +375,10 @@ fn keeps_core(ctx: &Ctx) {
                 let (_x, _) = ctx.world.process_at_rank(1).receive::<u8>();
             }));
         }
+    }
+    if let Some(b) = busy.as_mut() {
+        b.kill().ok();
+        b.wait().ok();
     }
     if ctx.rank() == 0 {
         let median = |v: &mut Vec<Option<f64>>| -> Option<f64> {

@@ -192,8 +192,10 @@ impl Balancer {
     /// [`Settings`]: arrays are planned by the optimal column-based
     /// decomposition ([`ColumnDp`](crate::ColumnDp), \[BBLRR01\] §3.2.4) unless
     /// [`Balancer::configure`] says otherwise. The collectives' timeout
-    /// comes from `NUCE_TIMEOUT_S` (module `watchdog`) and the speed model
-    /// from [`ENV_SPEED_MODEL`]; a malformed value is an error on every rank.
+    /// comes from `NUCE_TIMEOUT_S` (module `watchdog`), the speed model
+    /// from [`ENV_SPEED_MODEL`] and whether waits yield the core from
+    /// [`ENV_WAIT_YIELD`](crate::ENV_WAIT_YIELD); a malformed value is an
+    /// error on every rank.
     pub fn new<C: Communicator>(comm: &C) -> Result<Self> {
         Balancer::new_as(comm, "Balancer::new")
     }
@@ -205,8 +207,9 @@ impl Balancer {
     /// a rank that never calls ends the job with a message instead of
     /// hanging the others. Then one checkpoint
     /// ([`Checkpoints::entered`]) checks the call and this rank's
-    /// environment at once: a malformed `NUCE_TIMEOUT_S` or
-    /// [`ENV_SPEED_MODEL`] on some rank is the same error on every rank.
+    /// environment at once: a malformed `NUCE_TIMEOUT_S`,
+    /// [`ENV_SPEED_MODEL`] or `NUCE_WAIT_YIELD` on some rank is the same
+    /// error on every rank.
     /// Two collective steps in all: the `MPI_Comm_dup` and that checkpoint.
     /// For nuce's C and Fortran bindings (hidden: no stability promise).
     #[doc(hidden)]
@@ -225,7 +228,12 @@ impl Balancer {
         // This rank's settings from the environment: its refusal of the
         // first checkpoint, which also tells the root every rank's host.
         let functional = functional_from_env();
-        let cp = Checkpoints::entered(&comm, call, functional.as_ref().err().cloned())?;
+        let refused = functional
+            .as_ref()
+            .err()
+            .or(crate::runtime::yielding::wait_yield_from_env().err().as_ref())
+            .cloned();
+        let cp = Checkpoints::entered(&comm, call, refused)?;
         let settings = Settings::with_env(cp.timeout(), functional?);
         Ok(Balancer {
             comm,

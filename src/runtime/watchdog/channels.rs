@@ -8,13 +8,10 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use mpi::point_to_point::MatchedReceiveVec;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::entry::Arrival;
-use super::tree::{self, Tree};
-use crate::runtime::comm::decode;
+use super::tree::Tree;
 use crate::runtime::tags::{
     ARRIVE as TAG_ARRIVE, REFUSING as TAG_REFUSING, ROOT_HERE as TAG_ROOT_HERE,
     SUMMARY as TAG_SUMMARY,
@@ -68,46 +65,6 @@ pub(super) fn channel_id<C: Communicator>(comm: &C) -> u64 {
         .ok()
         .and_then(|l| l.iter().find(|(_, c)| c.comm.0 == raw).map(|(&id, _)| id))
         .unwrap_or(u64::MAX)
-}
-
-/// The calls at which ranks wait on nuce's other communicators (their
-/// arrival messages, received now: the job is about to end), as
-/// `world rank W is at OP`. Called only by a root that timed out.
-pub(super) fn calls_elsewhere(this: u64) -> Vec<String> {
-    let handles: Vec<RawComm> = match live().lock() {
-        Ok(l) => l
-            .iter()
-            .filter(|(&id, _)| id != this)
-            .map(|(_, c)| c.comm)
-            .collect(),
-        Err(_) => return Vec::new(),
-    };
-    let mut out = Vec::new();
-    for h in handles {
-        with_comm(h, |comm| {
-            while let Some((msg, status)) = comm
-                .any_process()
-                .immediate_matched_probe_with_tag(TAG_ARRIVE)
-            {
-                let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
-                if let Ok(a) = decode::<Arrival>(&bytes, status.source_rank()) {
-                    out.push(format!(
-                        "world rank {} (host {}) is at {}",
-                        a.world, a.host, a.op
-                    ));
-                }
-            }
-            // Two-level checkpoints: a host leader's summary.
-            while let Some((msg, status)) = comm
-                .any_process()
-                .immediate_matched_probe_with_tag(TAG_SUMMARY)
-            {
-                let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
-                out.extend(tree::calls_in_summary(&bytes, status.source_rank()));
-            }
-        });
-    }
-    out
 }
 
 /// Where a rank refuses a call and has told this rank

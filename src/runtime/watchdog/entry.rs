@@ -10,6 +10,7 @@ use mpi::point_to_point::MatchedReceiveVec;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
+use super::elsewhere;
 use super::errors::missing_at_member;
 use super::guard::InCheckpoint;
 use super::hosts::{host_name, learn_host};
@@ -231,9 +232,13 @@ fn root_side<C: Communicator>(
 ) -> Result<()> {
     let others: Vec<i32> = (0..comm.size()).filter(|&r| r != root).collect();
     let mut tally = Tally::own(root, seq, op, &bringing);
-    let collector = (root, "the root");
-    tree::collect_arrivals(comm, &others, op, seq, timeout, &mut tally, collector);
-    decide(comm, root, op, seq, world, tally, &others)
+    match tree::collect_arrivals(comm, &others, seq, timeout, &mut tally) {
+        Ok(()) => decide(comm, root, op, seq, world, tally, &others),
+        Err(missing) => {
+            let at = (op, seq, timeout.unwrap_or_default());
+            elsewhere::settle(comm, (root, world), at, tally, &others, missing)
+        }
+    }
 }
 
 /// The root's verdict from `tally`, sent to `to` (every other rank, or
@@ -249,14 +254,27 @@ pub(super) fn decide<C: Communicator>(
 ) -> Result<()> {
     let notifiers = tally.notifiers();
     let error = tally.verdict(comm, root, op, seq);
+    answer(comm, to, world, error, &notifiers)
+}
+
+/// Sends the verdict `error` (with the refusal notices' senders
+/// `notifiers`) of root `world` (its world rank) to `to`, ranks of `comm`;
+/// then receives the notices; returns the verdict.
+pub(super) fn answer<C: Communicator>(
+    comm: &C,
+    to: &[i32],
+    world: i32,
+    error: Option<Error>,
+    notifiers: &[i32],
+) -> Result<()> {
     let verdict = encode(&Verdict {
         host: host_name().to_string(),
         world,
         error: error.clone(),
-        notifiers: notifiers.clone(),
+        notifiers: notifiers.to_vec(),
     })?;
     send_to(comm, to, &verdict, TAG_VERDICT);
-    receive_notices(comm, &notifiers);
+    receive_notices(comm, notifiers);
     match error {
         Some(e) => Err(e),
         None => Ok(()),

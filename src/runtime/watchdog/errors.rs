@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use mpi::traits::*;
 
-use super::channels::{calls_elsewhere, channel_id};
 use super::entry::Stalled;
 use super::hosts::{describe_rank, host_name, host_of};
 use crate::error::Error;
@@ -67,8 +66,10 @@ pub(super) fn stalled_verdict<C: Communicator>(
 /// The [`Error::Timeout`] of a collector (`role`: the root, or a host's
 /// leader, rank `root`) that waited `t` in vain for `ranks` of `comm` at
 /// the checkpoint of `op`: it names them
-/// with their hosts and, when they wait at another of nuce's collectives,
-/// which (their arrival messages there are received now: the job ends).
+/// with their hosts and the calls of the ranks waiting at nuce's other
+/// collectives meanwhile (`elsewhere`, [`Elsewhere::describe`]).
+///
+/// [`Elsewhere::describe`]: super::elsewhere::Elsewhere::describe
 pub(super) fn missing_at_root<C: Communicator>(
     comm: &C,
     root: i32,
@@ -76,9 +77,9 @@ pub(super) fn missing_at_root<C: Communicator>(
     t: Duration,
     ranks: Vec<i32>,
     role: &str,
+    elsewhere: &[String],
 ) -> Error {
     let missing: Vec<String> = ranks.iter().map(|&r| describe_rank(comm, r)).collect();
-    let elsewhere = calls_elsewhere(channel_id(comm));
     let why = if elsewhere.is_empty() {
         format!("slow, stopped or dead: {}", missing.join(", "))
     } else {

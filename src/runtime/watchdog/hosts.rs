@@ -31,10 +31,15 @@ pub(crate) fn learn_host(world: i32, host: &str) {
 /// The world rank of rank `r` of `comm`, and its host as far as this
 /// process knows it (from an earlier checkpoint).
 fn world_and_host<C: Communicator>(comm: &C, r: i32) -> (Option<i32>, Option<String>) {
-    let world_comm = mpi::topology::SimpleCommunicator::world();
-    let w = comm.group().translate_rank(r, &world_comm.group());
+    let w = world_rank(comm, r);
     let host = w.and_then(|w| hosts().lock().ok().and_then(|h| h.get(&w).cloned()));
     (w, host)
+}
+
+/// The rank in `MPI_COMM_WORLD` of rank `r` of `comm`.
+pub(super) fn world_rank<C: Communicator>(comm: &C, r: i32) -> Option<i32> {
+    let world_comm = mpi::topology::SimpleCommunicator::world();
+    comm.group().translate_rank(r, &world_comm.group())
 }
 
 /// The host of rank `r` of `comm` ([`world_and_host`]), `unknown` if not known.

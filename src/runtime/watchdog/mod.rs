@@ -13,7 +13,10 @@
 //!   compares and answers every rank with the same verdict, so ranks that
 //!   disagree get the same error naming each rank's call, before anyone
 //!   waits on data. When the timeout expires the root knows exactly which
-//!   ranks have not arrived (slow, stopped or dead), prints them with their
+//!   ranks have not arrived. If each waits at another of nuce's collectives
+//!   (the ranks call them in different orders), every rank gets the same
+//!   [`Error::Disagreement`] naming each rank's call (module `elsewhere`);
+//!   otherwise (slow, stopped or dead) the root prints them with their
 //!   hosts and the operation's name, and calls `MPI_Abort`; the other ranks
 //!   wait a grace period longer (so that the root, which can name the
 //!   missing ranks, speaks first) and then abort too, naming the root. Cost
@@ -46,7 +49,8 @@
 //! verdicts, refusal notices), `tree` (the two-level entry through host
 //! leaders), [`Checkpoints`] (`checkpoints`: the entries of one
 //! communicator), `channels` (the registry of live communicators, where a
-//! stuck exchange or a root that times out looks), `hosts` (the hosts of
+//! stuck exchange looks), `elsewhere` (a root that times out and finds the
+//! missing ranks at other collectives), `hosts` (the hosts of
 //! the ranks, for the messages), `errors` (the disagreements and timeouts
 //! the watchdog reports), `guard` (the watchdog thread); this file holds
 //! the timeout's setting and the end of a job ([`abort_message`]).
@@ -62,6 +66,7 @@ use crate::error::{Error, Result};
 
 mod channels;
 mod checkpoints;
+mod elsewhere;
 mod entry;
 mod errors;
 mod guard;

@@ -31,6 +31,8 @@ use serde::{Deserialize, Serialize};
 use super::entry::{
     accept, await_verdict, decide, send_to, Arrival, Bringing, Stalled, ARRIVALS, ARRIVAL_BYTES,
 };
+use super::channels::channel_id;
+use super::elsewhere::waiting_elsewhere;
 use super::errors::{disagreement, missing_at_root, stalled_verdict};
 use super::hosts::{host_name, learn_host};
 use super::{abort_job, ROOT_FIRST};
@@ -309,8 +311,8 @@ pub(super) fn calls_in_summary(bytes: &[u8], src: i32) -> Vec<String> {
 
 /// Receives one message with `tag` from each of `from` (ranks of `comm`,
 /// ascending) after telling each of them, with a `ROOT_HERE` message, that
-/// this rank is here; hands each to `got`. Past `limit` it ends the job
-/// with the error `late` makes of the ranks still missing. Polls.
+/// this rank is here; hands each to `got`. Past `limit` it returns the
+/// ranks still missing (`Err`). Polls.
 pub(super) fn collect<C: Communicator>(
     comm: &C,
     from: &[i32],
@@ -318,8 +320,7 @@ pub(super) fn collect<C: Communicator>(
     seq: u64,
     limit: Option<Duration>,
     mut got: impl FnMut(i32, Result<Vec<u8>>),
-    late: impl Fn(Vec<i32>) -> Error,
-) {
+) -> std::result::Result<(), Vec<i32>> {
     let start = Instant::now();
     let mut arrived = vec![false; from.len()];
     let mut count = 0;
@@ -353,45 +354,59 @@ pub(super) fn collect<C: Communicator>(
                 break;
             }
             if limit.is_some_and(|t| start.elapsed() > t) {
-                let missing = from
-                    .iter()
-                    .zip(&arrived)
-                    .filter(|(_, a)| !**a)
-                    .map(|(&r, _)| r)
-                    .collect();
-                abort_job(&late(missing));
+                break;
             }
             if !any {
                 polls.pause();
             }
         }
+        // The `ROOT_HERE` messages are 8 bytes: sent eagerly, they complete
+        // whether or not a missing rank ever receives them.
         for h in here {
             h.wait();
         }
     });
+    let missing: Vec<i32> = from
+        .iter()
+        .zip(&arrived)
+        .filter(|(_, a)| !**a)
+        .map(|(&r, _)| r)
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing)
+    }
 }
 
-/// Receives the [`Arrival`] of each of `from` into `tally` ([`collect`]) as
-/// the collector `me` (`role`: the root, or a host's leader); past `timeout`
-/// it ends the job naming the ranks still missing.
+/// Receives the [`Arrival`] of each of `from` into `tally` ([`collect`]);
+/// past `timeout` it returns the ranks still missing.
 pub(super) fn collect_arrivals<C: Communicator>(
     comm: &C,
     from: &[i32],
-    op: &str,
     seq: u64,
     timeout: Option<Duration>,
     tally: &mut Tally,
+) -> std::result::Result<(), Vec<i32>> {
+    collect(comm, from, TAG_ARRIVE, seq, timeout, |src, bytes| {
+        tally.add(src, bytes.and_then(|b| decode::<Arrival>(&b, src)))
+    })
+}
+
+/// Ends the job: the collector `me` of `comm` (`role`: the root, or a
+/// host's leader) waited `limit` in vain for `missing` at the checkpoint of
+/// `op`; the message names the calls of the ranks waiting at nuce's other
+/// collectives meanwhile.
+fn end_missing<C: Communicator>(
+    comm: &C,
     (me, role): (i32, &str),
-) {
-    collect(
-        comm,
-        from,
-        TAG_ARRIVE,
-        seq,
-        timeout,
-        |src, bytes| tally.add(src, bytes.and_then(|b| decode::<Arrival>(&b, src))),
-        |missing| missing_at_root(comm, me, op, timeout.unwrap_or_default(), missing, role),
-    );
+    op: &str,
+    limit: Option<Duration>,
+    missing: Vec<i32>,
+) -> ! {
+    let elsewhere = waiting_elsewhere(channel_id(comm)).describe();
+    let t = limit.unwrap_or_default();
+    abort_job(&missing_at_root(comm, me, op, t, missing, role, &elsewhere))
 }
 
 /// The two-level checked entry ([`super::checkpoint`]'s semantics) on
@@ -433,35 +448,24 @@ pub(super) fn entry<C: Communicator>(
     let mut tally = Tally::own(me, seq, op, &bringing);
     if me == root {
         let limit = timeout.map(|t| t + ROOT_FIRST);
-        collect(
-            comm,
-            &tree.children,
-            TAG_SUMMARY,
-            seq,
-            limit,
-            |src, bytes| match bytes.and_then(|b| decode::<Summary>(&b, src)) {
+        let got = collect(comm, &tree.children, TAG_SUMMARY, seq, limit, |src, bytes| {
+            match bytes.and_then(|b| decode::<Summary>(&b, src)) {
                 Ok(s) => {
                     learn_host(s.world, &s.host);
                     tally.merge(s.tally);
                 }
                 Err(e) => tally.add(src, Err(e)),
-            },
-            |missing| {
-                missing_at_root(
-                    comm,
-                    root,
-                    op,
-                    limit.unwrap_or_default(),
-                    missing,
-                    "the root",
-                )
-            },
-        );
+            }
+        });
+        if let Err(missing) = got {
+            end_missing(comm, (root, "the root"), op, limit, missing);
+        }
         return decide(comm, root, op, seq, world, tally, &tree.children);
     }
     // A leader: its host's arrivals, one summary to the root, the verdict back.
-    let leader = (me, "its host's leader");
-    collect_arrivals(comm, &tree.children, op, seq, timeout, &mut tally, leader);
+    if let Err(missing) = collect_arrivals(comm, &tree.children, seq, timeout, &mut tally) {
+        end_missing(comm, (me, "its host's leader"), op, timeout, missing);
+    }
     let summary = encode(&Summary {
         world,
         host: host_name().to_string(),
