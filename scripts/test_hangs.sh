@@ -8,6 +8,9 @@
 # (Balancer::, DistArray2::); and either
 #   same   every rank printed the same non-zero code from the same C function
 #          (mpirun's exit status is that code), with the expected message, or
+#   order  every rank printed the same non-zero code and the same message,
+#          from the call each made (the ranks call different collectives:
+#          the root finds the departing rank at another one), or
 #   abort  the job was ended by nuce (exit status 75, "nuce: timeout:") with a
 #          message naming the departing rank and the call it missed.
 # NUCE_MPI=mpich: the same under MPICH (mpicc.mpich, mpifort.mpich,
@@ -70,6 +73,16 @@ hang_case() {
       [ "$rc" = "$(head -1 <<<"$codes" | cut -d' ' -f3)" ] && [ "$rc" != 0 ] ||
         fail "$(basename "$bin") $case -np $np: exit status $rc is not the ranks' code"
       ;;
+    order)
+      local lines
+      lines="$(sed -n 's/^hangs: rank \([0-9]*\): nuce_[a-z_]* returned \([0-9]*\) after [0-9.]* s: \(.*\)/\1 \2 \3/p' <<<"$out" | sort -n)"
+      [ "$(wc -l <<<"$lines")" = "$np" ] && [ "$(cut -d' ' -f1 <<<"$lines" | tr '\n' ' ')" = "$(seq -s' ' 0 $((np - 1))) " ] ||
+        fail "$(basename "$bin") $case -np $np: not every rank reported an error"
+      [ "$(cut -d' ' -f2- <<<"$lines" | sort -u | wc -l)" = 1 ] ||
+        fail "$(basename "$bin") $case -np $np: the ranks returned different codes or messages: $lines"
+      [ "$rc" = "$(head -1 <<<"$lines" | cut -d' ' -f2)" ] && [ "$rc" != 0 ] ||
+        fail "$(basename "$bin") $case -np $np: exit status $rc is not the ranks' code"
+      ;;
     fsame)
       [ "$rc" = 0 ] && grep -q "^hangs: all .* checks passed on $np ranks" <<<"$out" ||
         fail "$(basename "$bin") $case -np $np: exit $rc"
@@ -96,15 +109,14 @@ for np in 2 3; do
   hang_case "$np" abort "$tmp/hangs" comm-null \
     '^hangs: rank @D@: nuce_balancer_create returned 6 .*MPI_COMM_NULL in nuce_balancer_create on world rank @D@' \
     '^nuce: timeout: rank 0: nuce_balancer_create \(MPI_Comm_dup'
-  hang_case "$np" abort "$tmp/hangs" skip-remap \
-    'rank\(s\) \[@D@\] of [0-9]+ did not reach nuce_maybe_remap\(iterations 10\)' \
-    'world rank @D@ \(host [^)]*\) is at nuce_array_gather'
+  hang_case "$np" order "$tmp/hangs" skip-remap \
+    '^hangs: rank @D@: nuce_array_gather returned 14 ' \
+    'the root \(rank 0\) calls nuce_maybe_remap\(iterations 10\).*rank\(s\) \[@D@\] call nuce_array_gather.* \(at another of nuce.s collectives\)'
   hang_case "$np" abort "$tmp/hangs" late-rank \
     'rank\(s\) \[@D@\] of [0-9]+ did not reach nuce_maybe_remap\(iterations 10\)'
   hang_case "$np" fsame "$tmp/fhangs" unset-array \
     'nuce_maybe_remap returned 6: rank @D@ failed: .*the array \(in nuce_maybe_remap\) is NULL'
-  hang_case "$np" abort "$tmp/fhangs" skip-remap \
-    'rank\(s\) \[@D@\] of [0-9]+ did not reach nuce_maybe_remap\(iterations 10\)' \
-    'world rank @D@ \(host [^)]*\) is at nuce_array_gather'
+  hang_case "$np" fsame "$tmp/fhangs" skip-remap \
+    'hangs: rank @D@: returned 14: .*rank\(s\) \[@D@\] call nuce_array_gather'
 done
 echo "test_hangs: all cases ended within ${timeout_s} + ${margin_s} s"

@@ -176,9 +176,17 @@ fn a_slow_neighbour_is_the_same_timeout_on_every_rank() {
 /// against MPI's 50 % on Linux 6.18), fail it.
 #[test]
 fn a_waiting_rank_keeps_its_core_as_an_mpi_wait_does() {
+    // Both as a job of one rank per core gets them by default: Open MPI's
+    // waits and nuce's (the suite's other jobs yield: `common::mpi_env`).
     let opts: &[&str] = match common::mpi_family() {
-        common::MpiFamily::OpenMpi => &["--mca", "mpi_yield_when_idle", "0"],
-        common::MpiFamily::Mpich => &[],
+        common::MpiFamily::OpenMpi => &[
+            "--mca",
+            "mpi_yield_when_idle",
+            "0",
+            "-x",
+            "NUCE_WAIT_YIELD=auto",
+        ],
+        common::MpiFamily::Mpich => &["-genv", "NUCE_WAIT_YIELD", "auto"],
     };
     let check = common::check_binary();
     let timeout = Duration::from_secs(120);

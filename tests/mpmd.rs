@@ -420,6 +420,10 @@ fn an_environment_malformed_on_one_rank_is_the_same_error() {
             "NUCE_TIMEOUT_S=soon",
             "soon\\\": expected seconds (e.g. 60 or 2.5), 0 or off",
         ),
+        (
+            "NUCE_WAIT_YIELD=sometimes",
+            "sometimes\\\": expected auto, always or never",
+        ),
     ]
     .iter()
     .filter_map(|(env, expect)| same_error_env("quickstart", &args, &args, &[env], expect).err())

@@ -8,6 +8,8 @@
  *   null-array-remap  passes a NULL array to nuce_maybe_remap
  *   comm-null         passes MPI_COMM_NULL to nuce_balancer_create
  *   skip-remap        skips nuce_maybe_remap and calls nuce_array_gather
+ *                     (after the timeout every rank returns
+ *                     NUCE_ERR_DISAGREEMENT, naming both calls)
  *   late-rank         sleeps 30 s before nuce_maybe_remap
  *   elem-size-rank0   passes elem_size 4 to nuce_array_create (others 8)
  *
@@ -15,8 +17,8 @@
  *   "hangs: rank R: FUNCTION returned CODE after T s: MESSAGE"
  * and the rank finalises MPI and exits with CODE (the departing rank of
  * null-array and comm-null first sleeps 60 s: see check()). Where the departing rank
- * cannot be reached (a NULL array handle, MPI_COMM_NULL, a skipped or late
- * call) the others end the job within the timeout (nuce's "nuce: timeout:"
+ * cannot be reached (a NULL array handle, MPI_COMM_NULL, a late call) the
+ * others end the job within the timeout (nuce's "nuce: timeout:"
  * message on stderr, MPI_Abort with exit code 75). A run where every call
  * succeeds prints "hangs: rank R: no error" and exits 0: the test fails. */
 #include <mpi.h>

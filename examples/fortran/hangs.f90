@@ -7,9 +7,10 @@
 !   unset-array  passes a never-created type(nuce_array) to nuce_maybe_remap:
 !                the same code on every rank (expect/finish of checks.f90,
 !                "hangs: all N checks passed on P ranks", exit 0)
-!   skip-remap   skips nuce_maybe_remap and calls nuce_array_gather: the
-!                others end the job within the timeout, naming it (nuce's
-!                "nuce: timeout:" message, MPI_Abort with exit code 75)
+!   skip-remap   the last rank skips nuce_maybe_remap and calls
+!                nuce_array_gather: after the timeout every rank returns
+!                NUCE_ERR_DISAGREEMENT naming both calls ("hangs: all N
+!                checks passed on P ranks", exit 0)
 program hangs
   use, intrinsic :: iso_c_binding, only: c_double, c_int64_t
   use mpi_f08
@@ -59,10 +60,19 @@ program hangs
     call nuce_balancer_free(b)
     call finish('hangs')
   case ('skip-remap')
-    if (.not. departs) call nuce_maybe_remap(b, a, 10_i8, u, remapped)
-    call nuce_array_gather(a, u, global)
-    write (*, '(a, i0, a)') 'hangs: rank ', rank, ': no error'
-    call MPI_Finalize()
+    if (departs) then
+      call nuce_array_gather(a, u, global, ierr=ierr)
+    else
+      call nuce_maybe_remap(b, a, 10_i8, u, remapped, ierr=ierr)
+    end if
+    if (ierr /= NUCE_OK) write (*, '(a, i0, a, i0, a, a)') 'hangs: rank ', rank, &
+      ': returned ', ierr, ': ', nuce_last_error()
+    call expect_error(ierr, NUCE_ERR_DISAGREEMENT, .true., &
+                      'nuce_maybe_remap against nuce_array_gather (the last rank skips the remap)', &
+                      'nuce_array_gather (at another of nuce''s collectives)')
+    call nuce_array_free(a)
+    call nuce_balancer_free(b)
+    call finish('hangs')
   case default
     if (rank == 0) write (*, '(a)') 'usage: hangs unset-array|skip-remap'
     call MPI_Finalize()

@@ -215,6 +215,12 @@ pub fn mpi_env(cmd: &mut Command) {
     ] {
         cmd.env(k, v);
     }
+    // nuce's waits yield too, as Open MPI's above: the suite runs several
+    // jobs at once on few cores, an oversubscription no launcher counts
+    // (`nuce::ENV_WAIT_YIELD`; a test that needs the default sets it).
+    if std::env::var_os("NUCE_WAIT_YIELD").is_none() {
+        cmd.env("NUCE_WAIT_YIELD", "always");
+    }
     if std::env::var_os("OMPI_MCA_btl").is_none() {
         cmd.env("OMPI_MCA_btl", "self,vader");
     }

@@ -231,7 +231,9 @@ impl Balancer {
         let refused = functional
             .as_ref()
             .err()
-            .or(crate::runtime::yielding::wait_yield_from_env().err().as_ref())
+            .or(crate::runtime::yielding::wait_yield_from_env()
+                .err()
+                .as_ref())
             .cloned();
         let cp = Checkpoints::entered(&comm, call, refused)?;
         let settings = Settings::with_env(cp.timeout(), functional?);

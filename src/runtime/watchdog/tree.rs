@@ -28,11 +28,11 @@ use std::time::{Duration, Instant};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
+use super::channels::channel_id;
+use super::elsewhere::waiting_elsewhere;
 use super::entry::{
     accept, await_verdict, decide, send_to, Arrival, Bringing, Stalled, ARRIVALS, ARRIVAL_BYTES,
 };
-use super::channels::channel_id;
-use super::elsewhere::waiting_elsewhere;
 use super::errors::{disagreement, missing_at_root, stalled_verdict};
 use super::hosts::{host_name, learn_host};
 use super::{abort_job, ROOT_FIRST};
@@ -448,15 +448,20 @@ pub(super) fn entry<C: Communicator>(
     let mut tally = Tally::own(me, seq, op, &bringing);
     if me == root {
         let limit = timeout.map(|t| t + ROOT_FIRST);
-        let got = collect(comm, &tree.children, TAG_SUMMARY, seq, limit, |src, bytes| {
-            match bytes.and_then(|b| decode::<Summary>(&b, src)) {
+        let got = collect(
+            comm,
+            &tree.children,
+            TAG_SUMMARY,
+            seq,
+            limit,
+            |src, bytes| match bytes.and_then(|b| decode::<Summary>(&b, src)) {
                 Ok(s) => {
                     learn_host(s.world, &s.host);
                     tally.merge(s.tally);
                 }
                 Err(e) => tally.add(src, Err(e)),
-            }
-        });
+            },
+        );
         if let Err(missing) = got {
             end_missing(comm, (root, "the root"), op, limit, missing);
         }
