@@ -45,7 +45,21 @@ rpath="-Wl,-rpath,$prefix/lib"
 timeout_s=5
 margin_s=20
 fail() { echo "$out" >&2; echo "test_hangs: FAILED: $*" >&2; exit 1; }
-# hang_case NP KIND(same|abort) BINARY CASE PATTERN… : every PATTERN (an
+# agree SED WHAT: SED makes "RANK CODE REST" of each rank's report line
+# (hang_case's np, bin, case, rc and out); every rank must report once, all
+# with the same CODE and REST (WHAT names them), and the exit status must
+# be that CODE, not 0.
+agree() {
+  local lines
+  lines="$(sed -n "$1" <<<"$out" | sort -n)"
+  [ "$(wc -l <<<"$lines")" = "$np" ] && [ "$(cut -d' ' -f1 <<<"$lines" | tr '\n' ' ')" = "$(seq -s' ' 0 $((np - 1))) " ] ||
+    fail "$(basename "$bin") $case -np $np: not every rank reported an error"
+  [ "$(cut -d' ' -f2- <<<"$lines" | sort -u | wc -l)" = 1 ] ||
+    fail "$(basename "$bin") $case -np $np: the ranks returned different $2: $lines"
+  [ "$rc" = "$(head -1 <<<"$lines" | cut -d' ' -f2)" ] && [ "$rc" != 0 ] ||
+    fail "$(basename "$bin") $case -np $np: exit status $rc is not the ranks' code"
+}
+# hang_case NP KIND(same|order|fsame|abort) BINARY CASE PATTERN… : every PATTERN (an
 # extended regex, @D@ standing for the departing rank) must be in the output.
 hang_case() {
   local np="$1" kind="$2" bin="$3" case="$4"
@@ -63,26 +77,8 @@ hang_case() {
     fail "$(basename "$bin") $case -np $np: a message names the Rust runtime's calls"
   fi
   case "$kind" in
-    same)
-      local codes
-      codes="$(sed -n 's/^hangs: rank \([0-9]*\): \(nuce_[a-z_]*\) returned \([0-9]*\).*/\1 \2 \3/p' <<<"$out" | sort -n)"
-      [ "$(wc -l <<<"$codes")" = "$np" ] && [ "$(cut -d' ' -f1 <<<"$codes" | tr '\n' ' ')" = "$(seq -s' ' 0 $((np - 1))) " ] ||
-        fail "$(basename "$bin") $case -np $np: not every rank reported an error"
-      [ "$(cut -d' ' -f2- <<<"$codes" | sort -u | wc -l)" = 1 ] ||
-        fail "$(basename "$bin") $case -np $np: the ranks returned different codes or functions: $codes"
-      [ "$rc" = "$(head -1 <<<"$codes" | cut -d' ' -f3)" ] && [ "$rc" != 0 ] ||
-        fail "$(basename "$bin") $case -np $np: exit status $rc is not the ranks' code"
-      ;;
-    order)
-      local lines
-      lines="$(sed -n 's/^hangs: rank \([0-9]*\): nuce_[a-z_]* returned \([0-9]*\) after [0-9.]* s: \(.*\)/\1 \2 \3/p' <<<"$out" | sort -n)"
-      [ "$(wc -l <<<"$lines")" = "$np" ] && [ "$(cut -d' ' -f1 <<<"$lines" | tr '\n' ' ')" = "$(seq -s' ' 0 $((np - 1))) " ] ||
-        fail "$(basename "$bin") $case -np $np: not every rank reported an error"
-      [ "$(cut -d' ' -f2- <<<"$lines" | sort -u | wc -l)" = 1 ] ||
-        fail "$(basename "$bin") $case -np $np: the ranks returned different codes or messages: $lines"
-      [ "$rc" = "$(head -1 <<<"$lines" | cut -d' ' -f2)" ] && [ "$rc" != 0 ] ||
-        fail "$(basename "$bin") $case -np $np: exit status $rc is not the ranks' code"
-      ;;
+    same) agree 's/^hangs: rank \([0-9]*\): \(nuce_[a-z_]*\) returned \([0-9]*\).*/\1 \3 \2/p' "codes or functions" ;;
+    order) agree 's/^hangs: rank \([0-9]*\): nuce_[a-z_]* returned \([0-9]*\) after [0-9.]* s: \(.*\)/\1 \2 \3/p' "codes or messages" ;;
     fsame)
       [ "$rc" = 0 ] && grep -q "^hangs: all .* checks passed on $np ranks" <<<"$out" ||
         fail "$(basename "$bin") $case -np $np: exit $rc"

@@ -13,7 +13,7 @@
 //! **Waits keep the core; time off the CPU is measured.** nuce's waits poll
 //! and never sleep (they yield the core every `POLLS_PER_YIELD` (1000) polls
 //! only when the job's ranks oversubscribe the host, as an Open MPI wait
-//! does: module [`yielding`](super::yielding)), so a waiting thread is always runnable and
+//! does: module `runtime::yielding`), so a waiting thread is always runnable and
 //! the part of a wait's wall time that its thread did not spend on a CPU
 //! (its *thread CPU time*, `CLOCK_THREAD_CPUTIME_ID`, falls behind its wall
 //! time) is time another process held the core: the wait's *lost* time
@@ -150,7 +150,7 @@ impl Drop for OffCpu {
 
 /// The pauses of a polling wait (nuce's checkpoints and ghost exchanges):
 /// they spin, and none sleeps. When the job's ranks oversubscribe the host
-/// (module [`yielding`](super::yielding): Open MPI's rule for
+/// (module `runtime::yielding`: Open MPI's rule for
 /// `mpi_yield_when_idle`) every [`POLLS_PER_YIELD`]-th yields the core
 /// (`sched_yield`), so that ranks sharing cores with each other make way;
 /// otherwise none does, so that a rank whose core another job shares gives
