@@ -36,7 +36,7 @@ use crate::runtime::tags::{
 
 /// A rank's arrival message found on another channel: the channel, the
 /// rank there, and what it brought.
-struct Found {
+struct Seen {
     channel: RawComm,
     src: i32,
     arrival: Arrival,
@@ -45,7 +45,7 @@ struct Found {
 /// What waits on nuce's other channels: the arrivals found (received now),
 /// and the calls named by host leaders' summaries.
 pub(super) struct Elsewhere {
-    found: Vec<Found>,
+    found: Vec<Seen>,
     summaries: Vec<String>,
 }
 
@@ -67,7 +67,7 @@ impl Elsewhere {
 /// Receives the arrival messages (and host leaders' summaries) waiting on
 /// nuce's live channels other than `this`: called only by a collector
 /// that timed out, which either ends the job or answers them
-/// ([`settle`]).
+/// ([`found_or_end`]).
 pub(super) fn waiting_elsewhere(this: u64) -> Elsewhere {
     let handles: Vec<RawComm> = match live().lock() {
         Ok(l) => l
@@ -90,7 +90,7 @@ pub(super) fn waiting_elsewhere(this: u64) -> Elsewhere {
                 let (bytes, _) = (msg, status).matched_receive_vec::<u8>();
                 let src = status.source_rank();
                 if let Ok(arrival) = decode::<Arrival>(&bytes, src) {
-                    out.found.push(Found {
+                    out.found.push(Seen {
                         channel: h,
                         src,
                         arrival,
@@ -111,35 +111,68 @@ pub(super) fn waiting_elsewhere(this: u64) -> Elsewhere {
     out
 }
 
-/// The flat root `root` (world rank `world`) of `comm` waited `limit` in
-/// vain for `missing` at checkpoint `seq` of its call `op`, with `tally`
-/// from the ranks that came (`others`: every rank but the root). If every
-/// missing rank waits at another of nuce's collectives, every rank gets
-/// the same verdict (module doc); otherwise the job ends naming them.
-pub(super) fn settle<C: Communicator>(
-    comm: &C,
-    (root, world): (i32, i32),
-    (op, seq, limit): (&str, u64, Duration),
-    mut tally: Tally,
-    others: &[i32],
+/// The missing ranks of a checkpoint and where each waits, for [`settle`].
+pub(super) struct Found {
     missing: Vec<i32>,
-) -> Result<()> {
+    elsewhere: Elsewhere,
+    /// For each missing rank, the index of its arrival in `elsewhere`.
+    at: Vec<usize>,
+}
+
+/// The flat root `root` of `comm` waited `limit` in vain for `missing` at
+/// the checkpoint of its call `op`: where each of them waits at another of
+/// nuce's collectives, or, when one waits nowhere (slow, stopped or dead),
+/// the end of the job naming them.
+pub(super) fn found_or_end<C: Communicator>(
+    comm: &C,
+    root: i32,
+    op: &str,
+    limit: Duration,
+    missing: Vec<i32>,
+) -> Found {
     let elsewhere = waiting_elsewhere(channel_id(comm));
-    let at: Vec<Option<&Found>> = missing
+    let at: Option<Vec<usize>> = missing
         .iter()
         .map(|&r| {
             let w = world_rank(comm, r)?;
-            elsewhere.found.iter().find(|f| f.arrival.world == w)
+            elsewhere.found.iter().position(|f| f.arrival.world == w)
         })
         .collect();
-    if !elsewhere.summaries.is_empty() || at.iter().any(Option::is_none) {
-        let described = elsewhere.describe();
-        abort_job(&missing_at_root(
-            comm, root, op, limit, missing, "the root", &described,
-        ));
+    match at {
+        Some(at) if elsewhere.summaries.is_empty() => Found {
+            missing,
+            elsewhere,
+            at,
+        },
+        _ => {
+            let described = elsewhere.describe();
+            abort_job(&missing_at_root(
+                comm, root, op, limit, missing, "the root", &described,
+            ))
+        }
     }
-    for (&r, f) in missing.iter().zip(at.iter().flatten()) {
-        let a = &f.arrival;
+}
+
+/// The flat root `root` (world rank `world`) of `comm` found every rank
+/// missing at checkpoint `seq` of its call `op` waiting at another of
+/// nuce's collectives (`found`), with `tally` from the ranks that came
+/// (`others`: every rank but the root): every rank gets the same verdict
+/// (module doc).
+pub(super) fn settle<C: Communicator>(
+    comm: &C,
+    (root, world): (i32, i32),
+    (op, seq): (&str, u64),
+    mut tally: Tally,
+    others: &[i32],
+    found: Found,
+) -> Result<()> {
+    let Found {
+        missing,
+        elsewhere,
+        at,
+    } = found;
+    for (&r, &i) in missing.iter().zip(&at) {
+        let a = &elsewhere.found[i].arrival;
         let here = Arrival {
             seq,
             op: format!("{} (at another of nuce's collectives)", a.op),

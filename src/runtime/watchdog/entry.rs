@@ -232,12 +232,11 @@ fn root_side<C: Communicator>(
 ) -> Result<()> {
     let others: Vec<i32> = (0..comm.size()).filter(|&r| r != root).collect();
     let mut tally = Tally::own(root, seq, op, &bringing);
-    match tree::collect_arrivals(comm, &others, seq, timeout, &mut tally) {
+    let limit = timeout.unwrap_or_default();
+    let late = |missing| elsewhere::found_or_end(comm, root, op, limit, missing);
+    match tree::collect_arrivals(comm, &others, seq, timeout, &mut tally, late) {
         Ok(()) => decide(comm, root, op, seq, world, tally, &others),
-        Err(missing) => {
-            let at = (op, seq, timeout.unwrap_or_default());
-            elsewhere::settle(comm, (root, world), at, tally, &others, missing)
-        }
+        Err(found) => elsewhere::settle(comm, (root, world), (op, seq), tally, &others, found),
     }
 }
 

@@ -23,6 +23,7 @@
 //! [`Balancer::detect_hosts`]: crate::runtime::balancer::Balancer::detect_hosts
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
 use mpi::traits::*;
@@ -311,19 +312,25 @@ pub(super) fn calls_in_summary(bytes: &[u8], src: i32) -> Vec<String> {
 
 /// Receives one message with `tag` from each of `from` (ranks of `comm`,
 /// ascending) after telling each of them, with a `ROOT_HERE` message, that
-/// this rank is here; hands each to `got`. Past `limit` it returns the
-/// ranks still missing (`Err`). Polls.
-pub(super) fn collect<C: Communicator>(
+/// this rank is here; hands each to `got`. Past `limit` it hands the ranks
+/// still missing to `late` and returns what that gives (`Err`), or `late`
+/// ends the job. `late` runs before this rank waits for its `ROOT_HERE`
+/// sends to complete: a send to a dead rank over a network may never
+/// complete, and a `late` that ends the job must not wait for it. Polls.
+pub(super) fn collect<C: Communicator, T>(
     comm: &C,
     from: &[i32],
     tag: mpi::Tag,
     seq: u64,
     limit: Option<Duration>,
     mut got: impl FnMut(i32, Result<Vec<u8>>),
-) -> std::result::Result<(), Vec<i32>> {
+    late: impl FnOnce(Vec<i32>) -> T,
+) -> std::result::Result<(), T> {
     let start = Instant::now();
     let mut arrived = vec![false; from.len()];
     let mut count = 0;
+    let mut late = Some(late);
+    let mut outcome = None;
     mpi::request::scope(|scope| {
         let here: Vec<_> = from
             .iter()
@@ -354,43 +361,45 @@ pub(super) fn collect<C: Communicator>(
                 break;
             }
             if limit.is_some_and(|t| start.elapsed() > t) {
+                let missing = from
+                    .iter()
+                    .zip(&arrived)
+                    .filter(|(_, a)| !**a)
+                    .map(|(&r, _)| r)
+                    .collect();
+                outcome = late.take().map(|f| f(missing));
                 break;
             }
             if !any {
                 polls.pause();
             }
         }
-        // The `ROOT_HERE` messages are 8 bytes: sent eagerly, they complete
-        // whether or not a missing rank ever receives them.
+        // Past `late`, the missing ranks are alive and waiting elsewhere:
+        // the 8-byte `ROOT_HERE` messages to them go out eagerly.
         for h in here {
             h.wait();
         }
     });
-    let missing: Vec<i32> = from
-        .iter()
-        .zip(&arrived)
-        .filter(|(_, a)| !**a)
-        .map(|(&r, _)| r)
-        .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(missing)
+    match outcome {
+        Some(t) => Err(t),
+        None => Ok(()),
     }
 }
 
 /// Receives the [`Arrival`] of each of `from` into `tally` ([`collect`]);
-/// past `timeout` it returns the ranks still missing.
-pub(super) fn collect_arrivals<C: Communicator>(
+/// past `timeout` it hands the ranks still missing to `late`.
+pub(super) fn collect_arrivals<C: Communicator, T>(
     comm: &C,
     from: &[i32],
     seq: u64,
     timeout: Option<Duration>,
     tally: &mut Tally,
-) -> std::result::Result<(), Vec<i32>> {
-    collect(comm, from, TAG_ARRIVE, seq, timeout, |src, bytes| {
+    late: impl FnOnce(Vec<i32>) -> T,
+) -> std::result::Result<(), T> {
+    let got = |src, bytes: Result<Vec<u8>>| {
         tally.add(src, bytes.and_then(|b| decode::<Arrival>(&b, src)))
-    })
+    };
+    collect(comm, from, TAG_ARRIVE, seq, timeout, got, late)
 }
 
 /// Ends the job: the collector `me` of `comm` (`role`: the root, or a
@@ -448,28 +457,26 @@ pub(super) fn entry<C: Communicator>(
     let mut tally = Tally::own(me, seq, op, &bringing);
     if me == root {
         let limit = timeout.map(|t| t + ROOT_FIRST);
-        let got = collect(
-            comm,
-            &tree.children,
-            TAG_SUMMARY,
-            seq,
-            limit,
-            |src, bytes| match bytes.and_then(|b| decode::<Summary>(&b, src)) {
-                Ok(s) => {
-                    learn_host(s.world, &s.host);
-                    tally.merge(s.tally);
-                }
-                Err(e) => tally.add(src, Err(e)),
-            },
-        );
-        if let Err(missing) = got {
-            end_missing(comm, (root, "the root"), op, limit, missing);
+        let got = |src, bytes: Result<Vec<u8>>| match bytes.and_then(|b| decode::<Summary>(&b, src))
+        {
+            Ok(s) => {
+                learn_host(s.world, &s.host);
+                tally.merge(s.tally);
+            }
+            Err(e) => tally.add(src, Err(e)),
+        };
+        let late =
+            |missing| -> Infallible { end_missing(comm, (root, "the root"), op, limit, missing) };
+        if let Err(never) = collect(comm, &tree.children, TAG_SUMMARY, seq, limit, got, late) {
+            match never {}
         }
         return decide(comm, root, op, seq, world, tally, &tree.children);
     }
     // A leader: its host's arrivals, one summary to the root, the verdict back.
-    if let Err(missing) = collect_arrivals(comm, &tree.children, seq, timeout, &mut tally) {
-        end_missing(comm, (me, "its host's leader"), op, timeout, missing);
+    let leader = (me, "its host's leader");
+    let late = |missing| -> Infallible { end_missing(comm, leader, op, timeout, missing) };
+    if let Err(never) = collect_arrivals(comm, &tree.children, seq, timeout, &mut tally, late) {
+        match never {}
     }
     let summary = encode(&Summary {
         world,
