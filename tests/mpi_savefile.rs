@@ -138,26 +138,46 @@ fn killed_while_writing(write: &[&str], read: &[&str], checks: usize) {
     }
 }
 
-/// Sends SIGKILL to every process whose parent is `parent` (read from
-/// `/proc`: mpirun's ranks, each in its own process group).
+/// Sends SIGKILL to every descendant of `parent` (read from `/proc`):
+/// mpirun's ranks, and under MPICH its proxy and the proxy's ranks. Only
+/// the children would leave MPICH's ranks running without a launcher: a
+/// survivor of a killed peer then spins in `MPI_Finalize` for ever, and
+/// loads the machine for every later test.
 fn kill_children(parent: u32) {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return;
     };
-    for entry in dir.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // `pid (comm) state ppid …`: comm may hold spaces, not `)`.
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            // SAFETY: a signal to a process id read just above.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+    // Every process with its parent, then the descendants of `parent`
+    // (collected before any is killed: a killed proxy's ranks get a new
+    // parent).
+    let procs: Vec<(i32, u32)> = dir
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid …`: comm may hold spaces, not `)`.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok())?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut family = vec![parent];
+    let mut i = 0;
+    while i < family.len() {
+        let p = family[i];
+        family.extend(
+            procs
+                .iter()
+                .filter(|&&(_, pp)| pp == p)
+                .map(|&(pid, _)| pid as u32),
+        );
+        i += 1;
+    }
+    for &pid in &family[1..] {
+        // SAFETY: a signal to a process id read just above.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
 }
 
