@@ -139,7 +139,7 @@ fn main() -> Res<()> {
             let mut at_source = vec![Rect::default(); p];
             at_source[src as usize] = Rect::new(0, 0, h, w);
             let plan0 = ArrayPlan::new("source", h, w, at_source)?;
-            let mut arr = DistArray2::<f64>::new(&world, plan0, 1)?;
+            let mut arr = DistArray2::<f64>::with_plan(&world, plan0, 1)?;
             let mut expect = 0.0;
             if rank as u64 == src {
                 // The fine grid's initial values (interpolated from the coarse
@@ -178,7 +178,7 @@ fn main() -> Res<()> {
                 .collect();
             let (gr, gc) = arr.global_shape();
             let plan = ArrayPlan::new("grid", gr, gc, parts)?;
-            let mut work = DistArray2::<f64>::new(comm, plan, 1)?;
+            let mut work = DistArray2::<f64>::with_plan(comm, plan, 1)?;
             work.local_mut().assign(&arr.local());
             for _ in 0..sweeps {
                 work.exchange_ghosts()?;

@@ -21,6 +21,7 @@
 //! allocated, Open MPI's own C allocations excluded: a counting global
 //! allocator), over the balance points only (the set-up's peak reset). `scripts/bench_scale.sh` runs it at 8–128 ranks.
 
+use nuce::DistArray2;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -117,7 +118,7 @@ fn main() {
         bal.set_hosts(&host_of).expect("hosts");
     }
     let side = ((p * args.cells_per_rank) as f64).sqrt().ceil() as usize;
-    let mut a = bal.new_array::<f64>(side, side, 1).expect("array");
+    let mut a = DistArray2::<f64>::new(&mut bal, side, side, 1).expect("array");
     let (mut times, mut msgs, mut bytes, mut remaps) = (
         Vec::with_capacity(args.points),
         Vec::with_capacity(args.points),

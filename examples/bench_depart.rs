@@ -16,6 +16,7 @@
 #[path = "common/cli.rs"]
 mod cli;
 
+use nuce::Grid;
 use std::time::Instant;
 
 use mpi::datatype::{Partition, PartitionMut};
@@ -80,7 +81,7 @@ fn main() -> nuce::Result<()> {
     for _ in 0..rounds {
         let mut bal = Balancer::new(&world)?;
         bal.measure()?;
-        let mut grid = bal.new_grid((n, n, n), Stencil::seven(1))?;
+        let mut grid = Grid::new(&mut bal, (n, n, n), Stencil::seven(1))?;
         let mut u = vec![1.0f64; grid.padded_len(pad)?];
         let dep = bal.depart(me == leaver)?;
         dep.plan_grid(&bal, &mut grid)?;

@@ -45,7 +45,7 @@ fn geometric(bal: &mut Balancer, n: usize) -> nuce::Result<G> {
         coords,
         values,
     )?;
-    bal.partition_distributed(&mut g)?;
+    g.balance(bal)?;
     Ok(g)
 }
 
@@ -59,7 +59,7 @@ fn root_index(bal: &mut Balancer, n: usize) -> nuce::Result<G> {
         None
     };
     let values = vec![1.0; if root { n * n * n } else { 0 }];
-    bal.scatter_graph(whole.as_ref(), root.then_some(&values[..]))
+    DistGraph::scatter(bal, whole.as_ref(), root.then_some(&values[..]))
 }
 
 fn counts(g: &G) -> Vec<u64> {

@@ -65,8 +65,14 @@ fn graph_rounds(w: &mpi::topology::SimpleCommunicator, args: &Args) -> (f64, f64
     let part = root
         .then(|| Partition::new(p, (0..n * n).map(|v| v / n * p / n).collect()).expect("bands"));
     let values: Option<Vec<f64>> = root.then(|| (0..n * n).map(|v| v as f64).collect());
-    let mut g = DistGraph::<f64>::scatter(w, 0, graph.as_ref(), part.as_ref(), values.as_deref())
-        .expect("scatter");
+    let mut g = DistGraph::<f64>::scatter_with_partition(
+        w,
+        0,
+        graph.as_ref(),
+        part.as_ref(),
+        values.as_deref(),
+    )
+    .expect("scatter");
     // The hand-written lists: to each rank, the owned vertices it holds as
     // ghosts (ascending ids, the order of its ghost list); from each rank,
     // this rank's ghosts it owns.
@@ -167,9 +173,7 @@ fn balance_points(w: &mpi::topology::SimpleCommunicator, args: &Args) -> f64 {
     bal.set_speeds(&vec![1.0; w.size() as usize])
         .expect("speeds");
     let global = (w.rank() == 0).then(|| Array2::<f64>::zeros((args.n, args.n)));
-    let mut u = bal
-        .scatter_array(global.as_ref(), args.ghost)
-        .expect("scatter");
+    let mut u = DistArray2::scatter(&mut bal, global.as_ref(), args.ghost).expect("scatter");
     let mut times = Vec::with_capacity(args.balance);
     for _ in 0..args.balance {
         u.exchange_ghosts().expect("exchange");
@@ -204,7 +208,7 @@ fn main() {
     let plan = ColumnDp::default()
         .decompose(args.n, args.n, &vec![1.0; p])
         .expect("plan");
-    let mut u = DistArray2::<f64>::new(&w, plan, args.ghost).expect("array");
+    let mut u = DistArray2::<f64>::with_plan(&w, plan, args.ghost).expect("array");
     let (me, g) = (u.rect(), u.ghost());
     let (send, recv) = u.halo_regions();
     let sends: Vec<(i32, Rect)> = send

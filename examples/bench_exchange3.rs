@@ -151,7 +151,7 @@ fn main() {
     }
     .decompose((n, n, n), &vec![1.0; p])
     .expect("plan");
-    let mut a = DistArray3::<f64>::new(&w, plan.clone(), g, nc).expect("array");
+    let mut a = DistArray3::<f64>::with_plan(&w, plan.clone(), g, nc).expect("array");
     // Owned cells carry their global index, ghosts -1.
     a.padded_mut().fill(-1.0);
     let mine = a.local_box();

@@ -78,7 +78,7 @@ fn main() -> nuce::Result<()> {
         // Started with every rank.
         let mut bal = Balancer::new(&world)?;
         bal.measure()?;
-        let mut grid = bal.new_grid(shape, Stencil::seven(1))?;
+        let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1))?;
         let (mut u, mut v) = buffers(&grid);
         phase(&world, &mut grid, &mut u, &mut v, iters);
         started.push(phase(&world, &mut grid, &mut u, &mut v, iters));
@@ -99,7 +99,7 @@ fn main() -> nuce::Result<()> {
             let comm = pool.active().expect("active").duplicate();
             let mut bal = Balancer::new(&comm)?;
             bal.measure()?;
-            let mut grid = bal.new_grid(shape, Stencil::seven(1))?;
+            let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1))?;
             let (mut u, mut v) = buffers(&grid);
             phase(&comm, &mut grid, &mut u, &mut v, iters);
             let grown = pool.admit(&mut bal, 1, &mut [&mut grid])?;

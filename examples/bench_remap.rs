@@ -62,8 +62,8 @@ fn main() {
         // nuce scatter
         w.barrier();
         let t = Instant::now();
-        let (mut arr, _) =
-            DistArray2::scatter(&w, 0, plan_a.clone(), 0, global.as_ref()).expect("scatter");
+        let (mut arr, _) = DistArray2::scatter_with_plan(&w, 0, plan_a.clone(), 0, global.as_ref())
+            .expect("scatter");
         t_scatter.push(max_f64(&w, t.elapsed().as_secs_f64()));
         // raw scatterv of the same per-rank counts, pre-packed
         let counts: Vec<Count> = plan_a.parts.iter().map(|r| r.area() as Count).collect();

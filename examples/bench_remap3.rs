@@ -82,8 +82,8 @@ fn main() {
     let plan_b = best.decompose(shape, &b_speeds).expect("plan");
     let nf = args.fields;
 
-    let mut arr = DistArray3::<f64>::new(&w, plan_a.clone(), 1, nf).expect("array");
-    let mut grid = Grid::new(&w, plan_a.clone(), Stencil::seven(1)).expect("grid");
+    let mut arr = DistArray3::<f64>::with_plan(&w, plan_a.clone(), 1, nf).expect("array");
+    let mut grid = Grid::with_plan(&w, plan_a.clone(), Stencil::seven(1)).expect("grid");
     let pad = [1, 1, 1];
     let mut bufs = buffers_for(&grid, nf, pad);
     let (mut t_arr, mut t_grid, mut t_raw) = (vec![], vec![], vec![]);

@@ -31,6 +31,7 @@ mod cli;
 mod slab_graph;
 #[path = "common/spans.rs"]
 mod spans;
+use nuce::Grid;
 use slab_graph::slab_graph;
 
 use std::ffi::CString;
@@ -213,7 +214,7 @@ fn main() -> nuce::Result<()> {
     if args.iter().any(|a| a == "--graph") {
         return graph(&mut bal, n, rounds, (&save_path, &raw_path));
     }
-    let mut grid = bal.new_grid((n, n, n), Stencil::seven(1))?;
+    let mut grid = Grid::new(&mut bal, (n, n, n), Stencil::seven(1))?;
     let pad = [1, 1, 1];
     let mut u: Vec<f64> = (0..grid.padded_len(pad)?).map(|i| i as f64).collect();
     let mut v = vec![0.0f64; u.len()];
@@ -265,7 +266,7 @@ fn graph(
 ) -> nuce::Result<()> {
     let p = bal.comm().size() as usize;
     let mut g = slab_graph(bal.comm(), (n, n, n), 0.0)?;
-    bal.partition_distributed(&mut g)?;
+    g.balance(bal)?;
     let comm = bal.comm().duplicate();
     let bytes = g.save(save, b"")?.bytes;
     let mut buf = vec![7u8; (bytes as usize).div_ceil(p)];

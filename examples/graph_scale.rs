@@ -262,7 +262,7 @@ fn run(world: &SimpleCommunicator) -> Result<()> {
         let t_part = t.elapsed().as_secs_f64();
         let values: Option<Vec<f64>> = built.as_ref().map(|_| (0..n).map(|v| v as f64).collect());
         let tm = Instant::now();
-        let g = DistGraph::scatter(
+        let g = DistGraph::scatter_with_partition(
             world,
             0,
             built.as_ref().map(|b| &b.0),

@@ -31,6 +31,7 @@
 //! sleep forever there, `--kill R@P` / `--stop R@P` send it SIGKILL / SIGSTOP
 //! in the middle of phase P; the job must end with a message naming R.
 
+use nuce::DistArray2;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -454,7 +455,7 @@ fn run(
     let host_ids = bal.hosts().map(|h| h.host_of.clone());
     let global = (rank == 0).then(|| initial(args.rows, args.cols));
     // Every rank states the shape it expects (its `--rows`, `--cols`).
-    let mut a = bal.scatter_array_of((args.rows, args.cols), global.as_ref(), 1)?;
+    let mut a = DistArray2::scatter_of(&mut bal, (args.rows, args.cols), global.as_ref(), 1)?;
     let mut rows_out = Vec::new();
     if rank == 0 && !args.json {
         println!(

@@ -2,7 +2,7 @@
 //! ([`nuce::DistArray3`]) that balances itself with nuce.
 //!
 //! The `nx × ny × nz` grid is decomposed into boxes in proportion to the
-//! ranks' measured speeds ([`Balancer::scatter_array3`], `Best3` for a
+//! ranks' measured speeds ([`DistArray3::scatter`], `Best3` for a
 //! 7-point stencil). The solver runs in phases of `--iters` iterations, each
 //! a face exchange (`exchange_faces`) and a sweep; between phases
 //! `Balancer::maybe_remap` remaps when the measured speeds make it pay off.
@@ -82,7 +82,7 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         bal.measure()?;
     }
     let global = (rank == 0).then(|| initial(args.nx, args.ny, args.nz));
-    let mut u: DistArray3<f64> = bal.scatter_array3(shape, 1, global.as_deref(), 1)?;
+    let mut u: DistArray3<f64> = DistArray3::scatter(&mut bal, shape, 1, global.as_deref(), 1)?;
     if rank == 0 {
         println!(
             "{:>5} {:>12} {:>9} {:>6} {:>10}  volumes / speeds (Mcell/s)",

@@ -121,7 +121,7 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
         ..bal.settings().clone()
     })?;
     let global = (rank == 0).then(|| initial(nx, ny, nz));
-    let mut u: DistArray3<f64> = bal.scatter_array3(shape, 1, global.as_deref(), 1)?;
+    let mut u: DistArray3<f64> = DistArray3::scatter(&mut bal, shape, 1, global.as_deref(), 1)?;
     if rank == 0 {
         println!(
             "{:>5} {:>9} {:>11} {:>11} {:>6} {:>6} {:>9} {:>8}  volumes",

@@ -224,7 +224,11 @@ fn run<C: Communicator>(world: &C) -> Result<()> {
         .unwrap_or_default();
     let values: Vec<(f64, f64)> = b.iter().map(|&x| (x, 0.0)).collect();
     // Equal parts first (nothing measured yet), along a Hilbert-curve index.
-    let mut dg = bal.scatter_graph(graph.as_ref(), (rank == 0).then_some(values.as_slice()))?;
+    let mut dg = DistGraph::scatter(
+        &mut bal,
+        graph.as_ref(),
+        (rank == 0).then_some(values.as_slice()),
+    )?;
     let slow = o
         .slow
         .as_ref()

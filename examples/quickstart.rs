@@ -55,7 +55,7 @@ fn main() -> nuce::Result<()> {
     bal.measure()?; // built-in kernel on every rank: the first plan's speeds
     let global = (world.rank() == 0)
         .then(|| ndarray::Array2::from_shape_fn((n, n), |(i, j)| ((i + 2 * j) % 7) as f64));
-    let mut u = bal.scatter_array(global.as_ref(), 1)?; // planned for those speeds, ghost width 1
+    let mut u = DistArray2::scatter(&mut bal, global.as_ref(), 1)?; // planned for those speeds, ghost width 1
     for phase in 0..phases {
         for _ in 0..iters {
             u.exchange_ghosts()?; // nuce's communication: never counted as compute

@@ -70,7 +70,7 @@ fn main() -> nuce::Result<()> {
             .collect::<Vec<f64>>()
     });
     // Boxes ∝ speeds (Best3, 7-point stencil), ghost width 1, every rank states the shape.
-    let mut u = bal.scatter_array3((n, n, n), ncomp, global.as_deref(), 1)?;
+    let mut u = DistArray3::scatter(&mut bal, (n, n, n), ncomp, global.as_deref(), 1)?;
     for phase in 0..phases {
         for _ in 0..iters {
             u.exchange_faces()?; // 7-point halo; exchange_ghosts() adds edges and corners

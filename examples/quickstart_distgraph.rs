@@ -69,7 +69,7 @@ fn main() -> nuce::Result<()> {
         Some(coords),
         values,
     )?;
-    bal.partition_distributed(&mut g)?; // parallel RCB, parts ∝ speeds
+    g.balance(&mut bal)?; // parallel RCB, parts ∝ speeds
     for phase in 0..phases {
         for _ in 0..iters {
             g.exchange_ghosts()?; // neighbour-only messages

@@ -15,6 +15,7 @@
 mod quickstart_args;
 #[path = "common/quickstart_graph_common.rs"]
 mod quickstart_graph_common;
+use nuce::DistGraph;
 use quickstart_args::{arg, extra_work};
 use quickstart_graph_common::{relax, report_phase, report_result};
 
@@ -37,7 +38,7 @@ fn main() -> nuce::Result<()> {
     let values = graph
         .as_ref()
         .map(|g| (0..g.n()).map(|v| (v % 7) as f64).collect::<Vec<_>>());
-    let mut g = bal.scatter_graph(graph.as_ref(), values.as_deref())?; // parts ∝ speeds
+    let mut g = DistGraph::scatter(&mut bal, graph.as_ref(), values.as_deref())?; // parts ∝ speeds
     for phase in 0..phases {
         for _ in 0..iters {
             g.exchange_ghosts()?; // ghost values from their owners

@@ -34,11 +34,11 @@
 //! | this rank's own facts | [`Balancer::set_kernel`] (*local*: the built-in kernel, e.g. an emulated slowness), [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`] (a safe fraction: [`MEMORY_FRACTION`]) |
 //! | speeds | [`Balancer::measure`] (built-in kernel), [`Balancer::measure_sizes`], [`Balancer::set_speeds`], or nothing: phases are timed between balance points; [`Balancer::record_phase`] (*local*) when the application knows its work better |
 //! | network, hosts | [`Balancer::measure_network`] → [`Network`]; [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] → [`Hosts`] |
-//! | 2D arrays (nuce's container) | [`Balancer::new_array`], [`Balancer::scatter_array_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
-//! | 3D grids on the application's buffers | [`Balancer::new_grid`] → [`Grid`]: `exchange(&mut [Field])` or `exchange_begin` → [`Exchange`], after a remap `move_fields`; `set_cost` |
-//! | 3D arrays (nuce's container) | [`Balancer::scatter_array3`] → [`DistArray3`] |
+//! | 2D arrays (nuce's container) | [`DistArray2::new`], [`DistArray2::scatter_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
+//! | 3D grids on the application's buffers | [`Grid::new`] → [`Grid`]: `exchange(&mut [Field])` or `exchange_begin` → [`Exchange`], after a remap `move_fields`; `set_cost` |
+//! | 3D arrays (nuce's container) | [`DistArray3::scatter`] → [`DistArray3`] |
 //! | ownership ranges only (the application moves its data) | 3D: [`Balancer::ownership_ranges`] → [`OwnershipRanges`]; 1D: [`Balancer::plan1d`] → counts per rank |
-//! | graphs | whole on the root: [`Balancer::scatter_graph`]; in pieces: [`DistGraph::from_local`] + [`Balancer::partition_distributed`] → [`DistGraph`]: `exchange_ghosts`, `gather` |
+//! | graphs | whole on the root: [`DistGraph::scatter`]; in pieces: [`DistGraph::from_local`] + [`DistGraph::balance`] → [`DistGraph`]: `exchange_ghosts`, `gather` |
 //! | between phases | [`Balancer::maybe_remap`] / [`Balancer::maybe_remap_ahead`] on any of the data above → [`RemapReport`] |
 //! | tasks, AMR | [`Balancer::master_worker`] → [`ExecReport`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] → [`LocalAllocation`]; without a balancer: [`measure_worker_costs`], [`run_master_worker`] on an [`ExecPlan`] |
 //! | the application's own collectives | [`Balancer::check_call`] (every rank makes the same call), [`collective`] ([`collective::agree`]: the same error on every rank; `root_compute`, `max_f64`, …), [`waiting`] (keep a wait out of the compute time), [`guard`] (a deadline on the application's own code, *local*) |

@@ -45,7 +45,7 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
         ("remap-other-plan", "disagree", 2),
         ("shape", "disagree", 2),
         ("ncomp", "2 components", 2),
-        ("balancer-shape", "scatter_array3(7x5x8", 2),
+        ("balancer-shape", "DistArray3::scatter(7x5x8", 2),
     ];
     for np in [1, 3, 4] {
         for (case, needle, min_ranks) in cases {

@@ -226,13 +226,13 @@ fn heat2d_ranks_that_disagree_get_the_same_error() {
             "heat2d",
             b.to_vec(),
             with(&b, "--rows", Some("96")),
-            "call Balancer::scatter_array(96x48,",
+            "call DistArray2::scatter(96x48,",
         ),
         (
             "heat2d",
             b.to_vec(),
             with(&b, "--cols", Some("50")),
-            "call Balancer::scatter_array(64x50,",
+            "call DistArray2::scatter(64x50,",
         ),
         (
             "heat2d",

@@ -176,7 +176,7 @@ pub extern "C" fn nuce_grid_create(
             Ok((s, st, out))
         });
         let (s, st, out) = checked(local, |r| h.bal.entry(&op, r))?;
-        let grid = h.bal.new_grid((s[0], s[1], s[2]), st)?;
+        let grid = Grid::new(&mut h.bal, (s[0], s[1], s[2]), st)?;
         *out = Box::into_raw(Box::new(nuce_grid { grid }));
         Ok(())
     })

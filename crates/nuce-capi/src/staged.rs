@@ -186,7 +186,7 @@ fn create<const N: usize>(
     init: Init<'_>,
 ) -> Result<Box<dyn Staged>> {
     let a: DistArray2<Bytes<N>> = match init {
-        Init::Zero => bal.new_array(rows, cols, ghost)?,
+        Init::Zero => DistArray2::new(bal, rows, cols, ghost)?,
         Init::Scatter(global) => {
             let global = global.map(|bytes| {
                 let mut v = vec![Bytes::<N>::default(); rows * cols];
@@ -195,7 +195,7 @@ fn create<const N: usize>(
                     .map_err(|e| Error::shape_mismatch(e.to_string()))
             });
             let global = global.transpose()?;
-            bal.scatter_array(global.as_ref(), ghost)?
+            DistArray2::scatter(bal, global.as_ref(), ghost)?
         }
     };
     Ok(Box::new(a))

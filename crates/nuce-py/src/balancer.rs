@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use nuce::internals::layout::RawField;
 use nuce::plan::array3d::Stencil;
-use nuce::{Balancer, Error};
+use nuce::{Balancer, DistGraph, Error, Grid};
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -256,7 +256,7 @@ impl PyBalancer {
         });
         let (s, dims, st) = self.checked(py, &op, local)?;
         let bal = &mut *self.bal;
-        let grid = ok(detached(py, || bal.new_grid(s, st)))?;
+        let grid = ok(detached(py, || Grid::new(bal, s, st)))?;
         Ok(PyGrid::new(grid, dims))
     }
 
@@ -289,7 +289,7 @@ impl PyBalancer {
         let bal = &mut *self.bal;
         let g = ok(detached(py, || {
             let (g, v) = root.as_ref().map(|(g, v)| (g, v.as_slice())).unzip();
-            bal.scatter_graph(g, v)
+            DistGraph::scatter(bal, g, v)
         }))?;
         Ok(PyGraph {
             graph: MpiOwned::new(g),

@@ -92,7 +92,7 @@ fn roundtrip(ctx: &Ctx) {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = (w.rank() == 0).then(|| global(rows, cols, t as u64));
         let (a, stats) =
-            DistArray2::scatter(w, 0, plan.clone(), t % 2, g.as_ref()).expect("scatter");
+            DistArray2::scatter_with_plan(w, 0, plan.clone(), t % 2, g.as_ref()).expect("scatter");
         ctx.check(
             "scatter-values",
             holds_global(&a, t as u64),
@@ -119,12 +119,13 @@ fn remap(ctx: &Ctx) {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let first = random_tiling(rows, cols, p, &mut rng);
     let g = (w.rank() == 0).then(|| global(rows, cols, 5));
-    let (mut a, _) = DistArray2::scatter(w, 0, first.clone(), 1, g.as_ref()).expect("scatter");
+    let (mut a, _) =
+        DistArray2::scatter_with_plan(w, 0, first.clone(), 1, g.as_ref()).expect("scatter");
     // A second array on the same plans carries each cell's previous owner:
     // after a remap, the cells of a rank's block whose previous owner is
     // another rank are the cells it actually received (measured from the
     // data delivered, not from the plans' overlaps).
-    let mut owners = DistArray2::<u64>::new(w, first, 0).expect("owners");
+    let mut owners = DistArray2::<u64>::with_plan(w, first, 0).expect("owners");
     let (mut total, mut minimum, mut received) = (0u64, 0u64, 0u64);
     for step in 0..steps {
         // Alternate random tilings and speed-proportional plans (the root plans, all receive).
@@ -202,7 +203,8 @@ fn halo(ctx: &Ctx) {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = global(rows, cols, t as u64);
         let (mut a, _) =
-            DistArray2::scatter(w, 0, plan, ghost, (w.rank() == 0).then_some(&g)).expect("scatter");
+            DistArray2::scatter_with_plan(w, 0, plan, ghost, (w.rank() == 0).then_some(&g))
+                .expect("scatter");
         a.exchange_ghosts().expect("halo");
         // Every ghost cell inside the global array holds the neighbour's value (corners included).
         let me = a.rect();
@@ -258,25 +260,25 @@ fn errors(ctx: &Ctx) {
         "shape" => {
             // The root's global array does not match the plan.
             let g = (rank == 0).then(|| Array2::<f64>::zeros((9, 10)));
-            DistArray2::scatter(w, 0, good, 0, g.as_ref()).map(|_| ())
+            DistArray2::scatter_with_plan(w, 0, good, 0, g.as_ref()).map(|_| ())
         }
-        "missing" => DistArray2::<f64>::scatter(w, 0, good, 0, None).map(|_| ()),
+        "missing" => DistArray2::<f64>::scatter_with_plan(w, 0, good, 0, None).map(|_| ()),
         "parts" => {
             let bad = RecursiveBisection2
                 .decompose(10, 10, &vec![1.0; p + 1])
                 .expect("plan");
-            DistArray2::<f64>::new(w, bad, 1).map(|_| ())
+            DistArray2::<f64>::with_plan(w, bad, 1).map(|_| ())
         }
         "not-tiling" => {
             let mut bad = good.clone();
             bad.parts[0] = Rect::new(0, 0, 1, 1);
-            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(&bad).map(|_| ()))
+            DistArray2::<f64>::with_plan(w, good, 1).and_then(|mut a| a.remap(&bad).map(|_| ()))
         }
         "remap-shape" => {
             let other = RecursiveBisection2
                 .decompose(11, 10, &vec![1.0; p])
                 .expect("plan");
-            DistArray2::<f64>::new(w, good, 1).and_then(|mut a| a.remap(&other).map(|_| ()))
+            DistArray2::<f64>::with_plan(w, good, 1).and_then(|mut a| a.remap(&other).map(|_| ()))
         }
         "speeds-nan" | "speeds-zero" | "speeds-inf" | "empty-array" => {
             let bad = match case.as_str() {
@@ -310,7 +312,7 @@ fn errors(ctx: &Ctx) {
             })
             .and_then(|b| b.plan(1, p - 1))
             .map(|_| ()),
-        "replaced-block" => DistArray2::<f64>::new(w, good, 1).and_then(|mut a| {
+        "replaced-block" => DistArray2::<f64>::with_plan(w, good, 1).and_then(|mut a| {
             // The last rank swaps its padded block for one of another
             // shape; every rank's exchange must fail with its reason.
             if rank as usize + 1 == p {
@@ -341,7 +343,7 @@ fn cost(ctx: &Ctx) {
     let (rows, cols) = (ctx.arg(0, 40), ctx.arg(1, 64));
     let p = ctx.world.size() as usize;
     let mut bal = nuce::Balancer::new(&ctx.world).expect("balancer");
-    let mut a = bal.new_array::<f64>(rows, cols, 1).expect("array");
+    let mut a = DistArray2::<f64>::new(&mut bal, rows, cols, 1).expect("array");
     let heavy = cols / 4;
     let cost = move |_: usize, c: usize| if c < heavy { 4.0 } else { 1.0 };
     let mut reports = Vec::new();

@@ -98,8 +98,8 @@ fn roundtrip(ctx: &Ctx) {
         let (ghost, ncomp) = (1 + t % 2, if t % 3 == 0 { 3 } else { 1 });
         let salt = t as u64 * 7919;
         let g = (ctx.rank() == 0).then(|| global(shape, ncomp, salt));
-        let (a, _) =
-            DistArray3::scatter(&ctx.world, 0, plan, ghost, ncomp, g.as_deref()).expect("scatter");
+        let (a, _) = DistArray3::scatter_with_plan(&ctx.world, 0, plan, ghost, ncomp, g.as_deref())
+            .expect("scatter");
         ctx.check(&format!("roundtrip{t}-local"), holds_global(&a, salt), "");
         let back = a.gather(0).expect("gather");
         if let Some(back) = back {
@@ -176,7 +176,7 @@ fn halo(ctx: &Ctx) {
                 for corners in [true, false] {
                     let salt = (t * 100 + ghost * 10 + ncomp) as u64;
                     let g = (ctx.rank() == 0).then(|| global(shape, ncomp, salt));
-                    let (mut a, _) = DistArray3::scatter(
+                    let (mut a, _) = DistArray3::scatter_with_plan(
                         &ctx.world,
                         0,
                         plan.clone(),
@@ -217,7 +217,8 @@ fn remap(ctx: &Ctx) {
     let plan = random_tiling3(shape, p, &mut rng);
     let g = (ctx.rank() == 0).then(|| global(shape, ncomp, salt));
     let (mut a, _) =
-        DistArray3::scatter(&ctx.world, 0, plan.clone(), 2, ncomp, g.as_deref()).expect("scatter");
+        DistArray3::scatter_with_plan(&ctx.world, 0, plan.clone(), 2, ncomp, g.as_deref())
+            .expect("scatter");
     // A second field (one component, 4-byte values) follows the first.
     let g1 = (ctx.rank() == 0).then(|| {
         global(shape, 1, salt)
@@ -226,7 +227,7 @@ fn remap(ctx: &Ctx) {
             .collect::<Vec<f32>>()
     });
     let (mut f, _) =
-        DistArray3::scatter(&ctx.world, 0, plan, 1, 1, g1.as_deref()).expect("scatter");
+        DistArray3::scatter_with_plan(&ctx.world, 0, plan, 1, 1, g1.as_deref()).expect("scatter");
     let (mut bytes, mut minimum, mut received) = (0u64, 0u64, 0f64);
     let elem = (ncomp * std::mem::size_of::<f64>()) as u64;
     let mut all_ok = true;
@@ -283,12 +284,16 @@ fn errors(ctx: &Ctx) {
     let plan = random_tiling3(shape, p, &mut rng);
     let g = |ncomp: usize| (rank == 0).then(|| global(shape, ncomp, 0));
     let res = match case.as_str() {
-        "ghost0" => DistArray3::scatter(&ctx.world, 0, plan, 0, 1, g(1).as_deref()).map(|_| ()),
-        "ghost5" => DistArray3::scatter(&ctx.world, 0, plan, 5, 1, g(1).as_deref()).map(|_| ()),
+        "ghost0" => {
+            DistArray3::scatter_with_plan(&ctx.world, 0, plan, 0, 1, g(1).as_deref()).map(|_| ())
+        }
+        "ghost5" => {
+            DistArray3::scatter_with_plan(&ctx.world, 0, plan, 5, 1, g(1).as_deref()).map(|_| ())
+        }
         "ghost-wide" => {
             let thin = random_tiling3((7, 2, 9), p, &mut rng);
             let gl = (rank == 0).then(|| global((7, 2, 9), 1, 0));
-            DistArray3::scatter(&ctx.world, 0, thin, 3, 1, gl.as_deref()).map(|_| ())
+            DistArray3::scatter_with_plan(&ctx.world, 0, thin, 3, 1, gl.as_deref()).map(|_| ())
         }
         "shape" => {
             // The last rank expects another grid.
@@ -298,43 +303,46 @@ fn errors(ctx: &Ctx) {
                 shape
             };
             let plan = random_tiling3(s, p, &mut ChaCha8Rng::seed_from_u64(5));
-            DistArray3::<f64>::new(&ctx.world, plan, 1, 1).map(|_| ())
+            DistArray3::<f64>::with_plan(&ctx.world, plan, 1, 1).map(|_| ())
         }
         "ncomp" => {
             let n = if rank as usize == p - 1 { 2 } else { 1 };
-            DistArray3::<f64>::new(&ctx.world, plan, 1, n).map(|_| ())
+            DistArray3::<f64>::with_plan(&ctx.world, plan, 1, n).map(|_| ())
         }
         "parts" => {
             let plan = random_tiling3(shape, p + 1, &mut rng);
-            DistArray3::scatter(&ctx.world, 0, plan, 1, 1, g(1).as_deref()).map(|_| ())
+            DistArray3::scatter_with_plan(&ctx.world, 0, plan, 1, 1, g(1).as_deref()).map(|_| ())
         }
         "length" => {
             let short = g(1).map(|mut v| {
                 v.pop();
                 v
             });
-            DistArray3::scatter(&ctx.world, 0, plan, 1, 1, short.as_deref()).map(|_| ())
+            DistArray3::scatter_with_plan(&ctx.world, 0, plan, 1, 1, short.as_deref()).map(|_| ())
         }
         "balancer-shape" => {
-            // Balancer::scatter_array3 where the last rank states another shape.
+            // DistArray3::scatter where the last rank states another shape.
             let s = if rank as usize == p - 1 {
                 (7, 5, 8)
             } else {
                 shape
             };
-            nuce::Balancer::new(&ctx.world)
-                .and_then(|mut bal| bal.scatter_array3(s, 1, g(1).as_deref(), 1).map(|_| ()))
+            nuce::Balancer::new(&ctx.world).and_then(|mut bal| {
+                DistArray3::scatter(&mut bal, s, 1, g(1).as_deref(), 1).map(|_| ())
+            })
         }
         "remap-parts" => {
             let (mut a, _) =
-                DistArray3::scatter(&ctx.world, 0, plan, 1, 1, g(1).as_deref()).expect("scatter");
+                DistArray3::scatter_with_plan(&ctx.world, 0, plan, 1, 1, g(1).as_deref())
+                    .expect("scatter");
             let wrong = random_tiling3(shape, p + 1, &mut rng);
             a.remap(&wrong).map(|_| ())
         }
         "remap-other-plan" => {
             // The last rank moves to another valid plan than the others.
             let (mut a, _) =
-                DistArray3::scatter(&ctx.world, 0, plan, 1, 1, g(1).as_deref()).expect("scatter");
+                DistArray3::scatter_with_plan(&ctx.world, 0, plan, 1, 1, g(1).as_deref())
+                    .expect("scatter");
             let seed = if rank as usize == p - 1 { 7 } else { 6 };
             let next = random_tiling3(shape, p, &mut ChaCha8Rng::seed_from_u64(seed));
             a.remap(&next).map(|_| ())
@@ -357,7 +365,7 @@ fn cost_error(ctx: &Ctx, case: &str, global: Option<&[f64]>) -> nuce::Result<()>
     let rank = ctx.rank() as usize;
     let last = ctx.world.size() as usize - 1;
     let mut bal = nuce::Balancer::new(&ctx.world)?;
-    let mut a = bal.scatter_array3((7, 5, 9), 1, global, 1)?;
+    let mut a = DistArray3::scatter(&mut bal, (7, 5, 9), 1, global, 1)?;
     let odd = |bad: f64| move |_, _, _| if rank == last { bad } else { 1.0 };
     match case {
         "cost-nan" => a.set_cost_with(odd(f64::NAN)),

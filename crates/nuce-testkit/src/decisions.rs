@@ -81,7 +81,7 @@ fn replay(ctx: &Ctx) {
     }
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     bal.set_speeds(&start).expect("set_speeds");
-    let mut a: DistArray2<f64> = bal.new_array(600, 400, 1).expect("array");
+    let mut a: DistArray2<f64> = DistArray2::new(&mut bal, 600, 400, 1).expect("array");
     let iters = 20;
     let speed_at = |bp: usize, r: usize| match change {
         Some((cr, f, from, to)) if cr == r && (from..to).contains(&bp) => truth[r] * f,
@@ -149,7 +149,7 @@ fn payoff(ctx: &Ctx) {
         return;
     }
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let mut a: DistArray2<f64> = bal.new_array(600, 400, 1).expect("array");
+    let mut a: DistArray2<f64> = DistArray2::new(&mut bal, 600, 400, 1).expect("array");
     let iters = 4;
     for bp in 0..bps {
         let slow = if bp >= swap_at { 0 } else { 1 };

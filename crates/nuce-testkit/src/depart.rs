@@ -119,7 +119,7 @@ fn grid(ctx: &Ctx) {
     let at_phase: usize = ctx.arg(4, 1);
     let phases: usize = ctx.arg(5, 3);
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+    let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1)).expect("grid");
     let mut u = filled(&grid);
     let mut comm = ctx.world.duplicate();
     let pad = [1; 3];
@@ -245,7 +245,7 @@ fn join(ctx: &Ctx) {
     } else {
         let comm = pool.active().expect("active").duplicate();
         let mut bal = Balancer::new(&comm).expect("balancer");
-        let grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+        let grid = Grid::new(&mut bal, shape, Stencil::seven(1)).expect("grid");
         let u = filled(&grid);
         (bal, grid, u, comm, 0)
     };

@@ -53,7 +53,7 @@ pub(crate) fn wrong(a: &DistArray3<f64>, ghosts: bool) -> usize {
 /// The 3D array planned for the balancer's speeds, holding its global values.
 pub(crate) fn filled3(bal: &Balancer) -> DistArray3<f64> {
     let plan = bal.plan3(SHAPE, 1).expect("plan");
-    let mut a = DistArray3::<f64>::new(bal.comm(), plan, 1, 2).expect("array");
+    let mut a = DistArray3::<f64>::with_plan(bal.comm(), plan, 1, 2).expect("array");
     let b = a.local_box();
     for i in b.x..b.hi(0) {
         for j in b.y..b.hi(1) {
@@ -71,7 +71,7 @@ pub(crate) fn filled3(bal: &Balancer) -> DistArray3<f64> {
 /// The 2D array planned for the balancer's speeds, holding its global values.
 pub(crate) fn filled2(bal: &Balancer) -> DistArray2<f64> {
     let plan = bal.plan(SHAPE2.0, SHAPE2.1).expect("plan");
-    let mut a = DistArray2::<f64>::new(bal.comm(), plan, 1).expect("array");
+    let mut a = DistArray2::<f64>::with_plan(bal.comm(), plan, 1).expect("array");
     let r = a.rect();
     a.local_mut()
         .indexed_iter_mut()

@@ -38,7 +38,7 @@ fn manual(ctx: &Ctx) -> G {
     let g = root.then(|| whole(FLAT, false));
     let part = Partition::new(p, (0..n).map(|v| v * p / n).collect()).expect("partition");
     let values: Vec<(f64, u32)> = (0..n).map(value).collect();
-    DistGraph::scatter(
+    DistGraph::scatter_with_partition(
         &ctx.world,
         0,
         g.as_ref(),

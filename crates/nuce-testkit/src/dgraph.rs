@@ -234,7 +234,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             let part = g.partition();
             let root = ctx.rank() == 0;
             let (whole, vals) = whole_at_root(root, dims, n);
-            let mut r: G = DistGraph::scatter(
+            let mut r: G = DistGraph::scatter_with_partition(
                 w,
                 0,
                 whole.as_ref(),
@@ -279,7 +279,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             // lead the prefix-sum remap to loads in proportion to them.
             let mut g = build(ctx, dims, false).expect("from_local");
             let mut bal = nuce::Balancer::new(w).expect("balancer");
-            bal.partition_distributed(&mut g).expect("partition");
+            g.balance(&mut bal).expect("partition");
             check_balance(ctx, &g, &vec![1.0; p], "balancer-uniform");
             let speed = 1.0 + ctx.rank() as f64;
             let iters = 1000;
@@ -303,15 +303,15 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             );
         }
         "dgraph-index" => {
-            // A graph from Balancer::scatter_graph (root index), moved by a
+            // A graph from DistGraph::scatter (root index), moved by a
             // local migrate: the root's view of the owners follows, so the
             // next decision weighs the real current loads.
             let root = ctx.rank() == 0;
             let (whole, vals) = whole_at_root(root, dims, n);
             let mut bal = nuce::Balancer::new(w).expect("balancer");
-            let mut g: G = bal
-                .scatter_graph(whole.as_ref(), root.then_some(vals.as_slice()))
-                .expect("scatter_graph");
+            let mut g: G =
+                DistGraph::scatter(&mut bal, whole.as_ref(), root.then_some(vals.as_slice()))
+                    .expect("scatter_graph");
             let skew: Vec<f64> = (0..p).map(|r| 1.0 + 3.0 * r as f64).collect();
             let dest = g.partition_rcb(&skew).expect("rcb");
             g.migrate(&dest).expect("migrate");
@@ -360,11 +360,11 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 bal.set_speeds(&up).expect("set_speeds");
                 let mut g: G = if want == GraphStrategy::RootIndex {
                     let (whole, vals) = whole_at_root(root, dims, n);
-                    bal.scatter_graph(whole.as_ref(), root.then_some(vals.as_slice()))
+                    DistGraph::scatter(&mut bal, whole.as_ref(), root.then_some(vals.as_slice()))
                         .expect("scatter_graph")
                 } else {
                     let mut g = build(ctx, dims, false).expect("from_local");
-                    bal.partition_distributed(&mut g).expect("partition");
+                    g.balance(&mut bal).expect("partition");
                     g
                 };
                 ctx.check(

@@ -29,6 +29,8 @@ use ndarray::Array2;
 use nuce::internals::tags;
 use nuce::internals::watchdog::arrivals_received;
 use nuce::plan::graph::grid_graph;
+use nuce::DistArray2;
+use nuce::DistGraph;
 use nuce::{Balancer, Error};
 
 use crate::Ctx;
@@ -139,16 +141,14 @@ fn nuce_calls(ctx: &Ctx) {
     let (rows, cols) = (40, 30);
     let mut bal = balancer(ctx);
     let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
-    let mut u = bal
-        .scatter_array((ctx.rank() == 0).then_some(&global), 1)
-        .expect("scatter");
+    let mut u =
+        DistArray2::scatter(&mut bal, (ctx.rank() == 0).then_some(&global), 1).expect("scatter");
     let graph = (ctx.rank() == 0).then(|| grid_graph(rows, cols));
     let values = graph
         .as_ref()
         .map(|g| (0..g.n()).map(|v| v as f64).collect::<Vec<_>>());
-    let mut g = bal
-        .scatter_graph(graph.as_ref(), values.as_deref())
-        .expect("scatter graph");
+    let mut g =
+        DistGraph::scatter(&mut bal, graph.as_ref(), values.as_deref()).expect("scatter graph");
     let before = arrivals_received();
     for _ in 0..n {
         u.exchange_ghosts().expect("array exchange");
@@ -225,7 +225,7 @@ fn faults(ctx: &Ctx) {
     let root_global = (ctx.rank() == 0).then_some(&global);
     let r = match case.as_str() {
         "skip" | "extra" => (|| {
-            let mut u = bal.scatter_array(root_global, 1)?;
+            let mut u = DistArray2::scatter(&mut bal, root_global, 1)?;
             let n = match (odd, case.as_str()) {
                 (true, "skip") => iters - 1,
                 (true, _) => iters + 1,
@@ -237,8 +237,8 @@ fn faults(ctx: &Ctx) {
             bal.maybe_remap(&mut u, iters).map(|_| ())
         })(),
         "other" => (|| {
-            let mut a = bal.scatter_array(root_global, 1)?;
-            let mut b = bal.scatter_array(root_global, 2)?;
+            let mut a = DistArray2::scatter(&mut bal, root_global, 1)?;
+            let mut b = DistArray2::scatter(&mut bal, root_global, 2)?;
             if odd {
                 b.exchange_ghosts()?;
             } else {
@@ -247,7 +247,7 @@ fn faults(ctx: &Ctx) {
             a.gather(0).map(|_| ())
         })(),
         "slow" => (|| {
-            let mut u = bal.scatter_array(root_global, 1)?;
+            let mut u = DistArray2::scatter(&mut bal, root_global, 1)?;
             let timeout = nuce::internals::watchdog::timeout_from_env()?.unwrap_or_default();
             for k in 0..8 {
                 if odd && k == 1 {
@@ -261,7 +261,7 @@ fn faults(ctx: &Ctx) {
             // The last rank refuses its second exchange (as the C API does
             // for a NULL buffer); the others make it. Each rank prints how
             // long its failing call took.
-            let mut u = bal.scatter_array(root_global, 1)?;
+            let mut u = DistArray2::scatter(&mut bal, root_global, 1)?;
             for k in 0..iters {
                 let start = std::time::Instant::now();
                 let r = if odd && k == 1 {
@@ -283,7 +283,7 @@ fn faults(ctx: &Ctx) {
         "gskip" => (|| {
             let graph = (ctx.rank() == 0).then(|| grid_graph(rows, cols));
             let values = graph.as_ref().map(|g| vec![1.0f64; g.n()]);
-            let mut g = bal.scatter_graph(graph.as_ref(), values.as_deref())?;
+            let mut g = DistGraph::scatter(&mut bal, graph.as_ref(), values.as_deref())?;
             for _ in 0..iters - usize::from(odd) {
                 g.exchange_ghosts()?;
             }
@@ -348,7 +348,7 @@ fn keeps_core(ctx: &Ctx) {
     }
     let mut bal = balancer(ctx);
     let global = (ctx.rank() == 0).then(|| Array2::from_shape_fn((64, 64), |(r, c)| value(r, c)));
-    let mut u = bal.scatter_array(global.as_ref(), 1).expect("scatter");
+    let mut u = DistArray2::scatter(&mut bal, global.as_ref(), 1).expect("scatter");
     let share = |wait: &mut dyn FnMut()| -> Option<f64> {
         let (t, c) = (Instant::now(), thread_cpu()?);
         wait();

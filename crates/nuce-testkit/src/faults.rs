@@ -69,8 +69,8 @@ fn remap(ctx: &Ctx) {
     let good_next = random_tiling(rows, cols, p, &mut rng);
     let global = Array2::from_shape_fn((rows, cols), |(r, c)| value(r, c));
     let root_global = (ctx.rank() == 0).then_some(&global);
-    let (mut a, _) =
-        DistArray2::scatter(&ctx.world, 0, plan, 1, root_global).expect("scatter of a valid plan");
+    let (mut a, _) = DistArray2::scatter_with_plan(&ctx.world, 0, plan, 1, root_global)
+        .expect("scatter of a valid plan");
     let mut bad_plans: Vec<(&str, ArrayPlan)> = Vec::new();
     // Wrong part count.
     let mut extra = good_next.clone();

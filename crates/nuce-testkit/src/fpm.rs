@@ -46,7 +46,7 @@ fn knee(ctx: &Ctx) {
         ..bal.settings().clone()
     })
     .expect("settings");
-    let mut a: DistArray2<f64> = bal.new_array(512, 512, 0).expect("array");
+    let mut a: DistArray2<f64> = DistArray2::new(&mut bal, 512, 512, 0).expect("array");
     let iters = 10;
     for phase in 0..phases {
         let cells = a.rect().area();

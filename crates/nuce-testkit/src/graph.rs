@@ -136,7 +136,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
     match name {
         "graph-scatter" | "graph-ghost" | "graph-migrate" => {
             let p = random_partition(&g, np, &mut rng);
-            let dg = DistGraph::scatter(
+            let dg = DistGraph::scatter_with_partition(
                 world,
                 root,
                 is_root.then_some(&g),
@@ -242,7 +242,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
             // The root's partition has the wrong number of parts: every rank
             // must get the same error, nobody hangs.
             let p = Partition::new(np + 1, vec![0; g.n()]).expect("partition");
-            let r = DistGraph::scatter(
+            let r = DistGraph::scatter_with_partition(
                 world,
                 root,
                 is_root.then_some(&g),
@@ -257,7 +257,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
                 }
             }
             let p = random_partition(&g, np, &mut rng);
-            let mut dg = DistGraph::scatter(
+            let mut dg = DistGraph::scatter_with_partition(
                 world,
                 root,
                 is_root.then_some(&g),

@@ -160,7 +160,7 @@ fn halo(ctx: &Ctx) {
             for (nfields, split) in [(1, false), (3, false), (2, true), (3, true)] {
                 t += 1;
                 let plan = random_tiling3(shape, p, &mut rng);
-                let mut grid = Grid::new(&ctx.world, plan, stencil).expect("grid");
+                let mut grid = Grid::with_plan(&ctx.world, plan, stencil).expect("grid");
                 let l = grid.layout().clone();
                 // Paddings wider than the ghost, different per field and axis.
                 let (p8, p1, p24) = (
@@ -238,7 +238,7 @@ fn generations(ctx: &Ctx) {
     let p = ctx.world.size() as usize;
     let mut rng = ChaCha8Rng::seed_from_u64(29);
     let plan = random_tiling3(shape, p, &mut rng);
-    let mut grid = Grid::new(&ctx.world, plan, Stencil::twenty_seven(1)).expect("grid");
+    let mut grid = Grid::with_plan(&ctx.world, plan, Stencil::twenty_seven(1)).expect("grid");
     let l = grid.layout().clone();
     let (p8, p24) = ([1, 2, 1], [2, 1, 1]);
     let mut a: Vec<u64> = filled(&l, p8, 0);
@@ -290,7 +290,7 @@ fn moves(ctx: &Ctx) {
     let rank = ctx.rank() as usize;
     let mut rng = ChaCha8Rng::seed_from_u64(41);
     let plan = random_tiling3(shape, p, &mut rng);
-    let mut grid = Grid::new(&ctx.world, plan, Stencil::twenty_seven(1)).expect("grid");
+    let mut grid = Grid::with_plan(&ctx.world, plan, Stencil::twenty_seven(1)).expect("grid");
     let mut pads = ([1, 2, 1], [2, 2, 2]);
     let l = grid.layout().clone();
     let mut u: Vec<u64> = filled(&l, pads.0, 0);
@@ -336,7 +336,7 @@ fn moves(ctx: &Ctx) {
 fn balancer_remap(ctx: &Ctx) {
     let shape = (6, 10, 8);
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+    let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1)).expect("grid");
     let pad = [1, 1, 1];
     let l = grid.layout().clone();
     let mut u: Vec<u64> = filled(&l, pad, 0);
@@ -411,7 +411,7 @@ fn errors(ctx: &Ctx) {
         } else {
             (8, 6, 4)
         };
-        let grid = kept.insert(bal.new_grid(shape, Stencil::seven(1))?);
+        let grid = kept.insert(Grid::new(&mut bal, shape, Stencil::seven(1))?);
         let n = grid.padded_len(pad)?;
         let mut a = vec![0f64; n];
         let mut b = vec![0f64; n];
@@ -442,7 +442,7 @@ fn errors(ctx: &Ctx) {
     drop(kept);
     let fresh = (|| {
         let mut bal = Balancer::new(&ctx.world)?;
-        let mut grid = bal.new_grid((8, 6, 4), Stencil::seven(1))?;
+        let mut grid = Grid::new(&mut bal, (8, 6, 4), Stencil::seven(1))?;
         let ok = exchanges_hold(&mut grid, 2)?;
         bal.maybe_remap(&mut grid, 1)?;
         Ok::<_, nuce::Error>(ok && sum_f64(&ctx.world, 1.0) == ctx.world.size() as f64)
@@ -501,7 +501,7 @@ fn cost_balance(ctx: &Ctx) {
     let p = ctx.world.size() as usize;
     let rank = ctx.rank() as usize;
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+    let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1)).expect("grid");
     let pad = [1, 1, 1];
     let l = grid.layout().clone();
     let mut u: Vec<u64> = filled(&l, pad, 0);
@@ -592,7 +592,7 @@ fn cost_errors(ctx: &Ctx) {
     let last = ctx.world.size() as usize - 1;
     let r = (|| {
         let mut bal = Balancer::new(&ctx.world)?;
-        let mut grid = bal.new_grid((7, 5, 9), Stencil::seven(1))?;
+        let mut grid = Grid::new(&mut bal, (7, 5, 9), Stencil::seven(1))?;
         let odd = |bad: f64| move |_, _, _| if rank == last { bad } else { 1.0 };
         match case.as_str() {
             "nan" => grid.set_cost_with(odd(f64::NAN)),

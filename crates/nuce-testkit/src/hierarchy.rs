@@ -24,6 +24,8 @@ use nuce::internals::hierarchy::{detect_hosts, TwoLevel};
 use nuce::internals::watchdog::arrivals_received;
 use nuce::plan::array2d::{ArrayDecomposer, ArrayPlan, ColumnDp};
 use nuce::plan::array3d::Stencil;
+use nuce::DistArray2;
+use nuce::Grid;
 use nuce::{Balancer, Error, Hosts};
 
 use crate::Ctx;
@@ -141,9 +143,7 @@ fn hierarchical_plan(ctx: &Ctx, h: usize) {
     // A balance point gathers through the host leaders: phases recorded at
     // speeds unlike the planned ones give the same remap on every rank, to
     // volumes that follow them.
-    let mut grid = bal
-        .new_grid((rows, cols, 1), Stencil::seven(1))
-        .expect("grid");
+    let mut grid = Grid::new(&mut bal, (rows, cols, 1), Stencil::seven(1)).expect("grid");
     let work = grid.local_box().volume() as f64 * 10.0;
     let phase = 1.0e6 * phase_of(ctx.rank() as usize) as f64;
     bal.record_phase(work, std::time::Duration::from_secs_f64(work / phase))
@@ -225,7 +225,7 @@ fn checkpoint(ctx: &Ctx) {
         "agreeing call failed",
     );
     // A balance point on a small array: the root's checkpoint messages.
-    let mut a = bal.new_array::<f64>(32, 24, 1).expect("array");
+    let mut a = DistArray2::<f64>::new(&mut bal, 32, 24, 1).expect("array");
     let before = arrivals_received();
     bal.maybe_remap(&mut a, 1).expect("balance point");
     let bp = arrivals_received() - before;

@@ -8,6 +8,7 @@ use mpi::traits::*;
 use nuce::plan::array3d::{
     decomposer3_by_name, GridDecomposer3, GridPlan3, RecursiveBisection3d, Stencil,
 };
+use nuce::Grid;
 use nuce::{Balancer, GridAlgorithm, Settings};
 
 use crate::Ctx;
@@ -59,7 +60,7 @@ fn planner3(ctx: &Ctx) {
         ..bal.settings().clone()
     })
     .expect("configure");
-    let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+    let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1)).expect("grid");
     let want = RecursiveBisection3d
         .decompose(shape, bal.speeds().expect("speeds"))
         .expect("rb");

@@ -93,7 +93,7 @@ fn balancer(ctx: &Ctx, speeds: impl Fn(usize) -> f64) -> Balancer {
 fn write(ctx: &Ctx) {
     let shape = (ctx.arg(1, 13), ctx.arg(2, 17), ctx.arg(3, 9));
     let mut bal = balancer(ctx, |r| (r + 1) as f64);
-    let mut grid = bal.new_grid(shape, Stencil::seven(1)).expect("grid");
+    let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1)).expect("grid");
     let pad = [2, 1, 1];
     let (mut a, mut c) = buffers(&grid, pad, true);
     grid.set_cost_with(cost_of);
@@ -184,7 +184,7 @@ fn errors(ctx: &Ctx) {
     let res = (|| -> nuce::Result<()> {
         let mut bal = Balancer::new(&ctx.world)?;
         if case == "path" {
-            let grid = bal.new_grid((4, 5, 6), Stencil::seven(1))?;
+            let grid = Grid::new(&mut bal, (4, 5, 6), Stencil::seven(1))?;
             let pad = [1, 1, 1];
             let mut a = vec![0u8; grid.padded_len(pad)?];
             let last = ctx.rank() == ctx.world.size() - 1;
@@ -199,7 +199,7 @@ fn errors(ctx: &Ctx) {
         };
         let saved = SavedGrid::open(&ctx.world, from)?;
         let mut grid = if case == "shape" {
-            bal.new_grid((4, 5, 6), Stencil::seven(1))?
+            Grid::new(&mut bal, (4, 5, 6), Stencil::seven(1))?
         } else {
             saved.new_grid(&mut bal)?
         };

@@ -73,7 +73,7 @@ fn holds2(a: &DistArray2<f32>) -> bool {
 fn write2(ctx: &Ctx) {
     let bal = balancer(ctx, |r| (r + 1) as f64);
     let plan = bal.plan(23, 17).expect("plan");
-    let mut a = DistArray2::<f32>::new(bal.comm(), plan, 1).expect("array");
+    let mut a = DistArray2::<f32>::with_plan(bal.comm(), plan, 1).expect("array");
     let r = a.rect();
     a.local_mut()
         .indexed_iter_mut()
@@ -153,7 +153,7 @@ fn balancer(ctx: &Ctx, speeds: impl Fn(usize) -> f64) -> Balancer {
 fn write(ctx: &Ctx) {
     let bal = balancer(ctx, |r| (r + 1) as f64);
     let plan = bal.plan3((11, 14, 8), 2).expect("plan");
-    let mut a = DistArray3::<f64>::new(bal.comm(), plan, 2, NCOMP).expect("array");
+    let mut a = DistArray3::<f64>::with_plan(bal.comm(), plan, 2, NCOMP).expect("array");
     let b = a.local_box();
     for (i, j, k) in cells(&b) {
         for c in 0..NCOMP {

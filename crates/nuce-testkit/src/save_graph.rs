@@ -3,7 +3,7 @@
 //! coordinates built from per-rank slabs (`from_local`, weighted edges and
 //! vertices, partitioned by `partition_distributed`: strategy Geometric),
 //! and `root`, a 9 × 8 grid without coordinates given out by
-//! `Balancer::scatter_graph` (strategy RootIndex). Their values evolve by
+//! `DistGraph::scatter` (strategy RootIndex). Their values evolve by
 //! a weighted neighbour average whose result does not depend on the
 //! partition.
 //!
@@ -35,6 +35,7 @@ use nuce::collective::sum_f64;
 use nuce::plan::array3d::Stencil;
 use nuce::plan::graph::slab::{block_of, grid_slab};
 use nuce::plan::graph::{Coords, Graph};
+use nuce::Grid;
 use nuce::{Balancer, DistGraph, Field, GraphStrategy, SavedGraph, SavedGrid};
 
 use crate::Ctx;
@@ -107,7 +108,7 @@ fn ewgts(xadj: &[usize], adj: &[usize], ids: &[usize]) -> Vec<f64> {
 /// This rank's slab of the `geo` graph, partitioned for the balancer's speeds.
 pub(crate) fn geo(bal: &mut Balancer) -> G {
     let mut g = slab(bal, GEO);
-    bal.partition_distributed(&mut g).expect("partition");
+    g.balance(bal).expect("partition");
     g
 }
 
@@ -142,8 +143,7 @@ pub(crate) fn flat(bal: &mut Balancer) -> G {
     let g = root.then(|| whole(FLAT, false));
     let n = FLAT.0 * FLAT.1;
     let values: Vec<(f64, u32)> = (0..n).map(value).collect();
-    bal.scatter_graph(g.as_ref(), root.then_some(&values[..]))
-        .expect("scatter_graph")
+    DistGraph::scatter(bal, g.as_ref(), root.then_some(&values[..])).expect("scatter_graph")
 }
 
 /// One step: each value's first part becomes the weighted average of its
@@ -359,7 +359,7 @@ fn errors(ctx: &Ctx) {
         let mut bal = Balancer::new(&ctx.world)?;
         match case.as_str() {
             "grid" => {
-                let grid = bal.new_grid((4, 5, 6), Stencil::seven(1))?;
+                let grid = Grid::new(&mut bal, (4, 5, 6), Stencil::seven(1))?;
                 let mut a = vec![0u8; grid.padded_len([1; 3])?];
                 let file = path(ctx, "grid-of-graphs.nuce");
                 grid.save(&file, &[Field::new(&mut a, [1; 3])], b"")?;

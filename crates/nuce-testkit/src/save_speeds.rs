@@ -116,7 +116,7 @@ fn write(ctx: &Ctx) {
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
     let s: Vec<f64> = (1..=p).map(|r| r as f64).collect();
     bal.set_speeds(&s).expect("speeds");
-    let grid = bal.new_grid(SHAPE, Stencil::seven(1)).expect("grid");
+    let grid = Grid::new(&mut bal, SHAPE, Stencil::seven(1)).expect("grid");
     let mut a = field(&grid);
     bal.checkpoint_grid(
         &grid,

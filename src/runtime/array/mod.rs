@@ -83,12 +83,12 @@ impl<T: Element> DistArray2<T> {
     /// `comm` (collective: `MPI_Comm_dup` and the plan checks). The plan
     /// must have one part per rank, tile the array and be the same on every
     /// rank; otherwise every rank returns the same error.
-    pub fn new<C: Communicator>(comm: &C, plan: ArrayPlan, ghost: usize) -> Result<Self> {
+    pub fn with_plan<C: Communicator>(comm: &C, plan: ArrayPlan, ghost: usize) -> Result<Self> {
         let _w = waiting();
         let (comm, cp) = Checkpoints::duplicate_checked(
             comm,
             &format!(
-                "DistArray2::new({}x{}, {} parts, ghost {ghost}, {}-byte elements)",
+                "DistArray2::with_plan({}x{}, {} parts, ghost {ghost}, {}-byte elements)",
                 plan.rows,
                 plan.cols,
                 plan.parts.len(),
@@ -103,7 +103,7 @@ impl<T: Element> DistArray2<T> {
     /// on a duplicate of `comm`. Errors (plan not tiling, wrong part count, a
     /// global array of the wrong shape or missing at the root) are returned
     /// on every rank. `global` is read on the root only.
-    pub fn scatter<C: Communicator>(
+    pub fn scatter_with_plan<C: Communicator>(
         comm: &C,
         root: i32,
         plan: ArrayPlan,
@@ -114,7 +114,7 @@ impl<T: Element> DistArray2<T> {
         let (comm, cp) = Checkpoints::duplicate_checked(
             comm,
             &format!(
-                "DistArray2::scatter({}x{} in {} parts from root {root}, ghost {ghost}, {}-byte elements)",
+                "DistArray2::scatter_with_plan({}x{} in {} parts from root {root}, ghost {ghost}, {}-byte elements)",
                 plan.rows,
                 plan.cols,
                 plan.parts.len(),
@@ -370,7 +370,7 @@ impl<T: Element> DistArray2<T> {
     /// stay, as [`super::array3::DistArray3`]'s). `self` is left with an
     /// empty block.
     pub(crate) fn successor(&mut self, comm: &SimpleCommunicator, plan: ArrayPlan) -> Result<Self> {
-        let mut n = DistArray2::new(comm, plan, self.tiles.ghost)?;
+        let mut n = DistArray2::with_plan(comm, plan, self.tiles.ghost)?;
         let same = if n.rect() == self.rect() {
             Ok(())
         } else {

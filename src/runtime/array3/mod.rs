@@ -88,7 +88,7 @@ impl<T: Element> DistArray3<T> {
     /// (1 to [`MAX_GHOST3`], at most the grid's smallest extent) and `ncomp`
     /// components per cell, on a duplicate of `comm` (collective). Bad or
     /// differing arguments are the same error on every rank.
-    pub fn new<C: Communicator>(
+    pub fn with_plan<C: Communicator>(
         comm: &C,
         plan: GridPlan3,
         ghost: usize,
@@ -98,7 +98,7 @@ impl<T: Element> DistArray3<T> {
         let (comm, cp) = Checkpoints::duplicate_checked(
             comm,
             &format!(
-                "DistArray3::new({}, ghost {ghost}, {ncomp} components, {}-byte elements)",
+                "DistArray3::with_plan({}, ghost {ghost}, {ncomp} components, {}-byte elements)",
                 describe_plan(&plan),
                 size_of::<T>()
             ),
@@ -140,7 +140,7 @@ impl<T: Element> DistArray3<T> {
     /// out by `plan`. Errors (bad ghost width or components, a plan not
     /// tiling or with another part count, a global array of the wrong
     /// length or missing at the root) are the same on every rank.
-    pub fn scatter<C: Communicator>(
+    pub fn scatter_with_plan<C: Communicator>(
         comm: &C,
         root: i32,
         plan: GridPlan3,
@@ -152,7 +152,7 @@ impl<T: Element> DistArray3<T> {
         let (comm, cp) = Checkpoints::duplicate_checked(
             comm,
             &format!(
-                "DistArray3::scatter({} from root {root}, ghost {ghost}, {ncomp} components, {}-byte elements)",
+                "DistArray3::scatter_with_plan({} from root {root}, ghost {ghost}, {ncomp} components, {}-byte elements)",
                 describe_plan(&plan),
                 size_of::<T>()
             ),
@@ -163,7 +163,7 @@ impl<T: Element> DistArray3<T> {
         let ok = match global {
             _ if !at_root => Ok(()),
             None => Err(Error::invalid_input(
-                "DistArray3::scatter: the root has no array",
+                "DistArray3::scatter_with_plan: the root has no array",
             )),
             Some(g) if g.len() != want => Err(Error::shape_mismatch(format!(
                 "global array has {} values, the {}x{}x{} grid of {ncomp} components needs {want}",
@@ -334,7 +334,7 @@ impl<T: Element> DistArray3<T> {
     /// left with an empty block.
     pub(crate) fn successor(&mut self, comm: &SimpleCommunicator, plan: GridPlan3) -> Result<Self> {
         let (ghost, ncomp) = (self.block.ghost, self.block.ncomp);
-        let mut n = DistArray3::new(comm, plan, ghost, ncomp)?;
+        let mut n = DistArray3::with_plan(comm, plan, ghost, ncomp)?;
         let same = n.local_box() == self.local_box();
         agree(
             &*n.comm,

@@ -76,81 +76,6 @@ impl Balancer {
         })
     }
 
-    /// Plans a `rows × cols` array for the current speeds ([`Balancer::plan`])
-    /// and creates it, default-initialised, with a ghost border of width
-    /// `ghost`, on the balancer's communicator. A balance point.
-    pub fn new_array<T: Element>(
-        &mut self,
-        rows: usize,
-        cols: usize,
-        ghost: usize,
-    ) -> Result<DistArray2<T>> {
-        let plan = self.plan(rows, cols)?;
-        let mut a = DistArray2::new(&self.comm, plan, ghost)?;
-        a.checks_mut().adopt(&self.cp);
-        self.mark();
-        Ok(a)
-    }
-
-    /// Plans the root's `global` array for the current speeds
-    /// ([`Balancer::plan`]) and scatters it, with a ghost border of width
-    /// `ghost`; `global` is read on the root only. A balance point. The other
-    /// ranks do not state the shape they expect: [`Balancer::scatter_array_of`]
-    /// checks it.
-    pub fn scatter_array<T: Element>(
-        &mut self,
-        global: Option<&ndarray::Array2<T>>,
-        ghost: usize,
-    ) -> Result<DistArray2<T>> {
-        self.scatter_checked(None, global, ghost)
-    }
-
-    /// [`Balancer::scatter_array`] where every rank states the global
-    /// `shape` it expects: a rank that expects another shape, or a root
-    /// whose array has another shape, is the same error on every rank
-    /// (naming each rank's call) before any data moves.
-    pub fn scatter_array_of<T: Element>(
-        &mut self,
-        shape: (usize, usize),
-        global: Option<&ndarray::Array2<T>>,
-        ghost: usize,
-    ) -> Result<DistArray2<T>> {
-        self.scatter_checked(Some(shape), global, ghost)
-    }
-
-    pub(super) fn scatter_checked<T: Element>(
-        &mut self,
-        expect: Option<(usize, usize)>,
-        global: Option<&ndarray::Array2<T>>,
-        ghost: usize,
-    ) -> Result<DistArray2<T>> {
-        let _w = waiting();
-        let shape_arg = expect.map_or(String::new(), |(r, c)| format!("{r}x{c}, "));
-        self.arrive(&format!(
-            "Balancer::scatter_array({shape_arg}ghost {ghost}, {}-byte elements)",
-            std::mem::size_of::<T>()
-        ))?;
-        let shape = root_compute(&self.comm, ROOT, || {
-            let dim = global
-                .map(|g| g.dim())
-                .ok_or_else(|| Error::invalid_input("scatter_array: the root has no array"))?;
-            match expect {
-                Some(e) if e != dim => Err(Error::shape_mismatch(format!(
-                    "scatter_array: the root's array is {}x{}, the ranks expect {}x{}",
-                    dim.0, dim.1, e.0, e.1
-                ))),
-                _ => Ok(dim),
-            }
-        })?;
-        let plan = self.plan(shape.0, shape.1)?;
-        // The first data movement pays MPI's connection set-up: its time would
-        // understate the bandwidth, so it does not teach the balancer (remaps do).
-        let (mut a, _) = DistArray2::scatter(&self.comm, ROOT, plan, ghost, global)?;
-        a.checks_mut().adopt(&self.cp);
-        self.mark();
-        Ok(a)
-    }
-
     /// Decomposes an `nx × ny × nz` grid for the current speeds (uniform
     /// when none were measured yet) with the balancer's 3D decomposer
     /// ([`Settings::grid_algorithm`]; by default [`Best3`](crate::plan::array3d::Best3) for a 7-point
@@ -168,45 +93,6 @@ impl Balancer {
         )
     }
 
-    /// Plans a 3D grid of `shape` for the current speeds
-    /// ([`Balancer::plan3`]) and scatters the root's `global` values
-    /// (`nx·ny·nz·ncomp` in C order, components fastest; read on the root
-    /// only) with `ghost` layers, on the balancer's communicator. Every rank
-    /// states the shape and components; a difference is the same error on
-    /// every rank. A balance point.
-    pub fn scatter_array3<T: Element>(
-        &mut self,
-        shape: Shape3,
-        ncomp: usize,
-        global: Option<&[T]>,
-        ghost: usize,
-    ) -> Result<DistArray3<T>> {
-        let _w = waiting();
-        let (nx, ny, nz) = shape;
-        self.arrive(&format!(
-            "Balancer::scatter_array3({nx}x{ny}x{nz}, {ncomp} components, ghost {ghost}, {}-byte elements)",
-            std::mem::size_of::<T>()
-        ))?;
-        let plan = self.plan3(shape, ghost)?;
-        let (mut a, _) = DistArray3::scatter(&self.comm, ROOT, plan, ghost, ncomp, global)?;
-        a.checks_mut().adopt(&self.cp);
-        self.mark();
-        Ok(a)
-    }
-
-    /// Plans a grid of `shape` for the current speeds ([`Balancer::plan3`])
-    /// and makes its layout on the balancer's communicator for `stencil`
-    /// (ghost width 0 to 4): a [`Grid`](crate::runtime::layout::Grid) whose data
-    /// lives in the application's buffers. Every rank states the shape and
-    /// stencil; a difference is the same error on every rank. A balance point.
-    pub fn new_grid(&mut self, shape: Shape3, stencil: Stencil) -> Result<BufferGrid> {
-        let _w = waiting();
-        let plan = self.plan3(shape, stencil.ghost)?;
-        let g = self.grid_of(plan, stencil)?;
-        self.mark();
-        Ok(g)
-    }
-
     /// Makes `cp` (a container's checked channel, made on the balancer's
     /// communicator) follow the balancer's: its timeout, and its waits
     /// joining the balancer's checkpoints.
@@ -217,11 +103,129 @@ impl Balancer {
     /// A grid laid out by `plan` on the balancer's communicator (collective),
     /// its checked channel adopted by the balancer's.
     pub(super) fn grid_of(&self, plan: GridPlan3, stencil: Stencil) -> Result<BufferGrid> {
-        let mut g = BufferGrid::new(&self.comm, plan, stencil)?;
+        let mut g = BufferGrid::with_plan(&self.comm, plan, stencil)?;
         g.checks_mut().adopt(&self.cp);
         Ok(g)
     }
+}
 
+impl<T: Element> DistArray2<T> {
+    /// Plans a `rows × cols` array for the current speeds ([`Balancer::plan`])
+    /// and creates it, default-initialised, with a ghost border of width
+    /// `ghost`, on the balancer's communicator. A balance point.
+    pub fn new(balancer: &mut Balancer, rows: usize, cols: usize, ghost: usize) -> Result<Self> {
+        let plan = balancer.plan(rows, cols)?;
+        let mut a = DistArray2::with_plan(&balancer.comm, plan, ghost)?;
+        a.checks_mut().adopt(&balancer.cp);
+        balancer.mark();
+        Ok(a)
+    }
+
+    /// Plans the root's `global` array for the current speeds
+    /// ([`Balancer::plan`]) and scatters it, with a ghost border of width
+    /// `ghost`; `global` is read on the root only. A balance point. The other
+    /// ranks do not state the shape they expect: [`DistArray2::scatter_of`]
+    /// checks it.
+    pub fn scatter(
+        balancer: &mut Balancer,
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<Self> {
+        Self::scatter_checked(balancer, None, global, ghost)
+    }
+
+    /// [`DistArray2::scatter`] where every rank states the global
+    /// `shape` it expects: a rank that expects another shape, or a root
+    /// whose array has another shape, is the same error on every rank
+    /// (naming each rank's call) before any data moves.
+    pub fn scatter_of(
+        balancer: &mut Balancer,
+        shape: (usize, usize),
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<Self> {
+        Self::scatter_checked(balancer, Some(shape), global, ghost)
+    }
+
+    pub(super) fn scatter_checked(
+        balancer: &mut Balancer,
+        expect: Option<(usize, usize)>,
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<Self> {
+        let _w = waiting();
+        let shape_arg = expect.map_or(String::new(), |(r, c)| format!("{r}x{c}, "));
+        balancer.arrive(&format!(
+            "DistArray2::scatter({shape_arg}ghost {ghost}, {}-byte elements)",
+            std::mem::size_of::<T>()
+        ))?;
+        let shape = root_compute(&balancer.comm, ROOT, || {
+            let dim = global.map(|g| g.dim()).ok_or_else(|| {
+                Error::invalid_input("DistArray2::scatter: the root has no array")
+            })?;
+            match expect {
+                Some(e) if e != dim => Err(Error::shape_mismatch(format!(
+                    "DistArray2::scatter: the root's array is {}x{}, the ranks expect {}x{}",
+                    dim.0, dim.1, e.0, e.1
+                ))),
+                _ => Ok(dim),
+            }
+        })?;
+        let plan = balancer.plan(shape.0, shape.1)?;
+        // The first data movement pays MPI's connection set-up: its time would
+        // understate the bandwidth, so it does not teach the balancer (remaps do).
+        let (mut a, _) = DistArray2::scatter_with_plan(&balancer.comm, ROOT, plan, ghost, global)?;
+        a.checks_mut().adopt(&balancer.cp);
+        balancer.mark();
+        Ok(a)
+    }
+}
+
+impl<T: Element> DistArray3<T> {
+    /// Plans a 3D grid of `shape` for the current speeds
+    /// ([`Balancer::plan3`]) and scatters the root's `global` values
+    /// (`nx·ny·nz·ncomp` in C order, components fastest; read on the root
+    /// only) with `ghost` layers, on the balancer's communicator. Every rank
+    /// states the shape and components; a difference is the same error on
+    /// every rank. A balance point.
+    pub fn scatter(
+        balancer: &mut Balancer,
+        shape: Shape3,
+        ncomp: usize,
+        global: Option<&[T]>,
+        ghost: usize,
+    ) -> Result<Self> {
+        let _w = waiting();
+        let (nx, ny, nz) = shape;
+        balancer.arrive(&format!(
+            "DistArray3::scatter({nx}x{ny}x{nz}, {ncomp} components, ghost {ghost}, {}-byte elements)",
+            std::mem::size_of::<T>()
+        ))?;
+        let plan = balancer.plan3(shape, ghost)?;
+        let (mut a, _) =
+            DistArray3::scatter_with_plan(&balancer.comm, ROOT, plan, ghost, ncomp, global)?;
+        a.checks_mut().adopt(&balancer.cp);
+        balancer.mark();
+        Ok(a)
+    }
+}
+
+impl BufferGrid {
+    /// Plans a grid of `shape` for the current speeds ([`Balancer::plan3`])
+    /// and makes its layout on the balancer's communicator for `stencil`
+    /// (ghost width 0 to 4): a [`Grid`](crate::runtime::layout::Grid) whose data
+    /// lives in the application's buffers. Every rank states the shape and
+    /// stencil; a difference is the same error on every rank. A balance point.
+    pub fn new(balancer: &mut Balancer, shape: Shape3, stencil: Stencil) -> Result<Self> {
+        let _w = waiting();
+        let plan = balancer.plan3(shape, stencil.ghost)?;
+        let g = balancer.grid_of(plan, stencil)?;
+        balancer.mark();
+        Ok(g)
+    }
+}
+
+impl<T: GraphValue> DistGraph<T> {
     /// Partitions the root's `graph` for the current speeds (uniform when
     /// none were measured) and scatters it with the root's `values`, one per
     /// vertex, on the balancer's communicator. The root keeps an index
@@ -229,26 +233,27 @@ impl Balancer {
     /// spectral (RSBI) otherwise — so that [`Balancer::maybe_remap`] re-cuts
     /// it in O(p log n) and moves few vertices (\[KOR95\] §3). `graph` and
     /// `values` are read on the root only. A balance point.
-    pub fn scatter_graph<T: GraphValue>(
-        &mut self,
+    pub fn scatter(
+        balancer: &mut Balancer,
         graph: Option<&Graph>,
         values: Option<&[T]>,
-    ) -> Result<DistGraph<T>> {
+    ) -> Result<Self> {
         let _w = waiting();
         let _span = info_span!("scatter_graph").entered();
-        self.arrive(&format!(
-            "Balancer::scatter_graph({}-byte values)",
+        balancer.arrive(&format!(
+            "DistGraph::scatter({}-byte values)",
             std::mem::size_of::<T>()
         ))?;
-        let p = self.comm.size() as usize;
+        let p = balancer.comm.size() as usize;
         let uniform = vec![1.0; p];
-        let speeds = self.book.speeds().map_or(uniform, <[f64]>::to_vec);
-        let at_root = self.comm.rank() == ROOT;
+        let speeds = balancer.book.speeds().map_or(uniform, <[f64]>::to_vec);
+        let at_root = balancer.comm.rank() == ROOT;
         // Built on the root only (the index is O(n)); every rank learns whether it worked.
         let built = at_root
             .then(|| {
-                let g = graph
-                    .ok_or_else(|| Error::invalid_input("scatter_graph: the root has no graph"))?;
+                let g = graph.ok_or_else(|| {
+                    Error::invalid_input("DistGraph::scatter: the root has no graph")
+                })?;
                 if g.n() < p {
                     return Err(Error::Plan(crate::plan::Error::TooManyParts {
                         parts: p,
@@ -260,13 +265,19 @@ impl Balancer {
                 Ok((index, partition))
             })
             .transpose();
-        let built = agree(&self.comm, ROOT, built)?;
+        let built = agree(&balancer.comm, ROOT, built)?;
         let (index, partition) = built.unzip();
-        let mut dg = DistGraph::scatter(&self.comm, ROOT, graph, partition.as_ref(), values)?;
+        let mut dg = DistGraph::scatter_with_partition(
+            &balancer.comm,
+            ROOT,
+            graph,
+            partition.as_ref(),
+            values,
+        )?;
         dg.index = index;
         dg.strategy = GraphStrategy::RootIndex;
-        dg.cp.adopt(&self.cp);
-        self.mark();
+        dg.cp.adopt(&balancer.cp);
+        balancer.mark();
         Ok(dg)
     }
 
@@ -276,22 +287,20 @@ impl Balancer {
     /// ([`DistGraph::partition_rcb`]), then a migration; no rank gathers the
     /// graph. Later balance points are [`Balancer::maybe_remap`]. A balance
     /// point.
-    pub fn partition_distributed<T: GraphValue>(
-        &mut self,
-        g: &mut DistGraph<T>,
-    ) -> Result<MigrateStats> {
+    pub fn balance(&mut self, balancer: &mut Balancer) -> Result<MigrateStats> {
+        let g = self;
         let _w = waiting();
-        self.arrive("Balancer::partition_distributed")?;
-        self.same_ranks(g.comm(), "partition_distributed")?;
-        g.cp.adopt(&self.cp);
-        let p = self.comm.size() as usize;
-        let speeds = self
+        balancer.arrive("DistGraph::balance")?;
+        balancer.same_ranks(g.comm(), "DistGraph::balance")?;
+        g.cp.adopt(&balancer.cp);
+        let p = balancer.comm.size() as usize;
+        let speeds = balancer
             .book
             .speeds()
             .map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
         let dest = g.partition_rcb(&speeds)?;
         let st = g.migrate(&dest)?;
-        self.mark();
+        balancer.mark();
         Ok(st)
     }
 }

@@ -112,6 +112,79 @@ impl Balancer {
     }
 }
 
+/// The old creation verbs of the balancer, now constructors of the types
+/// they create (`DistArray2::new(&mut balancer, …)` and so on).
+impl Balancer {
+    #[deprecated(note = "use DistArray2::new(&mut balancer, rows, cols, ghost)")]
+    #[doc(hidden)]
+    pub fn new_array<T: Element>(
+        &mut self,
+        rows: usize,
+        cols: usize,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        DistArray2::new(self, rows, cols, ghost)
+    }
+
+    #[deprecated(note = "use DistArray2::scatter(&mut balancer, global, ghost)")]
+    #[doc(hidden)]
+    pub fn scatter_array<T: Element>(
+        &mut self,
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        DistArray2::scatter(self, global, ghost)
+    }
+
+    #[deprecated(note = "use DistArray2::scatter_of(&mut balancer, shape, global, ghost)")]
+    #[doc(hidden)]
+    pub fn scatter_array_of<T: Element>(
+        &mut self,
+        shape: (usize, usize),
+        global: Option<&ndarray::Array2<T>>,
+        ghost: usize,
+    ) -> Result<DistArray2<T>> {
+        DistArray2::scatter_of(self, shape, global, ghost)
+    }
+
+    #[deprecated(note = "use DistArray3::scatter(&mut balancer, shape, ncomp, global, ghost)")]
+    #[doc(hidden)]
+    pub fn scatter_array3<T: Element>(
+        &mut self,
+        shape: Shape3,
+        ncomp: usize,
+        global: Option<&[T]>,
+        ghost: usize,
+    ) -> Result<DistArray3<T>> {
+        DistArray3::scatter(self, shape, ncomp, global, ghost)
+    }
+
+    #[deprecated(note = "use Grid::new(&mut balancer, shape, stencil)")]
+    #[doc(hidden)]
+    pub fn new_grid(&mut self, shape: Shape3, stencil: Stencil) -> Result<BufferGrid> {
+        BufferGrid::new(self, shape, stencil)
+    }
+
+    #[deprecated(note = "use DistGraph::scatter(&mut balancer, graph, values)")]
+    #[doc(hidden)]
+    pub fn scatter_graph<T: GraphValue>(
+        &mut self,
+        graph: Option<&Graph>,
+        values: Option<&[T]>,
+    ) -> Result<DistGraph<T>> {
+        DistGraph::scatter(self, graph, values)
+    }
+
+    #[deprecated(note = "use graph.balance(&mut balancer)")]
+    #[doc(hidden)]
+    pub fn partition_distributed<T: GraphValue>(
+        &mut self,
+        g: &mut DistGraph<T>,
+    ) -> Result<MigrateStats> {
+        g.balance(self)
+    }
+}
+
 /// The old per-type checkpoints of nuce's containers, each the generic
 /// [`Balancer::checkpoint`] under its old name and signature.
 macro_rules! old_checkpoints {

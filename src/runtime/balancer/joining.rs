@@ -262,7 +262,7 @@ impl Joined {
             unreachable!("checked by next_item")
         };
         let next = &self.balancer;
-        let mut a = DistArray3::new(next.comm(), grown3(next, &plan), ghost, ncomp)?;
+        let mut a = DistArray3::with_plan(next.comm(), grown3(next, &plan), ghost, ncomp)?;
         // The active ranks' successor checks its box (on the array's
         // communicator): nothing to check here.
         agree(a.comm(), 0, Ok(()))?;
@@ -281,7 +281,7 @@ impl Joined {
             unreachable!("checked by next_item")
         };
         let next = &self.balancer;
-        let mut a = DistArray2::new(next.comm(), grown2(next, &plan), ghost)?;
+        let mut a = DistArray2::with_plan(next.comm(), grown2(next, &plan), ghost)?;
         // The active ranks' successor checks its rectangle (on the array's
         // communicator).
         agree(a.comm(), 0, Ok(()))?;

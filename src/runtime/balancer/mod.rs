@@ -7,7 +7,7 @@
 //! let world = universe.world();
 //! let mut bal = Balancer::new(&world).unwrap();  // default Settings: arrays by ColumnDp
 //! bal.measure().unwrap();                                  // built-in kernel on every rank
-//! let mut a = bal.new_array::<f64>(1000, 800, 1).unwrap(); // planned for the measured speeds
+//! let mut a = DistArray2::<f64>::new(&mut bal, 1000, 800, 1).unwrap(); // planned for the measured speeds
 //! for _phase in 0..10 {
 //!     for _ in 0..50 {
 //!         a.exchange_ghosts().unwrap();
@@ -27,7 +27,7 @@
 //! | this rank's facts | [`Balancer::set_kernel`] (*local*), [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`], [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] |
 //! | speeds | [`Balancer::measure`], [`Balancer::measure_sizes`], [`Balancer::set_speeds`], [`Balancer::record_phase`] and [`Balancer::start_phase`] (*local*), [`Balancer::update_speeds`], [`Balancer::measure_network`]; read with [`Balancer::speeds`], [`Balancer::speed_estimates`] |
 //! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`Balancer::ownership_ranges`] |
-//! | plan and create data | [`Balancer::new_array`], [`Balancer::scatter_array_of`], [`Balancer::scatter_array3`], [`Balancer::new_grid`], [`Balancer::scatter_graph`], [`Balancer::partition_distributed`] |
+//! | plan and create data | [`DistArray2::new`], [`DistArray2::scatter_of`], [`DistArray3::scatter`], [`Grid::new`], [`DistGraph::scatter`], [`DistGraph::balance`] |
 //! | balance point | [`Balancer::maybe_remap`], [`Balancer::maybe_remap_ahead`], [`Balancer::depart`] |
 //! | save | [`Balancer::checkpoint`], [`Balancer::checkpoint_grid`]; restart: [`Balancer::restore_speeds`] |
 //! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |

@@ -362,7 +362,7 @@ impl<T: GraphValue> Rebalance for DistGraph<T> {
         Box::new(move |model| {
             let index = self.index.as_ref().ok_or_else(|| {
                 Error::invalid_input(
-                    "maybe_remap: this graph was scattered with a partition of the caller's and has no coordinates (GraphStrategy::Manual): build it with Balancer::scatter_graph, or give it coordinates, to have it balanced"
+                    "maybe_remap: this graph was scattered with a partition of the caller's and has no coordinates (GraphStrategy::Manual): build it with DistGraph::scatter, or give it coordinates, to have it balanced"
                         ,
                 )
             })?;

@@ -58,7 +58,7 @@ impl Balancer {
     /// summed cost, planned by the weighted bisection and decided on
     /// `Σ cost / speed` (module `cost`); graphs follow the
     /// [`GraphStrategy`] they were built with: made by
-    /// [`Balancer::scatter_graph`], re-cut along the root's index ordering
+    /// [`DistGraph::scatter`], re-cut along the root's index ordering
     /// (\[KOR95\] §3, few vertices move); made by [`DistGraph::from_local`],
     /// re-cut by prefix sums along each rank's Hilbert order
     /// ([`DistGraph::prefix_cut`]) with no O(n) array anywhere. The decision

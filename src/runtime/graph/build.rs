@@ -19,7 +19,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// Scatters `graph`, `partition` and `values` (significant on `root`
     /// only) to every rank, on a duplicate of `comm`. The partition must have
     /// one part per rank. Collective; errors agree.
-    pub fn scatter<C: Communicator>(
+    pub fn scatter_with_partition<C: Communicator>(
         comm: &C,
         root: i32,
         graph: Option<&Graph>,
@@ -30,7 +30,7 @@ impl<T: GraphValue> DistGraph<T> {
         let e = T::BYTES;
         let (comm, cp) = Checkpoints::duplicate_checked(
             comm,
-            &format!("DistGraph::scatter(from root {root}, {e}-byte values)"),
+            &format!("DistGraph::scatter_with_partition(from root {root}, {e}-byte values)"),
         )?;
         let size = comm.size() as usize;
         let check = if comm.rank() == root {
@@ -162,7 +162,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// rank: required, `None` is an error on every rank) and one value per
     /// owned vertex. The graph's strategy is [`GraphStrategy::Geometric`]:
     /// partition it by speeds once with
-    /// [`Balancer::partition_distributed`](crate::runtime::balancer::Balancer::partition_distributed),
+    /// [`DistGraph::balance`](crate::runtime::balancer::DistGraph::balance),
     /// then balance it with
     /// [`Balancer::maybe_remap`](crate::runtime::balancer::Balancer::maybe_remap). The global number of vertices is the sum
     /// of the owned counts; the owned ids of all ranks must be exactly
@@ -231,7 +231,7 @@ impl<T: GraphValue> DistGraph<T> {
                 "DistGraph::from_local: no vertex coordinates; a graph built from per-rank pieces \
                  is partitioned and remapped geometrically (GraphStrategy::Geometric) and needs \
                  `dim` coordinates per vertex (dim >= 1); a graph without coordinates must be \
-                 built whole on the root with Balancer::scatter_graph",
+                 built whole on the root with DistGraph::scatter",
             ));
         }
         let mut n = 0usize;

@@ -49,7 +49,7 @@
 //! use nuce::plan::array3d::Stencil;
 //! let universe = mpi::initialize().unwrap();
 //! let mut bal = nuce::Balancer::new(&universe.world())?;
-//! let mut grid = bal.new_grid((32, 32, 32), Stencil::seven(1))?;
+//! let mut grid = Grid::new(&mut bal, (32, 32, 32), Stencil::seven(1))?;
 //! let pad = [1, 1, 1];
 //! let mut u = vec![0.0f64; grid.padded_len(pad)?];
 //! for _phase in 0..3 {

@@ -48,7 +48,7 @@ impl<T: Element + Plain> DistArray3<T> {
         bal: Option<&Balancer>,
     ) -> Result<SaveStats> {
         let _w = waiting();
-        let mut grid = Grid::new(
+        let mut grid = Grid::with_plan(
             self.comm(),
             self.plan().clone(),
             Stencil::seven(self.ghost()),
@@ -86,8 +86,8 @@ impl SavedGrid {
     ) -> Result<DistArray3<T>> {
         let _w = waiting();
         bal.restore_if_unmeasured(self.speeds());
-        let mut grid = bal.new_grid(self.header.shape, Stencil::seven(ghost))?;
-        let mut a = DistArray3::<T>::new(bal.comm(), grid.plan().clone(), ghost, ncomp)?;
+        let mut grid = Grid::new(bal, self.header.shape, Stencil::seven(ghost))?;
+        let mut a = DistArray3::<T>::with_plan(bal.comm(), grid.plan().clone(), ghost, ncomp)?;
         bal.adopt_checks(a.checks_mut());
         // Cells of `ncomp` values each (ncomp is at least 1: checked by new).
         let len = a.padded().len() / ncomp;
@@ -134,7 +134,7 @@ fn grid_of_array2<C: mpi::traits::Communicator>(
     plan: &ArrayPlan,
     ghost: usize,
 ) -> Result<Grid> {
-    Grid::new(comm, grid_plan(plan)?, Stencil::seven(ghost.min(MAX_GHOST)))
+    Grid::with_plan(comm, grid_plan(plan)?, Stencil::seven(ghost.min(MAX_GHOST)))
 }
 
 /// A 2D array's padded block as the grid's field, `len` cells (0 for an
@@ -222,7 +222,7 @@ impl SavedGrid {
         }
         bal.restore_if_unmeasured(self.speeds());
         let plan = bal.plan(rows, cols)?;
-        let mut a = DistArray2::<T>::new(bal.comm(), plan, ghost)?;
+        let mut a = DistArray2::<T>::with_plan(bal.comm(), plan, ghost)?;
         bal.adopt_checks(a.checks_mut());
         let mut grid = grid_of_array2(bal.comm(), a.plan(), ghost)?;
         // A new array's block is row-major.

@@ -16,9 +16,9 @@
 //!   checks the header; a graph balanced geometrically
 //!   ([`GraphStrategy::Geometric`]) is read in equal slices of the records
 //!   on every rank and partitioned for the balancer's speeds
-//!   ([`Balancer::partition_distributed`]: no rank holds the whole graph);
+//!   ([`DistGraph::balance`]: no rank holds the whole graph);
 //!   any other is read by the root and scattered for the speeds
-//!   ([`Balancer::scatter_graph`], which builds the root's index again).
+//!   ([`DistGraph::scatter`], which builds the root's index again).
 //! * **Integrity**: the header holds the sum over vertices of a hash of
 //!   each vertex's id and record, independent of the plan; a read compares
 //!   it, and the degrees with the arcs' count, on every rank. A grid's file
@@ -405,8 +405,8 @@ impl SavedGraph {
     /// neighbours, weights, coordinates and value (ghost values: exchange
     /// afterwards). A graph saved as [`GraphStrategy::Geometric`] is read
     /// in slices by every rank and partitioned by
-    /// [`Balancer::partition_distributed`]; any other is read by the root
-    /// and given out by [`Balancer::scatter_graph`] (so a
+    /// [`DistGraph::balance`]; any other is read by the root
+    /// and given out by [`DistGraph::scatter`] (so a
     /// [`GraphStrategy::Manual`] graph comes back balanced, as
     /// [`GraphStrategy::RootIndex`]). A balance point. Every rank returns
     /// the same error for values of another size than the saved ones and
@@ -448,7 +448,7 @@ impl SavedGraph {
             )?;
             drop(span);
             let _span = tracing::debug_span!("save.graph.partition").entered();
-            bal.partition_distributed(&mut g)?;
+            g.balance(bal)?;
             return Ok(g);
         }
         let root = bal.comm().rank() == 0;
@@ -457,7 +457,7 @@ impl SavedGraph {
             .transpose();
         let whole = agree(bal.comm(), 0, whole)?;
         let (graph, values) = whole.unzip();
-        bal.scatter_graph(graph.as_ref(), values.as_deref())
+        DistGraph::scatter(bal, graph.as_ref(), values.as_deref())
     }
 
     /// Reads this rank's records (collective): an equal slice of the file's

@@ -130,7 +130,7 @@ impl SavedGrid {
     }
 
     /// A grid of the saved shape and stencil planned for the balancer's
-    /// current speeds ([`Balancer::new_grid`]). When the balancer knows no
+    /// current speeds ([`Grid::new`]). When the balancer knows no
     /// speeds yet, a restart on as many ranks as saved the file starts from
     /// the saved speeds ([`Balancer::restore_speeds`]: the saved plan comes
     /// back, nothing is measured); on another number of ranks, measure them
@@ -139,7 +139,7 @@ impl SavedGrid {
     /// have any number of ranks.
     pub fn new_grid(&self, bal: &mut Balancer) -> Result<Grid> {
         bal.restore_if_unmeasured(self.speeds());
-        bal.new_grid(self.header.shape, self.header.stencil)
+        Grid::new(bal, self.header.shape, self.header.stencil)
     }
 
     /// Reads this rank's box of every saved field into the application's

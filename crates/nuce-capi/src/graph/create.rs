@@ -27,9 +27,11 @@ impl Build for Scatter<'_> {
         [u8; N]: GraphValue,
     {
         let values = self.records.map(|bytes| pad::<N>(bytes, elem));
-        Ok(Box::new(
-            self.bal.scatter_graph(self.graph, values.as_deref())?,
-        ))
+        Ok(Box::new(DistGraph::scatter(
+            self.bal,
+            self.graph,
+            values.as_deref(),
+        )?))
     }
 }
 
@@ -46,7 +48,7 @@ struct LocalPiece<'a> {
 }
 
 /// Builds from the ranks' pieces on the balancer's ranks, then partitions
-/// by speeds ([`Balancer::partition_distributed`]).
+/// by speeds ([`DistGraph::balance`]).
 struct FromLocal<'a> {
     bal: &'a mut Balancer,
     piece: LocalPiece<'a>,
@@ -68,7 +70,7 @@ impl Build for FromLocal<'_> {
             p.coords,
             pad::<N>(p.records, elem),
         )?;
-        self.bal.partition_distributed(&mut g)?;
+        g.balance(self.bal)?;
         Ok(Box::new(g))
     }
 }

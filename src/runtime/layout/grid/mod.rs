@@ -28,7 +28,7 @@ use exchange::{FieldKey, LastCall};
 /// A grid distributed by a [`GridPlan3`] whose data lives in the
 /// application's buffers (see the module's documentation). Keeps its own
 /// duplicate of the communicator; made by
-/// [`Balancer::new_grid`](crate::runtime::balancer::Balancer::new_grid) or [`Grid::new`].
+/// [`Grid::new`](crate::runtime::balancer::Grid::new) or [`Grid::new`].
 pub struct Grid {
     comm: OwnComm,
     cp: Checkpoints,
@@ -60,13 +60,13 @@ impl Grid {
     /// A grid laid out by `plan` (one part per rank of `comm`) for
     /// `stencil` (ghost width 0 to [`MAX_GHOST`](super::MAX_GHOST)), on a duplicate of `comm`
     /// (collective). Bad or differing arguments are the same error on every rank.
-    pub fn new<C: Communicator>(comm: &C, plan: GridPlan3, stencil: Stencil) -> Result<Self> {
+    pub fn with_plan<C: Communicator>(comm: &C, plan: GridPlan3, stencil: Stencil) -> Result<Self> {
         let _w = waiting();
         let (nx, ny, nz) = plan.shape;
         let (comm, cp) = Checkpoints::duplicate_checked(
             comm,
             &format!(
-                "Grid::new({nx}x{ny}x{nz} in {} parts, {}-point stencil, ghost {})",
+                "Grid::with_plan({nx}x{ny}x{nz} in {} parts, {}-point stencil, ghost {})",
                 plan.len(),
                 stencil.points(),
                 stencil.ghost
