@@ -37,7 +37,7 @@
 //! | 2D arrays (nuce's container) | [`DistArray2::new`], [`DistArray2::scatter_of`] → [`DistArray2`]: `exchange_ghosts`, `local_mut`, `gather`, `set_cost` |
 //! | 3D grids on the application's buffers | [`Grid::new`] → [`Grid`]: `exchange(&mut [Field])` or `exchange_begin` → [`Exchange`], after a remap `move_fields`; `set_cost` |
 //! | 3D arrays (nuce's container) | [`DistArray3::scatter`] → [`DistArray3`] |
-//! | ownership ranges only (the application moves its data) | 3D: [`Balancer::ownership_ranges`] → [`OwnershipRanges`]; 1D: [`Balancer::plan1d`] → counts per rank |
+//! | ownership ranges only (the application moves its data) | 3D: [`OwnershipRanges::new`] → [`OwnershipRanges`]; 1D: [`Balancer::plan1d`] → counts per rank |
 //! | graphs | whole on the root: [`DistGraph::scatter`]; in pieces: [`DistGraph::from_local`] + [`DistGraph::balance`] → [`DistGraph`]: `exchange_ghosts`, `gather` |
 //! | between phases | [`Balancer::maybe_remap`] / [`Balancer::maybe_remap_ahead`] on any of the data above → [`RemapReport`] |
 //! | tasks, AMR | [`Balancer::master_worker`] → [`ExecReport`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] → [`LocalAllocation`]; without a balancer: [`measure_worker_costs`], [`run_master_worker`] on an [`ExecPlan`] |

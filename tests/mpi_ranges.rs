@@ -1,4 +1,4 @@
-//! `Balancer::ownership_ranges` (PETSc DMDA `lx, ly, lz`) under `mpirun`
+//! `OwnershipRanges::new` (PETSc DMDA `lx, ly, lz`) under `mpirun`
 //! with 1, 3 and 4 ranks: ranges summing to the extents, equal to the
 //! planner's on every rank, in DMDA's rank order; bad input (a zero
 //! extent, a grid whose product is not the number of ranks, more

@@ -14,7 +14,7 @@
 //! let universe = mpi::initialize().unwrap();
 //! let mut bal = nuce::Balancer::new(&universe.world()).unwrap();
 //! bal.measure().unwrap();
-//! let r = bal.ownership_ranges((128, 96, 64), None).unwrap();
+//! let r = OwnershipRanges::new(&mut bal, (128, 96, 64), None).unwrap();
 //! // DMDACreate3d(comm, ..., M = 128, N = 96, P = 64, m = r.procs[0], n = r.procs[1],
 //! //              p = r.procs[2], ..., lx = r.lx, ly = r.ly, lz = r.lz, &da)
 //! assert_eq!(r.lx.iter().sum::<usize>(), 128);
@@ -51,7 +51,7 @@ pub struct OwnershipRanges {
     pub plan: GridPlan3,
 }
 
-impl Balancer {
+impl OwnershipRanges {
     /// The ownership ranges `lx, ly, lz` of an `nx × ny × nz` grid for the
     /// speeds measured so far (uniform when none are known), in PETSc
     /// DMDA's rank order (rank `r = i + px·(j + py·k)` owns `lx[i] × ly[j] ×
@@ -70,8 +70,8 @@ impl Balancer {
     /// ranks or with more processors than cells along an axis is the same
     /// error on every rank, as are phases timed on some ranks only with no
     /// earlier speeds.
-    pub fn ownership_ranges(
-        &mut self,
+    pub fn new(
+        balancer: &mut Balancer,
         shape: Shape3,
         procs: Option<[usize; 3]>,
     ) -> Result<OwnershipRanges> {
@@ -80,15 +80,15 @@ impl Balancer {
         let grid = procs.map_or("chosen by nuce".to_string(), |g| {
             format!("{}x{}x{}", g[0], g[1], g[2])
         });
-        self.entry(
-            &format!("Balancer::ownership_ranges({nx}x{ny}x{nz}, processor grid {grid})"),
+        balancer.entry(
+            &format!("OwnershipRanges::new({nx}x{ny}x{nz}, processor grid {grid})"),
             None,
         )?;
-        self.take_recorded_speeds()?;
-        let p = self.comm().size() as usize;
-        root_compute(self.comm(), super::balancer::ROOT, || {
+        balancer.take_recorded_speeds()?;
+        let p = balancer.comm().size() as usize;
+        root_compute(balancer.comm(), super::balancer::ROOT, || {
             let uniform = vec![1.0; p];
-            let speeds = self.speeds().unwrap_or(&uniform);
+            let speeds = balancer.speeds().unwrap_or(&uniform);
             let (fit, plan) = Rectilinear3.fit_rank_order(shape, speeds, procs)?;
             let [lx, ly, lz] = fit.ranges;
             Ok(OwnershipRanges {

@@ -127,8 +127,8 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> c_int {
 
 /// The runtime's names of the calls the C functions make, and the C
 /// functions: messages name what the C (or Fortran) caller called.
-const C_NAMES: [(&str, &str); 26] = [
-    ("Balancer::ownership_ranges", "nuce_ownership_ranges"),
+const C_NAMES: [(&str, &str); 27] = [
+    ("OwnershipRanges::new", "nuce_ownership_ranges"),
     ("Balancer::update_speeds", "nuce_update_speeds"),
     (
         "Balancer::set_memory_limit_from_machine",
@@ -146,14 +146,15 @@ const C_NAMES: [(&str, &str); 26] = [
     ("Balancer::plan1d_weighted", "nuce_plan_1d_weighted"),
     ("Balancer::plan1d", "nuce_plan_1d"),
     ("Balancer::plan", "nuce_plan (the planning step)"),
+    ("DistArray2::scatter_with_plan", "nuce_array_scatter (its data step)"),
     ("DistArray2::scatter", "nuce_array_scatter"),
+    ("DistGraph::scatter_with_partition", "nuce_graph_scatter (its data step)"),
     ("DistGraph::scatter", "nuce_graph_scatter"),
     ("Balancer::maybe_remap", "nuce_maybe_remap"),
     ("DistArray2::gather", "nuce_array_gather"),
     ("DistArray2::exchange_ghosts", "nuce_array_exchange_ghosts"),
     ("DistArray2::remap", "nuce_maybe_remap (its data step)"),
-    ("DistArray2::scatter", "nuce_array_scatter (its data step)"),
-    ("DistArray2::new", "nuce_array_create (its data step)"),
+    ("DistArray2::with_plan", "nuce_array_create (its data step)"),
     ("DistGraph::exchange_ghosts", "nuce_graph_exchange_ghosts"),
     ("DistGraph::gather", "nuce_graph_gather"),
     ("DistGraph::migrate", "nuce_graph_migrate"),

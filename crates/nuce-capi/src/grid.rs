@@ -567,7 +567,7 @@ pub(crate) const GRID_NAMES: [(&str, &str); 6] = [
     ),
     ("Grid::exchange", "nuce_grid_exchange"),
     ("Grid::move_fields", "nuce_grid_move"),
-    ("Grid::new", "nuce_grid_create (its layout step)"),
+    ("Grid::with_plan", "nuce_grid_create (its layout step)"),
     ("Balancer::plan3", "nuce_grid_create (the planning step)"),
     ("Grid::start_remap", "nuce_grid_maybe_remap"),
 ];

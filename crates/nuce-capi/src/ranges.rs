@@ -4,6 +4,7 @@
 //! turns recorded phases into speeds for data nuce does not hold
 //! (`nuce_update_speeds`: DMDA ranges, the DMPlex partitioner).
 
+use nuce::OwnershipRanges;
 use std::ffi::c_int;
 
 use mpi::traits::*;
@@ -123,7 +124,7 @@ pub extern "C" fn nuce_ownership_ranges(
             Err(_) => "nuce_ownership_ranges".to_string(),
         };
         let args = checked(local, |r| h.bal.entry(&op, r))?;
-        let r = h.bal.ownership_ranges(args.shape, args.procs)?;
+        let r = OwnershipRanges::new(&mut h.bal, args.shape, args.procs)?;
         let ranges = [&r.lx, &r.ly, &r.lz];
         for (a, out) in [lx, ly, lz].into_iter().enumerate() {
             let v = ranges[a];

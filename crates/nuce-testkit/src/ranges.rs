@@ -1,9 +1,10 @@
-//! Scenarios for `Balancer::ownership_ranges` (PETSc DMDA ranges): the
+//! Scenarios for `OwnershipRanges::new` (PETSc DMDA ranges): the
 //! ranges sum to the extents, equal the planner's on every rank, place rank
 //! `r = i + px·(j + py·k)` at slot `(i, j, k)`, and bad input gives the same
 //! error on every rank; recorded phases (no speeds given) are what the
 //! ranges follow.
 
+use nuce::OwnershipRanges;
 use mpi::traits::*;
 use nuce::plan::array3d::Rectilinear3;
 use nuce::Balancer;
@@ -33,8 +34,7 @@ fn matches(ctx: &Ctx) {
     bal.set_speeds(&s).expect("set_speeds");
     for procs in [None, Some([1, p, 1])] {
         let tag = if procs.is_none() { "chosen" } else { "given" };
-        let r = bal
-            .ownership_ranges(shape, procs)
+        let r = OwnershipRanges::new(&mut bal, shape, procs)
             .expect("ownership_ranges");
         let (fit, plan) = Rectilinear3
             .fit_rank_order(shape, &s, procs)
@@ -97,8 +97,7 @@ fn phases(ctx: &Ctx) {
     let me = ctx.rank() as usize;
     let shape = (60 * p, 8, 8);
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let even = bal
-        .ownership_ranges(shape, Some([p, 1, 1]))
+    let even = OwnershipRanges::new(&mut bal, shape, Some([p, 1, 1]))
         .expect("ownership_ranges");
     ctx.check(
         "phases-even-first",
@@ -112,8 +111,7 @@ fn phases(ctx: &Ctx) {
         let secs = 1.0 / s[me];
         bal.record_phase(1000.0, std::time::Duration::from_secs_f64(secs))
             .expect("record_phase");
-        let r = bal
-            .ownership_ranges(shape, Some([p, 1, 1]))
+        let r = OwnershipRanges::new(&mut bal, shape, Some([p, 1, 1]))
             .expect("ownership_ranges");
         let total: f64 = s.iter().sum();
         let ok =
@@ -136,10 +134,10 @@ fn errors(ctx: &Ctx) {
     let last = rank as usize == p - 1;
     let res = Balancer::new(&ctx.world).and_then(|mut bal| {
         let r = match case.as_str() {
-            "zero" => bal.ownership_ranges((8, 0, 8), None),
-            "product" => bal.ownership_ranges((8, 8, 8), Some([p + 1, 1, 1])),
-            "too-many" => bal.ownership_ranges((1, 1, 8), Some([1, p, 1])),
-            "shape" => bal.ownership_ranges((8, if last { 7 } else { 8 }, 8), None),
+            "zero" => OwnershipRanges::new(&mut bal, (8, 0, 8), None),
+            "product" => OwnershipRanges::new(&mut bal, (8, 8, 8), Some([p + 1, 1, 1])),
+            "too-many" => OwnershipRanges::new(&mut bal, (1, 1, 8), Some([1, p, 1])),
+            "shape" => OwnershipRanges::new(&mut bal, (8, if last { 7 } else { 8 }, 8), None),
             other => {
                 return Err(nuce::Error::invalid_input(format!("unknown case {other}")));
             }

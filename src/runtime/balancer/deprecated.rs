@@ -185,6 +185,18 @@ impl Balancer {
     }
 }
 
+impl Balancer {
+    #[deprecated(note = "use OwnershipRanges::new(&mut balancer, shape, procs)")]
+    #[doc(hidden)]
+    pub fn ownership_ranges(
+        &mut self,
+        shape: Shape3,
+        procs: Option<[usize; 3]>,
+    ) -> Result<crate::OwnershipRanges> {
+        crate::OwnershipRanges::new(self, shape, procs)
+    }
+}
+
 /// The old per-type checkpoints of nuce's containers, each the generic
 /// [`Balancer::checkpoint`] under its old name and signature.
 macro_rules! old_checkpoints {

@@ -26,8 +26,8 @@
 //! | create, settings | [`Balancer::new`]; [`Balancer::settings`] (*local*) and [`Balancer::configure`]: one [`Settings`] value, the same on every rank |
 //! | this rank's facts | [`Balancer::set_kernel`] (*local*), [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`], [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] |
 //! | speeds | [`Balancer::measure`], [`Balancer::measure_sizes`], [`Balancer::set_speeds`], [`Balancer::record_phase`] and [`Balancer::start_phase`] (*local*), [`Balancer::update_speeds`], [`Balancer::measure_network`]; read with [`Balancer::speeds`], [`Balancer::speed_estimates`] |
-//! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`Balancer::ownership_ranges`] |
-//! | plan and create data | [`DistArray2::new`], [`DistArray2::scatter_of`], [`DistArray3::scatter`], [`Grid::new`], [`DistGraph::scatter`], [`DistGraph::balance`] |
+//! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`OwnershipRanges::new`] |
+//! | plan and create data | [`DistArray2::new`], [`DistArray2::scatter_of`], [`DistArray3::scatter`], [`Grid::new`](BufferGrid::new), [`DistGraph::scatter`], [`DistGraph::balance`] |
 //! | balance point | [`Balancer::maybe_remap`], [`Balancer::maybe_remap_ahead`], [`Balancer::depart`] |
 //! | save | [`Balancer::checkpoint`], [`Balancer::checkpoint_grid`]; restart: [`Balancer::restore_speeds`] |
 //! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |

@@ -48,7 +48,7 @@ pub struct Settings {
     /// ([`ColumnDp`](crate::ColumnDp), \[BBLRR01\] §3.2.4).
     pub array_algorithm: ArrayAlgorithm,
     /// The decomposer of 3D grids ([`Balancer::plan3`],
-    /// [`Grid::new`], the balance points of
+    /// [`Grid::new`](crate::Grid::new), the balance points of
     /// [`DistArray3`](crate::DistArray3) and [`Grid`](crate::Grid) without
     /// a cost field; every rank plans alike where the plan is not
     /// broadcast). Default: `best` for each grid's stencil.

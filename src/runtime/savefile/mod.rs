@@ -130,7 +130,7 @@ impl SavedGrid {
     }
 
     /// A grid of the saved shape and stencil planned for the balancer's
-    /// current speeds ([`Grid::new`]). When the balancer knows no
+    /// current speeds ([`Grid::new`](crate::Grid::new)). When the balancer knows no
     /// speeds yet, a restart on as many ranks as saved the file starts from
     /// the saved speeds ([`Balancer::restore_speeds`]: the saved plan comes
     /// back, nothing is measured); on another number of ranks, measure them

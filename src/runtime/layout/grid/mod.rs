@@ -28,7 +28,7 @@ use exchange::{FieldKey, LastCall};
 /// A grid distributed by a [`GridPlan3`] whose data lives in the
 /// application's buffers (see the module's documentation). Keeps its own
 /// duplicate of the communicator; made by
-/// [`Grid::new`](crate::runtime::balancer::Grid::new) or [`Grid::new`].
+/// [`Grid::new`] (planned by a balancer) or [`Grid::with_plan`].
 pub struct Grid {
     comm: OwnComm,
     cp: Checkpoints,
