@@ -452,7 +452,7 @@ fn run(
         functional_model: functional.unwrap_or(bal.settings().functional_model),
         ..bal.settings().clone()
     })?;
-    let host_ids = bal.hosts().map(|h| h.host_of.clone());
+    let host_ids = bal.measured().hosts().map(|h| h.host_of.clone());
     let global = (rank == 0).then(|| initial(args.rows, args.cols));
     // Every rank states the shape it expects (its `--rows`, `--cols`).
     let mut a = DistArray2::scatter_of(&mut bal, (args.rows, args.cols), global.as_ref(), 1)?;
@@ -613,7 +613,7 @@ fn run(
     });
     if rank == 0 {
         let summary = Summary {
-            algorithm: match bal.hosts() {
+            algorithm: match bal.measured().hosts() {
                 Some(_) if hier => "hier".to_string(),
                 _ => bal.settings().array_algorithm.name().to_string(),
             },

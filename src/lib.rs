@@ -90,9 +90,9 @@ pub use runtime::auction::WorkerSelf;
 #[doc(hidden)]
 pub use runtime::balancer::JoinItem;
 pub use runtime::balancer::{
-    ArrayAlgorithm, Balancer, Departing, Departure, GridAlgorithm, Joined, Joining, Network, Pool,
-    Rebalance, RemapReport, SavedSpeeds, Settings, SpeedModel, ENV_SPEED_MODEL, MEMORY_FRACTION,
-    ROOT,
+    ArrayAlgorithm, Balancer, Departing, Departure, GridAlgorithm, Joined, Joining, Measured,
+    Network, Pool, Rebalance, RemapReport, SavedSpeeds, Settings, SpeedModel, ENV_SPEED_MODEL,
+    MEMORY_FRACTION, ROOT,
 };
 pub use runtime::clock::{waiting, Waiting};
 pub use runtime::cost::CostField;

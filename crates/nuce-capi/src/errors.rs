@@ -146,9 +146,15 @@ const C_NAMES: [(&str, &str); 27] = [
     ("Balancer::plan1d_weighted", "nuce_plan_1d_weighted"),
     ("Balancer::plan1d", "nuce_plan_1d"),
     ("Balancer::plan", "nuce_plan (the planning step)"),
-    ("DistArray2::scatter_with_plan", "nuce_array_scatter (its data step)"),
+    (
+        "DistArray2::scatter_with_plan",
+        "nuce_array_scatter (its data step)",
+    ),
     ("DistArray2::scatter", "nuce_array_scatter"),
-    ("DistGraph::scatter_with_partition", "nuce_graph_scatter (its data step)"),
+    (
+        "DistGraph::scatter_with_partition",
+        "nuce_graph_scatter (its data step)",
+    ),
     ("DistGraph::scatter", "nuce_graph_scatter"),
     ("Balancer::maybe_remap", "nuce_maybe_remap"),
     ("DistArray2::gather", "nuce_array_gather"),

@@ -409,7 +409,7 @@ fn sweep(ctx: &Ctx) {
     let pts = bal.measure_sizes(&sizes).expect("measure_sizes");
     let cells: Vec<usize> = pts.iter().map(|p| p.cells).collect();
     ctx.check("sweep-cells", cells == sizes, format!("{cells:?}"));
-    let f = bal.speed_function().expect("a speed function");
+    let f = bal.measured().speed_function().expect("a speed function");
     let want: Vec<(f64, f64)> = pts
         .iter()
         .map(|p| (p.cells as f64, p.measurement.median))
@@ -431,7 +431,7 @@ fn sweep(ctx: &Ctx) {
     // first plan is the column DP's for the planning model of the gathered
     // functions (functional when some function is not flat).
     use nuce::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate};
-    let fns = nuce::collective::gather_values(w, 0, &bal.speed_function().cloned())
+    let fns = nuce::collective::gather_values(w, 0, &bal.measured().speed_function().cloned())
         .expect("gather the functions");
     let functional = nuce::internals::balancer::functional_from_env().expect("speed model");
     let (speeds, want_plan, model) = root_compute(w, 0, || {

@@ -114,7 +114,7 @@ fn memory(ctx: &Ctx) {
         ),
         None => println!("RESULT {rank} no /proc/meminfo: the limit is unchecked"),
     }
-    let limits = bal.memory_limits().map(<[usize]>::to_vec);
+    let limits = bal.measured().memory_limits().map(<[usize]>::to_vec);
     ctx.check(
         "memory-limit-known",
         limits.as_ref().and_then(|l| l.get(rank as usize)) == Some(&cells)
@@ -134,7 +134,7 @@ fn memory(ctx: &Ctx) {
     );
     let speeds: Vec<f64> = (0..p).map(|r| if r == 0 { 4.0 } else { 1.0 }).collect();
     bal.set_speeds(&speeds).expect("speeds");
-    let limits = bal.memory_limits().expect("limits").to_vec();
+    let limits = bal.measured().memory_limits().expect("limits").to_vec();
     let areas = bal.plan(200, 200).expect("plan within the limits").areas();
     ctx.check(
         "memory-plan-within-limits",

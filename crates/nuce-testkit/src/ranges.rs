@@ -4,10 +4,10 @@
 //! error on every rank; recorded phases (no speeds given) are what the
 //! ranges follow.
 
-use nuce::OwnershipRanges;
 use mpi::traits::*;
 use nuce::plan::array3d::Rectilinear3;
 use nuce::Balancer;
+use nuce::OwnershipRanges;
 
 use crate::Ctx;
 
@@ -34,8 +34,7 @@ fn matches(ctx: &Ctx) {
     bal.set_speeds(&s).expect("set_speeds");
     for procs in [None, Some([1, p, 1])] {
         let tag = if procs.is_none() { "chosen" } else { "given" };
-        let r = OwnershipRanges::new(&mut bal, shape, procs)
-            .expect("ownership_ranges");
+        let r = OwnershipRanges::new(&mut bal, shape, procs).expect("ownership_ranges");
         let (fit, plan) = Rectilinear3
             .fit_rank_order(shape, &s, procs)
             .expect("planner");
@@ -97,8 +96,7 @@ fn phases(ctx: &Ctx) {
     let me = ctx.rank() as usize;
     let shape = (60 * p, 8, 8);
     let mut bal = Balancer::new(&ctx.world).expect("balancer");
-    let even = OwnershipRanges::new(&mut bal, shape, Some([p, 1, 1]))
-        .expect("ownership_ranges");
+    let even = OwnershipRanges::new(&mut bal, shape, Some([p, 1, 1])).expect("ownership_ranges");
     ctx.check(
         "phases-even-first",
         even.lx.iter().all(|&c| c == 60),
@@ -111,8 +109,7 @@ fn phases(ctx: &Ctx) {
         let secs = 1.0 / s[me];
         bal.record_phase(1000.0, std::time::Duration::from_secs_f64(secs))
             .expect("record_phase");
-        let r = OwnershipRanges::new(&mut bal, shape, Some([p, 1, 1]))
-            .expect("ownership_ranges");
+        let r = OwnershipRanges::new(&mut bal, shape, Some([p, 1, 1])).expect("ownership_ranges");
         let total: f64 = s.iter().sum();
         let ok =
             r.lx.iter()

@@ -90,10 +90,10 @@ fn function_bits(f: Option<&nuce::plan::fpm::SpeedFunction>) -> Option<Vec<u64>>
 fn restored(ctx: &Ctx, bal: &Balancer, saved: &SavedSpeeds) -> bool {
     let now = bits(
         bal.speeds().unwrap_or_default(),
-        bal.speed_estimates().unwrap_or_default(),
+        bal.measured().speed_estimates().unwrap_or_default(),
     );
     now == bits(&saved.speeds, &saved.estimates)
-        && function_bits(bal.speed_function())
+        && function_bits(bal.measured().speed_function())
             == function_bits(saved.functions[ctx.rank() as usize].as_ref())
 }
 
@@ -140,8 +140,8 @@ fn write(ctx: &Ctx) {
     let sv = saved.speeds().expect("saved speeds");
     ctx.check(
         "speeds-round-trip",
-        sv.ranks() == p && restored(ctx, &bal, sv) && bal.speed_function().is_some(),
-        format!("{sv:?} {:?}", bal.speed_estimates()),
+        sv.ranks() == p && restored(ctx, &bal, sv) && bal.measured().speed_function().is_some(),
+        format!("{sv:?} {:?}", bal.measured().speed_estimates()),
     );
     if ctx.rank() == 0 {
         println!("RESULT speeds-write {line}");

@@ -197,6 +197,57 @@ impl Balancer {
     }
 }
 
+/// The balancer's old getters, now [`Balancer::measured`]'s.
+impl Balancer {
+    #[deprecated(note = "use balancer.measured().records()")]
+    #[doc(hidden)]
+    pub fn records(&self) -> Option<&[SpeedRecord]> {
+        self.measured().records()
+    }
+
+    #[deprecated(note = "use balancer.measured().speed_estimates()")]
+    #[doc(hidden)]
+    pub fn speed_estimates(&self) -> Option<&[SpeedEstimate]> {
+        self.measured().speed_estimates()
+    }
+
+    #[deprecated(note = "use balancer.measured().speed_function()")]
+    #[doc(hidden)]
+    pub fn speed_function(&self) -> Option<&SpeedFunction> {
+        self.measured().speed_function()
+    }
+
+    #[deprecated(note = "use balancer.measured().network()")]
+    #[doc(hidden)]
+    pub fn network(&self) -> Option<&Network> {
+        self.measured().network()
+    }
+
+    #[deprecated(note = "use balancer.measured().hosts()")]
+    #[doc(hidden)]
+    pub fn hosts(&self) -> Option<&Hosts> {
+        self.measured().hosts()
+    }
+
+    #[deprecated(note = "use balancer.measured().bandwidth()")]
+    #[doc(hidden)]
+    pub fn bandwidth(&self) -> Option<f64> {
+        self.measured().bandwidth()
+    }
+
+    #[deprecated(note = "use balancer.measured().memory_limits()")]
+    #[doc(hidden)]
+    pub fn memory_limits(&self) -> Option<&[usize]> {
+        self.measured().memory_limits()
+    }
+
+    #[deprecated(note = "nuce learns the bandwidth from its own data movements")]
+    #[doc(hidden)]
+    pub fn observe(&mut self, stats: &MoveStats) {
+        self.learn_bandwidth(stats)
+    }
+}
+
 /// The old per-type checkpoints of nuce's containers, each the generic
 /// [`Balancer::checkpoint`] under its old name and signature.
 macro_rules! old_checkpoints {

@@ -91,12 +91,6 @@ impl Balancer {
         self.book.set_memory_limits(caps);
         Ok(())
     }
-
-    /// Every rank's memory limit in cells (`usize::MAX`: none), once some
-    /// rank declared one ([`Balancer::set_memory_limit`]; the same on every rank).
-    pub fn memory_limits(&self) -> Option<&[usize]> {
-        self.book.memory_limits()
-    }
 }
 
 /// A suggested `fraction` of [`Balancer::set_memory_limit_from_machine`]:

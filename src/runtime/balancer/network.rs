@@ -101,7 +101,7 @@ impl Balancer {
     /// Measures every rank's link to the root with the ping-pong probe
     /// (module `netprobe`) and keeps the result on every rank. From then
     /// on, remap decisions use the slowest link's bandwidth (until a large
-    /// remap has been timed, see [`Balancer::bandwidth`]) and the largest
+    /// remap has been timed, see [`Measured::bandwidth`]) and the largest
     /// latency as the per-message cost, and [`Network::latency_cells`]
     /// gives the latency for the latency-aware decomposers. Cost: see
     /// `probe_links`, serialised at the root.
@@ -121,11 +121,6 @@ impl Balancer {
             "measured network"
         );
         Ok(self.network.insert(net))
-    }
-
-    /// The measured network, once [`Balancer::measure_network`] ran.
-    pub fn network(&self) -> Option<&Network> {
-        self.network.as_ref()
     }
 
     /// Detects the hosts of the ranks (shared-memory split plus host names,
@@ -168,24 +163,14 @@ impl Balancer {
         Ok(self.hosts.insert(h))
     }
 
-    /// The hosts, once detected or set.
-    pub fn hosts(&self) -> Option<&Hosts> {
-        self.hosts.as_ref()
-    }
-
     /// The remap policy and bandwidth for the next decision ([`network_policy`]).
     pub(super) fn network_policy(&self) -> (RemapPolicy, Option<f64>) {
         network_policy(&self.settings.policy, self.bandwidth, self.network.as_ref())
     }
 
-    /// Last measured bandwidth of data movement (bytes/s per rank), if any.
-    pub fn bandwidth(&self) -> Option<f64> {
-        self.bandwidth
-    }
-
-    /// Learns the bandwidth from a data movement done outside the balancer
-    /// (e.g. the initial scatter), when it is large enough to be meaningful (local).
-    pub fn observe(&mut self, stats: &MoveStats) {
+    /// Learns the bandwidth from a data movement (a remap), when it is
+    /// large enough to be meaningful (local).
+    pub(super) fn learn_bandwidth(&mut self, stats: &MoveStats) {
         if stats.max_rank_bytes >= MIN_BANDWIDTH_SAMPLE && stats.seconds > 0.0 {
             self.bandwidth = Some(stats.max_rank_bytes as f64 / stats.seconds);
         }

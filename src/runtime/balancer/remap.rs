@@ -187,7 +187,7 @@ impl Balancer {
             let stats = data.apply(plan)?;
             // Small moves are latency-bound and would underestimate the
             // bandwidth: learn it only from moves of at least 1 MiB per rank.
-            self.observe(&stats);
+            self.learn_bandwidth(&stats);
             info!(
                 bytes = stats.bytes,
                 messages = stats.messages,

@@ -18,14 +18,14 @@ pub struct SavedSpeeds {
     /// the noise), in work units per second.
     pub speeds: Vec<f64>,
     /// Every rank's estimate with its relative noise, before snapping
-    /// ([`Balancer::speed_estimates`]).
+    /// ([`Measured::speed_estimates`]).
     pub estimates: Vec<SpeedEstimate>,
     /// Whether the estimates are in the units of the application's phases
     /// (else the built-in kernel's, or the application's own of
     /// [`Balancer::set_speeds`]).
     pub phase_units: bool,
     /// Every rank's speed function of its timed phases (work per
-    /// iteration → seconds per iteration; [`Balancer::speed_function`]),
+    /// iteration → seconds per iteration; [`Measured::speed_function`]),
     /// `None` for a rank that had none (or only a size sweep's, whose
     /// points are in the kernel's units).
     pub functions: Vec<Option<SpeedFunction>>,

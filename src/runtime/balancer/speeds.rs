@@ -162,11 +162,6 @@ impl Balancer {
         self.book.speeds()
     }
 
-    /// Every rank's speed record, on the root after [`Balancer::measure`].
-    pub fn records(&self) -> Option<&[SpeedRecord]> {
-        self.book.records()
-    }
-
     /// Measures every rank with the built-in kernel, gathers the records
     /// (with hwloc topology and host name) at the root — in two levels,
     /// through the host leaders, once the hosts are known
@@ -177,7 +172,7 @@ impl Balancer {
     /// with their noise ([`crate::speed::KernelMeasurement::noise`]); the
     /// root snaps speeds whose noise intervals overlap to their common mean
     /// ([`snap_speeds`]), so ranks the measurement cannot tell apart get
-    /// the same speed, hence the same share. [`Balancer::speed_estimates`]
+    /// the same speed, hence the same share. [`Measured::speed_estimates`]
     /// keeps the estimates before snapping.
     pub fn measure(&mut self) -> Result<Vec<f64>> {
         let _w = waiting();
@@ -228,7 +223,7 @@ impl Balancer {
     /// Each rank runs the built-in 5-point stencil ([`measure_sweep`], with
     /// this balancer's [`KernelConfig`]: warm-up, repeats, sample time,
     /// work multiplier) on a square-ish block of each size, and its speed
-    /// function ([`Balancer::speed_function`]) becomes the measured points
+    /// function ([`Measured::speed_function`]) becomes the measured points
     /// `(cells, seconds per sweep)`, with the largest noise of the
     /// measurements: it replaces any earlier function. The root gathers the
     /// functions and sets every rank's speed to its function's mean speed,
@@ -300,13 +295,6 @@ impl Balancer {
         Ok(points)
     }
 
-    /// Every rank's latest speed estimate with its relative noise, before
-    /// snapping (from [`Balancer::measure`], [`Balancer::set_speeds`] — with
-    /// no noise — or the last balance point's phases), once known.
-    pub fn speed_estimates(&self) -> Option<&[SpeedEstimate]> {
-        self.book.estimates()
-    }
-
     /// What this rank tells the root at a balance point where its work
     /// was `work` ([`RankSpeed::report`]; an idle rank probes with the
     /// built-in kernel of [`Balancer::measure`], about 100 ms by default).
@@ -344,7 +332,7 @@ impl Balancer {
     /// record replaces the automatic one for the current phase. Noise is
     /// smoothed and real changes are followed at once ([`PhaseTimer`](crate::speed::PhaseTimer)). A
     /// recorded phase sets the rank's constant speed only: the functional
-    /// model ([`Balancer::speed_function`]) learns from the phases nuce
+    /// model ([`Measured::speed_function`]) learns from the phases nuce
     /// times itself, whose work per iteration is the data's. A rank with no
     /// work this phase records nothing.
     pub fn record_phase(&mut self, work_units: f64, elapsed: Duration) -> Result<()> {
@@ -372,13 +360,6 @@ impl Balancer {
         let compute = self.phase.get().compute();
         self.own
             .record_automatic(work_per_iteration, iterations, compute)
-    }
-
-    /// This rank's speed function of its timed phases (work units per
-    /// iteration → seconds per iteration), once a phase was timed by
-    /// [`Balancer::maybe_remap`] (local).
-    pub fn speed_function(&self) -> Option<&SpeedFunction> {
-        self.own.speed_function()
     }
 
     /// The model of the current speeds (uniform when none were measured)
