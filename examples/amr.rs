@@ -14,6 +14,7 @@
 //! The world's `p` ranks form a `P × Q` mesh (`P·Q = p`, `P ≥ Q`), rank
 //! `row·P + col`.
 
+use nuce::LocalAllocation;
 use std::time::Instant;
 
 use mpi::topology::Color;
@@ -121,7 +122,7 @@ fn main() -> Res<()> {
             Vec::new()
         };
         // 2. Collective allocation (collective TP packing + scaling).
-        let alloc = bal.allocate_grids(&mine, mesh, &tp, Scaling::NonUniform)?;
+        let alloc = LocalAllocation::new(&mut bal, &mine, mesh, &tp, Scaling::NonUniform)?;
         // Everyone learns every grid's size, source, submesh and orientation.
         let local: Vec<(Grid, u64, Rect, Placement)> = mine
             .iter()

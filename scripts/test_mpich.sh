@@ -35,7 +35,7 @@ cargo test --release -p nuce $(printf -- '--test %s ' "${tests[@]}")
 # mpi_packing without its 1–8-rank equality test (packing-equal on 1–8 ranks, 2000
 # reference all-reduces each): MPICH's busy-polling ranks make it take over
 # 5 minutes on 2 cores; its 3-rank, one-seed twin (also
-# Balancer::allocate_grids against the sequential allocator) and the amr
+# LocalAllocation::new against the sequential allocator) and the amr
 # example still run the collective packing.
 cargo test --release -p nuce --test mpi_packing -- --skip collective_packing_equals_sequential
 echo "test_mpich: MPI integration tests in $((SECONDS - t)) s" >&2

@@ -40,7 +40,7 @@
 //! | ownership ranges only (the application moves its data) | 3D: [`OwnershipRanges::new`] → [`OwnershipRanges`]; 1D: [`Balancer::plan1d`] → counts per rank |
 //! | graphs | whole on the root: [`DistGraph::scatter`]; in pieces: [`DistGraph::from_local`] + [`DistGraph::balance`] → [`DistGraph`]: `exchange_ghosts`, `gather` |
 //! | between phases | [`Balancer::maybe_remap`] / [`Balancer::maybe_remap_ahead`] on any of the data above → [`RemapReport`] |
-//! | tasks, AMR | [`Balancer::master_worker`] → [`ExecReport`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] → [`LocalAllocation`]; without a balancer: [`measure_worker_costs`], [`run_master_worker`] on an [`ExecPlan`] |
+//! | tasks, AMR | [`ExecPlan::run`] → [`ExecReport`], [`schedule_tasks`], [`LocalAllocation::new`] → [`LocalAllocation`]; without a balancer: [`measure_worker_costs`], [`run_master_worker`] on an [`ExecPlan`] |
 //! | the application's own collectives | [`Balancer::check_call`] (every rank makes the same call), [`collective`] ([`collective::agree`]: the same error on every rank; `root_compute`, `max_f64`, …), [`waiting`] (keep a wait out of the compute time), [`guard`] (a deadline on the application's own code, *local*) |
 //! | errors | [`Error`]: `Plan` (the input is wrong: [`plan::Error`], e.g. `InvalidInput`), `Disagreement` (ranks made different calls), `Mpi`, `Remote` (another rank's error), `Timeout` (a ghost exchange that ran out of time on every rank); a rank that never arrives at a collective call ends the job after [`ENV_TIMEOUT`] seconds, naming it |
 //!
@@ -52,7 +52,7 @@
 //! | data | [`DistArray2`] (elements: [`Element`]), [`DistArray3`], [`Grid`] with [`Field`]s of [`Plain`] values ([`Layout`], [`Region`]), [`DistGraph`] (values: [`GraphValue`]; [`GraphStrategy`], [`LocalSizes`]), [`OwnershipRanges`], [`CostField`] |
 //! | statistics | [`MoveStats`] (a remap of an array or grid), [`MigrateStats`] (a graph's), [`ExchangeStats`] (one ghost exchange), [`PackStats`] |
 //! | plans (from [`plan`]) | [`ArrayPlan`], [`Rect`], [`ArrayDecomposer`], [`ColumnDp`], [`Graph`], [`Partition`] |
-//! | tasks | [`WorkerSelf`] (a worker's row for [`Balancer::schedule_tasks`]), [`ExecPlan`], [`Dispatch`], [`ExecReport`], [`MessageSizes`], [`LocalAllocation`] |
+//! | tasks | [`WorkerSelf`] (a worker's row for [`schedule_tasks`]), [`ExecPlan`], [`Dispatch`], [`ExecReport`], [`MessageSizes`], [`LocalAllocation`] |
 //! | timing | [`Waiting`], [`Guard`], [`PhaseTimer`] |
 //! | settings from the environment | [`ENV_TIMEOUT`], [`ENV_CHECK`] (`full`: check every ghost exchange), [`ENV_SPEED_MODEL`], [`ENV_WAIT_YIELD`] (whether waits yield the core) |
 //!
@@ -90,9 +90,9 @@ pub use runtime::auction::WorkerSelf;
 #[doc(hidden)]
 pub use runtime::balancer::JoinItem;
 pub use runtime::balancer::{
-    ArrayAlgorithm, Balancer, Departing, Departure, GridAlgorithm, Joined, Joining, Measured,
-    Network, Pool, Rebalance, RemapReport, SavedSpeeds, Settings, SpeedModel, ENV_SPEED_MODEL,
-    MEMORY_FRACTION, ROOT,
+    schedule_tasks, ArrayAlgorithm, Balancer, Departing, Departure, GridAlgorithm, Joined, Joining,
+    Measured, Network, Pool, Rebalance, RemapReport, SavedSpeeds, Settings, SpeedModel,
+    ENV_SPEED_MODEL, MEMORY_FRACTION, ROOT,
 };
 pub use runtime::clock::{waiting, Waiting};
 pub use runtime::cost::CostField;

@@ -21,7 +21,7 @@ fn collective_packing_equals_sequential_on_1_to_8_ranks() {
 
 /// The same on 3 ranks and one seed: the MPICH tier runs this one (the
 /// 1–8-rank test above is too slow with MPICH's busy-polling ranks), so
-/// `Balancer::allocate_grids` is checked against the sequential allocator
+/// `LocalAllocation::new` is checked against the sequential allocator
 /// under both MPI implementations.
 #[test]
 fn collective_packing_and_allocation_on_3_ranks() {

@@ -31,7 +31,7 @@ fn collective_auction_equals_the_sequential_optimum_on_1_to_6_ranks() {
 #[test]
 fn collective_maxtasks1_schedule_and_execution() {
     for np in [3, 4] {
-        // Through `Balancer::schedule_tasks` and `Balancer::master_worker`:
+        // Through `nuce::schedule_tasks` and `ExecPlan::run`:
         // platform, same schedule everywhere, equal to the sequential one (on
         // every rank); the master checks both runs (MaxTasks1 through the
         // balancer, MaxTasks2 through the executor) task by task.

@@ -8,6 +8,7 @@ use nuce::plan::packing::{
     Grid, Mesh, Packer, PackingOrder, Scaling, SubmeshAllocator, TightPacking,
 };
 use nuce::Balancer;
+use nuce::LocalAllocation;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -89,14 +90,14 @@ fn equal(ctx: &Ctx) {
         }
         // Submesh allocation: collective = sequential, for both scalings,
         // the non-uniform one by the free function, the uniform one through
-        // the balancer (`Balancer::allocate_grids`).
+        // the balancer (`LocalAllocation::new`).
         let mesh = Mesh::new(16, 8).expect("mesh");
         for scaling in [Scaling::NonUniform, Scaling::Uniform] {
             let tp = TightPacking::default();
             let name = format!("alloc-{}-seed{seed}", scaling.name());
             let seq = SubmeshAllocator::new(tp, scaling).allocate(&all, mesh);
             let col = match scaling {
-                Scaling::Uniform => bal.allocate_grids(mine, mesh, &tp, scaling),
+                Scaling::Uniform => LocalAllocation::new(&mut bal, mine, mesh, &tp, scaling),
                 _ => allocate_collective(comm, mine, mesh, &tp, scaling),
             };
             match (seq, col) {

@@ -1,5 +1,5 @@
 //! Scenarios for checkpoints with the balancer's speed state
-//! (`Balancer::checkpoint_grid`, `Balancer::checkpoint`, `SavedSpeeds`):
+//! (`Grid::checkpoint`, `DistArray2::checkpoint`, `SavedSpeeds`):
 //!
 //! * `speeds-write DIR` — speeds `1, …, p`: a 13 × 17 × 9 grid with one
 //!   field (each cell its global id) checkpointed to `DIR/grid.nuce`, the
@@ -118,15 +118,15 @@ fn write(ctx: &Ctx) {
     bal.set_speeds(&s).expect("speeds");
     let grid = Grid::new(&mut bal, SHAPE, Stencil::seven(1)).expect("grid");
     let mut a = field(&grid);
-    bal.checkpoint_grid(
-        &grid,
+    grid.checkpoint(
+        &bal,
         path(ctx, "grid.nuce"),
         &[Field::new(&mut a, PAD)],
         b"",
     )
     .expect("checkpoint the grid");
     let mut g = flat(&mut bal);
-    bal.checkpoint(&g, path(ctx, "graph.nuce"), b"")
+    g.checkpoint(&bal, path(ctx, "graph.nuce"), b"")
         .expect("checkpoint the graph");
     let line = plans(ctx, &grid, &g);
     // A timed phase: phase speeds with their noise, speed functions.
@@ -134,7 +134,7 @@ fn write(ctx: &Ctx) {
         step(&mut g);
     }
     bal.maybe_remap(&mut g, STEPS).expect("balance point");
-    bal.checkpoint(&g, path(ctx, "timed.nuce"), b"")
+    g.checkpoint(&bal, path(ctx, "timed.nuce"), b"")
         .expect("checkpoint the timed graph");
     let saved = SavedGraph::open(&ctx.world, path(ctx, "timed.nuce")).expect("open");
     let sv = saved.speeds().expect("saved speeds");

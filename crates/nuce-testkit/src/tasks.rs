@@ -145,7 +145,7 @@ fn maxtasks1_scenario(ctx: &Ctx) {
         Ok(b) => b,
         Err(e) => return ctx.check("maxtasks1-balancer", false, e),
     };
-    let (platform, sched) = match bal.schedule_tasks(me, deadline) {
+    let (platform, sched) = match nuce::schedule_tasks(&mut bal, me, deadline) {
         Ok(s) => s,
         Err(e) => return ctx.check("maxtasks1-collective", false, e),
     };
@@ -210,7 +210,7 @@ fn execute(ctx: &Ctx, sched: &TaskSchedule, name: &str, repeat: u64, bal: Option
     };
     let keep = |_: i32, first: u64, result: Vec<f64>| results.push((first, result));
     let report = match bal {
-        Some(b) => b.master_worker(&plan, input, compute, keep),
+        Some(b) => plan.run(b, input, compute, keep),
         None => run_master_worker(comm, master, &plan, input, compute, keep),
     };
     let r = match report {

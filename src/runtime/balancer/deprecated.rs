@@ -248,6 +248,48 @@ impl Balancer {
     }
 }
 
+/// The balancer's old task and AMR verbs.
+impl Balancer {
+    #[deprecated(note = "use plan.run(&mut balancer, make_input, compute, on_result)")]
+    #[doc(hidden)]
+    pub fn master_worker<FI, FC, FR>(
+        &mut self,
+        plan: &ExecPlan,
+        make_input: FI,
+        compute: FC,
+        on_result: FR,
+    ) -> Result<ExecReport>
+    where
+        FI: FnMut(i32, u64, u64) -> Vec<f64>,
+        FC: FnMut(&[f64], u64) -> Vec<f64>,
+        FR: FnMut(i32, u64, Vec<f64>),
+    {
+        plan.run(self, make_input, compute, on_result)
+    }
+
+    #[deprecated(note = "use nuce::schedule_tasks(&mut balancer, me, deadline)")]
+    #[doc(hidden)]
+    pub fn schedule_tasks(
+        &mut self,
+        me: Option<WorkerSelf>,
+        deadline: f64,
+    ) -> Result<(TaskPlatform, TaskSchedule)> {
+        super::tasks::schedule_tasks(self, me, deadline)
+    }
+
+    #[deprecated(note = "use LocalAllocation::new(&mut balancer, grids, mesh, tp, scaling)")]
+    #[doc(hidden)]
+    pub fn allocate_grids(
+        &mut self,
+        grids: &[Grid],
+        mesh: Mesh,
+        tp: &TightPacking,
+        scaling: Scaling,
+    ) -> Result<LocalAllocation> {
+        LocalAllocation::new(self, grids, mesh, tp, scaling)
+    }
+}
+
 /// The old per-type checkpoints of nuce's containers, each the generic
 /// [`Balancer::checkpoint`] under its old name and signature.
 macro_rules! old_checkpoints {
@@ -262,7 +304,7 @@ macro_rules! old_checkpoints {
                     path: impl AsRef<Path>,
                     user: &[u8],
                 ) -> Result<SaveStats> {
-                    self.checkpoint(data, path, user)
+                    data.checkpoint(self, path, user)
                 }
             )+
         }

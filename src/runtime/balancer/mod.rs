@@ -29,8 +29,8 @@
 //! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`OwnershipRanges::new`] |
 //! | plan and create data | [`DistArray2::new`], [`DistArray2::scatter_of`], [`DistArray3::scatter`], [`Grid::new`](BufferGrid::new), [`DistGraph::scatter`], [`DistGraph::balance`] |
 //! | balance point | [`Balancer::maybe_remap`], [`Balancer::maybe_remap_ahead`], [`Balancer::depart`] |
-//! | save | [`Balancer::checkpoint`], [`Balancer::checkpoint_grid`]; restart: [`Balancer::restore_speeds`] |
-//! | tasks, AMR | [`Balancer::master_worker`], [`Balancer::schedule_tasks`], [`Balancer::allocate_grids`] |
+//! | save | [`DistArray2::checkpoint`] (also `DistArray3`, `DistGraph`), [`Grid::checkpoint`](BufferGrid::checkpoint); restart: [`Balancer::restore_speeds`] |
+//! | tasks, AMR | [`ExecPlan::run`], [`schedule_tasks`], [`LocalAllocation::new`] |
 //! | the application's own calls | [`Balancer::check_call`], [`Balancer::comm`] |
 //!
 //! **Speeds are measured by the library.** Between two balance points (any
@@ -151,6 +151,7 @@ pub use remap::RemapReport;
 pub use saved_speeds::SavedSpeeds;
 pub use settings::{ArrayAlgorithm, GridAlgorithm, Settings};
 pub use speeds::{functional_from_env, RankReport, SpeedModel, ENV_SPEED_MODEL};
+pub use tasks::schedule_tasks;
 
 /// The rank of a balancer's communicator that gathers the speeds, plans
 /// and broadcasts: rank 0 of the communicator given to [`Balancer::new`]

@@ -2,7 +2,7 @@
 //! planned speed, its estimate with its noise, the units they are in, and
 //! every rank's speed function of its timed phases (the functional model).
 //! [`Balancer::saved_speeds`] captures it for a save file
-//! ([`Balancer::checkpoint_grid`], [`Balancer::checkpoint`]); a restart on the same
+//! ([`Grid::checkpoint`], [`DistArray2::checkpoint`]); a restart on the same
 //! number of ranks starts from it ([`Balancer::restore_speeds`]): the first
 //! plan is the saved plan and no measurement is needed, while a restart on
 //! another number of ranks only reports it ([`crate::SavedGrid::speeds`],

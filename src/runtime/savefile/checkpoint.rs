@@ -5,11 +5,10 @@
 //! one on another number reports the old speeds
 //! ([`SavedGrid::speeds`](super::SavedGrid::speeds),
 //! [`SavedGraph::speeds`](super::SavedGraph::speeds)) and plans for the new
-//! ranks' measured ones. Each is [`Grid::save`]
-//! ([`Balancer::checkpoint_grid`]), or [`DistArray3::save`],
-//! [`DistArray2::save`] or [`DistGraph::save`] ([`Balancer::checkpoint`],
-//! over [`Checkpointable`]) after one gather of the ranks' speed functions
-//! at the root.
+//! ranks' measured ones. Each is [`Grid::save`] ([`Grid::checkpoint`]),
+//! or [`DistArray3::save`], [`DistArray2::save`] or [`DistGraph::save`]
+//! (their `checkpoint`: [`DistArray2::checkpoint`], …) after one gather of
+//! the ranks' speed functions at the root.
 
 use std::path::Path;
 
@@ -40,10 +39,11 @@ pub(super) fn speeds_of(
     }
 }
 
-/// nuce's containers that [`Balancer::checkpoint`] saves with the
-/// balancer's speed state: [`DistArray2`] and [`DistArray3`] of [`Plain`]
-/// elements, and [`DistGraph`]. A [`Grid`]'s data lives in the
-/// application's buffers: [`Balancer::checkpoint_grid`] takes its fields.
+/// nuce's containers that save with a balancer's speed state (their
+/// `checkpoint`): [`DistArray2`] and [`DistArray3`] of [`Plain`]
+/// elements, and [`DistGraph`], for code generic over them. A [`Grid`]'s
+/// data lives in the application's buffers: [`Grid::checkpoint`] takes its
+/// fields.
 /// Sealed: implemented by nuce's types only.
 pub trait Checkpointable: sealed::Sealed {
     /// The data's own `save` with `bal`'s speed state (collective).
@@ -78,13 +78,54 @@ impl<T: GraphValue> Checkpointable for DistGraph<T> {
     }
 }
 
+/// `checkpoint`, one per container: its own `save` with the balancer's
+/// speed state.
+macro_rules! checkpoint_methods {
+    ($($data:ident<T: $($bound:path),+>;)+) => {
+        $(
+            impl<T: $($bound +)+> $data<T> {
+                #[doc = concat!("Saves the ", stringify!($data), " with `balancer`'s speed state (collective on the")]
+                #[doc = "balancer's ranks, which must be the data's): its own `save` with the"]
+                #[doc = "application's `user` bytes; see the module's documentation. Every rank"]
+                #[doc = "returns the same error, and `path` is then unchanged."]
+                pub fn checkpoint(
+                    &self,
+                    balancer: &Balancer,
+                    path: impl AsRef<Path>,
+                    user: &[u8],
+                ) -> Result<SaveStats> {
+                    self.save_with(path.as_ref(), user, Some(balancer))
+                }
+            }
+        )+
+    };
+}
+
+checkpoint_methods! {
+    DistArray2<T: Element, Plain>;
+    DistArray3<T: Element, Plain>;
+    DistGraph<T: GraphValue>;
+}
+
+impl Grid {
+    /// [`Grid::save`] of the grid's `fields` with `balancer`'s speed state
+    /// (collective on the balancer's ranks, which must be the grid's): see
+    /// the module's documentation. Every rank returns the same error, and
+    /// `path` is then unchanged.
+    pub fn checkpoint(
+        &self,
+        balancer: &Balancer,
+        path: impl AsRef<Path>,
+        fields: &[Field<'_>],
+        user: &[u8],
+    ) -> Result<SaveStats> {
+        self.save_fields(path.as_ref(), fields, user, Some(balancer))
+    }
+}
+
 impl Balancer {
-    /// Saves `data` — a [`DistArray2`], [`DistArray3`] or [`DistGraph`] —
-    /// with the balancer's speed state (collective on the balancer's
-    /// ranks, which must be the data's): its own `save`
-    /// ([`DistArray2::save`], [`DistArray3::save`], [`DistGraph::save`]) with
-    /// the application's `user` bytes; see the module's documentation. Every
-    /// rank returns the same error, and `path` is then unchanged.
+    #[deprecated(note = "use data.checkpoint(&balancer, path, user)")]
+    #[doc(hidden)]
     pub fn checkpoint<D: Checkpointable>(
         &self,
         data: &D,
@@ -94,10 +135,8 @@ impl Balancer {
         data.save_with_speeds(path.as_ref(), user, self)
     }
 
-    /// [`Grid::save`] of the grid's `fields` with the balancer's speed
-    /// state (collective on the balancer's ranks, which must be the
-    /// grid's): see the module's documentation. Every rank returns the
-    /// same error, and `path` is then unchanged.
+    #[deprecated(note = "use grid.checkpoint(&balancer, path, fields, user)")]
+    #[doc(hidden)]
     pub fn checkpoint_grid(
         &self,
         grid: &Grid,
@@ -105,10 +144,10 @@ impl Balancer {
         fields: &[Field<'_>],
         user: &[u8],
     ) -> Result<SaveStats> {
-        grid.save_fields(path.as_ref(), fields, user, Some(self))
+        grid.checkpoint(self, path, fields, user)
     }
 
-    /// [`Balancer::checkpoint_grid`] on raw fields. For nuce's C and
+    /// [`Grid::checkpoint`] on raw fields. For nuce's C and
     /// Fortran bindings (hidden: no stability promise).
     ///
     /// # Safety

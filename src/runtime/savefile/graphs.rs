@@ -70,7 +70,7 @@ struct GraphHeader {
     data_offset: u64,
     /// The sum over vertices of their records' hashes ([`records_sum`]).
     sum: u64,
-    /// The writing balancer's speed state ([`Balancer::checkpoint`]);
+    /// The writing balancer's speed state ([`DistArray2::checkpoint`]);
     /// none in a plain save and in format 1. Last (see `read_prefixed`).
     speeds: Option<SavedSpeeds>,
 }
@@ -391,7 +391,7 @@ impl SavedGraph {
         &self.header.user
     }
     /// The speed state of the balancer that wrote the file, one entry per
-    /// saved rank ([`Balancer::checkpoint`]); `None` for a plain
+    /// saved rank ([`DistArray2::checkpoint`]); `None` for a plain
     /// [`DistGraph::save`] and for files of format 1.
     pub fn speeds(&self) -> Option<&SavedSpeeds> {
         self.header.speeds.as_ref()

@@ -73,7 +73,7 @@ pub(super) struct Header {
     pub(super) data_offset: u64,
     /// Per field (then the cost): the sum of the cells' hashes.
     pub(super) sums: Vec<u64>,
-    /// The writing balancer's speed state ([`crate::Balancer::checkpoint_grid`]);
+    /// The writing balancer's speed state ([`crate::Grid::checkpoint`]);
     /// none in a plain save and in format 1. Last: see [`read_prefixed`].
     pub(super) speeds: Option<SavedSpeeds>,
 }

@@ -123,7 +123,7 @@ impl SavedGrid {
         &self.header.user
     }
     /// The speed state of the balancer that wrote the file, one entry per
-    /// saved rank ([`Balancer::checkpoint_grid`]); `None` for a plain
+    /// saved rank ([`Grid::checkpoint`]); `None` for a plain
     /// [`Grid::save`] and for files of format 1.
     pub fn speeds(&self) -> Option<&SavedSpeeds> {
         self.header.speeds.as_ref()

@@ -34,7 +34,7 @@ pub(super) trait Records {
     fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()>;
     fn timeout(&self) -> Option<std::time::Duration>;
     /// Saves the graph ([`DistGraph::save`]), with `bal`'s speed state
-    /// when given ([`Balancer::checkpoint`]).
+    /// when given ([`DistArray2::checkpoint`]).
     fn save(&self, path: &str, user: &[u8], bal: Option<&Balancer>) -> Result<()>;
     /// Moves the vertices off the leaving ranks ([`Departure::plan_graph`]).
     fn plan_departure(&mut self, d: &Departure, bal: &Balancer) -> Result<()>;
@@ -99,7 +99,7 @@ where
     }
     fn save(&self, path: &str, user: &[u8], bal: Option<&Balancer>) -> Result<()> {
         match bal {
-            Some(b) => b.checkpoint(self, path, user),
+            Some(b) => self.checkpoint(b, path, user),
             None => DistGraph::save(self, path, user),
         }
         .map(drop)
