@@ -290,6 +290,14 @@ impl Balancer {
     }
 }
 
+impl Balancer {
+    #[deprecated(note = "use saved.restore(&mut balancer)")]
+    #[doc(hidden)]
+    pub fn restore_speeds(&mut self, saved: &SavedSpeeds) -> bool {
+        saved.restore(self)
+    }
+}
+
 /// The old per-type checkpoints of nuce's containers, each the generic
 /// [`Balancer::checkpoint`] under its old name and signature.
 macro_rules! old_checkpoints {

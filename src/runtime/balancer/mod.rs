@@ -29,7 +29,7 @@
 //! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`OwnershipRanges::new`] |
 //! | plan and create data | [`DistArray2::new`], [`DistArray2::scatter_of`], [`DistArray3::scatter`], [`Grid::new`](BufferGrid::new), [`DistGraph::scatter`], [`DistGraph::balance`] |
 //! | balance point | [`Balancer::maybe_remap`], [`Balancer::maybe_remap_ahead`], [`Balancer::depart`] |
-//! | save | [`DistArray2::checkpoint`] (also `DistArray3`, `DistGraph`), [`Grid::checkpoint`](BufferGrid::checkpoint); restart: [`Balancer::restore_speeds`] |
+//! | save | [`DistArray2::checkpoint`] (also `DistArray3`, `DistGraph`), [`Grid::checkpoint`](BufferGrid::checkpoint); restart: [`SavedSpeeds::restore`] |
 //! | tasks, AMR | [`ExecPlan::run`], [`schedule_tasks`], [`LocalAllocation::new`] |
 //! | the application's own calls | [`Balancer::check_call`], [`Balancer::comm`] |
 //!

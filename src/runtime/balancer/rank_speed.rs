@@ -210,7 +210,7 @@ impl RankSpeed {
         })
     }
 
-    /// A checkpoint's speed function of this rank (`Balancer::restore_speeds`):
+    /// A checkpoint's speed function of this rank (`SavedSpeeds::restore`):
     /// the function of the phases timed before the restart, in the
     /// application's units (not a sweep's).
     pub(crate) fn restored(&mut self, f: Option<SpeedFunction>) {

@@ -3,7 +3,7 @@
 //! every rank's speed function of its timed phases (the functional model).
 //! [`Balancer::saved_speeds`] captures it for a save file
 //! ([`Grid::checkpoint`], [`DistArray2::checkpoint`]); a restart on the same
-//! number of ranks starts from it ([`Balancer::restore_speeds`]): the first
+//! number of ranks starts from it ([`SavedSpeeds::restore`]): the first
 //! plan is the saved plan and no measurement is needed, while a restart on
 //! another number of ranks only reports it ([`crate::SavedGrid::speeds`],
 //! [`crate::SavedGraph::speeds`]) and measures the new ranks.
@@ -77,10 +77,12 @@ impl Balancer {
         let functions = gather_values(&self.comm, ROOT, &self.own.phase_function().cloned())?;
         Ok(functions.and_then(|f| self.book.saved(f)))
     }
+}
 
-    /// Starts from the speed state `saved` of a checkpoint when it
-    /// describes as many ranks as this balancer's communicator has (local,
-    /// the same result on every rank as `saved` is the same on every rank
+impl SavedSpeeds {
+    /// Makes `balancer` start from this speed state of a checkpoint when it
+    /// describes as many ranks as the balancer's communicator has (local,
+    /// the same result on every rank as the state is the same on every rank
     /// of a restart): the speeds, estimates and their units are the saved
     /// ones, and this rank's speed function is the saved one of the rank
     /// of the same number, so the next plan is the one the saved speeds
@@ -90,22 +92,26 @@ impl Balancer {
     /// ([`Balancer::measure`]). The restarts of
     /// [`SavedGrid`](crate::SavedGrid) and [`SavedGraph`](crate::SavedGraph)
     /// call it themselves when no speeds are known yet.
-    pub fn restore_speeds(&mut self, saved: &SavedSpeeds) -> bool {
-        let p = self.comm.size() as usize;
+    pub fn restore(&self, balancer: &mut Balancer) -> bool {
+        let saved = self;
+        let p = balancer.comm.size() as usize;
         if saved.check(p).is_err() {
             return false;
         }
-        self.book.restore(saved);
-        self.own
-            .restored(saved.functions[self.comm.rank() as usize].clone());
+        balancer.book.restore(saved);
+        balancer
+            .own
+            .restored(saved.functions[balancer.comm.rank() as usize].clone());
         true
     }
+}
 
-    /// [`Balancer::restore_speeds`] when the balancer knows no speeds yet
+impl Balancer {
+    /// [`SavedSpeeds::restore`] when the balancer knows no speeds yet
     /// and the checkpoint holds some (a restart's first plan).
     pub(crate) fn restore_if_unmeasured(&mut self, saved: Option<&SavedSpeeds>) {
         if let (None, Some(s)) = (self.book.speeds(), saved) {
-            self.restore_speeds(s);
+            s.restore(self);
         }
     }
 }

@@ -400,7 +400,7 @@ impl SavedGraph {
     /// The saved graph on the balancer's communicator (any number of
     /// ranks), distributed for the balancer's current speeds — when it
     /// knows none yet, a restart on as many ranks as saved the file starts
-    /// from the saved ones ([`Balancer::restore_speeds`]); on another number
+    /// from the saved ones ([`SavedSpeeds::restore`]); on another number
     /// of ranks measure them first for a balanced restart — every vertex with its saved id,
     /// neighbours, weights, coordinates and value (ghost values: exchange
     /// afterwards). A graph saved as [`GraphStrategy::Geometric`] is read

@@ -132,7 +132,7 @@ impl SavedGrid {
     /// A grid of the saved shape and stencil planned for the balancer's
     /// current speeds ([`Grid::new`](crate::Grid::new)). When the balancer knows no
     /// speeds yet, a restart on as many ranks as saved the file starts from
-    /// the saved speeds ([`Balancer::restore_speeds`]: the saved plan comes
+    /// the saved speeds ([`SavedSpeeds::restore`]: the saved plan comes
     /// back, nothing is measured); on another number of ranks, measure them
     /// first (e.g. [`Balancer::measure`]) for a balanced restart, or the
     /// plan is uniform. Collective on the balancer's communicator, which may
