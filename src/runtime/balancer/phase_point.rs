@@ -20,7 +20,7 @@ impl Balancer {
     /// since the previous balance point ([`Balancer::record_phase`]) become
     /// the speeds ([`Balancer::speeds`]), merged with the earlier estimates
     /// for ranks that recorded none; no rank recorded one: the speeds stay
-    /// as they are. Collective. [`OwnershipRanges::new`] does this
+    /// as they are. Collective. [`OwnershipRanges::new`](crate::OwnershipRanges::new) does this
     /// first; call it before reading the speeds for a partitioner of one's
     /// own. Errors, the same on every rank: some ranks recorded a phase and
     /// others have no speed at all (measure or set the speeds first).

@@ -162,7 +162,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// rank: required, `None` is an error on every rank) and one value per
     /// owned vertex. The graph's strategy is [`GraphStrategy::Geometric`]:
     /// partition it by speeds once with
-    /// [`DistGraph::balance`](crate::runtime::balancer::DistGraph::balance),
+    /// [`DistGraph::balance`](DistGraph::balance),
     /// then balance it with
     /// [`Balancer::maybe_remap`](crate::runtime::balancer::Balancer::maybe_remap). The global number of vertices is the sum
     /// of the owned counts; the owned ids of all ranks must be exactly

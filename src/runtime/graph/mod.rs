@@ -8,7 +8,7 @@
 //!
 //! * [`DistGraph::scatter`] — the root's graph, partition and vertex values
 //!   go out; each rank receives its owned vertices. Through
-//!   [`DistGraph::scatter`](super::balancer::DistGraph::scatter)
+//!   [`DistGraph::scatter`](DistGraph::scatter)
 //!   the partition follows the measured speeds and the root keeps an index
 //!   ordering for fast remaps.
 //! * [`DistGraph::from_local`] — each rank passes its own vertices (read
@@ -75,7 +75,7 @@ pub struct MigrateStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum GraphStrategy {
-    /// Built by [`DistGraph::scatter`](super::balancer::DistGraph::scatter):
+    /// Built by [`DistGraph::scatter`](DistGraph::scatter):
     /// the root keeps an index ordering of the whole graph (Hilbert curve or
     /// spectral) and re-cuts it for the new speeds, or repartitions it
     /// migration-aware when the cut would be too imbalanced (\[KOR95\] §3,
@@ -84,7 +84,7 @@ pub enum GraphStrategy {
     /// Built from per-rank pieces ([`DistGraph::from_local`]; or by
     /// [`DistGraph::scatter`] of a graph with coordinates): no rank holds the
     /// whole graph. The first partition by speeds is the parallel RCB
-    /// ([`DistGraph::balance`](super::balancer::DistGraph::balance)),
+    /// ([`DistGraph::balance`](DistGraph::balance)),
     /// a remap re-cuts the vertices' order rank by rank, each rank's along
     /// the Hilbert curve, by prefix sums ([`DistGraph::prefix_cut`]); the
     /// root weighs O(p) loads and move volumes. Needs vertex coordinates.
@@ -108,7 +108,7 @@ pub struct DistGraph<T> {
     comm: OwnComm,
     part: GraphPart<T>,
     /// The balancer's index, on the root of a graph made by
-    /// [`DistGraph::scatter`](super::balancer::DistGraph::scatter).
+    /// [`DistGraph::scatter`](DistGraph::scatter).
     pub(crate) index: Option<RootIndex>,
     /// How a balancer remaps it (the same on every rank).
     pub(crate) strategy: GraphStrategy,

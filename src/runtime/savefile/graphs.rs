@@ -391,7 +391,7 @@ impl SavedGraph {
         &self.header.user
     }
     /// The speed state of the balancer that wrote the file, one entry per
-    /// saved rank ([`DistArray2::checkpoint`]); `None` for a plain
+    /// saved rank ([`DistGraph::checkpoint`]); `None` for a plain
     /// [`DistGraph::save`] and for files of format 1.
     pub fn speeds(&self) -> Option<&SavedSpeeds> {
         self.header.speeds.as_ref()
