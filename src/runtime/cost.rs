@@ -33,7 +33,7 @@
 //! cells. The planner balances the cost of the phase just measured: when
 //! the expensive region moves, the phase after the move runs on the old
 //! layout and the balance point after it moves the data. The first layout
-//! (`DistArray3::scatter`, `new_array`, …) is planned by cells; the
+//! (`DistArray3::scatter`, `DistArray2::new`, …) is planned by cells; the
 //! first balance point with a cost field re-plans by cost. Speeds in cost
 //! units and in cells are not comparable: switching between them (setting
 //! a first cost after phases timed by cells, or clearing it) looks to the

@@ -22,7 +22,7 @@ use crate::runtime::comm::{
 use crate::runtime::object::{count, global_stats, MoveStats};
 
 impl<T: Element> Tiled<T> {
-    /// [`DistArray2::scatter`](super::DistArray2::scatter) on a communicator
+    /// [`DistArray2::scatter_with_plan`](super::DistArray2::scatter_with_plan) on a communicator
     /// the caller already owns.
     pub(super) fn scatter_from_root<C: Communicator>(
         comm: &C,

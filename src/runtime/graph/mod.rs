@@ -6,11 +6,10 @@
 //! values), its ghosts (neighbours owned elsewhere) and the owner of each
 //! ghost, found in a distributed directory (`directory`, an internal module).
 //!
-//! * [`DistGraph::scatter`] — the root's graph, partition and vertex values
-//!   go out; each rank receives its owned vertices. Through
-//!   [`DistGraph::scatter`](DistGraph::scatter)
-//!   the partition follows the measured speeds and the root keeps an index
-//!   ordering for fast remaps.
+//! * [`DistGraph::scatter_with_partition`] — the root's graph, partition
+//!   and vertex values go out; each rank receives its owned vertices.
+//!   Through [`DistGraph::scatter`] (a balancer's) the partition follows the
+//!   measured speeds and the root keeps an index ordering for fast remaps.
 //! * [`DistGraph::from_local`] — each rank passes its own vertices (read
 //!   from its slice of a file, or generated): no rank ever sees the whole
 //!   graph.
@@ -75,22 +74,22 @@ pub struct MigrateStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum GraphStrategy {
-    /// Built by [`DistGraph::scatter`](DistGraph::scatter):
+    /// Built by [`DistGraph::scatter`]:
     /// the root keeps an index ordering of the whole graph (Hilbert curve or
     /// spectral) and re-cuts it for the new speeds, or repartitions it
     /// migration-aware when the cut would be too imbalanced (\[KOR95\] §3,
     /// \[SKK00\]). The root holds O(n); the decision is made there.
     RootIndex,
     /// Built from per-rank pieces ([`DistGraph::from_local`]; or by
-    /// [`DistGraph::scatter`] of a graph with coordinates): no rank holds the
+    /// [`DistGraph::scatter_with_partition`] of a graph with coordinates): no rank holds the
     /// whole graph. The first partition by speeds is the parallel RCB
     /// ([`DistGraph::balance`](DistGraph::balance)),
     /// a remap re-cuts the vertices' order rank by rank, each rank's along
     /// the Hilbert curve, by prefix sums ([`DistGraph::prefix_cut`]); the
     /// root weighs O(p) loads and move volumes. Needs vertex coordinates.
     Geometric,
-    /// Built by [`DistGraph::scatter`] of a graph without coordinates, with
-    /// a partition of the caller's: moved only by [`DistGraph::remap`] and
+    /// Built by [`DistGraph::scatter_with_partition`] of a graph without
+    /// coordinates, with a partition of the caller's: moved only by [`DistGraph::remap`] and
     /// [`DistGraph::migrate`]; `maybe_remap` refuses it (build the graph with
     /// `DistGraph::scatter` to have it balanced).
     Manual,
@@ -108,7 +107,7 @@ pub struct DistGraph<T> {
     comm: OwnComm,
     part: GraphPart<T>,
     /// The balancer's index, on the root of a graph made by
-    /// [`DistGraph::scatter`](DistGraph::scatter).
+    /// [`DistGraph::scatter`].
     pub(crate) index: Option<RootIndex>,
     /// How a balancer remaps it (the same on every rank).
     pub(crate) strategy: GraphStrategy,
