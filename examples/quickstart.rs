@@ -17,12 +17,11 @@
 
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
-use nuce::DistArray2;
 use quickstart_args::{arg, extra_work};
 
 /// One Jacobi sweep of the interior cells (the global boundary stays fixed),
 /// repeated `repeat` times (the extra work of a slow rank).
-fn sweep(u: &mut DistArray2<f64>, repeat: usize) {
+fn sweep(u: &mut nuce::DistArray2<f64>, repeat: usize) {
     let (n, m) = u.global_shape();
     let r = u.rect();
     let mut next = u.local().to_owned();
@@ -47,7 +46,7 @@ fn main() -> nuce::Result<()> {
 
     // ANCHOR: quickstart
     use mpi::traits::*; // world.rank(), world.size()
-    use nuce::Balancer;
+    use nuce::{Balancer, DistArray2};
 
     let universe = mpi::initialize().unwrap(); // the application owns MPI
     let world = universe.world();
@@ -55,7 +54,7 @@ fn main() -> nuce::Result<()> {
     bal.measure()?; // built-in kernel on every rank: the first plan's speeds
     let global = (world.rank() == 0)
         .then(|| ndarray::Array2::from_shape_fn((n, n), |(i, j)| ((i + 2 * j) % 7) as f64));
-    let mut u = DistArray2::scatter(&mut bal, global.as_ref(), 1)?; // planned for those speeds, ghost width 1
+    let mut u = DistArray2::scatter(&mut bal, global.as_ref(), 1)?; // planned by bal for its speeds, ghost width 1
     for phase in 0..phases {
         for _ in 0..iters {
             u.exchange_ghosts()?; // nuce's communication: never counted as compute

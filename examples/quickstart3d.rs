@@ -15,12 +15,11 @@
 
 #[path = "common/quickstart_args.rs"]
 mod quickstart_args;
-use nuce::DistArray3;
 use quickstart_args::{arg, extra_work};
 
 /// One 7-point Jacobi sweep of the interior cells of every component (the
 /// grid's faces stay fixed), repeated `repeat` times (a slow rank's extra work).
-fn sweep(u: &mut DistArray3<f64>, repeat: usize) {
+fn sweep(u: &mut nuce::DistArray3<f64>, repeat: usize) {
     let ((nx, ny, nz), b, nc) = (u.global_shape(), u.local_box(), u.ncomp());
     let mut next = u.local_values();
     for _ in 0..repeat {
@@ -55,7 +54,7 @@ fn main() -> nuce::Result<()> {
 
     // ANCHOR: quickstart3d
     use mpi::traits::*; // world.rank(), world.size()
-    use nuce::Balancer;
+    use nuce::{Balancer, DistArray3};
 
     let universe = mpi::initialize().unwrap(); // the application owns MPI
     let world = universe.world();

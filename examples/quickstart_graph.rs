@@ -15,7 +15,6 @@
 mod quickstart_args;
 #[path = "common/quickstart_graph_common.rs"]
 mod quickstart_graph_common;
-use nuce::DistGraph;
 use quickstart_args::{arg, extra_work};
 use quickstart_graph_common::{relax, report_phase, report_result};
 
@@ -27,7 +26,7 @@ fn main() -> nuce::Result<()> {
 
     // ANCHOR: quickstart_graph
     use mpi::traits::*; // world.rank(), world.size()
-    use nuce::{plan::graph::grid_graph, Balancer};
+    use nuce::{plan::graph::grid_graph, Balancer, DistGraph};
 
     let universe = mpi::initialize().unwrap();
     let world = universe.world();
