@@ -14,7 +14,7 @@
 //! let universe = mpi::initialize().unwrap();
 //! let mut bal = nuce::Balancer::new(&universe.world()).unwrap();
 //! bal.measure().unwrap();
-//! let r = OwnershipRanges::new(&mut bal, (128, 96, 64), None).unwrap();
+//! let r = nuce::OwnershipRanges::new(&mut bal, (128, 96, 64), None).unwrap();
 //! // DMDACreate3d(comm, ..., M = 128, N = 96, P = 64, m = r.procs[0], n = r.procs[1],
 //! //              p = r.procs[2], ..., lx = r.lx, ly = r.ly, lz = r.lz, &da)
 //! assert_eq!(r.lx.iter().sum::<usize>(), 128);

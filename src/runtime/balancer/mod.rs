@@ -1,7 +1,7 @@
 //! The [`Balancer`]: measure → gather → plan → broadcast → remap, collectively.
 //!
 //! ```no_run
-//! use nuce::Balancer;
+//! use nuce::{Balancer, DistArray2};
 //!
 //! let universe = mpi::initialize().unwrap();
 //! let world = universe.world();

@@ -45,7 +45,7 @@
 //!
 //! ```no_run
 //! # fn main() -> nuce::Result<()> {
-//! use nuce::Field;
+//! use nuce::{Field, Grid};
 //! use nuce::plan::array3d::Stencil;
 //! let universe = mpi::initialize().unwrap();
 //! let mut bal = nuce::Balancer::new(&universe.world())?;
