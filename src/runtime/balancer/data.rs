@@ -1,6 +1,10 @@
-//! The balancer's verbs that plan and create distributed data: 2D arrays,
-//! 3D arrays and grids on the application's buffers, and graphs. Each is a
-//! balance point.
+//! Planning and creating distributed data at a balance point: the
+//! balancer's plan verbs ([`Balancer::plan`], [`Balancer::plan3`],
+//! [`Balancer::plan1d`]), and the constructors that take a balancer and
+//! plan with it — [`DistArray2::new`], [`DistArray2::scatter`],
+//! [`DistArray2::scatter_of`], [`DistArray3::scatter`], the grid on the
+//! application's buffers ([`BufferGrid::new`]), [`DistGraph::scatter`] and
+//! [`DistGraph::balance`]. Each is a balance point.
 
 use super::*;
 use crate::plan::array2d::apportion;
