@@ -20,7 +20,6 @@
 //! assert_eq!(r.lx.iter().sum::<usize>(), 128);
 //! ```
 
-use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
 use super::balancer::Balancer;
@@ -85,10 +84,8 @@ impl OwnershipRanges {
             None,
         )?;
         balancer.take_recorded_speeds()?;
-        let p = balancer.comm().size() as usize;
         root_compute(balancer.comm(), super::balancer::ROOT, || {
-            let uniform = vec![1.0; p];
-            let speeds = balancer.speeds().unwrap_or(&uniform);
+            let speeds = &balancer.speeds_or_uniform();
             let (fit, plan) = Rectilinear3.fit_rank_order(shape, speeds, procs)?;
             let [lx, ly, lz] = fit.ranges;
             Ok(OwnershipRanges {

@@ -249,8 +249,7 @@ impl<T: GraphValue> DistGraph<T> {
             std::mem::size_of::<T>()
         ))?;
         let p = balancer.comm.size() as usize;
-        let uniform = vec![1.0; p];
-        let speeds = balancer.book.speeds().map_or(uniform, <[f64]>::to_vec);
+        let speeds = balancer.speeds_or_uniform();
         let at_root = balancer.comm.rank() == ROOT;
         // Built on the root only (the index is O(n)); every rank learns whether it worked.
         let built = at_root
@@ -292,18 +291,12 @@ impl<T: GraphValue> DistGraph<T> {
     /// graph. Later balance points are [`Balancer::maybe_remap`]. A balance
     /// point.
     pub fn balance(&mut self, balancer: &mut Balancer) -> Result<MigrateStats> {
-        let g = self;
         let _w = waiting();
         balancer.arrive("DistGraph::balance")?;
-        balancer.same_ranks(g.comm(), "DistGraph::balance")?;
-        g.cp.adopt(&balancer.cp);
-        let p = balancer.comm.size() as usize;
-        let speeds = balancer
-            .book
-            .speeds()
-            .map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
-        let dest = g.partition_rcb(&speeds)?;
-        let st = g.migrate(&dest)?;
+        balancer.same_ranks(self.comm(), "DistGraph::balance")?;
+        self.cp.adopt(&balancer.cp);
+        let dest = self.partition_rcb(&balancer.speeds_or_uniform())?;
+        let st = self.migrate(&dest)?;
         balancer.mark();
         Ok(st)
     }

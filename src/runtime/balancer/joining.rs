@@ -181,7 +181,7 @@ impl<T: Element> Joining for DistArray2<T> {
 fn spread<T: GraphValue>(next: &Balancer, g: &mut DistGraph<T>) -> Result<()> {
     next.adopt_checks(&mut g.cp);
     let p = next.comm.size() as usize;
-    let speeds = next.speeds().map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
+    let speeds = next.speeds_or_uniform();
     let all: Vec<usize> = (0..p).collect();
     g.spread_to(&all, &speeds).map(drop)
 }

@@ -93,15 +93,14 @@ impl SavedSpeeds {
     /// [`SavedGrid`](crate::SavedGrid) and [`SavedGraph`](crate::SavedGraph)
     /// call it themselves when no speeds are known yet.
     pub fn restore(&self, balancer: &mut Balancer) -> bool {
-        let saved = self;
         let p = balancer.comm.size() as usize;
-        if saved.check(p).is_err() {
+        if self.check(p).is_err() {
             return false;
         }
-        balancer.book.restore(saved);
+        balancer.book.restore(self);
         balancer
             .own
-            .restored(saved.functions[balancer.comm.rank() as usize].clone());
+            .restored(self.functions[balancer.comm.rank() as usize].clone());
         true
     }
 }

@@ -162,6 +162,14 @@ impl Balancer {
         self.book.speeds()
     }
 
+    /// The current speeds, or 1 for every rank when none are known yet:
+    /// what the plans use before any measurement.
+    pub(crate) fn speeds_or_uniform(&self) -> Vec<f64> {
+        self.book
+            .speeds()
+            .map_or_else(|| vec![1.0; self.comm.size() as usize], <[f64]>::to_vec)
+    }
+
     /// Measures every rank with the built-in kernel, gathers the records
     /// (with hwloc topology and host name) at the root — in two levels,
     /// through the host leaders, once the hosts are known

@@ -60,26 +60,8 @@ mod sealed {
     impl<T: super::GraphValue> Sealed for super::DistGraph<T> {}
 }
 
-impl<T: Element + Plain> Checkpointable for DistArray2<T> {
-    fn save_with_speeds(&self, path: &Path, user: &[u8], bal: &Balancer) -> Result<SaveStats> {
-        self.save_with(path, user, Some(bal))
-    }
-}
-
-impl<T: Element + Plain> Checkpointable for DistArray3<T> {
-    fn save_with_speeds(&self, path: &Path, user: &[u8], bal: &Balancer) -> Result<SaveStats> {
-        self.save_with(path, user, Some(bal))
-    }
-}
-
-impl<T: GraphValue> Checkpointable for DistGraph<T> {
-    fn save_with_speeds(&self, path: &Path, user: &[u8], bal: &Balancer) -> Result<SaveStats> {
-        self.save_with(path, user, Some(bal))
-    }
-}
-
 /// `checkpoint`, one per container: its own `save` with the balancer's
-/// speed state.
+/// speed state, and the same as [`Checkpointable`] for generic code.
 macro_rules! checkpoint_methods {
     ($($data:ident<T: $($bound:path),+>;)+) => {
         $(
@@ -95,6 +77,17 @@ macro_rules! checkpoint_methods {
                     user: &[u8],
                 ) -> Result<SaveStats> {
                     self.save_with(path.as_ref(), user, Some(balancer))
+                }
+            }
+
+            impl<T: $($bound +)+> Checkpointable for $data<T> {
+                fn save_with_speeds(
+                    &self,
+                    path: &Path,
+                    user: &[u8],
+                    bal: &Balancer,
+                ) -> Result<SaveStats> {
+                    self.checkpoint(bal, path, user)
                 }
             }
         )+
