@@ -143,8 +143,9 @@ fn payoff_run(args: &[&str]) -> Vec<(bool, String, [usize; 2])> {
 
 /// A remap that makes the application slower in wall-clock time is undone
 /// (issue 28): rank 1 computes 3× slower, but whenever it holds fewer cells
-/// both ranks wait 80 ms more per phase (the shared-core effect, outside
-/// the compute, so the speeds keep saying 3 : 1). The remap the speeds ask
+/// both ranks wait 320 ms more per phase (a balanced phase takes 120 ms;
+/// the shared-core effect, outside the compute, so the speeds keep saying
+/// 3 : 1). The remap the speeds ask
 /// for is made, found slower in two phases, undone (`NoPayoff`, back to
 /// equal shares), and not made again for the veto's balance points
 /// (`Vetoed`), twice as long after a second failure. Without the penalty
@@ -168,7 +169,7 @@ fn a_remap_that_does_not_pay_off_is_undone() {
     assert!(last[0] >= 2 * last[1], "{pts:?}");
 
     // The penalty: remap, undo after two slower phases, veto.
-    let pts = payoff_run(&["80", "14"]);
+    let pts = payoff_run(&["320", "14"]);
     assert_eq!(pts.len(), 14, "{pts:?}");
     let first = pts.iter().position(|p| p.0).expect("a remap");
     assert!(first <= 1 && pts[first].2[1] < pts[first].2[0], "{pts:?}");
@@ -194,7 +195,7 @@ fn a_remap_that_does_not_pay_off_is_undone() {
     }
 
     // The load moves to rank 0 at balance point 6: followed at once.
-    let pts = payoff_run(&["80", "10", "6"]);
+    let pts = payoff_run(&["320", "10", "6"]);
     let moved = pts[6..]
         .iter()
         .position(|p| p.0 && p.2[0] < p.2[1])
