@@ -41,7 +41,10 @@ fn pair_bytes(old: &GridPlan3, new: &GridPlan3, from: usize, to: usize) -> usize
 /// leaving rank's.
 fn candidates(bal: &Balancer, old: &GridPlan3, leaver: usize) -> nuce::Result<String> {
     let p = old.len();
-    let speeds = bal.speeds().map_or(vec![1.0; p], <[f64]>::to_vec);
+    let speeds = bal
+        .measured()
+        .speeds()
+        .map_or(vec![1.0; p], <[f64]>::to_vec);
     let stay: Vec<f64> = (0..p).filter(|&r| r != leaver).map(|r| speeds[r]).collect();
     let stencil = Stencil::seven(1);
     let fresh = Best3 { stencil }.decompose(old.shape, &stay)?;

@@ -267,6 +267,7 @@ pub extern "C" fn nuce_speeds(b: *mut nuce_balancer, out: *mut f64, n: usize) ->
         let h = unsafe { balancer(b) }?;
         let s = h
             .bal
+            .measured()
             .speeds()
             .ok_or_else(|| Error::empty("no speeds measured yet"))?;
         // SAFETY: `out` is NULL or `n` writable doubles (contract).

@@ -322,7 +322,11 @@ pub extern "C" fn nuce_graph_partition(
         let op = format!("nuce_graph_partition(algo {algo})");
         crate::checked(Ok(()), |r| h.bal.entry(&op, r))?;
         let p = comm.size() as usize;
-        let speeds = h.bal.speeds().map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
+        let speeds = h
+            .bal
+            .measured()
+            .speeds()
+            .map_or_else(|| vec![1.0; p], <[f64]>::to_vec);
         let here = (comm.rank() == root)
             .then(|| {
                 // SAFETY: `g` NULL or valid on the root (contract).

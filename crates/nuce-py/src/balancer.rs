@@ -191,7 +191,7 @@ impl PyBalancer {
     /// The current speed estimates (one per rank), or None before any.
     #[getter]
     fn speeds(&self) -> Option<Vec<f64>> {
-        self.bal.speeds().map(<[f64]>::to_vec)
+        self.bal.measured().speeds().map(<[f64]>::to_vec)
     }
 
     /// Records this rank's phase explicitly (local): `work` units (e.g.

@@ -421,7 +421,7 @@ fn sweep(ctx: &Ctx) {
             .zip(&want)
             .all(|(a, b)| a.0 == b.0 && (a.1 - b.1).abs() <= 1e-9 * b.1);
     ctx.check("sweep-function", same, format!("{got:?} vs {want:?}"));
-    let speeds = bal.speeds().map(<[f64]>::len);
+    let speeds = bal.measured().speeds().map(<[f64]>::len);
     ctx.check(
         "sweep-speeds",
         speeds == Some(w.size() as usize),
@@ -458,8 +458,8 @@ fn sweep(ctx: &Ctx) {
     .expect("the expected plan");
     ctx.check(
         "sweep-speeds-are-the-means",
-        bal.speeds() == Some(&speeds[..]),
-        format!("{:?} vs {speeds:?}", bal.speeds()),
+        bal.measured().speeds() == Some(&speeds[..]),
+        format!("{:?} vs {speeds:?}", bal.measured().speeds()),
     );
     let plan = bal.plan(64, 64).expect("plan after a sweep");
     ctx.check(

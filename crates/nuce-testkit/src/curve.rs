@@ -119,8 +119,9 @@ fn phases(ctx: &Ctx) {
             .expect("record_phase");
         let got = bal.plan1d_weighted(&mine, 10).expect("plan1d_weighted");
         let want: Vec<f64> = (0..p).map(|r| 1.0 + r as f64).collect();
-        let ratio = bal.speeds().map(|s| s[0]).unwrap_or(0.0);
+        let ratio = bal.measured().speeds().map(|s| s[0]).unwrap_or(0.0);
         let speeds: Vec<f64> = bal
+            .measured()
             .speeds()
             .unwrap_or(&[])
             .iter()

@@ -46,7 +46,7 @@ fn planner3(ctx: &Ctx) {
         .expect("configure");
         let plan = bal.plan3(shape, 1).expect("plan3");
         let want = decomposer3_by_name(name, Stencil::seven(1))
-            .and_then(|d| d.decompose(shape, bal.speeds().expect("speeds")))
+            .and_then(|d| d.decompose(shape, bal.measured().speeds().expect("speeds")))
             .expect("pure plan");
         ctx.check(
             &format!("plan3-{name}"),
@@ -62,7 +62,7 @@ fn planner3(ctx: &Ctx) {
     .expect("configure");
     let mut grid = Grid::new(&mut bal, shape, Stencil::seven(1)).expect("grid");
     let want = RecursiveBisection3d
-        .decompose(shape, bal.speeds().expect("speeds"))
+        .decompose(shape, bal.measured().speeds().expect("speeds"))
         .expect("rb");
     ctx.check(
         "grid-rb",

@@ -89,7 +89,7 @@ fn function_bits(f: Option<&nuce::plan::fpm::SpeedFunction>) -> Option<Vec<u64>>
 /// rank's speed function included.
 fn restored(ctx: &Ctx, bal: &Balancer, saved: &SavedSpeeds) -> bool {
     let now = bits(
-        bal.speeds().unwrap_or_default(),
+        bal.measured().speeds().unwrap_or_default(),
         bal.measured().speed_estimates().unwrap_or_default(),
     );
     now == bits(&saved.speeds, &saved.estimates)
@@ -166,9 +166,9 @@ fn read(ctx: &Ctx) {
             && if same {
                 saved.speeds().is_some_and(|s| restored(ctx, &bal, s))
             } else {
-                bal.speeds().is_none()
+                bal.measured().speeds().is_none()
             },
-        format!("{:?} {:?}", saved.speeds(), bal.speeds()),
+        format!("{:?} {:?}", saved.speeds(), bal.measured().speeds()),
     );
     let sg = SavedGraph::open(&ctx.world, path(ctx, "graph.nuce")).expect("open");
     let g: G = sg.new_graph(&mut bal).expect("graph");

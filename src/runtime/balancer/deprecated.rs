@@ -22,6 +22,12 @@ impl Balancer {
         self.install(settings);
     }
 
+    #[deprecated(note = "use bal.measured().speeds()")]
+    #[doc(hidden)]
+    pub fn speeds(&self) -> Option<&[f64]> {
+        self.book.speeds()
+    }
+
     #[deprecated(note = "use Balancer::configure with Settings::timeout")]
     #[doc(hidden)]
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {

@@ -14,8 +14,9 @@ pub struct Measured<'a> {
 }
 
 impl<'a> Measured<'a> {
-    /// The current speed of every rank (work units per second), as
-    /// [`Balancer::speeds`].
+    /// The current speed estimate of every rank (work units per second):
+    /// those the plans are made for, once known (after
+    /// [`Balancer::measure`], [`Balancer::set_speeds`] or a balance point).
     pub fn speeds(&self) -> Option<&'a [f64]> {
         self.bal.book.speeds()
     }

@@ -135,7 +135,7 @@ impl Departure {
     /// Every rank's speed (uniform when none are known), and those of the
     /// ranks that stay.
     fn speeds(&self, bal: &Balancer) -> (Vec<f64>, Vec<f64>) {
-        let all: Vec<f64> = match bal.speeds() {
+        let all: Vec<f64> = match bal.measured().speeds() {
             Some(s) if s.len() == self.size => s.to_vec(),
             _ => vec![1.0; self.size],
         };

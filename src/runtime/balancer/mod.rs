@@ -25,7 +25,7 @@
 //! |---|---|
 //! | create, settings | [`Balancer::new`]; [`Balancer::settings`] (*local*) and [`Balancer::configure`]: one [`Settings`] value, the same on every rank |
 //! | this rank's facts | [`Balancer::set_kernel`] (*local*), [`Balancer::set_memory_limit`], [`Balancer::set_memory_limit_from_machine`], [`Balancer::detect_hosts`] / [`Balancer::set_hosts`] |
-//! | speeds | [`Balancer::measure`], [`Balancer::measure_sizes`], [`Balancer::set_speeds`], [`Balancer::record_phase`] and [`Balancer::start_phase`] (*local*), [`Balancer::update_speeds`], [`Balancer::measure_network`]; read with [`Balancer::speeds`], [`Measured::speed_estimates`] |
+//! | speeds | [`Balancer::measure`], [`Balancer::measure_sizes`], [`Balancer::set_speeds`], [`Balancer::record_phase`] and [`Balancer::start_phase`] (*local*), [`Balancer::update_speeds`], [`Balancer::measure_network`]; read with [`Measured::speeds`], [`Measured::speed_estimates`] |
 //! | plan only | [`Balancer::plan`] (2D), [`Balancer::plan3`] (3D), [`Balancer::plan1d`], [`Balancer::plan1d_weighted`], [`OwnershipRanges::new`] |
 //! | plan and create data | [`DistArray2::new`], [`DistArray2::scatter_of`], [`DistArray3::scatter`], [`Grid::new`](BufferGrid::new), [`DistGraph::scatter`], [`DistGraph::balance`] |
 //! | balance point | [`Balancer::maybe_remap`], [`Balancer::maybe_remap_ahead`], [`Balancer::depart`] |

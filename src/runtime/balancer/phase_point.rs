@@ -18,7 +18,7 @@ impl Balancer {
     /// A balance point for data nuce does not hold (a PETSc DMDA's or
     /// DMPlex's, whose data PETSc moves): the phases the ranks recorded
     /// since the previous balance point ([`Balancer::record_phase`]) become
-    /// the speeds ([`Balancer::speeds`]), merged with the earlier estimates
+    /// the speeds ([`Measured::speeds`]), merged with the earlier estimates
     /// for ranks that recorded none; no rank recorded one: the speeds stay
     /// as they are. Collective. [`OwnershipRanges::new`](crate::OwnershipRanges::new) does this
     /// first; call it before reading the speeds for a partitioner of one's

@@ -14,7 +14,7 @@ use super::*;
 /// rank that wrote it (see the module's documentation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedSpeeds {
-    /// Every rank's speed as planned ([`Balancer::speeds`]: snapped within
+    /// Every rank's speed as planned ([`Measured::speeds`]: snapped within
     /// the noise), in work units per second.
     pub speeds: Vec<f64>,
     /// Every rank's estimate with its relative noise, before snapping

@@ -157,11 +157,6 @@ pub fn merge_estimates(
 }
 
 impl Balancer {
-    /// The current speed estimate of every rank (work units per second), once known.
-    pub fn speeds(&self) -> Option<&[f64]> {
-        self.book.speeds()
-    }
-
     /// The current speeds, or 1 for every rank when none are known yet:
     /// what the plans use before any measurement.
     pub(crate) fn speeds_or_uniform(&self) -> Vec<f64> {
