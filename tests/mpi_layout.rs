@@ -9,7 +9,9 @@
 //! slice length or grid getting the same error; a cost per cell balanced
 //! in proportion to the speeds, and bad costs (NaN, negative, infinite,
 //! all 0, the wrong length, on some ranks only, stale after a move) the
-//! same error on every rank.
+//! same error on every rank; a field scattered from and gathered to one
+//! whole array at a root, and bad gathers and scatters the same error on
+//! every rank.
 
 mod common;
 
@@ -77,6 +79,41 @@ fn ranks_that_disagree_get_the_same_error() {
                     run.stdout
                 );
             }
+        }
+    }
+}
+
+/// A field to and from one whole array at a root (`Grid::scatter`,
+/// `Grid::gather`): every cell in its place, nothing written outside this
+/// rank's box, any rank the root, tilings with empty boxes.
+#[test]
+fn a_field_scatters_from_and_gathers_to_a_whole_array_at_the_root() {
+    for np in [1, 2, 3, 4] {
+        common::checks_pass(np, &["grid-whole", "7", "5", "9"]);
+    }
+    common::checks_pass(3, &["grid-whole", "1", "12", "10"]);
+}
+
+/// A bad gather or scatter is the same error on every rank, and the grid
+/// gathers right afterwards.
+#[test]
+fn a_bad_gather_or_scatter_is_the_same_error_on_every_rank() {
+    let bin = common::check_binary();
+    for np in [2, 3] {
+        for (case, needle) in [
+            ("root-length", "the root's whole array has 209 cells"),
+            ("field-length", "field 0 has"),
+            ("elem", "4-byte cells"),
+            ("root", &format!("root {np} is not a rank")),
+            ("pending", "a remap is pending"),
+        ] {
+            let run = same_error_on_every_rank(&bin, np, "grid-whole-errors", case, needle);
+            let after = run.lines_with("AFTER ");
+            assert_eq!(after.len(), np, "np {np} {case}\n{}", run.stdout);
+            assert!(
+                after.iter().all(|l| l.ends_with("gather=true")),
+                "np {np} {case}: {after:?}"
+            );
         }
     }
 }

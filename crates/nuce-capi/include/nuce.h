@@ -814,6 +814,32 @@ int nuce_grid_move(struct nuce_grid *g,
                    const struct nuce_field *old_fields,
                    const struct nuce_field *new_fields);
 
+// Gathers one field of the grid on rank 0 (collective over the grid's
+// ranks): every rank passes its `field` (its padded block, as for
+// [`nuce_grid_exchange`](crate::nuce_grid_exchange); ghost cells are not
+// read); rank 0 receives the whole grid in `global`, `global_len` =
+// `n[0]·n[1]·n[2]` cells of the field's `elem_size` bytes, C order
+// (dimension 2 fastest; Fortran: dimension 1 fastest). `global` and
+// `global_len` are read on rank 0 only: other ranks may pass `NULL, 0`.
+// Errors — a field that does not fit this rank's box, a missing or
+// wrongly sized array on rank 0, another element size on some rank, a
+// move pending — are the same on every rank, and nothing is written then.
+int nuce_grid_gather(struct nuce_grid *g,
+                     const struct nuce_field *field,
+                     void *global,
+                     size_t global_len);
+
+// Scatters rank 0's whole array `global` (`global_len` =
+// `n[0]·n[1]·n[2]` cells of the field's `elem_size` bytes, C order; read
+// on rank 0 only, other ranks may pass `NULL, 0`) into every rank's
+// `field` (its padded block; ghost cells are not written: exchange
+// afterwards) (collective over the grid's ranks). Errors as
+// [`nuce_grid_gather`]'s, the same on every rank, nothing written then.
+int nuce_grid_scatter(struct nuce_grid *g,
+                      const void *global,
+                      size_t global_len,
+                      const struct nuce_field *field);
+
 // Partitions the graph `g` into `nparts` parts whose vertex weights are in
 // the ratio of `tpwgts[nparts]` (any positive scale; NULL for equal parts)
 // with algorithm `algo` (`NUCE_ALGO_*`), every algorithm's result refined

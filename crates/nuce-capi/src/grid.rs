@@ -560,13 +560,15 @@ pub extern "C" fn nuce_grid_move(
 }
 
 /// `in_c_words` for the grid's runtime names (kept with the grid's functions).
-pub(crate) const GRID_NAMES: [(&str, &str); 6] = [
+pub(crate) const GRID_NAMES: [(&str, &str); 8] = [
     (
         "Balancer::maybe_remap(a grid",
         "nuce_grid_maybe_remap(a grid",
     ),
     ("Grid::exchange", "nuce_grid_exchange"),
     ("Grid::move_fields", "nuce_grid_move"),
+    ("Grid::gather", "nuce_grid_gather"),
+    ("Grid::scatter", "nuce_grid_scatter"),
     ("Grid::with_plan", "nuce_grid_create (its layout step)"),
     ("Balancer::plan3", "nuce_grid_create (the planning step)"),
     ("Grid::start_remap", "nuce_grid_maybe_remap"),

@@ -55,7 +55,7 @@ pub fn run(name: &str, ctx: &Ctx) -> bool {
 
 /// A cell type of the tests: its value for a global cell id and field, and
 /// the sentinel of cells nothing should write.
-trait TestCell: Plain + PartialEq + std::fmt::Debug {
+pub(crate) trait TestCell: Plain + PartialEq + std::fmt::Debug {
     fn make(id: u64, field: u64) -> Self;
     fn sentinel() -> Self;
 }
@@ -93,7 +93,7 @@ impl TestCell for [u64; 3] {
     }
 }
 
-fn id(shape: (usize, usize, usize), i: usize, j: usize, k: usize) -> u64 {
+pub(crate) fn id(shape: (usize, usize, usize), i: usize, j: usize, k: usize) -> u64 {
     ((i * shape.1 + j) * shape.2 + k) as u64
 }
 
@@ -117,7 +117,7 @@ fn cell_of(
 
 /// A buffer for this rank's box of `l` with `pad`: own cells hold their
 /// values, the rest the sentinel.
-fn filled<T: TestCell>(l: &Layout, pad: [usize; 3], field: u64) -> Vec<T> {
+pub(crate) fn filled<T: TestCell>(l: &Layout, pad: [usize; 3], field: u64) -> Vec<T> {
     let n = l.padded_len(pad).expect("padding");
     let (b, shape) = (l.local_box(), l.plan().shape);
     (0..n)
@@ -130,7 +130,13 @@ fn filled<T: TestCell>(l: &Layout, pad: [usize; 3], field: u64) -> Vec<T> {
 
 /// True when every cell of `buf` holds its value (own cells, and ghosts
 /// inside a received region when `ghosts`) or the sentinel (elsewhere).
-fn holds<T: TestCell>(l: &Layout, buf: &[T], pad: [usize; 3], field: u64, ghosts: bool) -> bool {
+pub(crate) fn holds<T: TestCell>(
+    l: &Layout,
+    buf: &[T],
+    pad: [usize; 3],
+    field: u64,
+    ghosts: bool,
+) -> bool {
     let (b, shape) = (l.local_box(), l.plan().shape);
     buf.iter().enumerate().all(|(x, v)| {
         let want = match cell_of(&b, pad, shape, x) {
@@ -146,7 +152,7 @@ fn holds<T: TestCell>(l: &Layout, buf: &[T], pad: [usize; 3], field: u64, ghosts
     })
 }
 
-fn shape_args(ctx: &Ctx) -> (usize, usize, usize) {
+pub(crate) fn shape_args(ctx: &Ctx) -> (usize, usize, usize) {
     (ctx.arg(0, 7), ctx.arg(1, 5), ctx.arg(2, 9))
 }
 

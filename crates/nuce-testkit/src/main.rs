@@ -22,6 +22,7 @@ mod faults;
 mod fpm;
 mod graph;
 mod grid;
+mod grid_whole;
 mod hierarchy;
 mod join_data;
 mod packing;
@@ -92,6 +93,7 @@ fn main() {
         s if s.starts_with("graph-") => graph::run(s, &ctx),
         s if s.starts_with("fpm-") => fpm::run(s, &ctx),
         s if s.starts_with("decide-") => decisions::run(s, &ctx),
+        s if s.starts_with("grid-whole") => grid_whole::run(s, &ctx),
         s if s.starts_with("grid-") => grid::run(s, &ctx),
         s if s.starts_with("planner3") => planner3::run(s, &ctx),
         s if s.starts_with("settings-") => settings::run(s, &ctx),

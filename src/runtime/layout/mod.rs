@@ -37,6 +37,11 @@
 //!   locally the cells it keeps and sends only the cells that change owner,
 //!   straight from the old buffers into the new ones. Exchanges are refused
 //!   while a move is pending.
+//! * **Whole array at a root** ([`Grid::scatter`], [`Grid::gather`]): a
+//!   field from and to one array of the whole grid (C order) at a root,
+//!   as a move between the grid's layout and the layout in which the root
+//!   owns every cell: one derived-datatype message per rank, straight
+//!   between the application's buffers and the root's array.
 //! * **Cost per cell** ([`Grid::set_cost`], [`Grid::set_cost_with`],
 //!   [`Grid::clear_cost`]): cells that do unequal work are balanced by
 //!   `Σ cost / speed` instead of cell counts, by the same mechanism as the

@@ -2,7 +2,8 @@
 //! [`super`]): the object, its cost per cell and its remap (the pending
 //! layout and the move). Its ghost exchanges, blocking and begin/end, and
 //! the cache of datatypes per field set they share with the move are in
-//! [`exchange`].
+//! [`exchange`]; a field to and from one whole array at a root
+//! ([`Grid::gather`], [`Grid::scatter`]) in [`whole`].
 
 use std::rc::Rc;
 
@@ -21,6 +22,7 @@ use crate::runtime::object::{global_stats, migration_volume3, MoveStats, OwnComm
 use crate::runtime::watchdog::Checkpoints;
 
 mod exchange;
+mod whole;
 
 pub use exchange::{Exchange, PendingExchange};
 use exchange::{FieldKey, LastCall};
