@@ -57,7 +57,7 @@ module nuce
   public :: nuce_grid_create, nuce_grid_free, nuce_grid_box, nuce_grid_neighbours
   public :: nuce_grid_field, nuce_grid_exchange, nuce_grid_exchange_begin
   public :: nuce_grid_exchange_end, nuce_grid_maybe_remap, nuce_grid_move
-  public :: nuce_grid_set_cost, nuce_grid_clear_cost
+  public :: nuce_grid_set_cost, nuce_grid_clear_cost, nuce_grid_gather, nuce_grid_scatter
   public :: nuce_saved, nuce_grid_save, nuce_saved_open, nuce_saved_grid, nuce_saved_user
   public :: nuce_saved_grid_create, nuce_saved_read, nuce_saved_free
   public :: nuce_grid_checkpoint, nuce_graph_checkpoint, nuce_saved_speeds
@@ -186,6 +186,14 @@ module nuce
     module procedure grid_set_cost3, grid_set_cost2
   end interface nuce_grid_set_cost
 
+  interface nuce_grid_gather
+    module procedure grid_gather3, grid_gather2
+  end interface nuce_grid_gather
+
+  interface nuce_grid_scatter
+    module procedure grid_scatter3, grid_scatter2
+  end interface nuce_grid_scatter
+
   interface
     function c_grid_create(b, n, ghost, stencil, out) bind(c, name='nuce_grid_create') result(rc)
       import :: c_int, c_ptr, c_int64_t
@@ -259,6 +267,18 @@ module nuce
       type(c_ptr), value :: g
       integer(c_int) :: rc
     end function c_grid_clear_cost
+    function c_grid_gather(g, field, global, global_len) bind(c, name='nuce_grid_gather') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, field, global
+      integer(c_size_t), value :: global_len
+      integer(c_int) :: rc
+    end function c_grid_gather
+    function c_grid_scatter(g, global, global_len, field) bind(c, name='nuce_grid_scatter') result(rc)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: g, global, field
+      integer(c_size_t), value :: global_len
+      integer(c_int) :: rc
+    end function c_grid_scatter
   end interface
 
   interface
@@ -2155,6 +2175,81 @@ contains
     call fortran_call()
     call done(c_grid_clear_cost(g%ptr), 'nuce_grid_clear_cost', ierr)
   end subroutine nuce_grid_clear_cost
+
+  !> Gathers the grid's `field` (nuce_grid_field of this rank's real(c_double)
+  !> array; halo cells are not read) into rank 0's whole array
+  !> `global(n(1), n(2), n(3))` (ignored elsewhere: pass a zero-size array)
+  !> (collective over the grid's ranks).
+  subroutine grid_gather3(g, field, global, ierr)
+    type(nuce_grid), intent(in) :: g
+    type(nuce_field), intent(in), target :: field
+    real(c_double), intent(inout), target, contiguous :: global(:, :, :)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(global) > 0) p = c_loc(global)
+    call grid_whole(g, field, p, size(global), .true., ierr)
+  end subroutine grid_gather3
+
+  !> nuce_grid_gather of a 2D grid into rank 0's `global(n(1), n(2))`.
+  subroutine grid_gather2(g, field, global, ierr)
+    type(nuce_grid), intent(in) :: g
+    type(nuce_field), intent(in), target :: field
+    real(c_double), intent(inout), target, contiguous :: global(:, :)
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(global) > 0) p = c_loc(global)
+    call grid_whole(g, field, p, size(global), .true., ierr)
+  end subroutine grid_gather2
+
+  !> Scatters rank 0's whole array `global(n(1), n(2), n(3))` (read on rank
+  !> 0 only: pass a zero-size array elsewhere) into every rank's `field`
+  !> (nuce_grid_field of its real(c_double) array; halo cells are not
+  !> written: exchange next) (collective over the grid's ranks).
+  subroutine grid_scatter3(g, global, field, ierr)
+    type(nuce_grid), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: global(:, :, :)
+    type(nuce_field), intent(in), target :: field
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(global) > 0) p = c_loc(global)
+    call grid_whole(g, field, p, size(global), .false., ierr)
+  end subroutine grid_scatter3
+
+  !> nuce_grid_scatter of a 2D grid from rank 0's `global(n(1), n(2))`.
+  subroutine grid_scatter2(g, global, field, ierr)
+    type(nuce_grid), intent(in) :: g
+    real(c_double), intent(in), target, contiguous :: global(:, :)
+    type(nuce_field), intent(in), target :: field
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(global) > 0) p = c_loc(global)
+    call grid_whole(g, field, p, size(global), .false., ierr)
+  end subroutine grid_scatter2
+
+  !> The shared body of the gathers (`gather`) and scatters: the whole
+  !> array is real(c_double), so the field's cells must be 8 bytes (else
+  !> this rank refuses the call: the same error on every rank).
+  subroutine grid_whole(g, field, p, n, gather, ierr)
+    type(nuce_grid), intent(in) :: g
+    type(nuce_field), intent(in), target :: field
+    type(c_ptr), intent(in) :: p
+    integer, intent(in) :: n
+    logical, intent(in) :: gather
+    integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: why
+    why = ''
+    if (field%elem_size /= 8) why = 'the field''s cells are not real(c_double) like the whole array'
+    call fortran_call(why)
+    if (gather) then
+      call done(c_grid_gather(g%ptr, c_loc(field), p, int(n, c_size_t)), 'nuce_grid_gather', ierr)
+    else
+      call done(c_grid_scatter(g%ptr, p, int(n, c_size_t), c_loc(field)), 'nuce_grid_scatter', ierr)
+    end if
+  end subroutine grid_whole
 
   ! --- Save files and restarts on another number of ranks ---------------------
 
