@@ -2185,10 +2185,7 @@ contains
     type(nuce_field), intent(in), target :: field
     real(c_double), intent(inout), target, contiguous :: global(:, :, :)
     integer, intent(out), optional :: ierr
-    type(c_ptr) :: p
-    p = c_null_ptr
-    if (size(global) > 0) p = c_loc(global)
-    call grid_whole(g, field, p, size(global), .true., ierr)
+    call grid_whole(g, field, global, size(global), .true., ierr)
   end subroutine grid_gather3
 
   !> nuce_grid_gather of a 2D grid into rank 0's `global(n(1), n(2))`.
@@ -2197,10 +2194,7 @@ contains
     type(nuce_field), intent(in), target :: field
     real(c_double), intent(inout), target, contiguous :: global(:, :)
     integer, intent(out), optional :: ierr
-    type(c_ptr) :: p
-    p = c_null_ptr
-    if (size(global) > 0) p = c_loc(global)
-    call grid_whole(g, field, p, size(global), .true., ierr)
+    call grid_whole(g, field, global, size(global), .true., ierr)
   end subroutine grid_gather2
 
   !> Scatters rank 0's whole array `global(n(1), n(2), n(3))` (read on rank
@@ -2212,10 +2206,7 @@ contains
     real(c_double), intent(in), target, contiguous :: global(:, :, :)
     type(nuce_field), intent(in), target :: field
     integer, intent(out), optional :: ierr
-    type(c_ptr) :: p
-    p = c_null_ptr
-    if (size(global) > 0) p = c_loc(global)
-    call grid_whole(g, field, p, size(global), .false., ierr)
+    call grid_whole(g, field, global, size(global), .false., ierr)
   end subroutine grid_scatter3
 
   !> nuce_grid_scatter of a 2D grid from rank 0's `global(n(1), n(2))`.
@@ -2224,23 +2215,24 @@ contains
     real(c_double), intent(in), target, contiguous :: global(:, :)
     type(nuce_field), intent(in), target :: field
     integer, intent(out), optional :: ierr
-    type(c_ptr) :: p
-    p = c_null_ptr
-    if (size(global) > 0) p = c_loc(global)
-    call grid_whole(g, field, p, size(global), .false., ierr)
+    call grid_whole(g, field, global, size(global), .false., ierr)
   end subroutine grid_scatter2
 
-  !> The shared body of the gathers (`gather`) and scatters: the whole
-  !> array is real(c_double), so the field's cells must be 8 bytes (else
+  !> The shared body of the gathers (`gather`: `global` written) and
+  !> scatters (read), on the `n` values of the whole array `global`. It is
+  !> real(c_double), so the field's cells must be 8 bytes (else
   !> this rank refuses the call: the same error on every rank).
-  subroutine grid_whole(g, field, p, n, gather, ierr)
+  subroutine grid_whole(g, field, global, n, gather, ierr)
     type(nuce_grid), intent(in) :: g
     type(nuce_field), intent(in), target :: field
-    type(c_ptr), intent(in) :: p
+    real(c_double), target :: global(*)
     integer, intent(in) :: n
     logical, intent(in) :: gather
     integer, intent(out), optional :: ierr
     character(len=:), allocatable :: why
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (n > 0) p = c_loc(global(1))
     why = ''
     if (field%elem_size /= 8) why = 'the field''s cells are not real(c_double) like the whole array'
     call fortran_call(why)
