@@ -85,7 +85,7 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
     let mut u: DistArray3<f64> = DistArray3::scatter(&mut bal, shape, 1, global.as_deref(), 1)?;
     if rank == 0 {
         println!(
-            "{:>5} {:>12} {:>9} {:>6} {:>10}  volumes / speeds (Mcell/s)",
+            "{:>5} {:>12} {:>9} {:>6} {:>10}  volumes / speeds (Mcell/s) / rule",
             "phase", "s/iter", "imbal", "remap", "MB moved"
         );
     }
@@ -129,14 +129,15 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
                 .map(|s| format!("{:.1}", s / 1e6))
                 .collect();
             println!(
-                "{:>5} {:>12.6} {:>8.1}% {:>6} {:>10.3}  {:?} [{}]",
+                "{:>5} {:>12.6} {:>8.1}% {:>6} {:>10.3}  {:?} [{}] {:?}",
                 phase,
                 per_iter,
                 rep.imbalance_current * 100.0,
                 if rep.remap { "yes" } else { "no" },
                 rep.moved.map_or(0, |m| m.bytes) as f64 / 1e6,
                 volumes,
-                sp.join(", ")
+                sp.join(", "),
+                rep.decision.rule
             );
         }
     }

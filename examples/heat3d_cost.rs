@@ -194,11 +194,12 @@ fn run(args: &Args, world: &mpi::topology::SimpleCommunicator, slow: &[Slow]) ->
                 volumes
             );
             println!(
-                "COST phase {phase} moved {} remap {} imbalance {imbalance:.6} candidate {:.6} bound {bound:.6} ratio {:.4}",
+                "COST phase {phase} moved {} remap {} imbalance {imbalance:.6} candidate {:.6} bound {bound:.6} ratio {:.4} rule {:?}",
                 phase % args.move_every.max(1) == 0,
                 rep.remap,
                 rep.imbalance_candidate,
-                per_iter / ideal
+                per_iter / ideal,
+                rep.decision.rule
             );
         }
     }

@@ -10,7 +10,9 @@
 //! [`DecisionRule::NoPayoff`]), and remaps to shares
 //! like the ones that failed are not made again for a while
 //! ([`DecisionRule::Vetoed`]), longer after each failure. A load that
-//! changes the shares beyond [`VETO_TOLERANCE`] is followed at once.
+//! changes the shares beyond [`VETO_TOLERANCE`] is followed at once, and a
+//! remap is not judged once the speeds or the work per rank no longer
+//! follow the shares it planned for (the world changed, not the remap).
 //!
 //! [`DecisionRule::NoPayoff`]: crate::policy::DecisionRule::NoPayoff
 //! [`DecisionRule::Vetoed`]: crate::policy::DecisionRule::Vetoed
@@ -199,6 +201,23 @@ impl Payoff {
         }
     }
 
+    /// At a balance point, before [`Payoff::check`], with every rank's work
+    /// per iteration `loads` on the current plan: when the work no longer
+    /// follows the shares the last remap planned for (beyond
+    /// [`VETO_TOLERANCE`]) — the application's cost per cell moved, or its
+    /// cells changed — the time changed for another reason than the remap,
+    /// which is not judged by it (forgotten, as when the speeds change). A
+    /// band of costly cells that moved across the grid between the two
+    /// phases that judge a remap made `heat3d_cost` undo a right remap on
+    /// a machine loaded by a build (`tests/mpi_array3.rs`).
+    pub fn work_changed(&mut self, loads: &[f64]) {
+        if let Some(last) = &self.last {
+            if !alike(&last.shares, &shares(loads)) {
+                self.last = None;
+            }
+        }
+    }
+
     /// Forgets the last remap (its check would compare unlike phases: the
     /// ranks or the data changed).
     pub fn forget(&mut self) {
@@ -312,6 +331,27 @@ mod tests {
         assert_eq!(p.check(1.5, &[1.0, 1.0]), None);
         assert_eq!(p.check(1.5, &[1.0, 1.0]), None);
         assert!(!p.vetoes(&[2.0, 1.0]));
+    }
+
+    #[test]
+    fn a_remap_is_not_judged_once_the_work_moved() {
+        let mut p = Payoff::default();
+        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        // The plan follows the shares: 66 : 34 of the work. Slower once.
+        p.work_changed(&[66.0, 34.0]);
+        assert_eq!(p.check(1.5, &S21), None);
+        // Then the costly cells move to rank 1: slower again, not the
+        // remap's fault.
+        p.work_changed(&[30.0, 70.0]);
+        assert_eq!(p.check(1.5, &S21), None);
+        assert!(!p.vetoes(&[2.0, 1.0]));
+        // The work as planned: the same two slow phases undo the remap.
+        let mut p = Payoff::default();
+        remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
+        for undo in [None, Some(vec![50.0, 50.0])] {
+            p.work_changed(&[66.0, 34.0]);
+            assert_eq!(p.check(1.5, &S21), undo);
+        }
     }
 
     #[test]

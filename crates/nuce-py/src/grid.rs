@@ -2,8 +2,10 @@
 //! data lives in the caller's NumPy arrays ([`nuce::Grid`]). Made by
 //! `Balancer.grid`; exchanges fill the arrays' ghost cells in place.
 
+use mpi::traits::Communicator;
 use nuce::plan::array3d::Box3;
 use nuce::{Grid, Layout};
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 
@@ -54,6 +56,43 @@ impl PyGrid {
             self.tuple(py, [b.x, b.y, b.z])?,
             self.tuple(py, [b.nx, b.ny, b.nz])?,
         ))
+    }
+
+    /// The global shape in the caller's axes.
+    fn whole_shape(&self) -> Vec<usize> {
+        let (a, b, c) = self.grid.global_shape();
+        [a, b, c][3 - self.dims..].to_vec()
+    }
+
+    /// Cells of the whole grid.
+    fn cells(&self) -> usize {
+        self.whole_shape().iter().product()
+    }
+
+    /// The root's whole array for a scatter into field `f`: `w` as a
+    /// C-contiguous array of `f`'s dtype (a copy when it is not one), of
+    /// the global shape then `f`'s components.
+    fn whole_array<'py>(
+        &self,
+        py: Python<'py>,
+        w: &Bound<'py, PyAny>,
+        f: &fields::ArrayField<'py>,
+    ) -> Result<Bound<'py, PyAny>, nuce::Error> {
+        let bad = |e: PyErr| nuce::Error::invalid_input(format!("the whole array: {e}"));
+        let np = py.import("numpy").map_err(bad)?;
+        let w = np
+            .getattr("ascontiguousarray")
+            .and_then(|a| a.call1((w, f.array.dtype())))
+            .map_err(bad)?;
+        let shape: Vec<usize> = w.getattr("shape").and_then(|s| s.extract()).map_err(bad)?;
+        let mut want = self.whole_shape();
+        want.extend(&f.components);
+        if shape != want {
+            return Err(nuce::Error::shape_mismatch(format!(
+                "the whole array has shape {shape:?}, the grid with the field's components is {want:?}"
+            )));
+        }
+        Ok(w)
     }
 
     /// The fields of a call, checked, or this rank's refusal joined by its
@@ -193,6 +232,95 @@ impl PyGrid {
             // below; no Python code runs on this thread meanwhile.
             let x = unsafe { grid.exchange_begin_raw_typed(&raw, &types) }?;
             grid.exchange_end_raw(x)
+        }))
+    }
+
+    /// Gathers the field `u` (this rank's padded array, as for `exchange`;
+    /// ghost cells are not read) at rank `root` (collective over the
+    /// grid's ranks): returns there a new array of the whole grid,
+    /// `shape` then `u`'s component axes, `u`'s dtype; `None` elsewhere. A
+    /// bad field on any rank raises `InputError` on every rank; other cell
+    /// sizes on another rank `DisagreementError`.
+    #[pyo3(signature = (u, root = 0))]
+    fn gather<'py>(
+        &mut self,
+        py: Python<'py>,
+        u: &Bound<'py, PyAny>,
+        root: i32,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let what = format!("Grid.gather(to root {root})");
+        let f = fields::field(u, 0, self.layout(), self.dims, self.pad)
+            .map_err(|e| to_py(self.grid.refuse_call(&what, e)))?;
+        let at_root = self.grid.comm().rank() == root;
+        let whole = if at_root {
+            let mut shape = self.whole_shape();
+            shape.extend(&f.components);
+            let np = py.import("numpy")?;
+            Some(
+                np.getattr("empty")?
+                    .call1((PyTuple::new(py, shape)?, f.array.dtype()))?,
+            )
+        } else {
+            None
+        };
+        let (ptr, len) = match &whole {
+            Some(w) => (
+                fields::data_ptr(w.cast::<numpy::PyUntypedArray>()?),
+                self.cells(),
+            ),
+            None => (std::ptr::null_mut(), 0),
+        };
+        let (grid, raw) = (&*self.grid, f.raw);
+        ok(detached(py, || {
+            // SAFETY: `u` is checked against the layout and referenced
+            // meanwhile; the root's new array holds `len` cells of the
+            // field's size; no Python code runs on this thread meanwhile.
+            unsafe { grid.gather_raw(root, raw, ptr, len) }
+        }))?;
+        Ok(whole)
+    }
+
+    /// Scatters rank `root`'s whole grid `whole` (an array of `shape` then
+    /// `u`'s component axes, converted to `u`'s dtype; read at the root
+    /// only, `None` elsewhere) into every rank's field `u` (its padded
+    /// array; ghost cells are not written: exchange next) (collective over
+    /// the grid's ranks). Errors as `gather`'s, on every rank.
+    #[pyo3(signature = (whole, u, root = 0))]
+    fn scatter<'py>(
+        &mut self,
+        py: Python<'py>,
+        whole: Option<&Bound<'py, PyAny>>,
+        u: &Bound<'py, PyAny>,
+        root: i32,
+    ) -> PyResult<()> {
+        let what = format!("Grid.scatter(from root {root})");
+        let at_root = self.grid.comm().rank() == root;
+        let local = fields::field(u, 0, self.layout(), self.dims, self.pad).and_then(|f| {
+            let whole = match whole.filter(|_| at_root) {
+                Some(w) => Some(self.whole_array(py, w, &f)?),
+                None if at_root => {
+                    return Err(nuce::Error::invalid_input(
+                        "the root has no whole array (None)",
+                    ))
+                }
+                None => None,
+            };
+            Ok((f, whole))
+        });
+        let (f, whole) = local.map_err(|e| to_py(self.grid.refuse_call(&what, e)))?;
+        let (ptr, len) = match &whole {
+            Some(w) => (
+                fields::data_ptr(w.cast::<numpy::PyUntypedArray>()?),
+                self.cells(),
+            ),
+            None => (std::ptr::null_mut(), 0),
+        };
+        let (grid, raw) = (&*self.grid, f.raw);
+        ok(detached(py, || {
+            // SAFETY: `u` is checked against the layout (writeable) and the
+            // root's contiguous copy holds `len` cells of the field's size,
+            // both referenced meanwhile; no Python code runs meanwhile.
+            unsafe { grid.scatter_raw(root, ptr.cast_const(), len, raw) }
         }))
     }
 

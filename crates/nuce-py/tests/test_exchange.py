@@ -103,3 +103,54 @@ def test_rank_without_cells(comm, bal):
     grid.exchange(u)
     r = bal.maybe_remap(grid, 1, [u])
     assert r.fields[0].shape == grid.padded_shape
+
+
+@pytest.mark.parametrize("shape", [(17, 23), (9, 8, 11)])
+@pytest.mark.parametrize("root", [0, -1])
+def test_scatter_and_gather_through_a_whole_array(comm, bal, shape, root):
+    root = root % comm.size
+    grid = bal.grid(shape, ghost=1)
+    idx = np.indices(shape)
+    whole = global_value([idx[a] for a in range(len(shape))])
+    u = grid.zeros() - 1
+    grid.scatter(whole if comm.rank == root else None, u, root=root)
+    lo, size = grid.box
+    sub = tuple(slice(l, l + s) for l, s in zip(lo, size))
+    assert np.array_equal(u[grid.interior], whole[sub])
+    ghosts = np.ones(u.shape, bool)
+    ghosts[grid.interior] = False
+    assert np.all(u[ghosts] == -1)  # ghost cells are not written
+    u[grid.interior] *= 2
+    back = grid.gather(u, root=root)
+    if comm.rank == root:
+        assert back.shape == shape and back.dtype == u.dtype
+        assert np.array_equal(back, 2 * whole)
+    else:
+        assert back is None
+
+
+def test_gather_keeps_components_and_dtype(comm, bal):
+    grid = bal.grid((6, 7), ghost=1)
+    u = grid.zeros(np.int32, components=(3,))
+    lo, size = grid.box
+    idx = np.indices(size)
+    for c in range(3):
+        u[grid.interior + (c,)] = (idx[0] + lo[0]) * 100 + (idx[1] + lo[1]) * 10 + c
+    back = grid.gather(u)
+    if comm.rank == 0:
+        i, j = np.indices((6, 7))
+        want = np.stack([i * 100 + j * 10 + c for c in range(3)], axis=-1).astype(np.int32)
+        assert back.dtype == np.int32 and np.array_equal(back, want)
+
+
+def test_a_bad_whole_array_is_an_error_on_every_rank(comm, bal):
+    grid = bal.grid((6, 7), ghost=1)
+    u = grid.zeros()
+    wrong = np.zeros((7, 6)) if comm.rank == 0 else None
+    with pytest.raises(nuce.InputError, match="whole array has shape"):
+        grid.scatter(wrong, u)
+    with pytest.raises(nuce.InputError, match="no whole array"):
+        grid.scatter(None, u)
+    # The grid goes on.
+    grid.scatter(np.ones((6, 7)) if comm.rank == 0 else None, u)
+    assert np.all(u[grid.interior] == 1)

@@ -321,7 +321,11 @@ impl SpeedBook {
             .wall_s
             .map(|w| w / point.iterations.max(1) as f64 / model.total_work as f64);
         let undo_to = match now {
-            Some(now) => self.payoff.check(now, &model.speeds),
+            Some(now) => {
+                let loads: Vec<f64> = point.reports.iter().map(|r| r.load).collect();
+                self.payoff.work_changed(&loads);
+                self.payoff.check(now, &model.speeds)
+            }
             None => {
                 self.payoff.forget();
                 None
