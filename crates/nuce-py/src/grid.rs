@@ -69,6 +69,20 @@ impl PyGrid {
         self.whole_shape().iter().product()
     }
 
+    /// The data and cells of the root's whole array (NULL and 0 elsewhere).
+    fn whole_data(
+        &self,
+        whole: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(*mut std::ffi::c_void, usize)> {
+        Ok(match whole {
+            Some(w) => (
+                fields::data_ptr(w.cast::<numpy::PyUntypedArray>()?),
+                self.cells(),
+            ),
+            None => (std::ptr::null_mut(), 0),
+        })
+    }
+
     /// The root's whole array for a scatter into field `f`: `w` as a
     /// C-contiguous array of `f`'s dtype (a copy when it is not one), of
     /// the global shape then `f`'s components.
@@ -263,13 +277,7 @@ impl PyGrid {
         } else {
             None
         };
-        let (ptr, len) = match &whole {
-            Some(w) => (
-                fields::data_ptr(w.cast::<numpy::PyUntypedArray>()?),
-                self.cells(),
-            ),
-            None => (std::ptr::null_mut(), 0),
-        };
+        let (ptr, len) = self.whole_data(whole.as_ref())?;
         let (grid, raw) = (&*self.grid, f.raw);
         ok(detached(py, || {
             // SAFETY: `u` is checked against the layout and referenced
@@ -308,13 +316,7 @@ impl PyGrid {
             Ok((f, whole))
         });
         let (f, whole) = local.map_err(|e| to_py(self.grid.refuse_call(&what, e)))?;
-        let (ptr, len) = match &whole {
-            Some(w) => (
-                fields::data_ptr(w.cast::<numpy::PyUntypedArray>()?),
-                self.cells(),
-            ),
-            None => (std::ptr::null_mut(), 0),
-        };
+        let (ptr, len) = self.whole_data(whole.as_ref())?;
         let (grid, raw) = (&*self.grid, f.raw);
         ok(detached(py, || {
             // SAFETY: `u` is checked against the layout (writeable) and the
