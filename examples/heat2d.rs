@@ -256,7 +256,7 @@ struct PhaseRow {
     noise: Vec<f64>,
     /// Which speed model decided (`Constant`, `NoisySnapped`, `Functional`).
     model: nuce::SpeedModel,
-    /// Which rule decided (`Exact`, `WithinNoise`, `Persistent`).
+    /// Which rule decided (`Exact`, `WithinNoise`, `Persistent`, `Amortized`, `NoPayoff`, `Vetoed`).
     rule: nuce::plan::policy::DecisionRule,
     imbalance: f64,
     predicted_next: f64,

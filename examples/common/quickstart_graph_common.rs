@@ -24,7 +24,8 @@ pub fn relax(g: &mut DistGraph<f64>, repeat: usize) {
 
 /// Prints the root's `PHASE` line: the phase's wall time per iteration (the
 /// slowest rank's, since `t`), the ideal for the measured speeds, the remap
-/// decision and every rank's vertex count; restarts `t`.
+/// decision, every rank's vertex count, the rule that decided and every
+/// estimate's noise; restarts `t`.
 pub fn report_phase(
     g: &DistGraph<f64>,
     t: &mut std::time::Instant,
@@ -41,13 +42,15 @@ pub fn report_phase(
     if g.comm().rank() == 0 {
         let ideal = g.global_len() as f64 / report.speeds.iter().sum::<f64>();
         println!(
-            "PHASE {phase} s_per_iter {:.6} ideal_s_per_iter {ideal:.6} remap {} imbalance_before {:.4} imbalance_after {:.4} areas {:?} speeds {:?}",
+            "PHASE {phase} s_per_iter {:.6} ideal_s_per_iter {ideal:.6} remap {} imbalance_before {:.4} imbalance_after {:.4} areas {:?} speeds {:?} rule {:?} noise {:?}",
             wall / iters as f64,
             report.remap,
             report.imbalance_current,
             if report.remap { report.imbalance_candidate } else { report.imbalance_current },
             loads,
-            report.speeds.iter().map(|s| s.round()).collect::<Vec<_>>()
+            report.speeds.iter().map(|s| s.round()).collect::<Vec<_>>(),
+            report.decision.rule,
+            report.estimates.iter().map(|e| (e.noise * 1e3).round() / 1e3).collect::<Vec<_>>()
         );
     }
 }

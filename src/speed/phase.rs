@@ -9,14 +9,20 @@
 //!
 //! ```text
 //! s₁ = x₁
-//! sₖ = xₖ                          if |xₖ − sₖ₋₁| > max(k·σ, m)·sₖ₋₁   (a real change)
+//! sₖ = xₖ                          if xₖ / sₖ₋₁ ∉ [1 / (1 + b), 1 + b]   (a real change)
 //! sₖ = α·xₖ + (1 − α)·sₖ₋₁         otherwise                          (noise)
+//! b  = max(k·σ, m)
 //! ```
 //!
 //! where `σ` is the measured noise: the median relative departure
 //! `|xⱼ − sⱼ₋₁| / sⱼ₋₁` of the last [`NOISE_WINDOW`] phases (the median
 //! ignores the spike of a change itself), `k` the change factor (default 3)
 //! and `m` the smallest departure that counts as a change (default 5 %).
+//! The band is a ratio, the same both ways: a rank 3× slower departs as
+//! far as one 3× faster. (A band `|xₖ − sₖ₋₁| ≤ b·sₖ₋₁` sees no
+//! slowdown at all once `b ≥ 1`, and under a noise of 25 %, measured on a
+//! machine loaded by other jobs, it took a 3× slowdown for noise and
+//! followed it over several phases: `tests/quickstart.rs`.)
 //! Noise within the band moves the estimate by at most the fraction `α` of
 //! its distance (`|sₖ − sₖ₋₁| = α·|xₖ − sₖ₋₁|`); a departure beyond it —
 //! a rank that really slowed down or sped up — is followed at once, so the
@@ -163,7 +169,7 @@ impl PhaseTimer {
                     self.departures.remove(0);
                 }
                 self.departures.push(departure);
-                if departure > band {
+                if speed > prev * (1.0 + band) || speed * (1.0 + band) < prev {
                     self.changes += 1;
                     speed
                 } else {
@@ -331,6 +337,32 @@ mod tests {
         assert!(PhaseTimer::default()
             .with_change_detection(3.0, f64::NAN)
             .is_err());
+    }
+
+    #[test]
+    fn a_slowdown_is_as_far_as_a_speedup() {
+        // ±30 % noise (departures of ~0.3–0.4): the band 3·σ is beyond 1,
+        // so no relative distance `|x − s| / s ≤ 1` of a slowdown leaves
+        // it; as a ratio, 3× slower leaves it as 3× faster does.
+        let noisy = || {
+            let mut t = PhaseTimer::default();
+            for k in 0..8 {
+                t.record_speed(if k % 2 == 0 { 70.0 } else { 130.0 })
+                    .unwrap();
+            }
+            assert!(t.noise() * 3.0 > 1.0, "{}", t.noise());
+            t
+        };
+        let mut slow = noisy();
+        let s = slow.speed().unwrap();
+        assert_eq!(slow.record_speed(s / 3.5).unwrap(), s / 3.5);
+        let mut fast = noisy();
+        let s = fast.speed().unwrap();
+        assert_eq!(fast.record_speed(s * 3.5).unwrap(), s * 3.5);
+        // Within the band either way: smoothed.
+        let mut mild = noisy();
+        let s = mild.speed().unwrap();
+        assert!(mild.record_speed(s / 1.5).unwrap() > s / 1.5);
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub(crate) struct PyRemap {
     imbalance_before: f64,
     /// Load imbalance of the proposed layout.
     imbalance_after: f64,
-    /// The rule that decided (`Exact`, `WithinNoise`, `Persistent`, `NoPayoff`, `Vetoed`).
+    /// The rule that decided (`Exact`, `WithinNoise`, `Persistent`, `Amortized`, `NoPayoff`, `Vetoed`).
     rule: String,
 }
 

@@ -10,7 +10,8 @@
 //! them with the previous estimates ([`merge_estimates`]), build the
 //! [`PlanningModel`] (snapped speeds or speed functions, memory caps),
 //! check the last remap (undo it when it did not pay off), ask the data for
-//! a proposal, let a persistent imbalance remap, veto shares that failed,
+//! a proposal, let a persistent imbalance or one that has cost as much as
+//! its migration remap, veto shares that failed,
 //! and return the [`BalanceOutcome`]; every rank then learns it
 //! ([`SpeedBook::learn`]).
 //!
@@ -26,7 +27,7 @@ use super::speeds::{merge_estimates, RankReport, SpeedModel};
 use crate::error::{Error, Result};
 use crate::plan::fpm::{snap_speeds, PlanningModel, SpeedEstimate, SpeedFunction};
 use crate::plan::payoff::Payoff;
-use crate::plan::policy::{DecisionRule, RemapDecision, RemapPolicy};
+use crate::plan::policy::{DecisionRule, RemapDecision, RemapPolicy, Rent};
 use crate::speed::SpeedRecord;
 
 /// What one rank tells the root at a balance point (gathered in rank order).
@@ -103,6 +104,10 @@ pub(crate) struct SpeedBook {
     /// Consecutive balance points whose cost model said remap at the
     /// snapped speeds while none happened ([`RemapDecision::persist`]).
     remap_streak: u32,
+    /// The time the current plan has lost by the model at consecutive
+    /// balance points whose candidate won but did not pay for its
+    /// migration within one horizon ([`RemapDecision::amortize`]).
+    rent: Rent,
     /// The last remap, checked at the next balance point against the time
     /// per iteration it was for, and the shares vetoed after remaps that
     /// did not pay off (root).
@@ -308,7 +313,8 @@ impl SpeedBook {
     /// against the phase's time per iteration and work unit
     /// ([`Payoff::check`]) — when it did not pay off, back to the loads
     /// before it ([`DecisionRule::NoPayoff`]); else the proposal, a
-    /// persistent imbalance ([`RemapDecision::persist`]) and the veto of
+    /// persistent imbalance ([`RemapDecision::persist`]), the time the plan
+    /// has lost so far ([`RemapDecision::amortize`]) and the veto of
     /// shares that failed ([`DecisionRule::Vetoed`]); a remap is recorded
     /// for its check at the next balance point.
     pub fn decide<P>(
@@ -346,7 +352,7 @@ impl SpeedBook {
             return Ok(BalanceOutcome::of(model, d, Some(plan)));
         }
         let (d, plan) = proposal(&model)?;
-        let mut d = d.persist(self.remap_streak);
+        let mut d = d.persist(self.remap_streak).amortize(self.rent);
         if d.remap && self.payoff.vetoes(&d.speeds) {
             (d.remap, d.rule) = (false, DecisionRule::Vetoed);
         }
@@ -361,8 +367,8 @@ impl SpeedBook {
 
     /// The root's decision on a layout every rank planned its share of
     /// ([`super::Rebalance::propose_collective`]) for `model`'s speeds: the
-    /// cost model on the O(p) loads and volumes, and a persistent imbalance
-    /// (no payoff check: the plan before a remap is not the root's to make
+    /// cost model on the O(p) loads and volumes, a persistent imbalance and
+    /// the time the plan has lost so far (no payoff check: the plan before a remap is not the root's to make
     /// again).
     pub fn weigh<P>(
         &self,
@@ -379,7 +385,7 @@ impl SpeedBook {
             ahead,
             *bandwidth,
         )?;
-        Ok(d.decision.persist(self.remap_streak))
+        Ok(d.decision.persist(self.remap_streak).amortize(self.rent))
     }
 
     /// What every rank learns of a balance point's `decision` (broadcast):
@@ -387,6 +393,7 @@ impl SpeedBook {
     /// of the persistence rule; the sweep's functions are spent.
     pub fn learn(&mut self, decision: &RemapDecision, estimates: Vec<SpeedEstimate>) {
         self.remap_streak = decision.next_streak(self.remap_streak);
+        self.rent = decision.next_rent(self.rent);
         self.set(decision.speeds.clone(), estimates, true);
     }
 }
