@@ -32,6 +32,16 @@ fn point(speeds: &[f64], noise: f64, loads: &[f64], wall_s: Option<f64>) -> Bala
 /// proportion to the model's speeds, decided by the default policy
 /// over 100 iterations (8 bytes per cell moved).
 fn proposal(current: &[f64]) -> Proposal<'static, Vec<f64>> {
+    proposal_over(current, 100, None)
+}
+
+/// [`proposal`] over a horizon of `iterations`, at `bandwidth` (bytes/s;
+/// the policy's default when `None`).
+fn proposal_over(
+    current: &[f64],
+    iterations: usize,
+    bandwidth: Option<f64>,
+) -> Proposal<'static, Vec<f64>> {
     let current = current.to_vec();
     Box::new(move |m: &PlanningModel| {
         let total: f64 = current.iter().sum();
@@ -47,8 +57,8 @@ fn proposal(current: &[f64]) -> Proposal<'static, Vec<f64>> {
             &current,
             &candidate,
             &volume,
-            100,
-            None,
+            iterations,
+            bandwidth,
         )?;
         Ok((d.decision, candidate))
     })
@@ -108,6 +118,36 @@ fn a_persistent_imbalance_remaps_at_the_third_balance_point() {
     assert_eq!(out.decision.rule, DecisionRule::Persistent);
     assert!(out.plan.is_some());
     assert_eq!(book.remap_streak, 0);
+}
+
+#[test]
+fn an_imbalance_that_cost_its_move_remaps() {
+    // Speeds 3 : 1 known exactly on equal loads, a horizon of one
+    // iteration: the candidate gains 250 s per iteration (500 → 250),
+    // the move of 250 cells (2000 bytes) takes 600 s at 3.33 bytes/s.
+    // One horizon never pays for it; the rent of three balance points
+    // (750 s) does (the streak is the same on every rank: `learn`).
+    let even = [500.0, 500.0];
+    let p = point(&[3.0, 1.0], 0.0, &even, None);
+    let mut book = SpeedBook::default();
+    let decide = |book: &mut SpeedBook| {
+        let out = book
+            .decide(&p, proposal_over(&even, 1, Some(2000.0 / 600.0)))
+            .unwrap();
+        book.learn(&out.decision, out.estimates.clone());
+        out
+    };
+    for k in 1..PERSISTENT_BALANCE_POINTS {
+        let out = decide(&mut book);
+        assert!(!out.decision.remap, "balance point {k}: {out:?}");
+        assert!(out.decision.net_gain < 0.0);
+        assert_eq!(out.decision.forgone, 250.0 * k as f64);
+    }
+    let out = decide(&mut book);
+    assert!(out.decision.remap, "{out:?}");
+    assert_eq!(out.decision.rule, DecisionRule::Amortized);
+    assert_eq!(out.plan, Some(vec![750.0, 250.0]));
+    assert_eq!(book.rent, Rent::default());
 }
 
 #[test]
