@@ -219,7 +219,8 @@ fn array_quick_start_balances_a_slow_rank() {
 // for a move there (its measured bandwidth falls with the load) before the
 // run ends. CI failed both with 20 iterations (MPICH, a loaded machine: the
 // slow rank measured 1.25× slower, not 3×); under one busy loop per core
-// here they balanced in 3 of 8 runs with 20, 15 of 16 with 100.
+// here they balanced in 20 of 24 runs with 20, 23 of 24 with 100
+// (BENCHMARKS.md, "The graph quick starts on a loaded machine").
 
 #[test]
 fn graph_quick_start_balances_a_slow_rank() {
