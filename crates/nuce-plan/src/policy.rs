@@ -379,7 +379,8 @@ impl RemapPolicy {
         let (t_current, imbalance_current) = load_time(current, speeds)?;
         let (t_candidate, imbalance_candidate) = load_time(candidate, speeds)?;
         let t_migration = self.transfer_time(volume, bandwidth);
-        let net_gain = (t_current - t_candidate) * iterations as f64 - t_migration;
+        let gain = (t_current - t_candidate) * iterations as f64;
+        let net_gain = gain - t_migration;
         let wins = t_candidate < (1.0 - self.hysteresis) * t_current;
         let remap = wins && net_gain > 0.0;
         Ok(RemapDecision {
@@ -395,11 +396,7 @@ impl RemapPolicy {
             iterations,
             nominal: remap,
             rule: DecisionRule::Exact,
-            rent: if wins {
-                (t_current - t_candidate) * iterations as f64
-            } else {
-                0.0
-            },
+            rent: if wins { gain } else { 0.0 },
             forgone: 0.0,
         })
     }

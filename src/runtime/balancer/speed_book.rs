@@ -352,7 +352,7 @@ impl SpeedBook {
             return Ok(BalanceOutcome::of(model, d, Some(plan)));
         }
         let (d, plan) = proposal(&model)?;
-        let mut d = d.persist(self.remap_streak).amortize(self.rent);
+        let mut d = self.over_time(d);
         if d.remap && self.payoff.vetoes(&d.speeds) {
             (d.remap, d.rule) = (false, DecisionRule::Vetoed);
         }
@@ -367,9 +367,9 @@ impl SpeedBook {
 
     /// The root's decision on a layout every rank planned its share of
     /// ([`super::Rebalance::propose_collective`]) for `model`'s speeds: the
-    /// cost model on the O(p) loads and volumes, a persistent imbalance and
-    /// the time the plan has lost so far (no payoff check: the plan before a remap is not the root's to make
-    /// again).
+    /// cost model on the O(p) loads and volumes, then the rules over
+    /// consecutive balance points ([`SpeedBook::over_time`]; no payoff
+    /// check: the plan before a remap is not the root's to make again).
     pub fn weigh<P>(
         &self,
         model: &PlanningModel,
@@ -385,7 +385,14 @@ impl SpeedBook {
             ahead,
             *bandwidth,
         )?;
-        Ok(d.decision.persist(self.remap_streak).amortize(self.rent))
+        Ok(self.over_time(d.decision))
+    }
+
+    /// A balance point's decision with the rules that weigh consecutive
+    /// balance points: a persistent imbalance ([`RemapDecision::persist`])
+    /// and the time the plan has lost so far ([`RemapDecision::amortize`]).
+    fn over_time(&self, d: RemapDecision) -> RemapDecision {
+        d.persist(self.remap_streak).amortize(self.rent)
     }
 
     /// What every rank learns of a balance point's `decision` (broadcast):
