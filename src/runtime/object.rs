@@ -9,13 +9,12 @@ use std::time::Instant;
 
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use mpi::Count;
 use serde::{Deserialize, Serialize};
 
 use super::comm::{max_f64, sum_f64};
 use super::halo;
 use super::watchdog::Checkpoints;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::plan::array3d::GridPlan3;
 
 /// The communicator an object keeps for itself (a duplicate of its
@@ -102,12 +101,6 @@ pub(crate) fn next_call<C: Communicator>(
     };
     *exchanges += 1;
     Ok(call)
-}
-
-/// `n` as an MPI count, or an error when it exceeds MPI's `int`.
-pub(crate) fn count(n: usize) -> Result<Count> {
-    Count::try_from(n)
-        .map_err(|_| Error::invalid_input(format!("{n} elements exceed MPI's count range")))
 }
 
 /// Per-rank `(cells sent + received, messages sent + received)` of a move

@@ -10,8 +10,13 @@
 //! * remap: `old_mine ∩ new_theirs` is sent, `old_theirs ∩ new_mine` received,
 //!   so only cells whose owner changes travel (the theoretical minimum).
 //!
-//! Every operation is collective and moves data with one all-to-all-v of `T`
-//! (MPI datatype, no serialization).
+//! The array's plan is a one-plane grid of the grid layer
+//! ([`super::layout`]), and its block a field padded by the ghost width
+//! along both axes: the ghost exchange, the remap, the scatter and the
+//! gather are that layer's, as for a [`Grid`](super::layout::Grid) on the
+//! application's buffers and a [`DistArray3`](super::array3::DistArray3) —
+//! derived datatypes addressing the blocks in place, messages only between
+//! the ranks that exchange cells, no serialization.
 
 use std::mem::size_of;
 
@@ -31,7 +36,6 @@ use crate::error::{Error, Result};
 use crate::plan::array2d::weighted::box_of;
 use crate::plan::array2d::{ArrayPlan, Rect};
 
-mod blocks;
 mod moves;
 mod tile;
 

@@ -1,13 +1,12 @@
 //! [`Tiled`]: this rank's block of a [`DistArray2`](super::DistArray2) with
 //! the plan (everything but the communicator): its padded storage, the
-//! rectangles it exchanges, and the packing of rectangles in and out of it.
+//! rectangles it exchanges, and its layout on the grid layer.
 
 use std::mem::size_of;
 
 use mpi::traits::*;
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
 
-use super::blocks::Block;
 use super::Element;
 use crate::error::{Error, Result};
 use crate::plan::array2d::{ArrayPlan, Rect};
@@ -78,24 +77,37 @@ impl<T: Element> Tiled<T> {
         })
     }
 
-    /// The ghost exchange of `rank`'s block of `p` as the grid layer's
-    /// datatypes: the plan as a `1 × rows × cols` grid, the block padded by
-    /// the ghost width `g`.
-    pub(super) fn halo_types(p: &ArrayPlan, rank: usize, g: usize) -> Result<HaloTypes> {
+    /// The plan as the grid layer's: a `1 × rows × cols` grid.
+    pub(super) fn grid_plan(p: &ArrayPlan) -> GridPlan3 {
         let boxes = p
             .parts
             .iter()
             .map(|r| Box3::from_axes([0, r.row, r.col], [1, r.rows, r.cols]))
             .collect();
-        // The array's plan tiles its grid (validated where it was made), so
-        // its boxes tile the one-plane 3D grid: not checked again.
-        let plan = GridPlan3 {
+        GridPlan3 {
             algorithm: p.algorithm.clone(),
             shape: (1, p.rows, p.cols),
             boxes,
-        };
-        let layout = Layout::of_valid_plan(plan, rank, Stencil::twenty_seven(g))?;
-        HaloTypes::new(&layout, size_of::<T>(), [0, g, g])
+        }
+    }
+
+    /// This rank's layout of the plan on the grid layer, for a 9-point
+    /// stencil of ghost width `g` (0: the layout of the moves).
+    pub(super) fn layout(&self, g: usize) -> Result<Layout> {
+        Self::layout_of(&self.plan, self.rank, g)
+    }
+
+    /// [`Tiled::layout`] of `rank`'s block of `p`.
+    fn layout_of(p: &ArrayPlan, rank: usize, g: usize) -> Result<Layout> {
+        // The array's plan tiles its grid (validated where it was made), so
+        // its boxes tile the one-plane 3D grid: not checked again.
+        Layout::of_valid_plan(Self::grid_plan(p), rank, Stencil::twenty_seven(g))
+    }
+
+    /// The ghost exchange of `rank`'s block of `p` as the grid layer's
+    /// datatypes: the block padded by the ghost width `g` along both axes.
+    pub(super) fn halo_types(p: &ArrayPlan, rank: usize, g: usize) -> Result<HaloTypes> {
+        HaloTypes::new(&Self::layout_of(p, rank, g)?, size_of::<T>(), [0, g, g])
     }
 
     /// The shape of this rank's padded block.
@@ -119,47 +131,6 @@ impl<T: Element> Tiled<T> {
         self.data.slice_mut(s![g..g + r.rows, g..g + r.cols])
     }
 
-    /// Copies the cells of `region` (global coordinates, inside this rank's
-    /// padded block) into `out`, row-major, one `memcpy` per row.
-    pub(super) fn pack(&self, region: &Rect, out: &mut Vec<T>) {
-        let (g, me) = (self.ghost, self.rect());
-        copy_rows(
-            &self.data,
-            region.row + g - me.row,
-            region.col + g - me.col,
-            region,
-            out,
-        );
-    }
-
-    /// Writes `src` (row-major) into the cells of `region`, one `memcpy` per row.
-    pub(super) fn unpack(&mut self, region: &Rect, src: &[T]) {
-        let (g, me) = (self.ghost, self.rect());
-        let (r0, c0) = (region.row + g - me.row, region.col + g - me.col);
-        if region.is_empty() {
-            return;
-        }
-        let n = self.data.ncols();
-        if let Some(data) = self.data.as_slice_mut() {
-            for (i, chunk) in src.chunks_exact(region.cols).take(region.rows).enumerate() {
-                let at = (r0 + i) * n + c0;
-                data[at..at + region.cols].copy_from_slice(chunk);
-            }
-        } else {
-            let mut v = self
-                .data
-                .slice_mut(s![r0..r0 + region.rows, c0..c0 + region.cols]);
-            v.iter_mut().zip(src).for_each(|(d, x)| *d = *x);
-        }
-    }
-
-    /// A rectangle in global coordinates as a block of the padded array.
-    pub(super) fn local_block(&self, r: &Option<Rect>) -> Block {
-        let (g, me) = (self.ghost, self.rect());
-        r.filter(|r| !r.is_empty())
-            .map(|r| (r.row + g - me.row, r.col + g - me.col, r.rows, r.cols))
-    }
-
     /// The rectangles this rank sends to and receives from every rank in a
     /// halo exchange of width `ghost`: `(send[r], recv[r])`, empty for itself.
     pub(super) fn halo_regions(&self) -> (Vec<Option<Rect>>, Vec<Option<Rect>>) {
@@ -178,33 +149,5 @@ impl<T: Element> Tiled<T> {
             recv.push(mine_x.intersect(other));
         }
         (send, recv)
-    }
-}
-
-/// Appends the `region.rows × region.cols` cells of `a` starting at local
-/// `(r0, c0)` to `out`, row by row (contiguous copies when `a` is standard layout).
-pub(super) fn copy_rows<T: Copy>(
-    a: &Array2<T>,
-    r0: usize,
-    c0: usize,
-    region: &Rect,
-    out: &mut Vec<T>,
-) {
-    if region.is_empty() {
-        return;
-    }
-    match a.as_slice() {
-        Some(data) => {
-            let n = a.ncols();
-            for i in 0..region.rows {
-                let at = (r0 + i) * n + c0;
-                out.extend_from_slice(&data[at..at + region.cols]);
-            }
-        }
-        None => out.extend(
-            a.slice(s![r0..r0 + region.rows, c0..c0 + region.cols])
-                .iter()
-                .copied(),
-        ),
     }
 }

@@ -28,20 +28,19 @@
 //! ranks that disagree get the same error.
 
 use std::mem::size_of;
-use std::time::Instant;
 
-use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use mpi::Count;
 
 use super::array::Element;
 use super::clock::{polling, waiting};
-use super::comm::{agree, check_identical, displacements, fingerprint, max_f64};
+use super::comm::{agree, check_identical, fingerprint};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
-use super::layout::{exchange_on, transfer, HaloTypes, Layout, RawField};
-use super::object::{count, global_stats, next_call, MoveStats, OwnComm};
+use super::layout::{
+    exchange_on, move_whole, root_layout, transfer, HaloTypes, Layout, RawField, Way,
+};
+use super::object::{global_stats, next_call, MoveStats, OwnComm};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -51,7 +50,7 @@ pub const MAX_GHOST3: usize = 4;
 
 mod block;
 
-use block::{check_args, lens, runs, Block3};
+use block::{check_args, Block3};
 
 /// A 3D grid distributed over the ranks of a communicator by a
 /// [`GridPlan3`]: box `r` of the plan lives on rank `r`, padded by `ghost`
@@ -157,7 +156,6 @@ impl<T: Element> DistArray3<T> {
                 size_of::<T>()
             ),
         )?;
-        let start = Instant::now();
         let at_root = comm.rank() == root;
         let want = plan.cells().saturating_mul(ncomp);
         let ok = match global {
@@ -175,56 +173,24 @@ impl<T: Element> DistArray3<T> {
             Some(_) => Ok(()),
         };
         agree(&comm, root, ok)?;
-        let mut a = Self::on(comm, cp, plan, ghost, ncomp)?;
-        let own = a.block.me().volume() * ncomp;
-        let counts = a
-            .block
-            .plan
-            .boxes
-            .iter()
-            .map(|b| count(b.volume() * ncomp))
-            .collect::<Result<Vec<Count>>>();
-        let counts = agree(&*a.comm, root, counts)?;
-        let mut recv = vec![T::default(); own];
-        let rootp = a.comm.process_at_rank(root);
-        if at_root {
-            let g = global.unwrap_or(&[]);
-            let (nx, ny, nz) = a.block.plan.shape;
-            let dims = [nx, ny, nz];
-            let mut send = Vec::with_capacity(g.len());
-            for b in &a.block.plan.boxes {
-                if b.is_empty() {
-                    continue;
-                }
-                for r in runs(dims, [b.x, b.y, b.z], lens(b), ncomp) {
-                    send.extend_from_slice(&g[r]);
-                }
-            }
-            let displs = displacements(&counts);
-            let part = Partition::new(&send[..], &counts[..], &displs[..]);
-            rootp.scatter_varcount_into_root(&part, &mut recv[..]);
-        } else {
-            rootp.scatter_varcount_into(&mut recv[..]);
-        }
-        let me = a.block.me();
-        if let Some(c) = a.block.cells(Some(me).filter(|b| !b.is_empty())) {
-            a.block.unpack(&c, &recv);
-        }
-        let plan = &a.block.plan;
-        let moved =
-            ((plan.cells() - plan.boxes[root as usize].volume()) * ncomp * size_of::<T>()) as u64;
-        let messages = plan
-            .boxes
-            .iter()
-            .enumerate()
-            .filter(|(r, b)| *r != root as usize && !b.is_empty())
-            .count() as u64;
-        let stats = MoveStats {
-            bytes: moved,
-            messages,
-            max_rank_bytes: moved,
-            seconds: max_f64(&*a.comm, start.elapsed().as_secs_f64()),
-        };
+        let a = Self::on(comm, cp, plan, ghost, ncomp)?;
+        let layouts = agree(&*a.comm, root, a.whole_layouts(root))?;
+        let src = global
+            .filter(|_| at_root)
+            .map_or(std::ptr::null(), <[T]>::as_ptr);
+        // SAFETY: the block is this rank's padded block of its layout (made
+        // by `on`), written; the root's array is the whole grid in C order,
+        // only read; both checked against their layouts.
+        let (sent, mine, msgs, start) = unsafe {
+            move_whole(
+                &*a.comm,
+                Way::Scatter,
+                (&layouts.0, &layouts.1),
+                a.field(),
+                a.whole(src),
+            )
+        }?;
+        let stats = global_stats(&*a.comm, sent, mine, msgs, start);
         Ok((a, stats))
     }
 
@@ -233,45 +199,64 @@ impl<T: Element> DistArray3<T> {
     pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
         let _w = waiting();
         self.check(&format!("DistArray3::gather(to root {root})"))?;
+        let (layout, at) = agree(&*self.comm, root, self.whole_layouts(root))?;
+        let at_root = self.comm.rank() == root;
+        let cells = if at_root { self.global_cells() } else { 0 };
+        let mut global = vec![T::default(); cells * self.block.ncomp];
+        // SAFETY: the block is this rank's padded block of `layout`, only
+        // read; the root's `global` is the whole grid in C order, written,
+        // borrowed here alone; both checked against their layouts.
+        unsafe {
+            move_whole(
+                &*self.comm,
+                Way::Gather,
+                (&layout, &at),
+                self.field(),
+                self.whole(global.as_mut_ptr()),
+            )
+        }?;
+        Ok(at_root.then_some(global))
+    }
+
+    /// This rank's block as the grid layer's field (`ncomp` values of `T` a cell).
+    fn field(&self) -> RawField {
+        RawField {
+            data: self.block.data.as_ptr().cast_mut().cast(),
+            elem_size: self.block.ncomp * size_of::<T>(),
+            pad: [self.block.ghost; 3],
+        }
+    }
+
+    /// The whole grid at `data` (no padding) as the grid layer's field.
+    fn whole(&self, data: *const T) -> RawField {
+        RawField {
+            data: data.cast_mut().cast(),
+            pad: [0; 3],
+            ..self.field()
+        }
+    }
+
+    /// The layouts of a move between this rank's block and the whole grid
+    /// at `root` ([`move_whole`]): this rank's box without halo, and the
+    /// root's whole grid, checked for the block and, at the root, for the
+    /// whole grid.
+    fn whole_layouts(&self, root: i32) -> Result<(Layout, Layout)> {
         let plan = &self.block.plan;
-        let ncomp = self.block.ncomp;
-        let root_ok = if self.comm.rank() == root {
-            count(plan.cells() * ncomp).map(|_| ())
-        } else {
-            Ok(())
-        };
-        agree(&*self.comm, root, root_ok)?;
-        let send = self.block.pack_own();
-        let rootp = self.comm.process_at_rank(root);
-        if self.comm.rank() != root {
-            rootp.gather_varcount_into(&send[..]);
-            return Ok(None);
+        let parts = plan.len();
+        let r = usize::try_from(root)
+            .ok()
+            .filter(|&r| r < parts)
+            .ok_or_else(|| {
+                Error::invalid_input(format!("root {root} is not one of the {parts} ranks"))
+            })?;
+        let elem = self.block.ncomp * size_of::<T>();
+        let layout = Layout::of_valid_plan(plan.clone(), self.block.rank, Stencil::seven(0))?;
+        layout.check_block(elem, [self.block.ghost; 3])?;
+        let at = root_layout(plan, self.block.rank, r)?;
+        if r == self.block.rank {
+            at.check_block(elem, [0; 3])?;
         }
-        let counts = plan
-            .boxes
-            .iter()
-            .map(|b| count(b.volume() * ncomp))
-            .collect::<Result<Vec<Count>>>()?;
-        let displs = displacements(&counts);
-        let mut recv = vec![T::default(); plan.cells() * ncomp];
-        {
-            let mut part = PartitionMut::new(&mut recv[..], &counts[..], &displs[..]);
-            rootp.gather_varcount_into_root(&send[..], &mut part);
-        }
-        let mut global = vec![T::default(); recv.len()];
-        let dims = [plan.shape.0, plan.shape.1, plan.shape.2];
-        for (b, &d) in plan.boxes.iter().zip(&displs) {
-            let mut at = d as usize;
-            if b.is_empty() {
-                continue;
-            }
-            for r in runs(dims, [b.x, b.y, b.z], lens(b), ncomp) {
-                let n = r.len();
-                global[r].copy_from_slice(&recv[at..at + n]);
-                at += n;
-            }
-        }
-        Ok(Some(global))
+        Ok((layout, at))
     }
 
     /// Fills the ghost layers with the neighbours' cells, faces, edges and

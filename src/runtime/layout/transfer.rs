@@ -1,8 +1,10 @@
 //! Moves of cells between ranks (remaps, scatters, gathers): point-to-point
 //! messages with only the ranks whose blocks overlap, each one item of a
 //! derived datatype addressing the cells in place ([`exchange_pieces`]; no
-//! O(p) arrays, no collective over the world but one agreement), and the
-//! grid layer's move between two layouts on it ([`transfer`]).
+//! O(p) arrays, no collective over the world but one agreement), the
+//! grid layer's move between two layouts on it ([`transfer`]), and the move
+//! between a layout and one whole array at a root ([`move_whole`]), which
+//! every grid container's scatter and gather is.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -13,24 +15,24 @@ use mpi::traits::*;
 
 use super::{offsets, Dtype, Layout, RawField};
 use crate::error::Result;
-use crate::plan::array3d::Box3;
+use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 use crate::runtime::comm::{agree, mpi_check};
 use crate::runtime::tags::GRID_MOVE;
 
 /// One message of a move: the peer, and the cells as one item of the
 /// committed datatype `dtype` on the buffer at `buf`.
 #[derive(Debug)]
-pub(crate) struct Piece {
+struct Piece {
     /// The other rank.
-    pub(crate) peer: usize,
+    peer: usize,
     /// The buffer the datatype addresses (read for a send, written for a receive).
-    pub(crate) buf: *mut c_void,
+    buf: *mut c_void,
     /// The cells, committed (freed when the move is done).
-    pub(crate) dtype: Dtype,
+    dtype: Dtype,
 }
 
 /// This rank's messages of a move: what it receives, what it sends.
-pub(crate) type Pieces = (Vec<Piece>, Vec<Piece>);
+type Pieces = (Vec<Piece>, Vec<Piece>);
 
 /// A move on `comm` (collective): first one agreement — when any rank
 /// could not describe its messages (`pieces` is an `Err`), every rank
@@ -45,7 +47,7 @@ pub(crate) type Pieces = (Vec<Piece>, Vec<Piece>);
 /// (sends) or writable and not otherwise accessed (receives) until this
 /// returns; `local` does not touch the receive buffers' cells that pieces
 /// write.
-pub(crate) unsafe fn exchange_pieces<C: Communicator>(
+unsafe fn exchange_pieces<C: Communicator>(
     comm: &C,
     pieces: Result<Pieces>,
     local: impl FnOnce(),
@@ -129,6 +131,58 @@ pub(crate) unsafe fn transfer<C: Communicator>(
     // SAFETY: the types address the old and the new buffers (contract).
     let start = unsafe { exchange_pieces(comm, pieces, keep) }?;
     Ok((sent, sent + got, msgs, start))
+}
+
+/// Which way a whole-array move goes ([`move_whole`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Way {
+    /// From the ranks' blocks to the root's whole array.
+    Gather,
+    /// From the root's whole array to the ranks' blocks.
+    Scatter,
+}
+
+/// The layout, on `rank`, of `plan`'s grid in which `root` (a part of the
+/// plan) owns every cell: the layout of a whole array at the root.
+pub(crate) fn root_layout(plan: &GridPlan3, rank: usize, root: usize) -> Result<Layout> {
+    let (nx, ny, nz) = plan.shape;
+    let all = Box3::from_axes([0; 3], [nx, ny, nz]);
+    let boxes = (0..plan.len())
+        .map(|r| if r == root { all } else { Box3::default() })
+        .collect();
+    let at = GridPlan3 {
+        algorithm: "root".into(),
+        shape: plan.shape,
+        boxes,
+    };
+    Layout::of_valid_plan(at, rank, Stencil::seven(0))
+}
+
+/// Moves one field between `layout` and the whole array `global` laid out
+/// by `at` ([`root_layout`] of the same plan; `global` is read or written
+/// at the root only) on `comm`: one derived-datatype message per rank with
+/// cells, straight between the buffers; the root's own cells copied
+/// locally. Collective as [`transfer`].
+///
+/// # Safety
+/// `field` holds this rank's padded block of `layout`, `global` at the
+/// root the whole grid (no padding) of cells of the same size; the side
+/// written (`field` for a scatter, `global` for a gather) is writable and
+/// not otherwise accessed until this returns.
+pub(crate) unsafe fn move_whole<C: Communicator>(
+    comm: &C,
+    way: Way,
+    (layout, at): (&Layout, &Layout),
+    field: RawField,
+    global: RawField,
+) -> Result<Moved> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match way {
+            Way::Gather => transfer(comm, layout, at, &[field], &[global]),
+            Way::Scatter => transfer(comm, at, layout, &[global], &[field]),
+        }
+    }
 }
 
 /// The messages of `fields` (laid out by `layout`, at byte offsets `offs`

@@ -8,21 +8,11 @@
 
 use std::ffi::c_void;
 
-use super::super::transfer::transfer;
-use super::super::{Layout, Plain, RawField};
+use super::super::transfer::{move_whole, root_layout, Way};
+use super::super::{Plain, RawField};
 use super::Grid;
 use crate::error::{Error, Result};
-use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 use crate::runtime::clock::waiting;
-
-/// Which way a whole-grid move goes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Way {
-    /// From the ranks' fields to the root's array.
-    Gather,
-    /// From the root's array to the ranks' fields.
-    Scatter,
-}
 
 impl Grid {
     /// Gathers one field at `root` (collective): every rank gives its
@@ -127,28 +117,6 @@ impl Grid {
         }
     }
 
-    /// The layout of the grid's plan in which `root` owns every cell.
-    fn at_root(&self, root: usize) -> Result<Layout> {
-        let (nx, ny, nz) = self.layout.plan.shape;
-        let all = Box3 {
-            x: 0,
-            y: 0,
-            z: 0,
-            nx,
-            ny,
-            nz,
-        };
-        let boxes = (0..self.layout.plan.len())
-            .map(|r| if r == root { all } else { Box3::default() })
-            .collect();
-        let plan = GridPlan3 {
-            algorithm: "root".into(),
-            shape: self.layout.plan.shape,
-            boxes,
-        };
-        Layout::of_valid_plan(plan, self.layout.rank, Stencil::seven(0))
-    }
-
     /// The shared body of the gathers and scatters: the checked entry with
     /// this rank's own validation, then the move between the grid's layout
     /// and the root's.
@@ -184,7 +152,7 @@ impl Grid {
                     self.layout.plan.len()
                 ))
             })
-            .and_then(|r| self.at_root(r));
+            .and_then(|r| root_layout(&self.layout.plan, me, r));
         let global = RawField {
             data: global,
             elem_size: field.elem_size,
@@ -223,12 +191,6 @@ impl Grid {
         let at = root_layout?;
         // SAFETY: both fields were checked against their layouts (contract:
         // readable on the sending side, writable on the receiving one).
-        unsafe {
-            match way {
-                Way::Gather => transfer(&*self.comm, &self.layout, &at, &[field], &[global]),
-                Way::Scatter => transfer(&*self.comm, &at, &self.layout, &[global], &[field]),
-            }
-        }
-        .map(|_| ())
+        unsafe { move_whole(&*self.comm, way, (&self.layout, &at), field, global) }.map(|_| ())
     }
 }
