@@ -1,6 +1,6 @@
 //! The 2D array of the C API (`nuce_array_*`, `nuce_maybe_remap`): a
-//! distributed 2D array with nuce's own staging block (see `staged` and
-//! `docs/c-api.md`).
+//! distributed 2D array on the application's buffers, with nuce's own block
+//! only as the hand-over of a new one (see `staged` and `docs/c-api.md`).
 
 use std::ffi::{c_int, c_void};
 
@@ -31,7 +31,7 @@ pub(crate) unsafe fn write_rect(r: Option<Rect>, out: *mut i64, rank: c_int) -> 
 }
 
 /// A distributed 2D array (opaque), bound to the balancer that created it:
-/// the layout, and the library's staging block (see `docs/c-api.md`).
+/// the layout, and the library's hand-over block (see `docs/c-api.md`).
 pub struct nuce_array {
     inner: Box<dyn Staged>,
 }
@@ -246,9 +246,7 @@ pub extern "C" fn nuce_array_gather(
             Ok((app, out.transpose()?))
         });
         let (app, out) = checked(local, |r| a.inner.entry("nuce_array_gather", r))?;
-        let me = a.inner.rect();
-        a.inner.load(app, &[me]);
-        a.inner.gather_into(0, out)
+        a.inner.gather_from(app, 0, out)
     })
 }
 
@@ -339,9 +337,7 @@ fn remap(
             Ok((a, iterations, ahead, r, app))
         })();
         let (a, iterations, ahead, remapped, app) = checked(local, |r| h.bal.entry(&op, r))?;
-        let me = a.inner.rect();
-        a.inner.load(app, &[me]);
-        *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, iterations, ahead)?);
+        *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, (iterations, ahead), app)?);
         Ok(())
     })
 }

@@ -1,15 +1,17 @@
 //! The distributed arrays behind `nuce_array`: a [`DistArray2`] of opaque
-//! `elem_size`-byte elements, used as a staging area between the
-//! application's own buffers and nuce's collectives.
+//! `elem_size`-byte elements.
 //!
 //! The application owns its memory: its padded block (row-major, ghost
 //! border of width `g`, `(rows + 2g) × (cols + 2g)` elements) lives in its
-//! own buffer. The ghost exchange works on that buffer directly (derived
-//! datatypes, [`DistArray2::exchange_ghosts_on`]). For the collectives the
-//! library keeps one block of the same shape, into which it copies the
-//! local cells before a gather or a remap and from which it copies the
-//! whole new block after a remap. Elements are moved by MPI as `elem_size`
-//! bytes ([`Bytes`]); the runtime algorithms are nuce's, unchanged.
+//! own buffer, and every collective works on that buffer directly, on the
+//! grid layer's derived datatypes: the ghost exchange
+//! ([`DistArray2::exchange_ghosts_on`]), the gather
+//! ([`DistArray2::gather_from`]) and the remap at a balance point, which
+//! reads the old cells from the application's buffer
+//! ([`DistArray2::set_remap_source`]). The array's own block is only the
+//! hand-over of a new block (after a create, a scatter or a remap) until the
+//! application copies it into its new buffer (`nuce_array_read`). Elements
+//! are moved by MPI as `elem_size` bytes ([`Bytes`]).
 
 use mpi::datatype::{Equivalence, UserDatatype};
 use mpi::topology::SimpleCommunicator;
@@ -55,25 +57,6 @@ fn as_bytes_mut<const N: usize>(s: &mut [Bytes<N>]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
 }
 
-/// Copies the cells of the global rectangles `regions` between two padded
-/// blocks of identical layout (`stride` elements per row, `elem` bytes per
-/// element, this rank's rectangle `me`, ghost width `g`): one copy per row.
-fn copy_regions(
-    src: &[u8],
-    dst: &mut [u8],
-    (me, g, stride, elem): (Rect, usize, usize, usize),
-    regions: &[Rect],
-) {
-    for r in regions.iter().filter(|r| !r.is_empty()) {
-        let (r0, c0) = (r.row + g - me.row, r.col + g - me.col);
-        for i in r0..r0 + r.rows {
-            let start = (i * stride + c0) * elem;
-            let end = start + r.cols * elem;
-            dst[start..end].copy_from_slice(&src[start..end]);
-        }
-    }
-}
-
 /// What the C API does with a distributed array, whatever its element size.
 pub trait Staged {
     /// The array's communicator.
@@ -93,19 +76,26 @@ pub trait Staged {
         let (r, g) = (self.rect(), self.ghost());
         (r.rows + 2 * g) * (r.cols + 2 * g)
     }
-    /// Copies the cells of `regions` from the application's padded block in.
-    fn load(&mut self, app: &[u8], regions: &[Rect]);
-    /// Copies the whole padded block out.
+    /// Copies the array's own padded block (the hand-over of a new block) out.
     fn store_all(&self, app: &mut [u8]);
     /// The ghost exchange straight on the application's padded block
     /// (`padded_len() × elem_size()` bytes): no staging copy.
     fn exchange_ghosts_on(&mut self, app: &mut [u8]) -> Result<()>;
     /// This rank's part in an exchange it cannot make (the error of every rank).
     fn refuse_exchange(&mut self, why: Error) -> Error;
-    /// The runtime's gather at `root`, written into `global` there.
-    fn gather_into(&self, root: i32, global: Option<&mut [u8]>) -> Result<()>;
-    /// The balancer's `maybe_remap_ahead`; whether the layout changed.
-    fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize, ahead: usize) -> Result<bool>;
+    /// The gather at `root` from the application's padded block `app`
+    /// (`padded_len() × elem_size()` bytes) into `global` there (`rows ×
+    /// cols × elem_size()` bytes): no copy.
+    fn gather_from(&self, app: &[u8], root: i32, global: Option<&mut [u8]>) -> Result<()>;
+    /// The balancer's `maybe_remap_ahead`, reading this rank's current
+    /// block from the application's `app` (`padded_len() × elem_size()`
+    /// bytes); whether the layout changed.
+    fn maybe_remap(
+        &mut self,
+        bal: &mut Balancer,
+        horizon: (usize, usize),
+        app: &[u8],
+    ) -> Result<bool>;
     /// The checked entry of the C call `op` on the array's communicator,
     /// refused by this rank with `refused` (the same result on every rank,
     /// within the timeout).
@@ -131,12 +121,6 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
     fn global_shape(&self) -> (usize, usize) {
         DistArray2::global_shape(self)
     }
-    fn load(&mut self, app: &[u8], regions: &[Rect]) {
-        let layout = (self.rect(), self.ghost(), self.padded().ncols(), N);
-        if let Some(mine) = self.padded_mut().as_slice_mut() {
-            copy_regions(app, as_bytes_mut(mine), layout, regions);
-        }
-    }
     fn store_all(&self, app: &mut [u8]) {
         if let Some(mine) = self.padded().as_slice() {
             app.copy_from_slice(as_bytes(mine));
@@ -152,19 +136,28 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
     fn refuse_exchange(&mut self, why: Error) -> Error {
         DistArray2::refuse_exchange(self, why)
     }
-    fn gather_into(&self, root: i32, global: Option<&mut [u8]>) -> Result<()> {
-        let gathered = self.gather(root)?;
-        if let (Some(g), Some(out)) = (gathered, global) {
-            let g = g.as_standard_layout();
-            let bytes = g
-                .as_slice()
-                .ok_or_else(|| Error::invalid_input("gathered array not contiguous"))?;
-            out.copy_from_slice(as_bytes(bytes));
-        }
-        Ok(())
+    fn gather_from(&self, app: &[u8], root: i32, global: Option<&mut [u8]>) -> Result<()> {
+        let out = global.map_or(std::ptr::null_mut(), |g| g.as_mut_ptr());
+        // SAFETY: `app` is this rank's padded block (its length checked by
+        // the caller), only read; `global` at the root the whole array
+        // (checked by the caller), written; both borrowed for the call, in
+        // elements of N bytes with alignment 1.
+        unsafe { self.gather_from(root, app.as_ptr().cast(), out.cast()) }
     }
-    fn maybe_remap(&mut self, bal: &mut Balancer, iterations: usize, ahead: usize) -> Result<bool> {
-        Ok(bal.maybe_remap_ahead(self, iterations, ahead)?.remap)
+    fn maybe_remap(
+        &mut self,
+        bal: &mut Balancer,
+        (iterations, ahead): (usize, usize),
+        app: &[u8],
+    ) -> Result<bool> {
+        // SAFETY: `app` is this rank's padded block of the current layout
+        // (its length checked by the caller), borrowed for the call and
+        // only read; the source is unset before it returns.
+        unsafe { self.set_remap_source(Some(app.as_ptr().cast())) };
+        let report = bal.maybe_remap_ahead(self, iterations, ahead);
+        // SAFETY: unsetting.
+        unsafe { self.set_remap_source(None) };
+        Ok(report?.remap)
     }
     fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         DistArray2::entry(self, op, refused)

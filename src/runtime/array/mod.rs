@@ -67,6 +67,10 @@ pub struct DistArray2<T> {
     exchange_fp: u64,
     /// The cost per cell of this rank's block, if the application set one.
     cost: Option<CostField>,
+    /// The application's copy of this rank's padded block, which a remap at
+    /// a balance point reads instead of the array's own
+    /// ([`DistArray2::set_remap_source`]).
+    source: Option<*const T>,
 }
 
 impl<T> std::fmt::Debug for DistArray2<T>
@@ -134,6 +138,44 @@ impl<T: Element> DistArray2<T> {
         let _w = waiting();
         self.check(&format!("DistArray2::gather(to root {root})"))?;
         self.tiles.gather_to_root(&*self.comm, root)
+    }
+
+    /// [`DistArray2::gather`] from a buffer of the application laid out as
+    /// this array's padded block (row-major, `(rows + 2g) × (cols + 2g)`
+    /// elements) straight into the root's `global` (`rows × cols`
+    /// elements, row-major; ignored elsewhere): one derived-datatype
+    /// message per rank, no copy (the C API's `nuce_array_gather`).
+    ///
+    /// # Safety
+    /// `padded` points to this rank's padded block, readable; at the root
+    /// `global` points to `rows × cols` writable elements; neither is
+    /// otherwise written until this returns.
+    #[doc(hidden)]
+    pub unsafe fn gather_from(&self, root: i32, padded: *const T, global: *mut T) -> Result<()> {
+        let _w = waiting();
+        self.check(&format!("DistArray2::gather(to root {root})"))?;
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.tiles
+                .gather_into(&*self.comm, root, (padded, Ok(())), global)
+        }
+    }
+
+    /// The application's copy of this rank's padded block (row-major,
+    /// `(rows + 2g) × (cols + 2g)` elements) that a remap at a balance
+    /// point reads instead of the array's own, or `None` for the array's
+    /// own: a binding whose application keeps the block in its own buffer
+    /// sets it around [`Balancer::maybe_remap`](super::balancer::Balancer::maybe_remap),
+    /// so that nothing is copied into the array first (the C API's
+    /// `nuce_maybe_remap`). The new block after a remap is the array's own.
+    ///
+    /// # Safety
+    /// Until it is set back to `None`, `padded` points to this rank's
+    /// padded block of the array's current layout, readable and not
+    /// written by anyone during a call on the array.
+    #[doc(hidden)]
+    pub unsafe fn set_remap_source(&mut self, padded: Option<*const T>) {
+        self.source = padded;
     }
 
     /// Fills the ghost border with the neighbours' cells: every rank must
@@ -257,6 +299,7 @@ impl<T: Element> DistArray2<T> {
             full_checks: halo::full_checks_from_env(),
             exchange_fp: 0,
             cost: None,
+            source: None,
         };
         a.exchange_fp = halo::fingerprint(&a.exchange_call());
         a
@@ -311,7 +354,8 @@ impl<T: Element> DistArray2<T> {
             new_plan.cols,
             new_plan.parts.len()
         ))?;
-        self.tiles.remap(&*self.comm, new_plan.clone(), false)
+        // SAFETY: no source: the array's own block.
+        unsafe { self.tiles.remap(&*self.comm, new_plan.clone(), false, None) }
     }
 
     /// [`DistArray2::remap`] at a balance point, to the plan rank 0 made
@@ -321,7 +365,12 @@ impl<T: Element> DistArray2<T> {
     /// number of ranks but for the plan itself).
     pub(crate) fn remap_broadcast(&mut self, new_plan: ArrayPlan) -> Result<MoveStats> {
         let _w = waiting();
-        self.tiles.remap(&*self.comm, new_plan, true)
+        // SAFETY: the source, if set, is the application's block of this
+        // layout (`set_remap_source`'s contract).
+        let stats = unsafe { self.tiles.remap(&*self.comm, new_plan, true, self.source) };
+        // The application's block is of the old layout: never read again.
+        self.source = None;
+        stats
     }
 
     /// The checked entry of a collective call `op` named in the caller's

@@ -128,7 +128,37 @@ impl<T: Element> Tiled<T> {
         root: i32,
     ) -> Result<Option<Array2<T>>> {
         let at_root = comm.rank() == root;
+        let (rows, cols) = (self.plan.rows, self.plan.cols);
+        let mut global = Array2::default(if at_root { (rows, cols) } else { (0, 0) });
         let block = self.c_order_block();
+        let (ptr, local) = match &block {
+            Ok(b) => (b.as_ptr(), Ok(())),
+            Err(e) => (std::ptr::null(), Err(e.clone())),
+        };
+        // SAFETY: `ptr` is this rank's padded block in C order (or the
+        // error refused first); `global` at the root the whole array in C
+        // order, borrowed here alone.
+        unsafe { self.gather_into(comm, root, (ptr, local), global.as_mut_ptr()) }?;
+        Ok(at_root.then_some(global))
+    }
+
+    /// The gather of the block at `block.0` (this rank's padded block in C
+    /// order, read; `block.1` this rank's refusal when it has none) into
+    /// `global` at the root (the whole array in C order, written): the
+    /// checks of every rank agreed on, then the move.
+    ///
+    /// # Safety
+    /// Unless `block.1` is an error, `block.0` points to this rank's padded
+    /// block, readable; at the root `global` points to `rows × cols`
+    /// writable elements; neither is otherwise written until this returns.
+    pub(super) unsafe fn gather_into<C: Communicator>(
+        &self,
+        comm: &C,
+        root: i32,
+        block: (*const T, Result<()>),
+        global: *mut T,
+    ) -> Result<()> {
+        let at_root = comm.rank() == root;
         let local = root_index(root, self.plan.len()).and_then(|r| {
             Self::check_plan(comm, &self.plan)?;
             let layout = self.move_layout()?;
@@ -136,26 +166,22 @@ impl<T: Element> Tiled<T> {
             if at_root {
                 at.check_block(std::mem::size_of::<T>(), [0; 3])?;
             }
-            let block = block?;
-            Ok((layout, at, block))
+            block.1?;
+            Ok((layout, at))
         });
-        let (layout, at, block) = agree(comm, root, local)?;
-        let (rows, cols) = (self.plan.rows, self.plan.cols);
-        let mut global = Array2::default(if at_root { (rows, cols) } else { (0, 0) });
-        let whole = field(global.as_mut_ptr(), [0; 3]);
-        // SAFETY: `block` is this rank's padded block of `layout` in C
-        // order, only read; the root's `global` is the whole grid in C
-        // order, written, borrowed here alone.
+        let (layout, at) = agree(comm, root, local)?;
+        let whole = field(global, [0; 3]);
+        // SAFETY: the caller's contract; both checked against their layouts.
         unsafe {
             move_whole(
                 comm,
                 Way::Gather,
                 (&layout, &at),
-                field(block.as_ptr(), self.pad()),
+                field(block.0, self.pad()),
                 whole,
             )
-        }?;
-        Ok(at_root.then_some(global))
+        }
+        .map(|_| ())
     }
 
     /// Moves the data to `new_plan`: only the cells whose owner changes
@@ -172,11 +198,17 @@ impl<T: Element> Tiled<T> {
     /// balance point's), so identical everywhere by construction: the root
     /// alone validates it (O(p)) and no fingerprints are compared.
     /// Otherwise every rank validates its own and they are compared.
-    pub(super) fn remap<C: Communicator>(
+    ///
+    /// # Safety
+    /// `source`, when given, points to this rank's padded block of the
+    /// current plan in C order (the application's copy of the block, read
+    /// instead of the array's own), not written until this returns.
+    pub(super) unsafe fn remap<C: Communicator>(
         &mut self,
         comm: &C,
         new_plan: ArrayPlan,
         broadcast: bool,
+        source: Option<*const T>,
     ) -> Result<MoveStats> {
         let shape = if (new_plan.rows, new_plan.cols) != (self.plan.rows, self.plan.cols) {
             Err(Error::shape_mismatch(format!(
@@ -201,19 +233,27 @@ impl<T: Element> Tiled<T> {
             data: Array2::default((new.rows + 2 * self.ghost, new.cols + 2 * self.ghost)),
             on_buffer: None,
         };
-        let old = self.c_order_block();
+        let old = match source {
+            Some(_) => Ok(None),
+            None => self.c_order_block().map(Some),
+        };
         let layouts = (|| Ok((self.move_layout()?, next.move_layout()?, old?)))();
         let (from, to, old) = agree(comm, 0, layouts)?;
         let pad = self.pad();
-        // SAFETY: `old` is this rank's padded block of `from` in C order,
-        // only read; `next.data` its new block of `to`, a distinct
-        // allocation, written; both checked against their layouts.
+        let old_ptr = match (&old, source) {
+            (Some(b), _) => b.as_ptr(),
+            (None, p) => p.unwrap_or(std::ptr::null()),
+        };
+        // SAFETY: `old_ptr` is this rank's padded block of `from` in C
+        // order (the array's own, or the caller's `source`), only read;
+        // `next.data` its new block of `to`, a distinct allocation,
+        // written; both checked against their layouts.
         let (sent, mine, msgs, start) = unsafe {
             transfer(
                 comm,
                 &from,
                 &to,
-                &[field(old.as_ptr(), pad)],
+                &[field(old_ptr, pad)],
                 &[field(next.data.as_mut_ptr(), pad)],
             )
         }?;
