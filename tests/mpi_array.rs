@@ -44,6 +44,7 @@ fn bad_inputs_give_the_same_error_on_every_rank() {
         ("empty-array", "empty input"),
         ("bcast-none", "has no value"),
         ("replaced-block", "not the array's own"),
+        ("replaced-block-gather", "not the array's own"),
         ("too-many-ranks", "too many parts"),
     ];
     for np in [1, 3, 4] {

@@ -94,6 +94,23 @@ static void grid_errors(nuce_balancer *b) {
   expect(nuce_grid_exchange_end(x), NUCE_OK, 1, "grid_exchange_end");
   expect(nuce_grid_exchange_end(NULL), NUCE_ERR_INVALID_INPUT, 0, "grid_exchange_end(NULL)");
   expect(nuce_grid_move(g, 1, &f, &f), NUCE_ERR_INVALID_INPUT, 1, "grid_move(no remap pending)");
+  /* A field to and from one whole array on rank 0: no array or one of the
+   * wrong length on rank 0, or a field with another element size on the last
+   * rank, is the same error on every rank; the right call works. */
+  size_t all = (size_t)(n[0] * n[1] * n[2]);
+  double *whole = calloc(all, sizeof(double));
+  expect(nuce_grid_gather(g, &f, NULL, rank == 0 ? all : 0), NUCE_ERR_INVALID_INPUT, 1, "grid_gather(no array on rank 0)");
+  expect(nuce_grid_gather(g, &f, whole, all - 1), NUCE_ERR_SHAPE_MISMATCH, 1, "grid_gather(short array on rank 0)");
+  if (size > 1) {
+    nuce_field narrow = f;
+    if (rank == size - 1) narrow.elem_size = sizeof(float);
+    expect(nuce_grid_scatter(g, whole, all, &narrow), NUCE_ERR_DISAGREEMENT, 1,
+           "grid_scatter(4-byte cells on the last rank)");
+  }
+  expect(nuce_grid_scatter(g, whole, all, NULL), NUCE_ERR_INVALID_INPUT, 1, "grid_scatter(field NULL)");
+  expect(nuce_grid_gather(g, &f, whole, all), NUCE_OK, 1, "grid_gather");
+  expect(nuce_grid_scatter(g, whole, all, &f), NUCE_OK, 1, "grid_scatter");
+  free(whole);
   expect(nuce_grid_maybe_remap(b, g, 1, NULL), NUCE_ERR_INVALID_INPUT, 1, "grid_maybe_remap(remapped NULL)");
   int count = -1;
   expect(nuce_grid_neighbours(g, &count, NULL, 0), NUCE_OK, 0, "grid_neighbours(count only)");

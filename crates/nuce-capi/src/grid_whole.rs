@@ -7,10 +7,33 @@
 
 use std::ffi::{c_int, c_void};
 
-use nuce::waiting;
+use nuce::internals::layout::RawField;
+use nuce::{waiting, Grid, Result};
 
 use crate::grid::{grid, nuce_field, nuce_grid, raw_fields};
 use crate::{caller, guard, unreachable_null};
+
+/// The shared body of [`nuce_grid_gather`] and [`nuce_grid_scatter`] (the
+/// C function `call`, the grid's verb `verb`): the handle, then the field
+/// (a bad one is this rank's refusal at the verb's checked entry), then
+/// `go` on them.
+fn whole(
+    (call, verb): (&str, &str),
+    g: *mut nuce_grid,
+    field: *const nuce_field,
+    go: impl FnOnce(&Grid, RawField) -> Result<()>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `g` is NULL or a live handle.
+        let h = unsafe { grid(g) }.map_err(|_| unreachable_null("the grid", call))?;
+        let _w = waiting();
+        // SAFETY: `field` is NULL or one readable field (contract).
+        match caller::refused_or(unsafe { raw_fields(1, field, "field") }) {
+            Ok(f) => go(&h.grid, f[0]),
+            Err(e) => Err(h.grid.refuse_call(verb, e)),
+        }
+    })
+}
 
 /// Gathers one field of the grid on rank 0 (collective over the grid's
 /// ranks): every rank passes its `field` (its padded block, as for
@@ -29,18 +52,11 @@ pub extern "C" fn nuce_grid_gather(
     global: *mut c_void,
     global_len: usize,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: `g` is NULL or a live handle.
-        let h = unsafe { grid(g) }.map_err(|_| unreachable_null("the grid", "nuce_grid_gather"))?;
-        let _w = waiting();
-        // SAFETY: `field` is NULL or one readable field (contract).
-        let f = match caller::refused_or(unsafe { raw_fields(1, field, "field") }) {
-            Ok(f) => f[0],
-            Err(e) => return Err(h.grid.refuse_call("Grid::gather(to root 0)", e)),
-        };
+    let call = ("nuce_grid_gather", "Grid::gather(to root 0)");
+    whole(call, g, field, |grid, f| {
         // SAFETY: the field holds this rank's padded block, `global` on rank
         // 0 `global_len` writable cells (contract; sizes checked).
-        unsafe { h.grid.gather_raw(0, f, global, global_len) }
+        unsafe { grid.gather_raw(0, f, global, global_len) }
     })
 }
 
@@ -57,18 +73,10 @@ pub extern "C" fn nuce_grid_scatter(
     global_len: usize,
     field: *const nuce_field,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: `g` is NULL or a live handle.
-        let h =
-            unsafe { grid(g) }.map_err(|_| unreachable_null("the grid", "nuce_grid_scatter"))?;
-        let _w = waiting();
-        // SAFETY: `field` is NULL or one readable field (contract).
-        let f = match caller::refused_or(unsafe { raw_fields(1, field, "field") }) {
-            Ok(f) => f[0],
-            Err(e) => return Err(h.grid.refuse_call("Grid::scatter(from root 0)", e)),
-        };
+    let call = ("nuce_grid_scatter", "Grid::scatter(from root 0)");
+    whole(call, g, field, |grid, f| {
         // SAFETY: the field holds this rank's padded block (writable),
         // `global` on rank 0 `global_len` readable cells (contract).
-        unsafe { h.grid.scatter_raw(0, global, global_len, f) }
+        unsafe { grid.scatter_raw(0, global, global_len, f) }
     })
 }

@@ -91,13 +91,20 @@ fn roundtrip(ctx: &Ctx) {
     for t in 0..trials {
         let plan = random_tiling(rows, cols, p, &mut rng);
         let g = (w.rank() == 0).then(|| global(rows, cols, t as u64));
-        let (a, stats) =
+        let (mut a, stats) =
             DistArray2::scatter_with_plan(w, 0, plan.clone(), t % 2, g.as_ref()).expect("scatter");
         ctx.check(
             "scatter-values",
             holds_global(&a, t as u64),
             format!("trial {t}"),
         );
+        if t % 3 == 1 {
+            // The application swaps the block for the same values in
+            // Fortran order (`padded_mut` allows it): still gathered.
+            let mut f = Array2::default(ndarray::ShapeBuilder::f(a.padded().dim()));
+            f.assign(a.padded());
+            *a.padded_mut() = f;
+        }
         let back = a.gather(0).expect("gather");
         if let Some(back) = back {
             ctx.check(
@@ -319,6 +326,13 @@ fn errors(ctx: &Ctx) {
                 *a.padded_mut() = ndarray::Array2::default((1, 1));
             }
             a.exchange_ghosts().map(|_| ())
+        }),
+        "replaced-block-gather" => DistArray2::<f64>::with_plan(w, good, 1).and_then(|mut a| {
+            // The same before a gather: every rank's gather fails.
+            if rank as usize + 1 == p {
+                *a.padded_mut() = ndarray::Array2::default((1, 1));
+            }
+            a.gather(0).map(|_| ())
         }),
         "bcast-none" => bcast_value::<_, u32>(w, 0, None).map(|_| ()),
         other => Err(nuce::Error::invalid_input(format!(
