@@ -116,16 +116,24 @@ fn alike(a: &[f64], b: &[f64]) -> bool {
 
 impl Payoff {
     /// At a balance point whose phase took `now` seconds per iteration and
-    /// work unit, with the measured `speeds`: when the speeds are still
-    /// like those the last remap planned for (else the world changed: a
-    /// load came or went, and the remap is not judged by a time that
-    /// changed for another reason) and the last remap made it slower by more than
-    /// [`NO_PAYOFF_MARGIN`], for the [`CONFIRM`]-th phase in a row, the work
-    /// of every rank before that remap (plan for these speeds to go back),
-    /// and its shares are vetoed from now on. A phase that is not slower
-    /// accepts the remap (nothing more to check). `now` that is not a
-    /// positive finite number checks nothing.
-    pub fn check(&mut self, now: f64, speeds: &[f64]) -> Option<Vec<f64>> {
+    /// work unit, with the measured `speeds` and every rank's work per
+    /// iteration in the phase (`loads`): when the speeds and the work still
+    /// follow the shares the last remap planned for (else the world
+    /// changed — a load came or went, the application's cost per cell moved
+    /// or its cells changed — and the remap is not judged by a time that
+    /// changed for another reason; once unlike, never) and the last remap
+    /// made it slower by more than [`NO_PAYOFF_MARGIN`], for the
+    /// [`CONFIRM`]-th phase in a row, the work of every rank before that
+    /// remap (plan for these speeds to go back), and its shares are vetoed
+    /// from now on. A phase that is not slower accepts the remap (nothing
+    /// more to check). `now` that is not a positive finite number checks
+    /// nothing.
+    ///
+    /// The work matters where it can change without a remap: a band of
+    /// costly cells that moved across the grid between the two phases that
+    /// judge a remap made `heat3d_cost` undo a right remap on a machine
+    /// loaded by a build (`tests/mpi_array3.rs`).
+    pub fn check(&mut self, now: f64, speeds: &[f64], loads: &[f64]) -> Option<Vec<f64>> {
         let valid = |t: f64| t.is_finite() && t > 0.0;
         let prior = if valid(now) {
             self.previous.replace(now)
@@ -134,6 +142,10 @@ impl Payoff {
         };
         self.baseline = valid(now).then(|| prior.map_or(now, |p| p.max(now)));
         let mut last = self.last.take()?;
+        if !alike(&last.shares, &shares(loads)) {
+            // The work no longer follows the planned shares: not judged.
+            return None;
+        }
         if !valid(now)
             || !valid(last.before)
             || now <= last.before * (1.0 + NO_PAYOFF_MARGIN)
@@ -201,23 +213,6 @@ impl Payoff {
         }
     }
 
-    /// At a balance point, before [`Payoff::check`], with every rank's work
-    /// per iteration `loads` on the current plan: when the work no longer
-    /// follows the shares the last remap planned for (beyond
-    /// [`VETO_TOLERANCE`]) — the application's cost per cell moved, or its
-    /// cells changed — the time changed for another reason than the remap,
-    /// which is not judged by it (forgotten, as when the speeds change). A
-    /// band of costly cells that moved across the grid between the two
-    /// phases that judge a remap made `heat3d_cost` undo a right remap on
-    /// a machine loaded by a build (`tests/mpi_array3.rs`).
-    pub fn work_changed(&mut self, loads: &[f64]) {
-        if let Some(last) = &self.last {
-            if !alike(&last.shares, &shares(loads)) {
-                self.last = None;
-            }
-        }
-    }
-
     /// Forgets the last remap (its check would compare unlike phases: the
     /// ranks or the data changed).
     pub fn forget(&mut self) {
@@ -236,20 +231,24 @@ mod tests {
 
     /// A remap at a balance point whose phase took `before`.
     fn remap(p: &mut Payoff, before: f64, loads: Vec<f64>, speeds: &[f64]) {
-        assert_eq!(p.check(before, &S21), None);
+        assert_eq!(p.check(before, &S21, &S21), None);
         p.remapped(loads, speeds);
     }
 
     #[test]
     fn a_remap_that_made_the_iteration_slower_is_undone_and_vetoed() {
         let mut p = Payoff::default();
-        assert_eq!(p.check(1.0, &S21), None, "nothing to check yet");
+        assert_eq!(p.check(1.0, &S21, &S21), None, "nothing to check yet");
         // 1:1 loads, remapped for speeds 2:1, then 20 % slower twice.
         p.remapped(vec![50.0, 50.0], &[2.0, 1.0]);
-        assert_eq!(p.check(1.2, &S21), None, "one slow phase may be noise");
-        assert_eq!(p.check(1.2, &S21), Some(vec![50.0, 50.0]));
+        assert_eq!(
+            p.check(1.2, &S21, &S21),
+            None,
+            "one slow phase may be noise"
+        );
+        assert_eq!(p.check(1.2, &S21, &S21), Some(vec![50.0, 50.0]));
         // Checked until undone; the next phase runs on the plan before.
-        assert_eq!(p.check(1.0, &S21), None);
+        assert_eq!(p.check(1.0, &S21, &S21), None);
         // The same shares (within the tolerance) are vetoed for a while...
         let mut vetoed = 0;
         while p.vetoes(&[1.95, 1.0]) {
@@ -258,8 +257,8 @@ mod tests {
         assert_eq!(vetoed, VETO_BALANCE_POINTS);
         // ...then tried again; a second failure vetoes them twice as long.
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert!(p.check(1.3, &S21).is_none());
-        assert!(p.check(1.3, &S21).is_some());
+        assert!(p.check(1.3, &S21, &S21).is_none());
+        assert!(p.check(1.3, &S21, &S21).is_some());
         let mut vetoed = 0;
         while p.vetoes(&[2.0, 1.0]) {
             vetoed += 1;
@@ -270,45 +269,45 @@ mod tests {
     #[test]
     fn the_time_to_beat_is_the_slower_of_the_last_two_phases_on_the_plan() {
         let mut p = Payoff::default();
-        assert_eq!(p.check(1.0, &S21), None);
+        assert_eq!(p.check(1.0, &S21, &S21), None);
         remap(&mut p, 2.0, vec![50.0, 50.0], &[2.0, 1.0]);
         // 1.5: slower than 1.0, not than 2.0: accepted.
-        assert_eq!(p.check(1.5, &S21), None);
+        assert_eq!(p.check(1.5, &S21, &S21), None);
         // Another remap at once: the phase before it on the same plan is
         // this one alone (the 2.0 ran on the plan before).
         p.remapped(vec![66.0, 34.0], &[2.0, 1.0]);
-        assert_eq!(p.check(1.7, &S21), None);
-        assert_eq!(p.check(1.7, &S21), Some(vec![66.0, 34.0]));
+        assert_eq!(p.check(1.7, &S21, &S21), None);
+        assert_eq!(p.check(1.7, &S21, &S21), Some(vec![66.0, 34.0]));
     }
 
     #[test]
     fn a_remap_that_paid_off_or_stayed_within_the_margin_stays() {
         let mut p = Payoff::default();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert_eq!(p.check(0.7, &S21), None);
+        assert_eq!(p.check(0.7, &S21, &S21), None);
         assert_eq!(
-            p.check(2.0, &S21),
+            p.check(2.0, &S21, &S21),
             None,
             "accepted at the first phase not slower"
         );
         p.forget();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert_eq!(p.check(1.0 + NO_PAYOFF_MARGIN * 0.9, &S21), None);
-        assert_eq!(p.check(1.0 + NO_PAYOFF_MARGIN * 0.9, &S21), None);
+        assert_eq!(p.check(1.0 + NO_PAYOFF_MARGIN * 0.9, &S21, &S21), None);
+        assert_eq!(p.check(1.0 + NO_PAYOFF_MARGIN * 0.9, &S21, &S21), None);
         // One slow phase, then one that is not: accepted.
         p.forget();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert_eq!(p.check(1.5, &S21), None);
-        assert_eq!(p.check(0.9, &S21), None);
-        assert_eq!(p.check(1.5, &S21), None);
+        assert_eq!(p.check(1.5, &S21, &S21), None);
+        assert_eq!(p.check(0.9, &S21, &S21), None);
+        assert_eq!(p.check(1.5, &S21, &S21), None);
         // Nothing vetoed.
         assert!(!p.vetoes(&[2.0, 1.0]));
         // Bad measurements check nothing.
         for bad in [f64::NAN, 0.0, -1.0, f64::INFINITY] {
             p.forget();
             remap(&mut p, 1.0, vec![1.0, 1.0], &[2.0, 1.0]);
-            assert_eq!(p.check(bad, &S21), None, "{bad}");
-            assert_eq!(p.check(5.0, &S21), None, "{bad}: checked no more");
+            assert_eq!(p.check(bad, &S21, &S21), None, "{bad}");
+            assert_eq!(p.check(5.0, &S21, &S21), None, "{bad}: checked no more");
         }
     }
 
@@ -316,10 +315,10 @@ mod tests {
     fn a_correction_of_a_slower_remap_is_checked_against_the_time_before_both() {
         let mut p = Payoff::default();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert_eq!(p.check(1.5, &S21), None);
+        assert_eq!(p.check(1.5, &S21, &S21), None);
         // A correction to 2.2 : 1 at the slow phase.
         p.remapped(vec![66.0, 34.0], &[2.2, 1.0]);
-        assert_eq!(p.check(1.5, &S21), Some(vec![50.0, 50.0]));
+        assert_eq!(p.check(1.5, &S21, &S21), Some(vec![50.0, 50.0]));
         assert!(p.vetoes(&[2.2, 1.0]));
     }
 
@@ -328,8 +327,8 @@ mod tests {
         let mut p = Payoff::default();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
         // A load arrives on rank 0: everything is slower, not the remap's fault.
-        assert_eq!(p.check(1.5, &[1.0, 1.0]), None);
-        assert_eq!(p.check(1.5, &[1.0, 1.0]), None);
+        assert_eq!(p.check(1.5, &[1.0, 1.0], &S21), None);
+        assert_eq!(p.check(1.5, &[1.0, 1.0], &S21), None);
         assert!(!p.vetoes(&[2.0, 1.0]));
     }
 
@@ -338,19 +337,16 @@ mod tests {
         let mut p = Payoff::default();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
         // The plan follows the shares: 66 : 34 of the work. Slower once.
-        p.work_changed(&[66.0, 34.0]);
-        assert_eq!(p.check(1.5, &S21), None);
+        assert_eq!(p.check(1.5, &S21, &[66.0, 34.0]), None);
         // Then the costly cells move to rank 1: slower again, not the
         // remap's fault.
-        p.work_changed(&[30.0, 70.0]);
-        assert_eq!(p.check(1.5, &S21), None);
+        assert_eq!(p.check(1.5, &S21, &[30.0, 70.0]), None);
         assert!(!p.vetoes(&[2.0, 1.0]));
         // The work as planned: the same two slow phases undo the remap.
         let mut p = Payoff::default();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
         for undo in [None, Some(vec![50.0, 50.0])] {
-            p.work_changed(&[66.0, 34.0]);
-            assert_eq!(p.check(1.5, &S21), undo);
+            assert_eq!(p.check(1.5, &S21, &[66.0, 34.0]), undo);
         }
     }
 
@@ -363,12 +359,12 @@ mod tests {
         // change are no bar for the remap (a median of three would make
         // them one, and undo it).
         let mut p = Payoff::default();
-        assert_eq!(p.check(0.000750, &[171.1, 171.1]), None);
-        assert_eq!(p.check(0.000747, &[183.4, 183.4]), None);
-        assert_eq!(p.check(0.004268, &[175.7, 63.2]), None);
+        assert_eq!(p.check(0.000750, &[171.1, 171.1], &[1.0, 1.0]), None);
+        assert_eq!(p.check(0.000747, &[183.4, 183.4], &[1.0, 1.0]), None);
+        assert_eq!(p.check(0.004268, &[175.7, 63.2], &[1.0, 1.0]), None);
         p.remapped(vec![131072.0, 131072.0], &[175.7, 63.2]);
-        assert_eq!(p.check(0.002757, &[171.1, 67.2]), None);
-        assert_eq!(p.check(0.002227, &[171.5, 66.0]), None);
+        assert_eq!(p.check(0.002757, &[171.1, 67.2], &[175.7, 63.2]), None);
+        assert_eq!(p.check(0.002227, &[171.5, 66.0], &[175.7, 63.2]), None);
         assert!(!p.vetoes(&[175.7, 63.2]));
     }
 
@@ -376,8 +372,8 @@ mod tests {
     fn other_shares_are_followed_at_once() {
         let mut p = Payoff::default();
         remap(&mut p, 1.0, vec![50.0, 50.0], &[2.0, 1.0]);
-        assert!(p.check(1.5, &S21).is_none());
-        assert!(p.check(1.5, &S21).is_some());
+        assert!(p.check(1.5, &S21, &S21).is_none());
+        assert!(p.check(1.5, &S21, &S21).is_some());
         // A load that arrives elsewhere: rank 0 now the slow one.
         assert!(!p.vetoes(&[1.0, 3.0]));
         // Shares 30 % apart are not alike; 15 % apart are.

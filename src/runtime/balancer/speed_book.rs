@@ -329,8 +329,7 @@ impl SpeedBook {
         let undo_to = match now {
             Some(now) => {
                 let loads: Vec<f64> = point.reports.iter().map(|r| r.load).collect();
-                self.payoff.work_changed(&loads);
-                self.payoff.check(now, &model.speeds)
+                self.payoff.check(now, &model.speeds, &loads)
             }
             None => {
                 self.payoff.forget();
