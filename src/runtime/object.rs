@@ -1,7 +1,8 @@
 //! What every distributed object shares (2D and 3D arrays, grids on the
-//! application's buffers, graphs): the statistics of a collective data
-//! movement, the numbering of ghost exchanges, MPI counts. Kept apart from
-//! the containers so that none of them imports another for it.
+//! application's buffers, graphs): its [`Core`] (its own communicator, the
+//! checked channel of its collective verbs, the numbering of its ghost
+//! exchanges) and the statistics of a collective data movement. Kept apart
+//! from the containers so that none of them imports another for it.
 
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
@@ -82,25 +83,66 @@ pub(crate) fn global_stats<C: Communicator>(
     }
 }
 
-/// The identity of an object's next ghost exchange (its number `*exchanges`,
-/// then incremented, and the call's `fingerprint`); with `full = Some(call
-/// description)` ([`halo::ENV_CHECK`]`=full`) a checked entry first.
-pub(crate) fn next_call<C: Communicator>(
-    comm: &C,
-    cp: &Checkpoints,
-    full: Option<&str>,
-    exchanges: &mut u64,
-    fingerprint: u64,
-) -> Result<halo::Call> {
-    if let Some(what) = full {
-        cp.check(comm, &format!("{what} (exchange #{exchanges})"))?;
+/// What every distributed object holds besides its data and layout: its
+/// own duplicate of the communicator, the checked channel of its
+/// collective verbs ([`Checkpoints`]), and the ghost exchanges made so far,
+/// whose numbers are the exchanges' identities ([`halo::Call`]).
+pub(crate) struct Core {
+    /// The object's communicator.
+    pub(crate) comm: OwnComm,
+    /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
+    pub(crate) cp: Checkpoints,
+    /// Ghost exchanges made so far (their messages' tags, and the count
+    /// the checked verbs compare).
+    exchanges: u64,
+    /// Every exchange a checked entry too ([`halo::ENV_CHECK`]`=full`).
+    full_checks: bool,
+}
+
+impl Core {
+    /// The core of an object on `comm` (its own duplicate) checked through `cp`.
+    pub(crate) fn new(comm: SimpleCommunicator, cp: Checkpoints) -> Self {
+        Core {
+            comm: OwnComm::new(comm),
+            cp,
+            exchanges: 0,
+            full_checks: halo::full_checks_from_env(),
+        }
     }
-    let call = halo::Call {
-        seq: *exchanges,
-        fingerprint,
-    };
-    *exchanges += 1;
-    Ok(call)
+
+    /// Ghost exchanges made so far.
+    pub(crate) fn exchanges(&self) -> u64 {
+        self.exchanges
+    }
+
+    /// The identity of the next ghost exchange (its number, then counted,
+    /// and the call's `fingerprint`); with [`halo::ENV_CHECK`]`=full` a
+    /// checked entry first, naming the call `what()` (made only then).
+    pub(crate) fn next_exchange(
+        &mut self,
+        what: impl FnOnce() -> String,
+        fingerprint: u64,
+    ) -> Result<halo::Call> {
+        if self.full_checks {
+            let what = what();
+            self.cp.check(
+                &*self.comm,
+                &format!("{what} (exchange #{})", self.exchanges),
+            )?;
+        }
+        Ok(self.count_exchange(fingerprint))
+    }
+
+    /// The identity of the next ghost exchange without any checked entry
+    /// (a rank that refuses the exchange takes its place in the sequence).
+    pub(crate) fn count_exchange(&mut self, fingerprint: u64) -> halo::Call {
+        let call = halo::Call {
+            seq: self.exchanges,
+            fingerprint,
+        };
+        self.exchanges += 1;
+        call
+    }
 }
 
 /// Per-rank `(cells sent + received, messages sent + received)` of a move

@@ -30,7 +30,7 @@ use super::comm::agree;
 use super::cost::{CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::layout::exchange_on;
-use super::object::{next_call, MoveStats, OwnComm};
+use super::object::{Core, MoveStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array2d::weighted::box_of;
@@ -54,15 +54,9 @@ impl<T: Equivalence + Copy + Default + Send + Sync + 'static> Element for T {}
 /// of [`super::clock`]: its time (waiting for neighbours included) is never
 /// counted as this rank's compute time.
 pub struct DistArray2<T> {
-    comm: OwnComm,
+    /// The communicator, the checked channel and the exchange count.
+    core: Core,
     tiles: Tiled<T>,
-    /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
-    cp: Checkpoints,
-    /// Ghost exchanges made so far (their messages' tags, and the count the
-    /// checked verbs compare).
-    exchanges: u64,
-    /// Every exchange a checked entry too ([`halo::ENV_CHECK`]`=full`).
-    full_checks: bool,
     /// Fingerprint of the exchange call ([`DistArray2::exchange_call`]).
     exchange_fp: u64,
     /// The cost per cell of this rank's block, if the application set one.
@@ -137,7 +131,7 @@ impl<T: Element> DistArray2<T> {
     pub fn gather(&self, root: i32) -> Result<Option<Array2<T>>> {
         let _w = waiting();
         self.check(&format!("DistArray2::gather(to root {root})"))?;
-        self.tiles.gather_to_root(&*self.comm, root)
+        self.tiles.gather_to_root(&*self.core.comm, root)
     }
 
     /// [`DistArray2::gather`] from a buffer of the application laid out as
@@ -157,7 +151,7 @@ impl<T: Element> DistArray2<T> {
         // SAFETY: the caller's contract.
         unsafe {
             self.tiles
-                .gather_into(&*self.comm, root, (padded, Ok(())), global)
+                .gather_into(&*self.core.comm, root, (padded, Ok(())), global)
         }
     }
 
@@ -248,8 +242,8 @@ impl<T: Element> DistArray2<T> {
         // (caller's contract).
         unsafe {
             exchange_on(
-                &*self.comm,
-                &self.cp,
+                &*self.core.comm,
+                &self.core.cp,
                 (call, w),
                 &what,
                 base.cast(),
@@ -265,7 +259,13 @@ impl<T: Element> DistArray2<T> {
     pub fn refuse_exchange(&mut self, why: Error) -> Error {
         let _w = waiting();
         match self.next_exchange() {
-            Ok(call) => halo::refuse(&*self.comm, &self.cp, call, &|| self.exchange_call(), why),
+            Ok(call) => halo::refuse(
+                &*self.core.comm,
+                &self.core.cp,
+                call,
+                &|| self.exchange_call(),
+                why,
+            ),
             Err(e) => e,
         }
     }
@@ -273,14 +273,9 @@ impl<T: Element> DistArray2<T> {
     /// The next exchange's identity and description (a checked entry too
     /// with `NUCE_CHECK=full`).
     fn next_exchange(&mut self) -> Result<halo::Call> {
-        let full = self.full_checks.then(|| self.exchange_call());
-        next_call(
-            &*self.comm,
-            &self.cp,
-            full.as_deref(),
-            &mut self.exchanges,
-            self.exchange_fp,
-        )
+        let (shape, ghost) = (self.global_shape(), self.tiles.ghost);
+        self.core
+            .next_exchange(|| exchange_call::<T>(shape, ghost), self.exchange_fp)
     }
 
     /// The exchange call with its must-match arguments (shape, ghost width,
@@ -292,11 +287,8 @@ impl<T: Element> DistArray2<T> {
     /// Wraps a communicator, its checkpoints and a block (no exchange yet).
     fn wrap(comm: SimpleCommunicator, tiles: Tiled<T>, cp: Checkpoints) -> Self {
         let mut a = DistArray2 {
-            comm: OwnComm::new(comm),
+            core: Core::new(comm, cp),
             tiles,
-            cp,
-            exchanges: 0,
-            full_checks: halo::full_checks_from_env(),
             exchange_fp: 0,
             cost: None,
             source: None,
@@ -355,7 +347,10 @@ impl<T: Element> DistArray2<T> {
             new_plan.parts.len()
         ))?;
         // SAFETY: no source: the array's own block.
-        unsafe { self.tiles.remap(&*self.comm, new_plan.clone(), false, None) }
+        unsafe {
+            self.tiles
+                .remap(&*self.core.comm, new_plan.clone(), false, None)
+        }
     }
 
     /// [`DistArray2::remap`] at a balance point, to the plan rank 0 made
@@ -367,7 +362,10 @@ impl<T: Element> DistArray2<T> {
         let _w = waiting();
         // SAFETY: the source, if set, is the application's block of this
         // layout (`set_remap_source`'s contract).
-        let stats = unsafe { self.tiles.remap(&*self.comm, new_plan, true, self.source) };
+        let stats = unsafe {
+            self.tiles
+                .remap(&*self.core.comm, new_plan, true, self.source)
+        };
         // The application's block is of the old layout: never read again.
         self.source = None;
         stats
@@ -381,20 +379,20 @@ impl<T: Element> DistArray2<T> {
     #[doc(hidden)]
     pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let _w = waiting();
-        self.cp.check_refusing(&*self.comm, op, refused)
+        self.core.cp.check_refusing(&*self.core.comm, op, refused)
     }
 
     /// The checked entry of a verb: `op` with the array's shape, ghost
     /// width and element size, which must match on every rank.
     fn check(&self, op: &str) -> Result<()> {
         let (rows, cols) = self.global_shape();
-        self.cp.check(
-            &*self.comm,
+        self.core.cp.check(
+            &*self.core.comm,
             &format!(
                 "{op} on a {rows}x{cols} array, ghost {}, {}-byte elements, after {} ghost exchanges",
                 self.tiles.ghost,
                 size_of::<T>(),
-                self.exchanges
+                self.core.exchanges()
             ),
         )
     }
@@ -403,18 +401,18 @@ impl<T: Element> DistArray2<T> {
     /// do the same). By default `NUCE_TIMEOUT_S` (module `watchdog`);
     /// arrays made by a [`Balancer`](super::balancer::Balancer) take its timeout.
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
-        self.cp.set_timeout(timeout);
+        self.core.cp.set_timeout(timeout);
     }
 
     /// Ghost exchanges made so far on this array (every rank must make the
     /// same number between two balance points; checked there).
     pub fn exchanges(&self) -> u64 {
-        self.exchanges
+        self.core.exchanges()
     }
 
     /// The array's checked channel (a balancer adopts the arrays it makes).
     pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
-        &mut self.cp
+        &mut self.core.cp
     }
 
     /// This array on `comm` laid out by `plan`, in which this rank has the
@@ -431,14 +429,14 @@ impl<T: Element> DistArray2<T> {
                 "DistArray2: the successor's rectangle differs",
             ))
         };
-        agree(&*n.comm, 0, same)?;
+        agree(&*n.core.comm, 0, same)?;
         std::mem::swap(&mut n.tiles.data, &mut self.tiles.data);
         Ok(n)
     }
 
     /// The array's communicator (a duplicate of the one it was created on).
     pub fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
+        &self.core.comm
     }
     /// The plan the array is laid out by.
     pub fn plan(&self) -> &ArrayPlan {

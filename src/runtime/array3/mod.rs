@@ -40,7 +40,7 @@ use super::halo::{self, ExchangeStats};
 use super::layout::{
     exchange_on, move_whole, root_layout, transfer, HaloTypes, Layout, RawField, Way,
 };
-use super::object::{global_stats, next_call, MoveStats, OwnComm};
+use super::object::{global_stats, Core, MoveStats};
 use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
@@ -57,14 +57,12 @@ use block::{check_args, Block3};
 /// layers, with `ncomp` values per cell (layout in the module's
 /// documentation). Keeps its own duplicate of the communicator.
 pub struct DistArray3<T> {
-    comm: OwnComm,
+    /// The communicator, the checked channel and the exchange count.
+    core: Core,
     block: Block3<T>,
-    cp: Checkpoints,
     /// The derived datatypes of the 7-point and the 27-point exchange on
     /// the current plan (made at the first exchange of each kind).
     halo_types: [Option<HaloTypes>; 2],
-    exchanges: u64,
-    full_checks: bool,
     /// Fingerprints of the 7-point and the 27-point exchange call.
     exchange_fp: [u64; 2],
     /// The cost per cell of this rank's box, if the application set one.
@@ -121,12 +119,9 @@ impl<T: Element> DistArray3<T> {
         check_identical(&comm, 0, "plan", &plan)?;
         let rank = comm.rank() as usize;
         let mut a = DistArray3 {
-            comm: OwnComm::new(comm),
+            core: Core::new(comm, cp),
             block: Block3::new(plan, rank, ghost, ncomp),
-            cp,
             halo_types: [None, None],
-            exchanges: 0,
-            full_checks: halo::full_checks_from_env(),
             exchange_fp: [0; 2],
             cost: None,
         };
@@ -174,7 +169,7 @@ impl<T: Element> DistArray3<T> {
         };
         agree(&comm, root, ok)?;
         let a = Self::on(comm, cp, plan, ghost, ncomp)?;
-        let layouts = agree(&*a.comm, root, a.whole_layouts(root))?;
+        let layouts = agree(&*a.core.comm, root, a.whole_layouts(root))?;
         let src = global
             .filter(|_| at_root)
             .map_or(std::ptr::null(), <[T]>::as_ptr);
@@ -183,14 +178,14 @@ impl<T: Element> DistArray3<T> {
         // only read; both checked against their layouts.
         let (sent, mine, msgs, start) = unsafe {
             move_whole(
-                &*a.comm,
+                &*a.core.comm,
                 Way::Scatter,
                 (&layouts.0, &layouts.1),
                 a.field(),
                 a.whole(src),
             )
         }?;
-        let stats = global_stats(&*a.comm, sent, mine, msgs, start);
+        let stats = global_stats(&*a.core.comm, sent, mine, msgs, start);
         Ok((a, stats))
     }
 
@@ -199,8 +194,8 @@ impl<T: Element> DistArray3<T> {
     pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
         let _w = waiting();
         self.check(&format!("DistArray3::gather(to root {root})"))?;
-        let (layout, at) = agree(&*self.comm, root, self.whole_layouts(root))?;
-        let at_root = self.comm.rank() == root;
+        let (layout, at) = agree(&*self.core.comm, root, self.whole_layouts(root))?;
+        let at_root = self.core.comm.rank() == root;
         let cells = if at_root { self.global_cells() } else { 0 };
         let mut global = vec![T::default(); cells * self.block.ncomp];
         // SAFETY: the block is this rank's padded block of `layout`, only
@@ -208,7 +203,7 @@ impl<T: Element> DistArray3<T> {
         // borrowed here alone; both checked against their layouts.
         unsafe {
             move_whole(
-                &*self.comm,
+                &*self.core.comm,
                 Way::Gather,
                 (&layout, &at),
                 self.field(),
@@ -278,17 +273,12 @@ impl<T: Element> DistArray3<T> {
     pub fn exchange(&mut self, stencil: Stencil) -> Result<ExchangeStats> {
         let w = polling();
         let corners = stencil.corners();
-        let full = self.full_checks.then(|| self.exchange_call(corners));
-        let call = next_call(
-            &*self.comm,
-            &self.cp,
-            full.as_deref(),
-            &mut self.exchanges,
-            self.exchange_fp[usize::from(corners)],
-        )?;
-        // Described only on the error path.
+        // Described only with checked exchanges and on the error path.
         let (shape, ghost, ncomp) = (self.block.plan.shape, self.block.ghost, self.block.ncomp);
         let what = move || exchange_call::<T>(shape, ghost, ncomp, corners);
+        let call = self
+            .core
+            .next_exchange(what, self.exchange_fp[usize::from(corners)])?;
         let base = self.block.data.as_mut_ptr().cast();
         let (plan, rank) = (&self.block.plan, self.block.rank);
         let make = || {
@@ -300,7 +290,16 @@ impl<T: Element> DistArray3<T> {
         // (`ghost` layers, `ncomp` components of T per cell, C order: the
         // grid layer's field layout), checked against the layout when they
         // are made; the block is not touched until the exchange returns.
-        unsafe { exchange_on(&*self.comm, &self.cp, (call, w), &what, base, (cache, make)) }
+        unsafe {
+            exchange_on(
+                &*self.core.comm,
+                &self.core.cp,
+                (call, w),
+                &what,
+                base,
+                (cache, make),
+            )
+        }
     }
 
     /// The exchange call with its must-match arguments, as errors name it.
@@ -322,7 +321,7 @@ impl<T: Element> DistArray3<T> {
         let mut n = DistArray3::with_plan(comm, plan, ghost, ncomp)?;
         let same = n.local_box() == self.local_box();
         agree(
-            &*n.comm,
+            &*n.core.comm,
             0,
             if same {
                 Ok(())
@@ -368,7 +367,7 @@ impl<T: Element> DistArray3<T> {
     /// no fingerprint here (what each rank checks alone is agreed on).
     pub(crate) fn remap_broadcast(&mut self, new_plan: GridPlan3) -> Result<MoveStats> {
         let _w = waiting();
-        let layouts = agree(&*self.comm, 0, self.remap_layouts(&new_plan))?;
+        let layouts = agree(&*self.core.comm, 0, self.remap_layouts(&new_plan))?;
         self.move_to(layouts, new_plan)
     }
 
@@ -389,8 +388,8 @@ impl<T: Element> DistArray3<T> {
         // `ncomp` components of T per cell, C order), the grid layer's field
         // layout; `old` is only read, `new` is a distinct allocation.
         let (sent, moved, msgs, start) =
-            unsafe { transfer(&*self.comm, &from, &to, &[old], &[new]) }?;
-        let stats = global_stats(&*self.comm, sent, moved, msgs, start);
+            unsafe { transfer(&*self.core.comm, &from, &to, &[old], &[new]) }?;
+        let stats = global_stats(&*self.core.comm, sent, moved, msgs, start);
         self.block = next;
         self.halo_types = [None, None];
         Ok(stats)
@@ -407,7 +406,7 @@ impl<T: Element> DistArray3<T> {
                 describe_plan(&self.block.plan)
             )));
         }
-        check_args::<T>(new_plan, self.comm.size() as usize, g, ncomp)?;
+        check_args::<T>(new_plan, self.core.comm.size() as usize, g, ncomp)?;
         let layout = |plan: &GridPlan3| -> Result<Layout> {
             let l = Layout::new(plan.clone(), rank, Stencil::seven(g))?;
             l.check_block(ncomp * size_of::<T>(), [g; 3])?;
@@ -448,14 +447,14 @@ impl<T: Element> DistArray3<T> {
     /// (every rank then returns the lowest refusing rank's).
     fn check_refusing(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let (nx, ny, nz) = self.block.plan.shape;
-        self.cp.check_refusing(
-            &*self.comm,
+        self.core.cp.check_refusing(
+            &*self.core.comm,
             &format!(
                 "{op} on a {nx}x{ny}x{nz} grid, ghost {}, {} components, {}-byte elements, after {} ghost exchanges",
                 self.block.ghost,
                 self.block.ncomp,
                 size_of::<T>(),
-                self.exchanges
+                self.core.exchanges()
             ),
             refused,
         )
@@ -463,19 +462,19 @@ impl<T: Element> DistArray3<T> {
 
     /// Sets the timeout of the array's collectives (local; every rank must do the same).
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
-        self.cp.set_timeout(timeout);
+        self.core.cp.set_timeout(timeout);
     }
     /// Ghost exchanges made so far (of either kind).
     pub fn exchanges(&self) -> u64 {
-        self.exchanges
+        self.core.exchanges()
     }
     /// The array's checked channel (a balancer adopts the arrays it makes).
     pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
-        &mut self.cp
+        &mut self.core.cp
     }
     /// The array's communicator (a duplicate of the one it was created on).
     pub fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
+        &self.core.comm
     }
     /// The plan the array is laid out by.
     pub fn plan(&self) -> &GridPlan3 {

@@ -279,7 +279,7 @@ impl<T: GraphValue> DistGraph<T> {
         )?;
         dg.index = index;
         dg.strategy = GraphStrategy::RootIndex;
-        dg.cp.adopt(&balancer.cp);
+        dg.core.cp.adopt(&balancer.cp);
         balancer.mark();
         Ok(dg)
     }
@@ -294,7 +294,7 @@ impl<T: GraphValue> DistGraph<T> {
         let _w = waiting();
         balancer.arrive("DistGraph::balance")?;
         balancer.same_ranks(self.comm(), "DistGraph::balance")?;
-        self.cp.adopt(&balancer.cp);
+        self.core.cp.adopt(&balancer.cp);
         let dest = self.partition_rcb(&balancer.speeds_or_uniform())?;
         let st = self.migrate(&dest)?;
         balancer.mark();

@@ -179,7 +179,7 @@ impl<T: Element> Joining for DistArray2<T> {
 /// Cuts `g` (on `next`'s communicator) again for `next`'s speeds, every
 /// rank getting a part.
 fn spread<T: GraphValue>(next: &Balancer, g: &mut DistGraph<T>) -> Result<()> {
-    next.adopt_checks(&mut g.cp);
+    next.adopt_checks(&mut g.core.cp);
     let p = next.comm.size() as usize;
     let speeds = next.speeds_or_uniform();
     let all: Vec<usize> = (0..p).collect();

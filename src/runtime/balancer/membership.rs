@@ -424,7 +424,7 @@ impl<T: GraphValue> Departing for DistGraph<T> {
 
     fn move_to(&mut self, next: &Balancer, stay: &[usize]) -> Result<()> {
         let mut n = self.successor(next.comm(), stay)?;
-        next.adopt_checks(&mut n.cp);
+        next.adopt_checks(&mut n.core.cp);
         *self = n;
         Ok(())
     }

@@ -11,8 +11,7 @@ use crate::error::{Error, Result};
 use crate::plan::graph::{Coords, Graph, Partition};
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::agree;
-use crate::runtime::halo;
-use crate::runtime::object::OwnComm;
+use crate::runtime::object::Core;
 use crate::runtime::watchdog::Checkpoints;
 
 impl<T: GraphValue> DistGraph<T> {
@@ -94,13 +93,10 @@ impl<T: GraphValue> DistGraph<T> {
         strategy: GraphStrategy,
     ) -> Self {
         DistGraph {
-            comm: OwnComm::new(comm),
+            core: Core::new(comm, cp),
             part,
             index: None,
             strategy,
-            cp,
-            exchanges: 0,
-            full_checks: halo::full_checks_from_env(),
             exchange_fp: None,
         }
     }
@@ -132,7 +128,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// with whether it has edge weights and its coordinates' dimension (the
     /// same on every rank). Collective (one all-reduce).
     pub(crate) fn pieces(&self) -> (Pieces<T>, bool, usize) {
-        let weighted = any_rank(&*self.comm, !self.part.ewgt.is_empty());
+        let weighted = any_rank(&*self.core.comm, !self.part.ewgt.is_empty());
         let p = &self.part;
         let (n, arcs) = (
             p.owned.len(),

@@ -13,10 +13,10 @@ impl<T: GraphValue> DistGraph<T> {
     /// The checked entry of a partitioning verb: the same call with the same
     /// targets on every rank.
     fn check_targets(&self, verb: &str, targets: &[f64]) -> Result<()> {
-        let fp = agree(&*self.comm, 0, fingerprint(targets))?;
+        let fp = agree(&*self.core.comm, 0, fingerprint(targets))?;
         let n = self.part.n_global;
-        self.cp.check(
-            &*self.comm,
+        self.core.cp.check(
+            &*self.core.comm,
             &format!(
                 "DistGraph::{verb}({n} vertices, {} targets {fp:016x})",
                 targets.len()
@@ -33,7 +33,7 @@ impl<T: GraphValue> DistGraph<T> {
         } else {
             Ok(())
         };
-        agree(&*self.comm, 0, ok)?;
+        agree(&*self.core.comm, 0, ok)?;
         Ok(Points {
             dim: p.dim,
             coords: &p.coords,
@@ -50,7 +50,7 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn partition_rcb(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
         self.check_targets("partition_rcb", targets)?;
-        geometric::rcb(&*self.comm, &self.points()?, targets)
+        geometric::rcb(&*self.core.comm, &self.points()?, targets)
     }
 
     /// Parallel space-filling-curve partitioning (`geometric::sfc`): the
@@ -59,7 +59,7 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn partition_sfc(&self, targets: &[f64]) -> Result<Vec<usize>> {
         let _w = waiting();
         self.check_targets("partition_sfc", targets)?;
-        geometric::sfc(&*self.comm, &self.points()?, targets)
+        geometric::sfc(&*self.core.comm, &self.points()?, targets)
     }
 
     /// The index-based remap by prefix sums (`geometric::prefix_cut`): the
@@ -71,14 +71,14 @@ impl<T: GraphValue> DistGraph<T> {
         let _w = waiting();
         self.check_targets("prefix_cut", targets)?;
         let order = self.curve_order()?;
-        geometric::prefix_cut(&*self.comm, &self.part.vwgt, &order, targets)
+        geometric::prefix_cut(&*self.core.comm, &self.part.vwgt, &order, targets)
     }
 
     /// The owned vertices along the Hilbert curve through every rank's
     /// coordinates (ties by id): local indices. Collective.
     pub(super) fn curve_order(&self) -> Result<Vec<usize>> {
         let pts = self.points()?;
-        let keys = geometric::hilbert_keys(&*self.comm, &pts);
+        let keys = geometric::hilbert_keys(&*self.core.comm, &pts);
         let mut order: Vec<usize> = (0..keys.len()).collect();
         order.sort_unstable_by(|&a, &b| {
             keys[a]

@@ -19,12 +19,12 @@
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::{geometric, halo, DistGraph, GraphStrategy, GraphValue, MigrateStats};
+use super::{geometric, DistGraph, GraphStrategy, GraphValue, MigrateStats};
 use crate::error::{Error, Result};
 use crate::plan::depart::{hand_over, piece_of};
 use crate::plan::graph::{IntervalCut, Partition};
 use crate::runtime::comm::{agree, decode, encode, root_compute};
-use crate::runtime::object::OwnComm;
+use crate::runtime::object::Core;
 use crate::runtime::watchdog::Checkpoints;
 
 impl<T: GraphValue> DistGraph<T> {
@@ -59,15 +59,15 @@ impl<T: GraphValue> DistGraph<T> {
                 (0..self.part.owned.len()).collect()
             };
             let dest = if hand {
-                handed_over(&*self.comm, &self.part.vwgt, &order, &targets)?
+                handed_over(&*self.core.comm, &self.part.vwgt, &order, &targets)?
             } else {
-                geometric::prefix_cut_onto(&*self.comm, &self.part.vwgt, &order, speeds, stay)?
+                geometric::prefix_cut_onto(&*self.core.comm, &self.part.vwgt, &order, speeds, stay)?
             };
             return self.migrate(&dest);
         }
         let at = self.index_rank().unwrap_or(0);
         let (cut, partition): (IntervalCut, Partition) =
-            root_compute(&*self.comm, at as i32, || {
+            root_compute(&*self.core.comm, at as i32, || {
                 let index = self
                     .index
                     .as_ref()
@@ -127,16 +127,20 @@ impl<T: GraphValue> DistGraph<T> {
             let bytes = self.index.take().map_or(Ok(Vec::new()), |i| encode(&i));
             got = bytes.as_ref().map(|_| ()).map_err(Clone::clone);
             let bytes = bytes.unwrap_or_default();
-            self.comm.process_at_rank(to as i32).send(&bytes[..]);
+            self.core.comm.process_at_rank(to as i32).send(&bytes[..]);
         } else if me == to {
-            let (bytes, _) = self.comm.process_at_rank(from as i32).receive_vec::<u8>();
+            let (bytes, _) = self
+                .core
+                .comm
+                .process_at_rank(from as i32)
+                .receive_vec::<u8>();
             got = if bytes.is_empty() {
                 Err(Error::invalid_input("the root index could not be sent"))
             } else {
                 decode(&bytes, from as i32).map(|i| self.index = Some(i))
             };
         }
-        agree(&*self.comm, 0, got)
+        agree(&*self.core.comm, 0, got)
     }
 
     /// The graph on `comm`, the communicator of the old ranks `stay`
@@ -199,13 +203,10 @@ impl<T: GraphValue> DistGraph<T> {
             }
         }
         Ok(DistGraph {
-            comm: OwnComm::new(comm),
+            core: Core::new(comm, cp),
             part,
             index: self.index.take(),
             strategy: self.strategy,
-            cp,
-            exchanges: 0,
-            full_checks: halo::full_checks_from_env(),
             exchange_fp: None,
         })
     }

@@ -41,9 +41,8 @@ use super::comm::{agree, alltoallv_flat, fingerprint};
 use super::geometric;
 pub use super::graph_value::GraphValue;
 use super::halo::{self, ExchangeStats};
-use super::object::{next_call, MoveStats, OwnComm};
+use super::object::{Core, MoveStats};
 pub(crate) use super::root_index::RootIndex;
-use super::watchdog::Checkpoints;
 use crate::error::{Error, Result};
 use crate::plan::graph::Partition;
 use mpi::topology::SimpleCommunicator;
@@ -104,19 +103,14 @@ pub enum GraphStrategy {
 /// Each rank holds only its own vertices, their arcs, their ghosts and the
 /// ghosts' owners: O(local size) memory, no O(n) array.
 pub struct DistGraph<T> {
-    comm: OwnComm,
+    /// The communicator, the checked channel and the exchange count.
+    pub(crate) core: Core,
     part: GraphPart<T>,
     /// The balancer's index, on the root of a graph made by
     /// [`DistGraph::scatter`].
     pub(crate) index: Option<RootIndex>,
     /// How a balancer remaps it (the same on every rank).
     pub(crate) strategy: GraphStrategy,
-    /// Checked entry of every collective verb ([`super::watchdog::checkpoint`]).
-    pub(crate) cp: Checkpoints,
-    /// Ghost exchanges made so far (their messages' tags).
-    exchanges: u64,
-    /// Every exchange a checked entry too ([`halo::ENV_CHECK`]`=full`).
-    full_checks: bool,
     /// Fingerprint of the exchange call (made by the first exchange).
     exchange_fp: Option<u64>,
 }
@@ -176,16 +170,9 @@ impl<T: GraphValue> DistGraph<T> {
         let fp = *self
             .exchange_fp
             .get_or_insert_with(|| halo::fingerprint(&what()));
-        let full = self.full_checks.then(what);
-        let call = next_call(
-            &*self.comm,
-            &self.cp,
-            full.as_deref(),
-            &mut self.exchanges,
-            fp,
-        )?;
+        let call = self.core.next_exchange(what, fp)?;
         self.part
-            .ghost_exchange(&*self.comm, &self.cp, (call, w), &what)
+            .ghost_exchange(&*self.core.comm, &self.core.cp, (call, w), &what)
     }
 
     /// Moves to `new` (replicated on every rank, checked to be identical):
@@ -195,9 +182,9 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn remap(&mut self, new: &Partition) -> Result<MigrateStats> {
         let _w = waiting();
         let n = self.part.n_global;
-        let fp = agree(&*self.comm, 0, fingerprint(&new.parts))?;
-        self.cp.check(
-            &*self.comm,
+        let fp = agree(&*self.core.comm, 0, fingerprint(&new.parts))?;
+        self.core.cp.check(
+            &*self.core.comm,
             &format!("DistGraph::remap({n} vertices, partition {fp:016x})"),
         )?;
         let size = self.part.size;
@@ -211,9 +198,9 @@ impl<T: GraphValue> DistGraph<T> {
         } else {
             Ok(())
         };
-        agree(&*self.comm, 0, ok)?;
+        agree(&*self.core.comm, 0, ok)?;
         let dest: Vec<usize> = self.part.owned.iter().map(|&v| new.parts[v]).collect();
-        let st = self.part.migrate(&*self.comm, &dest)?;
+        let st = self.part.migrate(&*self.core.comm, &dest)?;
         if let Some(index) = self.index.as_mut() {
             index.parts.clone_from(&new.parts);
         }
@@ -230,16 +217,18 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn migrate(&mut self, new_owner: &[usize]) -> Result<MigrateStats> {
         let _w = waiting();
         let n = self.part.n_global;
-        self.cp
-            .check(&*self.comm, &format!("DistGraph::migrate({n} vertices)"))?;
-        let st = self.part.migrate(&*self.comm, new_owner)?;
+        self.core.cp.check(
+            &*self.core.comm,
+            &format!("DistGraph::migrate({n} vertices)"),
+        )?;
+        let st = self.part.migrate(&*self.core.comm, new_owner)?;
         // A graph balanced from a root index: the root learns the new owners
         // (it holds the whole graph anyway); only the owned ids travel.
         if let Some(at) = self.index_rank() {
             let p = self.part.size;
             let mut to_root = vec![0usize; p];
             to_root[at] = self.part.owned.len();
-            let (ids, from) = alltoallv_flat(&*self.comm, &self.part.owned, &to_root)?;
+            let (ids, from) = alltoallv_flat(&*self.core.comm, &self.part.owned, &to_root)?;
             if let Some(index) = self.index.as_mut() {
                 let mut k = 0;
                 for (q, &c) in from.iter().enumerate() {
@@ -257,7 +246,8 @@ impl<T: GraphValue> DistGraph<T> {
     fn index_rank(&self) -> Option<usize> {
         let mine = self.index.as_ref().map_or(-1, |_| self.part.rank as i64);
         let mut at = -1i64;
-        self.comm
+        self.core
+            .comm
             .all_reduce_into(&mine, &mut at, mpi::collective::SystemOperation::max());
         usize::try_from(at).ok()
     }
@@ -266,11 +256,11 @@ impl<T: GraphValue> DistGraph<T> {
     pub fn gather(&self, root: i32) -> Result<Option<Vec<T>>> {
         let _w = waiting();
         let n = self.part.n_global;
-        self.cp.check(
-            &*self.comm,
+        self.core.cp.check(
+            &*self.core.comm,
             &format!("DistGraph::gather({n} vertices to root {root})"),
         )?;
-        self.part.gather_to_root(&*self.comm, root)
+        self.part.gather_to_root(&*self.core.comm, root)
     }
 
     /// For a move of every owned vertex `i` to `dest[i]` (valid ranks), on
@@ -298,13 +288,13 @@ impl<T: GraphValue> DistGraph<T> {
         mine[p + me] = sent;
         mine[2 * p + me] = msgs;
         let mut all = vec![0.0; 3 * p];
-        self.comm.all_reduce_into(
+        self.core.comm.all_reduce_into(
             &mine[..],
             &mut all[..],
             mpi::collective::SystemOperation::sum(),
         );
         let mut sums = vec![0.0; 2 * p];
-        self.comm.all_reduce_into(
+        self.core.comm.all_reduce_into(
             &to[..],
             &mut sums[..],
             mpi::collective::SystemOperation::sum(),
@@ -314,7 +304,7 @@ impl<T: GraphValue> DistGraph<T> {
         let senders: Vec<f64> = (0..p)
             .map(|q| f64::from(u8::from(to[p + q] > 0.0)))
             .collect();
-        self.comm.all_reduce_into(
+        self.core.comm.all_reduce_into(
             &senders[..],
             &mut arrivals[..],
             mpi::collective::SystemOperation::sum(),
@@ -333,7 +323,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// Ghost exchanges made so far on this graph (every rank must make the
     /// same number between two balance points; checked there).
     pub fn exchanges(&self) -> u64 {
-        self.exchanges
+        self.core.exchanges()
     }
 
     /// How a balancer remaps this graph, fixed when it was built.
@@ -343,7 +333,7 @@ impl<T: GraphValue> DistGraph<T> {
 
     /// The graph's communicator (a duplicate of the one it was created on).
     pub fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
+        &self.core.comm
     }
 
     /// The checked entry of a collective call `op` named in the caller's
@@ -354,12 +344,12 @@ impl<T: GraphValue> DistGraph<T> {
     #[doc(hidden)]
     pub fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         let _w = waiting();
-        self.cp.check_refusing(&*self.comm, op, refused)
+        self.core.cp.check_refusing(&*self.core.comm, op, refused)
     }
 
     /// The timeout of the graph's collectives (its balancer's).
     pub fn timeout(&self) -> Option<std::time::Duration> {
-        self.cp.timeout()
+        self.core.cp.timeout()
     }
     /// Owned vertices (global ids, increasing).
     pub fn owned(&self) -> &[usize] {
@@ -455,7 +445,7 @@ impl<T: GraphValue> DistGraph<T> {
     /// **Collective and O(n) on every rank**, as [`Self::owners`].
     pub fn partition(&self) -> Partition {
         let _w = waiting();
-        self.part.partition(&*self.comm)
+        self.part.partition(&*self.core.comm)
     }
     /// Global number of vertices.
     pub fn global_len(&self) -> usize {

@@ -10,7 +10,6 @@ use super::Grid;
 use crate::error::{Error, Result};
 use crate::runtime::clock::{polling, waiting};
 use crate::runtime::halo::{self, Posted};
-use crate::runtime::object::next_call;
 
 /// The key of a cached field set: per field, its offset from the first
 /// field's buffer, element size and padding.
@@ -77,10 +76,8 @@ impl Grid {
         let _w = waiting();
         let what = format!("Grid::exchange (refused: {why})");
         let fp = halo::fingerprint(&what);
-        match next_call(&*self.comm, &self.cp, None, &mut self.exchanges, fp) {
-            Ok(call) => halo::refuse(&*self.comm, &self.cp, call, &|| what.clone(), why),
-            Err(e) => e,
-        }
+        let call = self.core.count_exchange(fp);
+        halo::refuse(&*self.core.comm, &self.core.cp, call, &|| what.clone(), why)
     }
 
     /// The exchange call of `fields` as errors name it, and its
@@ -204,7 +201,9 @@ impl Grid {
         let _w = polling();
         self.in_flight = self.in_flight.saturating_sub(1);
         let PendingExchange { posted, what, .. } = x;
-        halo::finish(&*self.comm, &self.cp, posted, &|| what.to_string())
+        halo::finish(&*self.core.comm, &self.core.cp, posted, &|| {
+            what.to_string()
+        })
     }
 
     /// The shared body of the exchanges: checks, datatypes, posting.
@@ -225,26 +224,20 @@ impl Grid {
                 "{what}: a remap is pending; move the fields to their new buffers first (Grid::move_fields)"
             )));
         }
-        let call = next_call(
-            &*self.comm,
-            &self.cp,
-            self.full_checks.then_some(&*what),
-            &mut self.exchanges,
-            fp,
-        )?;
+        let call = self.core.next_exchange(|| what.to_string(), fp)?;
         let op = || what.to_string();
         let types = self
             .check_fields(&self.layout, fields, lens)
             .and_then(|()| self.types(fields));
         let types = match types {
             Ok(t) => t,
-            Err(e) => return Err(halo::refuse(&*self.comm, &self.cp, call, &op, e)),
+            Err(e) => return Err(halo::refuse(&*self.core.comm, &self.core.cp, call, &op, e)),
         };
         self.cell_bytes = fields.iter().map(|f| f.elem_size).sum();
         // SAFETY: each datatype addresses the fields' regions relative to
         // the first field's buffer, all inside buffers checked against the
         // layout and valid until the exchange ends (caller's contract).
-        let posted = unsafe { post_exchange(&*self.comm, call, fields[0].data, &types) }?;
+        let posted = unsafe { post_exchange(&*self.core.comm, call, fields[0].data, &types) }?;
         self.in_flight += 1;
         Ok(PendingExchange {
             posted,

@@ -18,7 +18,7 @@ use crate::plan::array3d::{Box3, GridPlan3, Shape3, Stencil};
 use crate::runtime::clock::waiting;
 use crate::runtime::comm::{agree, check_identical};
 use crate::runtime::cost::{cost_methods_3d, CostField, CostGrid};
-use crate::runtime::object::{global_stats, migration_volume3, MoveStats, OwnComm};
+use crate::runtime::object::{global_stats, migration_volume3, Core, MoveStats};
 use crate::runtime::watchdog::Checkpoints;
 
 mod exchange;
@@ -32,12 +32,10 @@ use exchange::{FieldKey, LastCall};
 /// duplicate of the communicator; made by
 /// [`Grid::new`] (planned by a balancer) or [`Grid::with_plan`].
 pub struct Grid {
-    comm: OwnComm,
-    cp: Checkpoints,
+    /// The communicator, the checked channel and the exchange count.
+    core: Core,
     layout: Layout,
     pending: Option<Layout>,
-    exchanges: u64,
-    full_checks: bool,
     /// Bytes per cell of the last exchange's fields (the remap cost model's).
     cell_bytes: usize,
     in_flight: usize,
@@ -53,7 +51,7 @@ impl std::fmt::Debug for Grid {
         f.debug_struct("Grid")
             .field("layout", &self.layout)
             .field("pending", &self.pending)
-            .field("exchanges", &self.exchanges)
+            .field("exchanges", &self.core.exchanges())
             .finish_non_exhaustive()
     }
 }
@@ -87,12 +85,9 @@ impl Grid {
         let layout = agree(&comm, 0, layout)?;
         check_identical(&comm, 0, "plan", layout.plan())?;
         Ok(Grid {
-            comm: OwnComm::new(comm),
-            cp,
+            core: Core::new(comm, cp),
             layout,
             pending: None,
-            exchanges: 0,
-            full_checks: crate::runtime::halo::full_checks_from_env(),
             cell_bytes: 0,
             in_flight: 0,
             cache: Vec::new(),
@@ -137,7 +132,7 @@ impl Grid {
     }
     /// Ghost exchanges made so far.
     pub fn exchanges(&self) -> u64 {
-        self.exchanges
+        self.core.exchanges()
     }
     /// Bytes per cell of the last exchange's fields (0 before the first):
     /// what a remap decision counts per cell that moves.
@@ -146,11 +141,11 @@ impl Grid {
     }
     /// The grid's communicator (a duplicate of the one it was created on).
     pub fn comm(&self) -> &SimpleCommunicator {
-        &self.comm
+        &self.core.comm
     }
     /// Sets the timeout of the grid's collectives (local; every rank must do the same).
     pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
-        self.cp.set_timeout(timeout);
+        self.core.cp.set_timeout(timeout);
     }
     cost_methods_3d!(
         "Grid",
@@ -178,7 +173,11 @@ impl Grid {
     /// bindings.
     pub fn refuse_call(&self, what: &str, why: Error) -> Error {
         let _w = waiting();
-        match self.cp.check_refusing(&*self.comm, what, Some(&why)) {
+        match self
+            .core
+            .cp
+            .check_refusing(&*self.core.comm, what, Some(&why))
+        {
             Err(e) => e,
             Ok(()) => why,
         }
@@ -187,7 +186,7 @@ impl Grid {
     /// The checked entry of a collective call `what` of the grid, with
     /// this rank's own refusal: every rank returns the same error.
     pub(crate) fn checked_entry(&self, what: &str, refused: Option<&Error>) -> Result<()> {
-        self.cp.check_refusing(&*self.comm, what, refused)
+        self.core.cp.check_refusing(&*self.core.comm, what, refused)
     }
 
     /// Checks `fields` (lengths when known) against the current layout.
@@ -201,7 +200,7 @@ impl Grid {
 
     /// The grid's checked channel (a balancer adopts the grids it makes).
     pub(crate) fn checks_mut(&mut self) -> &mut Checkpoints {
-        &mut self.cp
+        &mut self.core.cp
     }
     /// What a move from the current layout to `next` will send, over all
     /// ranks ([`migration_volume3`] of the two plans, which every rank
@@ -247,7 +246,7 @@ impl Grid {
         let what = format!(
             "Grid::start_remap({nx}x{ny}x{nz} in {} parts) after {} ghost exchanges",
             plan.len(),
-            self.exchanges
+            self.core.exchanges()
         );
         let local = if plan.shape != self.layout.plan.shape || plan.len() != self.layout.plan.len()
         {
@@ -268,10 +267,11 @@ impl Grid {
         } else {
             Layout::new(plan, self.layout.rank, self.layout.stencil)
         };
-        self.cp
-            .check_refusing(&*self.comm, &what, local.as_ref().err())?;
+        self.core
+            .cp
+            .check_refusing(&*self.core.comm, &what, local.as_ref().err())?;
         let next = local?;
-        check_identical(&*self.comm, 0, "new plan", next.plan())?;
+        check_identical(&*self.core.comm, 0, "new plan", next.plan())?;
         self.pending = Some(next);
         Ok(())
     }
@@ -328,7 +328,7 @@ impl Grid {
             sizes(old),
             new.len(),
             sizes(new),
-            self.exchanges
+            self.core.exchanges()
         )
     }
 
@@ -389,13 +389,14 @@ impl Grid {
         let _w = waiting();
         let what = self.move_call(old, new);
         let local = self.check_move(old, new, lens).map(|_| ());
-        self.cp
-            .check_refusing(&*self.comm, &what, local.as_ref().err())?;
+        self.core
+            .cp
+            .check_refusing(&*self.core.comm, &what, local.as_ref().err())?;
         let next = self.pending.take().expect("checked: a move is pending");
         // No barrier: the move's agreement starts the ranks together, and
         // its time is taken from there.
         // SAFETY: the fields were checked against both layouts (contract).
-        let res = unsafe { transfer(&*self.comm, &self.layout, &next, old, new) };
+        let res = unsafe { transfer(&*self.core.comm, &self.layout, &next, old, new) };
         let (sent, mine, msgs, start) = match res {
             Ok(x) => x,
             Err(e) => {
@@ -403,7 +404,7 @@ impl Grid {
                 return Err(e);
             }
         };
-        let stats = global_stats(&*self.comm, sent, mine, msgs, start);
+        let stats = global_stats(&*self.core.comm, sent, mine, msgs, start);
         self.layout = next;
         self.cache.clear();
         Ok(stats)

@@ -140,7 +140,7 @@ impl Grid {
         };
         let what = format!(
             "Grid::{verb} root {root}, {}-byte cells) on a {nx}x{ny}x{nz} grid after {} ghost exchanges",
-            field.elem_size, self.exchanges
+            field.elem_size, self.core.exchanges()
         );
         let me = self.layout.rank;
         let root_layout = usize::try_from(root)
@@ -186,11 +186,12 @@ impl Grid {
             }
             Ok(())
         });
-        self.cp
-            .check_refusing(&*self.comm, &what, local.as_ref().err())?;
+        self.core
+            .cp
+            .check_refusing(&*self.core.comm, &what, local.as_ref().err())?;
         let at = root_layout?;
         // SAFETY: both fields were checked against their layouts (contract:
         // readable on the sending side, writable on the receiving one).
-        unsafe { move_whole(&*self.comm, way, (&self.layout, &at), field, global) }.map(|_| ())
+        unsafe { move_whole(&*self.core.comm, way, (&self.layout, &at), field, global) }.map(|_| ())
     }
 }
