@@ -112,7 +112,7 @@
 #define NUCE_ALGO_RCBI 8
 
 // A distributed 2D array (opaque), bound to the balancer that created it:
-// the layout, and the library's staging block (see `docs/c-api.md`).
+// the layout, and the library's hand-over block (see `docs/c-api.md`).
 typedef struct nuce_array nuce_array;
 
 // A load balancer (opaque): a duplicate of the application's communicator,
