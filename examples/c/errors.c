@@ -280,6 +280,16 @@ static void graph_errors(nuce_balancer *b) {
   expect(nuce_graph_maybe_remap(b, dg, 10, u, rank == size - 1 ? slots + 1 : slots, &remapped),
          NUCE_ERR_SHAPE_MISMATCH, 1, "graph_maybe_remap(wrong length on the last rank)");
   expect(nuce_graph_maybe_remap(b, dg, 10, u, slots, &remapped), NUCE_OK, 1, "graph_maybe_remap");
+  /* Its decision: the same on every rank, with a known rule and finite times. */
+  nuce_decision d;
+  expect(nuce_last_decision(b, &d), NUCE_OK, 0, "last_decision");
+  int rule_lo, rule_hi, known = strcmp(nuce_rule_name(d.rule), "unknown") != 0;
+  MPI_Allreduce(&d.rule, &rule_lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&d.rule, &rule_hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  int sane = d.remapped == remapped && known && rule_lo == rule_hi && isfinite(d.t_current) && d.t_current >= 0 &&
+             isfinite(d.forgone) && d.forgone >= 0 && d.iterations == 10;
+  expect(sane ? NUCE_OK : -1, NUCE_OK, 1, "last_decision(matches the balance point)");
+  expect(strcmp(nuce_rule_name(-1), "unknown") == 0 ? NUCE_OK : -1, NUCE_OK, 0, "rule_name(-1)");
   expect(nuce_graph_free(dg), NUCE_OK, 0, "graph_free");
   expect(nuce_graph_free(NULL), NUCE_OK, 0, "graph_free(NULL)");
 
@@ -408,6 +418,9 @@ int main(int argc, char **argv) {
   MPI_Comm_free(&mine);
   expect(nuce_balancer_free(NULL), NUCE_OK, 0, "free(NULL)");
   expect(nuce_balancer_create(MPI_COMM_WORLD, &b), NUCE_OK, 1, "create");
+  nuce_decision none;
+  expect(nuce_last_decision(b, &none), NUCE_ERR_INVALID_INPUT, 0, "last_decision(before any balance point)");
+  expect(nuce_last_decision(b, NULL), NUCE_ERR_INVALID_INPUT, 0, "last_decision(out NULL)");
 
   /* Speeds: a zero speed, NULL on the root, the wrong count. */
   double *speeds = malloc((size + 1) * sizeof(double));

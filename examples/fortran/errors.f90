@@ -18,6 +18,7 @@ program errors
   type(MPI_Comm) :: mine
   real(dp), allocatable :: speeds(:), global(:, :), back(:, :), u(:, :)
   logical :: remapped
+  type(nuce_decision) :: decision
   integer :: procs(3)
   integer(i8), allocatable :: lx(:), ly(:), lz(:)
   real(dp) :: imbalance
@@ -212,6 +213,11 @@ program errors
                     'ahead = -1 is negative')
   call nuce_maybe_remap(b, a, 10_i8, u, remapped, ierr=ierr)
   call expect(ierr, NUCE_OK, .true., 'maybe_remap')
+  call nuce_last_decision(b, decision, ierr)
+  call expect(ierr, NUCE_OK, .false., 'last_decision')
+  call expect(merge(NUCE_OK, -1, ((decision%remapped /= 0) .eqv. remapped) .and. &
+              nuce_rule_name(decision%rule) /= 'unknown' .and. decision%iterations == 10), &
+              NUCE_OK, .false., 'last_decision(matches the balance point)')
   ! PETSc DMDA ownership ranges: a bad grid, then ranges summing to the extents.
   procs = [nranks + 1, 1, 1]
   call nuce_ownership_ranges(b, [12_i8, 10_i8, 8_i8], procs, lx, ly, lz, ierr=ierr)

@@ -57,6 +57,7 @@ module nuce
   public :: nuce_grid_create, nuce_grid_free, nuce_grid_box, nuce_grid_neighbours
   public :: nuce_grid_field, nuce_grid_exchange, nuce_grid_exchange_begin
   public :: nuce_grid_exchange_end, nuce_grid_maybe_remap, nuce_grid_move
+  public :: nuce_decision, nuce_last_decision, nuce_rule_name
   public :: nuce_grid_set_cost, nuce_grid_clear_cost, nuce_grid_gather, nuce_grid_scatter
   public :: nuce_saved, nuce_grid_save, nuce_saved_open, nuce_saved_grid, nuce_saved_user
   public :: nuce_saved_grid_create, nuce_saved_read, nuce_saved_free
@@ -78,6 +79,9 @@ module nuce
   integer, parameter, public :: NUCE_ERR_TOO_MANY_PARTS = 4
   integer, parameter, public :: NUCE_ERR_INVALID_PLAN = 5
   integer, parameter, public :: NUCE_ERR_INVALID_INPUT = 6
+  !> The rules of a balance point's decision (nuce_decision%rule).
+  integer, parameter, public :: NUCE_RULE_EXACT = 0, NUCE_RULE_WITHIN_NOISE = 1, &
+    NUCE_RULE_PERSISTENT = 2, NUCE_RULE_AMORTIZED = 3, NUCE_RULE_NO_PAYOFF = 4, NUCE_RULE_VETOED = 5
   integer, parameter, public :: NUCE_ERR_PARSE = 7
   integer, parameter, public :: NUCE_ERR_IO = 8
   integer, parameter, public :: NUCE_ERR_SOLVER = 9
@@ -167,6 +171,23 @@ module nuce
     type(c_ptr) :: ptr = c_null_ptr
   end type nuce_exchange
 
+  !> Why the last balance point did or did not remap (nuce.h's
+  !> `nuce_decision`; docs/c-api.md, "Why nuce did or did not remap").
+  type, bind(c) :: nuce_decision
+    !> 1 when the layout changed.
+    integer(c_int) :: remapped = 0
+    !> The rule that decided (NUCE_RULE_*; nuce_rule_name names it).
+    integer(c_int) :: rule = 0
+    !> Imbalance (slowest over mean) of the layout before, and of the candidate.
+    real(c_double) :: imbalance_current = 0, imbalance_candidate = 0
+    !> Predicted seconds per iteration before and after, and of the move.
+    real(c_double) :: t_current = 0, t_candidate = 0, t_migration = 0
+    !> Predicted gain over the horizon minus the move; what the imbalance cost so far.
+    real(c_double) :: net_gain = 0, forgone = 0
+    !> The horizon in iterations.
+    integer(c_int64_t) :: iterations = 0
+  end type nuce_decision
+
   !> One field of the application (nuce.h's `nuce_field`, C order): make it
   !> with nuce_grid_field, which reverses the paddings.
   type, bind(c) :: nuce_field
@@ -242,6 +263,12 @@ module nuce
       type(c_ptr), value :: req
       integer(c_int) :: rc
     end function c_grid_exchange_end
+    function c_last_decision(b, d) bind(c, name='nuce_last_decision') result(rc)
+      import :: c_int, c_ptr, nuce_decision
+      type(c_ptr), value :: b
+      type(nuce_decision), intent(out) :: d
+      integer(c_int) :: rc
+    end function c_last_decision
     function c_grid_maybe_remap_ahead(b, g, iterations, ahead, remapped) &
         bind(c, name='nuce_grid_maybe_remap_ahead') result(rc)
       import :: c_int, c_ptr, c_int64_t
@@ -2112,6 +2139,39 @@ contains
               'nuce_grid_maybe_remap', ierr)
     remapped = flag /= 0
   end subroutine nuce_grid_maybe_remap
+
+  !> The decision of the balancer's last balance point (local; the same on
+  !> every rank): NUCE_ERR_INVALID_INPUT before the first one.
+  subroutine nuce_last_decision(b, d, ierr)
+    type(nuce_balancer), intent(in) :: b
+    type(nuce_decision), intent(out) :: d
+    integer, intent(out), optional :: ierr
+    call fortran_call()
+    call done(c_last_decision(b%ptr, d), 'nuce_last_decision', ierr)
+  end subroutine nuce_last_decision
+
+  !> The name of a NUCE_RULE_* value, as C's nuce_rule_name and Rust's
+  !> DecisionRule give it ('unknown' for any other value).
+  function nuce_rule_name(rule) result(name)
+    integer(c_int), intent(in) :: rule
+    character(len=:), allocatable :: name
+    select case (rule)
+    case (NUCE_RULE_EXACT)
+      name = 'Exact'
+    case (NUCE_RULE_WITHIN_NOISE)
+      name = 'WithinNoise'
+    case (NUCE_RULE_PERSISTENT)
+      name = 'Persistent'
+    case (NUCE_RULE_AMORTIZED)
+      name = 'Amortized'
+    case (NUCE_RULE_NO_PAYOFF)
+      name = 'NoPayoff'
+    case (NUCE_RULE_VETOED)
+      name = 'Vetoed'
+    case default
+      name = 'unknown'
+    end select
+  end function nuce_rule_name
 
   !> Completes a pending remap (collective over the grid's ranks): fills
   !> `new_fields` (arrays allocated for the new box) from `old_fields` (the

@@ -20,6 +20,24 @@
 // Scale the packing with one factor in both directions.
 #define NUCE_SCALE_UNIFORM 1
 
+// The cost model at exact speeds decided (`DecisionRule::Exact`).
+#define NUCE_RULE_EXACT 0
+
+// Noisy speeds: the candidate had to pay off for every speed within the noise.
+#define NUCE_RULE_WITHIN_NOISE 1
+
+// A persistent measured imbalance over consecutive balance points remapped.
+#define NUCE_RULE_PERSISTENT 2
+
+// The time the imbalance cost so far reached the move's predicted time (rent or buy).
+#define NUCE_RULE_AMORTIZED 3
+
+// The last remap made the iterations slower: undone.
+#define NUCE_RULE_NO_PAYOFF 4
+
+// A remap to shares like those of one that did not pay off: not made for a while.
+#define NUCE_RULE_VETOED 5
+
 // Success.
 #define NUCE_OK 0
 
@@ -141,6 +159,34 @@ typedef struct nuce_saved nuce_saved;
 // A graph's save file opened for a restart (opaque), from
 // [`nuce_saved_graph_open`].
 typedef struct nuce_saved_graph nuce_saved_graph;
+
+// The decision of the last balance point (`nuce_last_decision`), the same
+// on every rank. Times are seconds, predicted by nuce's cost model for
+// the speeds it measured.
+typedef struct nuce_decision {
+  // 1 when the layout changed at that balance point.
+  int remapped;
+  // The rule that decided (`NUCE_RULE_*`; `nuce_rule_name` names it).
+  int rule;
+  // Load imbalance (slowest rank's time over the mean) of the layout
+  // before the balance point, for the measured speeds (1 = balanced).
+  double imbalance_current;
+  // The same for the candidate layout.
+  double imbalance_candidate;
+  // Predicted time per iteration on the layout before the balance point.
+  double t_current;
+  // Predicted time per iteration on the candidate layout.
+  double t_candidate;
+  // Predicted time of the move to the candidate.
+  double t_migration;
+  // Predicted time saved over the horizon minus the move (> 0: worth it).
+  double net_gain;
+  // Time the imbalance has cost so far at consecutive balance points,
+  // by the model (what rent or buy compares with `t_migration`).
+  double forgone;
+  // Iterations of the horizon the decision looked at.
+  int64_t iterations;
+} nuce_decision;
 
 // A CSR graph given by the application (read only), METIS-style:
 // vertices `0..n`, the neighbours of `v` are `adjncy[xadj[v] .. xadj[v + 1]]`,
@@ -435,6 +481,17 @@ int nuce_plan_1d_weighted(struct nuce_balancer *b,
                           int64_t *counts,
                           size_t ncounts,
                           double *imbalance);
+
+// Writes the decision of the balancer's last balance point
+// (`nuce_maybe_remap`, `nuce_grid_maybe_remap`, `nuce_graph_maybe_remap`
+// and their `_ahead` forms) into `*out` (local; the same on every rank).
+// `NUCE_ERR_INVALID_INPUT` before any balance point has decided.
+int nuce_last_decision(struct nuce_balancer *b, struct nuce_decision *out);
+
+// The name of a `NUCE_RULE_*` value (`"Exact"`, `"WithinNoise"`,
+// `"Persistent"`, `"Amortized"`, `"NoPayoff"`, `"Vetoed"`; `"unknown"` for
+// any other), a static string the application must not free.
+const char *nuce_rule_name(int rule);
 
 // A balance point where every rank says whether it leaves (`leaving`
 // non-zero; collective over the balancer's ranks). Writes the number of

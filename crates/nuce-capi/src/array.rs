@@ -337,7 +337,9 @@ fn remap(
             Ok((a, iterations, ahead, r, app))
         })();
         let (a, iterations, ahead, remapped, app) = checked(local, |r| h.bal.entry(&op, r))?;
-        *remapped = c_int::from(a.inner.maybe_remap(&mut h.bal, (iterations, ahead), app)?);
+        let decision = a.inner.maybe_remap(&mut h.bal, (iterations, ahead), app)?;
+        crate::decision::remember(h, &decision);
+        *remapped = c_int::from(decision.remap);
         Ok(())
     })
 }

@@ -475,6 +475,7 @@ fn remap(
         })();
         let (g, it, ahead, r) = checked(local, |e| h.bal.entry(&op, e))?;
         let report = h.bal.maybe_remap_ahead(&mut g.grid, it, ahead)?;
+        crate::decision::remember(h, &report.decision);
         *r = c_int::from(report.decision.remap);
         Ok(())
     })

@@ -30,6 +30,7 @@ mod args;
 mod array;
 mod caller;
 mod curve;
+mod decision;
 mod depart;
 mod errors;
 mod graph;
@@ -58,6 +59,7 @@ pub(crate) use args::*;
 pub use array::*;
 pub use caller::{nuce_fortran_call, nuce_fortran_done, nuce_fortran_ids};
 pub use curve::*;
+pub use decision::*;
 pub use depart::*;
 pub use errors::*;
 pub use graph::*;
@@ -82,6 +84,8 @@ pub struct nuce_balancer {
     plan: Option<ArrayPlan>,
     /// The departure of the last `nuce_depart`, until `nuce_depart_finish`.
     pub(crate) departure: Option<nuce::Departure>,
+    /// The decision of the last balance point (`nuce_last_decision`).
+    pub(crate) last: Option<nuce_decision>,
 }
 
 /// Creates a balancer over a duplicate of `comm` (collective over `comm`:
@@ -130,6 +134,7 @@ pub(crate) fn new_balancer_handle(bal: Balancer) -> *mut nuce_balancer {
         bal,
         plan: None,
         departure: None,
+        last: None,
     }))
 }
 

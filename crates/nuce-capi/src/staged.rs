@@ -16,6 +16,7 @@
 use mpi::datatype::{Equivalence, UserDatatype};
 use mpi::topology::SimpleCommunicator;
 use ndarray::Array2;
+use nuce::plan::policy::RemapDecision;
 use nuce::{Balancer, DistArray2, Error, Rect, Result};
 
 /// Element sizes (bytes) the C API supports.
@@ -89,13 +90,13 @@ pub trait Staged {
     fn gather_from(&self, app: &[u8], root: i32, global: Option<&mut [u8]>) -> Result<()>;
     /// The balancer's `maybe_remap_ahead`, reading this rank's current
     /// block from the application's `app` (`padded_len() × elem_size()`
-    /// bytes); whether the layout changed.
+    /// bytes): the decision (whether the layout changed, and why).
     fn maybe_remap(
         &mut self,
         bal: &mut Balancer,
         horizon: (usize, usize),
         app: &[u8],
-    ) -> Result<bool>;
+    ) -> Result<RemapDecision>;
     /// The checked entry of the C call `op` on the array's communicator,
     /// refused by this rank with `refused` (the same result on every rank,
     /// within the timeout).
@@ -149,7 +150,7 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
         bal: &mut Balancer,
         (iterations, ahead): (usize, usize),
         app: &[u8],
-    ) -> Result<bool> {
+    ) -> Result<RemapDecision> {
         // SAFETY: `app` is this rank's padded block of the current layout
         // (its length checked by the caller), borrowed for the call and
         // only read; the source is unset before it returns.
@@ -157,7 +158,7 @@ impl<const N: usize> Staged for DistArray2<Bytes<N>> {
         let report = bal.maybe_remap_ahead(self, iterations, ahead);
         // SAFETY: unsetting.
         unsafe { self.set_remap_source(None) };
-        Ok(report?.remap)
+        Ok(report?.decision)
     }
     fn entry(&self, op: &str, refused: Option<&Error>) -> Result<()> {
         DistArray2::entry(self, op, refused)

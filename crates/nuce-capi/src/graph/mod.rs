@@ -514,6 +514,7 @@ pub extern "C" fn nuce_graph_maybe_remap_ahead(
         let (g, iterations, ahead, remapped, app) = checked(local, |r| h.bal.entry(&op, r))?;
         g.load(app);
         let report = g.g.maybe_remap(&mut h.bal, iterations, ahead)?;
+        crate::decision::remember(h, &report.decision);
         *remapped = c_int::from(report.remap);
         Ok(())
     })
