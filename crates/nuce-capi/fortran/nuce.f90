@@ -80,8 +80,12 @@ module nuce
   integer, parameter, public :: NUCE_ERR_INVALID_PLAN = 5
   integer, parameter, public :: NUCE_ERR_INVALID_INPUT = 6
   !> The rules of a balance point's decision (nuce_decision%rule).
-  integer, parameter, public :: NUCE_RULE_EXACT = 0, NUCE_RULE_WITHIN_NOISE = 1, &
-    NUCE_RULE_PERSISTENT = 2, NUCE_RULE_AMORTIZED = 3, NUCE_RULE_NO_PAYOFF = 4, NUCE_RULE_VETOED = 5
+  integer, parameter, public :: NUCE_RULE_EXACT = 0
+  integer, parameter, public :: NUCE_RULE_WITHIN_NOISE = 1
+  integer, parameter, public :: NUCE_RULE_PERSISTENT = 2
+  integer, parameter, public :: NUCE_RULE_AMORTIZED = 3
+  integer, parameter, public :: NUCE_RULE_NO_PAYOFF = 4
+  integer, parameter, public :: NUCE_RULE_VETOED = 5
   integer, parameter, public :: NUCE_ERR_PARSE = 7
   integer, parameter, public :: NUCE_ERR_IO = 8
   integer, parameter, public :: NUCE_ERR_SOLVER = 9
