@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
       free(all);
     }
   }
-  if (rank == 0) printf("%5s %12s %12s %6s  speeds\n", "phase", "s/iter", "compute/iter", "remap");
+  if (rank == 0) printf("%5s %12s %12s %6s %-11s %9s  speeds\n", "phase", "s/iter", "compute/iter", "remap", "rule", "imbalance");
   int remaps = 0;
   double *speeds = malloc(size * sizeof(double));
   for (int64_t phase = 0; phase < phases; phase++) {
@@ -213,11 +213,15 @@ int main(int argc, char **argv) {
       remaps++;
     }
     CHECK(nuce_speeds(b, speeds, size));
+    /* Why it remapped or not: the rule and the measured imbalance before. */
+    nuce_decision d;
+    CHECK(nuce_last_decision(b, &d));
     /* Right after a nuce collective, so that this reduction hardly waits
      * (time outside nuce's calls counts as compute for its automatic timing). */
     MPI_Reduce(per_iter, worst, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-      printf("%5lld %12.6f %12.6f %6s ", (long long)phase, worst[0], worst[1], remapped ? "yes" : "no");
+      printf("%5lld %12.6f %12.6f %6s %-11s %9.3f ", (long long)phase, worst[0], worst[1], remapped ? "yes" : "no",
+             nuce_rule_name(d.rule), d.imbalance_current);
       for (int r = 0; r < size; r++) printf(" %.3g", speeds[r]);
       printf("\n");
     }

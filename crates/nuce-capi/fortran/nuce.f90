@@ -182,7 +182,8 @@ module nuce
     integer(c_int) :: remapped = 0
     !> The rule that decided (NUCE_RULE_*; nuce_rule_name names it).
     integer(c_int) :: rule = 0
-    !> Imbalance (slowest over mean) of the layout before, and of the candidate.
+    !> Imbalance (slowest rank's time over the balanced time, minus 1; 0 =
+    !> balanced) of the layout before, and of the candidate.
     real(c_double) :: imbalance_current = 0, imbalance_candidate = 0
     !> Predicted seconds per iteration before and after, and of the move.
     real(c_double) :: t_current = 0, t_candidate = 0, t_migration = 0

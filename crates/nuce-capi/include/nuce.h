@@ -168,8 +168,9 @@ typedef struct nuce_decision {
   int remapped;
   // The rule that decided (`NUCE_RULE_*`; `nuce_rule_name` names it).
   int rule;
-  // Load imbalance (slowest rank's time over the mean) of the layout
-  // before the balance point, for the measured speeds (1 = balanced).
+  // Load imbalance of the layout before the balance point for the
+  // measured speeds: the slowest rank's time over the balanced time,
+  // minus 1 (0 = balanced, 0.5 = the slowest rank takes 1.5× the ideal).
   double imbalance_current;
   // The same for the candidate layout.
   double imbalance_candidate;

@@ -35,8 +35,9 @@ pub struct nuce_decision {
     pub remapped: c_int,
     /// The rule that decided (`NUCE_RULE_*`; `nuce_rule_name` names it).
     pub rule: c_int,
-    /// Load imbalance (slowest rank's time over the mean) of the layout
-    /// before the balance point, for the measured speeds (1 = balanced).
+    /// Load imbalance of the layout before the balance point for the
+    /// measured speeds: the slowest rank's time over the balanced time,
+    /// minus 1 (0 = balanced, 0.5 = the slowest rank takes 1.5× the ideal).
     pub imbalance_current: f64,
     /// The same for the candidate layout.
     pub imbalance_candidate: f64,
