@@ -15,7 +15,7 @@ use super::Element;
 use crate::error::{Error, Result};
 use crate::plan::array2d::ArrayPlan;
 use crate::runtime::comm::{agree, check_identical};
-use crate::runtime::layout::{move_whole, root_layout, transfer, Layout, RawField, Way};
+use crate::runtime::layout::{move_whole, transfer, whole_layouts, Layout, RawField, Way};
 use crate::runtime::object::{global_stats, MoveStats};
 
 /// A block of the grid layer: `data` (C order) of cells of `T`, padded by
@@ -26,14 +26,6 @@ fn field<T>(data: *const T, pad: [usize; 3]) -> RawField {
         elem_size: std::mem::size_of::<T>(),
         pad,
     }
-}
-
-/// Checks that `root` is a rank of a plan of `parts` parts.
-fn root_index(root: i32, parts: usize) -> Result<usize> {
-    usize::try_from(root)
-        .ok()
-        .filter(|&r| r < parts)
-        .ok_or_else(|| Error::invalid_input(format!("root {root} is not one of the {parts} ranks")))
 }
 
 impl<T: Element> Tiled<T> {
@@ -48,6 +40,13 @@ impl<T: Element> Tiled<T> {
         let layout = self.layout(0)?;
         layout.check_block(std::mem::size_of::<T>(), self.pad())?;
         Ok(layout)
+    }
+
+    /// The layouts of a move between this block and the whole array at
+    /// `root` ([`whole_layouts`]).
+    fn whole_layouts(&self, root: i32) -> Result<(Layout, Layout)> {
+        let cells = (std::mem::size_of::<T>(), self.pad());
+        whole_layouts(&Self::grid_plan(&self.plan), self.rank, root, cells)
     }
 
     /// The block in C order (a copy only when the application replaced it
@@ -75,7 +74,6 @@ impl<T: Element> Tiled<T> {
         ghost: usize,
         global: Option<&Array2<T>>,
     ) -> Result<(Self, MoveStats)> {
-        let r = agree(comm, 0, root_index(root, comm.size() as usize))?;
         let shape_ok = if comm.rank() == root {
             match global {
                 None => Err(Error::invalid_input(
@@ -100,14 +98,7 @@ impl<T: Element> Tiled<T> {
         let src = global
             .filter(|_| comm.rank() == root)
             .map(|a| a.as_standard_layout());
-        let layouts = arr.move_layout().and_then(|l| {
-            let at = root_layout(&Self::grid_plan(&arr.plan), arr.rank, r)?;
-            if src.is_some() {
-                at.check_block(std::mem::size_of::<T>(), [0; 3])?;
-            }
-            Ok((l, at))
-        });
-        let (layout, at) = agree(comm, root, layouts)?;
+        let (layout, at) = agree(comm, root, arr.whole_layouts(root))?;
         let whole = field(
             src.as_ref().map_or(std::ptr::null(), |a| a.as_ptr()),
             [0; 3],
@@ -158,16 +149,10 @@ impl<T: Element> Tiled<T> {
         block: (*const T, Result<()>),
         global: *mut T,
     ) -> Result<()> {
-        let at_root = comm.rank() == root;
-        let local = root_index(root, self.plan.len()).and_then(|r| {
-            Self::check_plan(comm, &self.plan)?;
-            let layout = self.move_layout()?;
-            let at = root_layout(&Self::grid_plan(&self.plan), self.rank, r)?;
-            if at_root {
-                at.check_block(std::mem::size_of::<T>(), [0; 3])?;
-            }
+        let local = Self::check_plan(comm, &self.plan).and_then(|()| {
+            let layouts = self.whole_layouts(root)?;
             block.1?;
-            Ok((layout, at))
+            Ok(layouts)
         });
         let (layout, at) = agree(comm, root, local)?;
         let whole = field(global, [0; 3]);

@@ -38,7 +38,7 @@ use super::comm::{agree, check_identical, fingerprint};
 use super::cost::{cost_methods_3d, CostField, CostGrid};
 use super::halo::{self, ExchangeStats};
 use super::layout::{
-    exchange_on, move_whole, root_layout, transfer, HaloTypes, Layout, RawField, Way,
+    exchange_on, move_whole, transfer, whole_layouts, HaloTypes, Layout, RawField, Way,
 };
 use super::object::{global_stats, Core, MoveStats};
 use super::watchdog::Checkpoints;
@@ -236,22 +236,9 @@ impl<T: Element> DistArray3<T> {
     /// root's whole grid, checked for the block and, at the root, for the
     /// whole grid.
     fn whole_layouts(&self, root: i32) -> Result<(Layout, Layout)> {
-        let plan = &self.block.plan;
-        let parts = plan.len();
-        let r = usize::try_from(root)
-            .ok()
-            .filter(|&r| r < parts)
-            .ok_or_else(|| {
-                Error::invalid_input(format!("root {root} is not one of the {parts} ranks"))
-            })?;
-        let elem = self.block.ncomp * size_of::<T>();
-        let layout = Layout::of_valid_plan(plan.clone(), self.block.rank, Stencil::seven(0))?;
-        layout.check_block(elem, [self.block.ghost; 3])?;
-        let at = root_layout(plan, self.block.rank, r)?;
-        if r == self.block.rank {
-            at.check_block(elem, [0; 3])?;
-        }
-        Ok((layout, at))
+        let b = &self.block;
+        let cells = (b.ncomp * size_of::<T>(), [b.ghost; 3]);
+        whole_layouts(&b.plan, b.rank, root, cells)
     }
 
     /// Fills the ghost layers with the neighbours' cells, faces, edges and

@@ -86,7 +86,7 @@ mod transfer;
 pub(crate) use datatypes::{exchange_on, Dtype, HaloTypes};
 use datatypes::{message_groups, offsets, PeerMessages, PeerTypes};
 pub use grid::{Exchange, Grid, PendingExchange};
-pub(crate) use transfer::{move_whole, root_layout, transfer, Way};
+pub(crate) use transfer::{move_whole, transfer, whole_layouts, Way};
 
 /// Largest ghost width a [`Layout`] accepts.
 pub const MAX_GHOST: usize = 4;

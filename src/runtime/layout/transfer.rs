@@ -14,7 +14,7 @@ use mpi::ffi;
 use mpi::traits::*;
 
 use super::{offsets, Dtype, Layout, RawField};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::array3d::{Box3, GridPlan3, Stencil};
 use crate::runtime::comm::{agree, mpi_check};
 use crate::runtime::tags::GRID_MOVE;
@@ -156,6 +156,33 @@ pub(crate) fn root_layout(plan: &GridPlan3, rank: usize, root: usize) -> Result<
         boxes,
     };
     Layout::of_valid_plan(at, rank, Stencil::seven(0))
+}
+
+/// The layouts of a move between `rank`'s block of `plan` (cells of
+/// `elem_size` bytes padded by `pad`) and the whole array at `root`: the
+/// block's layout without halo and [`root_layout`], each checked to hold
+/// its buffer (the whole array on the root only). Errors: a root that is
+/// not a part of the plan, a block or whole array beyond MPI's ranges.
+pub(crate) fn whole_layouts(
+    plan: &GridPlan3,
+    rank: usize,
+    root: i32,
+    (elem_size, pad): (usize, [usize; 3]),
+) -> Result<(Layout, Layout)> {
+    let parts = plan.len();
+    let r = usize::try_from(root)
+        .ok()
+        .filter(|&r| r < parts)
+        .ok_or_else(|| {
+            Error::invalid_input(format!("root {root} is not one of the {parts} ranks"))
+        })?;
+    let layout = Layout::of_valid_plan(plan.clone(), rank, Stencil::seven(0))?;
+    layout.check_block(elem_size, pad)?;
+    let at = root_layout(plan, rank, r)?;
+    if r == rank {
+        at.check_block(elem_size, [0; 3])?;
+    }
+    Ok((layout, at))
 }
 
 /// Moves one field between `layout` and the whole array `global` laid out
